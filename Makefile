@@ -1,0 +1,44 @@
+# Comet: the two commands a newcomer needs are `make run` and `make test`.
+BUILD_DIR ?= build/release
+SAN_DIR   ?= build/sanitize
+FUZZ_DIR  ?= build/fuzz
+JOBS      ?= $(shell nproc)
+WERROR    ?= $(if $(CI),ON,OFF)
+FUZZ_SECONDS ?= 60
+
+.PHONY: all deps build build-sanitize build-fuzz run test test-unit test-sanitize fuzz bench clean format
+
+all: build
+
+deps:
+	@scripts/install-deps.sh
+
+build: deps
+	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Release -DCOMET_WERROR=$(WERROR)
+	cmake --build $(BUILD_DIR) -j $(JOBS)
+
+build-sanitize: deps
+	cmake -S . -B $(SAN_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Sanitize -DCOMET_WERROR=$(WERROR) -DCOMET_BUILD_BENCH=OFF
+	cmake --build $(SAN_DIR) -j $(JOBS)
+
+build-fuzz: deps
+	CXX=clang++ cmake -S . -B $(FUZZ_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCOMET_BUILD_FUZZ=ON \
+	  -DCOMET_BUILD_TESTS=OFF -DCOMET_BUILD_BENCH=OFF
+	cmake --build $(FUZZ_DIR) -j $(JOBS) --target fuzz_targets
+
+# The main job: a local cluster on 127.0.0.1 (see README).
+run: build
+	scripts/run-local.sh $(BUILD_DIR)
+
+# The whole test suite: release build + every test, sanitizer unit tests, bounded fuzzing.
+test: build build-sanitize
+	scripts/run-tests.sh $(BUILD_DIR) $(SAN_DIR) $(FUZZ_SECONDS)
+
+bench: build
+	@ls $(BUILD_DIR)/bench/bench_* 2>/dev/null | while read b; do echo "== $$b"; $$b; done
+
+format:
+	find src apps tests bench -name '*.h' -o -name '*.cc' | xargs clang-format -i
+
+clean:
+	rm -rf build

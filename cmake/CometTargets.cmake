@@ -1,0 +1,45 @@
+# Helpers that let every module add files without editing shared CMake lists.
+set(COMET_WARNINGS -Wall -Wextra -Wshadow -Wno-unused-parameter)
+if(COMET_WERROR)
+  list(APPEND COMET_WARNINGS -Werror)
+endif()
+
+# comet_module(<name> DEPS <libs...>): library comet_<name> from src/<name>/*.cc.
+function(comet_module name)
+  cmake_parse_arguments(ARG "" "" "DEPS" ${ARGN})
+  file(GLOB _srcs CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.cc)
+  if(_srcs)
+    add_library(comet_${name} STATIC ${_srcs})
+    target_include_directories(comet_${name} PUBLIC ${PROJECT_SOURCE_DIR}/src)
+    target_link_libraries(comet_${name} PUBLIC ${ARG_DEPS})
+    target_compile_options(comet_${name} PRIVATE ${COMET_WARNINGS})
+  else()
+    add_library(comet_${name} INTERFACE)
+    target_include_directories(comet_${name} INTERFACE ${PROJECT_SOURCE_DIR}/src)
+    target_link_libraries(comet_${name} INTERFACE ${ARG_DEPS})
+  endif()
+  add_library(comet::${name} ALIAS comet_${name})
+endfunction()
+
+# comet_unit_tests(<module> DEPS <libs...>): one GoogleTest binary unit_<module> from
+# tests/unit/<module>/*_test.cc, registered with ctest (label "unit").
+function(comet_unit_tests module)
+  cmake_parse_arguments(ARG "" "TIMEOUT" "DEPS" ${ARGN})
+  set(_dir ${PROJECT_SOURCE_DIR}/tests/unit/${module})
+  file(GLOB _srcs CONFIGURE_DEPENDS ${_dir}/*_test.cc)
+  if(NOT _srcs)
+    return()
+  endif()
+  file(GLOB _helpers CONFIGURE_DEPENDS ${_dir}/*_helper.cc)
+  add_executable(unit_${module} ${_srcs} ${_helpers})
+  target_link_libraries(unit_${module} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gmock GTest::gtest_main)
+  target_compile_options(unit_${module} PRIVATE ${COMET_WARNINGS})
+  target_compile_definitions(unit_${module} PRIVATE
+    COMET_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
+    COMET_BINARY_DIR="${PROJECT_BINARY_DIR}")
+  if(NOT ARG_TIMEOUT)
+    set(ARG_TIMEOUT 300)
+  endif()
+  add_test(NAME unit_${module} COMMAND unit_${module})
+  set_tests_properties(unit_${module} PROPERTIES LABELS unit TIMEOUT ${ARG_TIMEOUT})
+endfunction()

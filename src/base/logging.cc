@@ -1,0 +1,43 @@
+#include "base/logging.h"
+
+#include <spdlog/sinks/rotating_file_sink.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <vector>
+
+namespace comet {
+
+std::string default_log_dir() {
+    const char* home = std::getenv("HOME");
+    std::filesystem::path base = home != nullptr && *home != '\0' ? home : ".";
+    return (base / "logs" / "comet").string();
+}
+
+void init_logging(const LogOptions& options) {
+    std::vector<spdlog::sink_ptr> sinks;
+    if (options.console) {
+        sinks.push_back(std::make_shared<spdlog::sinks::stderr_color_sink_mt>());
+    }
+    if (options.file) {
+        const std::string dir = options.dir.empty() ? default_log_dir() : options.dir;
+        try {
+            std::filesystem::create_directories(dir);
+            sinks.push_back(std::make_shared<spdlog::sinks::rotating_file_sink_mt>(
+                dir + "/" + options.component + ".log", 128 * 1024 * 1024, 8));
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "logging: cannot open log file in %s: %s\n", dir.c_str(),
+                         e.what());
+        }
+    }
+    auto logger = std::make_shared<spdlog::logger>(options.component, sinks.begin(), sinks.end());
+    logger->set_level(spdlog::level::from_str(options.level));
+    logger->set_pattern("%Y-%m-%d %H:%M:%S.%e %^%l%$ [%t] %v");
+    logger->flush_on(spdlog::level::warn);
+    spdlog::set_default_logger(logger);
+    spdlog::flush_every(std::chrono::seconds(1));
+}
+
+}  // namespace comet

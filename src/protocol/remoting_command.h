@@ -1,0 +1,84 @@
+#pragma once
+// RemotingCommand: one RocketMQ remoting frame (request or response), and its frame codec.
+// Pure: no sockets, no threads. Layout (all big-endian), see docs/formats/remoting.md:
+//   int32 length (= 4 + H + bodyLen, excludes itself) | uint8 serType | uint24 H | header[H] | body
+// serType 0 = JSON header, 1 = ROCKETMQ binary header (21 fixed bytes + remark + ext block).
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "base/status.h"
+
+namespace comet::protocol {
+
+enum class SerializeType : uint8_t { kJson = 0, kRocketMq = 1 };
+
+// LanguageCode byte values as RocketMQ's LanguageCode enum ordinals.
+enum class LanguageCode : uint8_t {
+    kJava = 0, kCpp = 1, kDotnet = 2, kPython = 3, kDelphi = 4, kErlang = 5, kRuby = 6,
+    kOther = 7, kHttp = 8, kGo = 9, kPhp = 10, kOms = 11, kRust = 12, kNodeJs = 13,
+};
+std::string_view language_name(LanguageCode c);           // "JAVA", "CPP", ...
+LanguageCode language_from_name(std::string_view name);  // unknown -> kOther
+
+inline constexpr int32_t kFlagResponse = 1;  // RPC_TYPE bit
+inline constexpr int32_t kFlagOneway = 2;    // RPC_ONEWAY bit
+inline constexpr size_t kDefaultMaxFrameBytes = 16 * 1024 * 1024;
+// Version Comet announces in its responses (MQVersion V5_3_3 ordinal).
+inline constexpr int32_t kCometVersion = 479;
+
+struct RemotingCommand {
+    int32_t code = 0;
+    LanguageCode language = LanguageCode::kCpp;
+    int32_t version = kCometVersion;
+    int32_t opaque = 0;
+    int32_t flag = 0;
+    std::optional<std::string> remark;
+    std::map<std::string, std::string> ext_fields;  // ordered: JSON output is sorted like fastjson
+    std::string body;
+    // Serialization the header arrived in (requests) or will be written in (responses).
+    SerializeType serialize_type = SerializeType::kJson;
+
+    bool is_response() const { return (flag & kFlagResponse) != 0; }
+    bool is_oneway() const { return (flag & kFlagOneway) != 0; }
+
+    static RemotingCommand request(int32_t code);
+    // A response to `req`: same opaque, response flag set, JSON serialization (as Java servers
+    // answer; see reference §1.1), the given code and remark.
+    static RemotingCommand response_to(const RemotingCommand& req, int32_t code,
+                                       std::optional<std::string> remark = std::nullopt);
+
+    // extFields helpers. get_* return nullopt when the key is missing or unparsable.
+    const std::string* ext(std::string_view key) const;
+    void set_ext(std::string key, std::string value) { ext_fields[std::move(key)] = std::move(value); }
+};
+
+// Encoded header bytes (JSON or ROCKETMQ) of `cmd`, without the frame prefix.
+std::string encode_header(const RemotingCommand& cmd);
+
+// The first 8 bytes + header of a frame whose body is `body_size` bytes long, so a caller can
+// send the body from elsewhere (scatter/gather from mapped memory).
+std::string encode_frame_prefix(const RemotingCommand& cmd, size_t body_size);
+
+// Whole frame: prefix + cmd.body.
+std::string encode_frame(const RemotingCommand& cmd);
+
+// Decodes the payload of one frame: the bytes after the 4-byte length word (header-length
+// word + header + body). Errors (kInvalidArgument / kCorruption) name what was wrong.
+Result<RemotingCommand> decode_frame_payload(std::string_view payload,
+                                             size_t max_frame_bytes = kDefaultMaxFrameBytes);
+
+// Incremental frame splitter for a byte stream.
+struct FrameSplit {
+    enum class State { kNeedMore, kFrame, kError } state = State::kNeedMore;
+    size_t frame_bytes = 0;  // kFrame: total bytes of the frame including the length word
+    Status error;            // kError: why the stream is unusable (length over limit, negative)
+};
+// Looks at the start of `buffer`: whether a whole frame is there.
+FrameSplit split_frame(std::string_view buffer, size_t max_frame_bytes = kDefaultMaxFrameBytes);
+
+}  // namespace comet::protocol
