@@ -76,6 +76,7 @@ Result<RemotingCommand> decode_frame_payload(std::string_view payload,
 struct FrameSplit {
     enum class State { kNeedMore, kFrame, kError } state = State::kNeedMore;
     size_t frame_bytes = 0;  // kFrame: total bytes of the frame including the length word
+                             // (kNeedMore: the same once the length word is known, else 0)
     Status error;            // kError: why the stream is unusable (length over limit, negative)
 };
 // Looks at the start of `buffer`: whether a whole frame is there.

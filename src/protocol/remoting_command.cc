@@ -1,0 +1,387 @@
+#include "protocol/remoting_command.h"
+
+#include <rapidjson/document.h>
+#include <rapidjson/error/en.h>
+
+#include <array>
+#include <charconv>
+#include <limits>
+
+#include "base/bytes.h"
+#include "base/check.h"
+#include "protocol/json_text.h"
+
+namespace comet::protocol {
+namespace {
+
+constexpr std::array<std::string_view, 14> kLanguageNames = {
+    "JAVA", "CPP", "DOTNET", "PYTHON", "DELPHI", "ERLANG", "RUBY",
+    "OTHER", "HTTP", "GO", "PHP", "OMS", "RUST", "NODE_JS",
+};
+
+constexpr size_t kRocketMqFixedHeader = 21;
+constexpr size_t kMaxHeaderBytes = 0xFFFFFF;
+
+LanguageCode language_from_byte(uint8_t b) {
+    return b < kLanguageNames.size() ? static_cast<LanguageCode>(b) : LanguageCode::kOther;
+}
+
+// ROCKETMQ serialization carries code and version as int16; codes outside that range (POP,
+// DLedger) must travel as JSON, so the encoder falls back to JSON for them.
+SerializeType effective_type(const RemotingCommand& cmd) {
+    if (cmd.serialize_type == SerializeType::kRocketMq &&
+        cmd.code >= std::numeric_limits<int16_t>::min() &&
+        cmd.code <= std::numeric_limits<int16_t>::max() &&
+        cmd.version >= std::numeric_limits<int16_t>::min() &&
+        cmd.version <= std::numeric_limits<int16_t>::max()) {
+        return SerializeType::kRocketMq;
+    }
+    return SerializeType::kJson;
+}
+
+void encode_json_header(const RemotingCommand& cmd, std::string* out) {
+    // Keys in alphabetical order like fastjson; nulls omitted; extFields values always strings.
+    out->reserve(out->size() + 128 + cmd.ext_fields.size() * 32);
+    out->append("{\"code\":");
+    out->append(std::to_string(cmd.code));
+    if (!cmd.ext_fields.empty()) {
+        out->append(",\"extFields\":{");
+        bool first = true;
+        for (const auto& [k, v] : cmd.ext_fields) {
+            if (!first) {
+                out->push_back(',');
+            }
+            first = false;
+            append_json_string(k, out);
+            out->push_back(':');
+            append_json_string(v, out);
+        }
+        out->push_back('}');
+    }
+    out->append(",\"flag\":");
+    out->append(std::to_string(cmd.flag));
+    out->append(",\"language\":\"");
+    out->append(language_name(cmd.language));
+    out->append("\",\"opaque\":");
+    out->append(std::to_string(cmd.opaque));
+    if (cmd.remark) {
+        out->append(",\"remark\":");
+        append_json_string(*cmd.remark, out);
+    }
+    out->append(",\"serializeTypeCurrentRPC\":\"JSON\",\"version\":");
+    out->append(std::to_string(cmd.version));
+    out->push_back('}');
+}
+
+void encode_rocketmq_header(const RemotingCommand& cmd, std::string* out) {
+    ByteWriter w(out);
+    w.be16(static_cast<uint16_t>(static_cast<int16_t>(cmd.code)));
+    w.u8(static_cast<uint8_t>(cmd.language));
+    w.be16(static_cast<uint16_t>(static_cast<int16_t>(cmd.version)));
+    w.be32(static_cast<uint32_t>(cmd.opaque));
+    w.be32(static_cast<uint32_t>(cmd.flag));
+    if (cmd.remark && !cmd.remark->empty()) {
+        w.be32(static_cast<uint32_t>(cmd.remark->size()));
+        w.bytes(*cmd.remark);
+    } else {
+        w.be32(0);
+    }
+    size_t ext_len = 0;
+    for (const auto& [k, v] : cmd.ext_fields) {
+        ext_len += 2 + k.size() + 4 + v.size();
+    }
+    w.be32(static_cast<uint32_t>(ext_len));
+    for (const auto& [k, v] : cmd.ext_fields) {
+        COMET_CHECK(k.size() <= 0x7FFF, "extFields key too long for ROCKETMQ header: {}",
+                    k.size());
+        w.be16(static_cast<uint16_t>(k.size()));
+        w.bytes(k);
+        w.be32(static_cast<uint32_t>(v.size()));
+        w.bytes(v);
+    }
+}
+
+// Reads an int32 header field that fastjson would also accept as a numeric string.
+Status json_int_field(const rapidjson::Value& obj, const char* name, int32_t* out) {
+    auto it = obj.FindMember(name);
+    if (it == obj.MemberEnd() || it->value.IsNull()) {
+        return Status::ok();  // keep the default, as fastjson does for an absent property
+    }
+    if (!it->value.IsString()) {
+        return Status::error(Errc::kCorruption, "JSON header field {} is not a number", name);
+    }
+    std::string_view s(it->value.GetString(), it->value.GetStringLength());
+    int64_t v = 0;
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc() || p != s.data() + s.size() || v < std::numeric_limits<int32_t>::min() ||
+        v > std::numeric_limits<int32_t>::max()) {
+        return Status::error(Errc::kCorruption, "JSON header field {} has bad value '{}'", name,
+                             s);
+    }
+    *out = static_cast<int32_t>(v);
+    return Status::ok();
+}
+
+Result<RemotingCommand> decode_json_header(std::string_view header) {
+    rapidjson::Document doc;
+    // Numbers as strings: a 13-digit timestamp or any other number keeps its exact text.
+    doc.Parse<rapidjson::kParseNumbersAsStringsFlag>(header.data(), header.size());
+    if (doc.HasParseError()) {
+        return Status::error(Errc::kCorruption, "invalid JSON header at offset {}: {}",
+                             doc.GetErrorOffset(), rapidjson::GetParseError_En(doc.GetParseError()));
+    }
+    if (!doc.IsObject()) {
+        return Status::error(Errc::kCorruption, "JSON header is not an object");
+    }
+    RemotingCommand cmd;
+    cmd.serialize_type = SerializeType::kJson;
+    cmd.language = LanguageCode::kOther;
+    cmd.version = 0;
+    COMET_RETURN_IF_ERROR(json_int_field(doc, "code", &cmd.code));
+    COMET_RETURN_IF_ERROR(json_int_field(doc, "version", &cmd.version));
+    COMET_RETURN_IF_ERROR(json_int_field(doc, "opaque", &cmd.opaque));
+    COMET_RETURN_IF_ERROR(json_int_field(doc, "flag", &cmd.flag));
+    if (auto it = doc.FindMember("language"); it != doc.MemberEnd() && it->value.IsString()) {
+        std::string_view s(it->value.GetString(), it->value.GetStringLength());
+        // A numeric language (ordinal) is accepted too.
+        uint32_t ordinal = 0;
+        auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), ordinal);
+        if (!s.empty() && ec == std::errc() && p == s.data() + s.size()) {
+            cmd.language = ordinal < kLanguageNames.size() ? static_cast<LanguageCode>(ordinal)
+                                                           : LanguageCode::kOther;
+        } else {
+            cmd.language = language_from_name(s);
+        }
+    }
+    if (auto it = doc.FindMember("remark"); it != doc.MemberEnd() && !it->value.IsNull()) {
+        if (it->value.IsString()) {
+            cmd.remark = std::string(it->value.GetString(), it->value.GetStringLength());
+        } else {
+            cmd.remark = json_value_text(it->value);
+        }
+    }
+    if (auto it = doc.FindMember("extFields"); it != doc.MemberEnd() && !it->value.IsNull()) {
+        if (!it->value.IsObject()) {
+            return Status::error(Errc::kCorruption, "JSON header extFields is not an object");
+        }
+        for (const auto& m : it->value.GetObject()) {
+            if (m.value.IsNull()) {
+                continue;
+            }
+            std::string key(m.name.GetString(), m.name.GetStringLength());
+            if (m.value.IsString()) {
+                cmd.ext_fields[std::move(key)] =
+                    std::string(m.value.GetString(), m.value.GetStringLength());
+            } else {
+                cmd.ext_fields[std::move(key)] = json_value_text(m.value);
+            }
+        }
+    }
+    return cmd;
+}
+
+Result<RemotingCommand> decode_rocketmq_header(std::string_view header) {
+    ByteReader r(header);
+    if (header.size() < kRocketMqFixedHeader) {
+        return Status::error(Errc::kCorruption,
+                             "ROCKETMQ header truncated: {} bytes, fixed part needs {}",
+                             header.size(), kRocketMqFixedHeader);
+    }
+    uint16_t code16 = 0;
+    uint8_t lang = 0;
+    uint16_t version16 = 0;
+    uint32_t opaque = 0;
+    uint32_t flag = 0;
+    uint32_t remark_len = 0;
+    (void)r.be16(&code16);
+    (void)r.u8(&lang);
+    (void)r.be16(&version16);
+    (void)r.be32(&opaque);
+    (void)r.be32(&flag);
+    (void)r.be32(&remark_len);
+    RemotingCommand cmd;
+    cmd.serialize_type = SerializeType::kRocketMq;
+    cmd.code = static_cast<int16_t>(code16);
+    cmd.language = language_from_byte(lang);
+    cmd.version = static_cast<int16_t>(version16);
+    cmd.opaque = static_cast<int32_t>(opaque);
+    cmd.flag = static_cast<int32_t>(flag);
+    if (remark_len > 0) {
+        std::string_view remark;
+        if (!r.bytes(remark_len, &remark)) {
+            return Status::error(Errc::kCorruption,
+                                 "ROCKETMQ header remark length {} exceeds header ({} bytes left)",
+                                 static_cast<int32_t>(remark_len), r.remaining());
+        }
+        cmd.remark = std::string(remark);
+    }
+    uint32_t ext_len = 0;
+    if (!r.be32(&ext_len)) {
+        return Status::error(Errc::kCorruption, "ROCKETMQ header truncated before extFields length");
+    }
+    if (ext_len > r.remaining()) {
+        return Status::error(Errc::kCorruption,
+                             "ROCKETMQ header extFields length {} exceeds header ({} bytes left)",
+                             static_cast<int32_t>(ext_len), r.remaining());
+    }
+    std::string_view ext_block;
+    (void)r.bytes(ext_len, &ext_block);
+    ByteReader er(ext_block);
+    while (er.remaining() > 0) {
+        uint16_t klen = 0;
+        std::string_view key;
+        uint32_t vlen = 0;
+        std::string_view value;
+        if (!er.be16(&klen) || !er.bytes(klen, &key)) {
+            return Status::error(Errc::kCorruption,
+                                 "ROCKETMQ header extFields key truncated at offset {}",
+                                 er.position());
+        }
+        if (!er.be32(&vlen) || !er.bytes(vlen, &value)) {
+            return Status::error(Errc::kCorruption,
+                                 "ROCKETMQ header extFields value of '{}' truncated", key);
+        }
+        cmd.ext_fields[std::string(key)] = std::string(value);  // later duplicates win
+    }
+    return cmd;
+}
+
+}  // namespace
+
+std::string_view language_name(LanguageCode c) {
+    auto i = static_cast<size_t>(c);
+    return i < kLanguageNames.size() ? kLanguageNames[i] : std::string_view("OTHER");
+}
+
+LanguageCode language_from_name(std::string_view name) {
+    for (size_t i = 0; i < kLanguageNames.size(); ++i) {
+        if (kLanguageNames[i] == name) {
+            return static_cast<LanguageCode>(i);
+        }
+    }
+    return LanguageCode::kOther;
+}
+
+RemotingCommand RemotingCommand::request(int32_t code) {
+    RemotingCommand cmd;
+    cmd.code = code;
+    return cmd;
+}
+
+RemotingCommand RemotingCommand::response_to(const RemotingCommand& req, int32_t code,
+                                             std::optional<std::string> remark) {
+    RemotingCommand cmd;
+    cmd.code = code;
+    cmd.opaque = req.opaque;
+    cmd.flag = kFlagResponse;
+    cmd.remark = std::move(remark);
+    cmd.serialize_type = SerializeType::kJson;
+    return cmd;
+}
+
+const std::string* RemotingCommand::ext(std::string_view key) const {
+    auto it = ext_fields.find(std::string(key));
+    return it == ext_fields.end() ? nullptr : &it->second;
+}
+
+std::string encode_header(const RemotingCommand& cmd) {
+    std::string out;
+    if (effective_type(cmd) == SerializeType::kRocketMq) {
+        encode_rocketmq_header(cmd, &out);
+    } else {
+        encode_json_header(cmd, &out);
+    }
+    return out;
+}
+
+std::string encode_frame_prefix(const RemotingCommand& cmd, size_t body_size) {
+    std::string out(8, '\0');
+    SerializeType type = effective_type(cmd);
+    if (type == SerializeType::kRocketMq) {
+        encode_rocketmq_header(cmd, &out);
+    } else {
+        encode_json_header(cmd, &out);
+    }
+    size_t header_len = out.size() - 8;
+    COMET_CHECK(header_len <= kMaxHeaderBytes, "remoting header too large: {} bytes", header_len);
+    size_t length = 4 + header_len + body_size;
+    COMET_CHECK(length <= static_cast<size_t>(std::numeric_limits<int32_t>::max()),
+                "remoting frame too large: {} bytes", length);
+    auto* p = reinterpret_cast<uint8_t*>(out.data());
+    put_be32(p, static_cast<uint32_t>(length));
+    put_be32(p + 4, (static_cast<uint32_t>(type) << 24) | static_cast<uint32_t>(header_len));
+    return out;
+}
+
+std::string encode_frame(const RemotingCommand& cmd) {
+    std::string out = encode_frame_prefix(cmd, cmd.body.size());
+    out.append(cmd.body);
+    return out;
+}
+
+Result<RemotingCommand> decode_frame_payload(std::string_view payload, size_t max_frame_bytes) {
+    if (payload.size() + 4 > max_frame_bytes) {
+        return Status::error(Errc::kResourceExhausted, "frame of {} bytes exceeds limit {}",
+                             payload.size() + 4, max_frame_bytes);
+    }
+    if (payload.size() < 4) {
+        return Status::error(Errc::kCorruption,
+                             "frame truncated: {} payload bytes, header length word needs 4",
+                             payload.size());
+    }
+    uint32_t word = get_be32(reinterpret_cast<const uint8_t*>(payload.data()));
+    uint32_t type = word >> 24;
+    size_t header_len = word & 0xFFFFFF;
+    if (header_len > payload.size() - 4) {
+        return Status::error(Errc::kCorruption,
+                             "header length {} exceeds frame ({} bytes after the length word)",
+                             header_len, payload.size() - 4);
+    }
+    std::string_view header = payload.substr(4, header_len);
+    std::string_view body = payload.substr(4 + header_len);
+    Result<RemotingCommand> cmd = Status(Errc::kInternal, "unset");
+    if (type == static_cast<uint32_t>(SerializeType::kJson)) {
+        cmd = decode_json_header(header);
+    } else if (type == static_cast<uint32_t>(SerializeType::kRocketMq)) {
+        cmd = decode_rocketmq_header(header);
+    } else {
+        return Status::error(Errc::kCorruption, "unknown serialization type {}", type);
+    }
+    if (!cmd.is_ok()) {
+        return cmd;
+    }
+    cmd->body = std::string(body);
+    return cmd;
+}
+
+FrameSplit split_frame(std::string_view buffer, size_t max_frame_bytes) {
+    FrameSplit s;
+    if (buffer.size() < 4) {
+        s.state = FrameSplit::State::kNeedMore;
+        return s;
+    }
+    auto length = static_cast<int32_t>(get_be32(reinterpret_cast<const uint8_t*>(buffer.data())));
+    if (length < 4) {
+        s.state = FrameSplit::State::kError;
+        s.error = Status::error(Errc::kCorruption,
+                                "frame length {} is below the 4-byte minimum", length);
+        return s;
+    }
+    size_t total = static_cast<size_t>(length) + 4;
+    if (total > max_frame_bytes) {
+        s.state = FrameSplit::State::kError;
+        s.error = Status::error(Errc::kResourceExhausted, "frame length {} exceeds limit {}",
+                                total, max_frame_bytes);
+        return s;
+    }
+    if (buffer.size() < total) {
+        s.state = FrameSplit::State::kNeedMore;
+        s.frame_bytes = total;
+        return s;
+    }
+    s.state = FrameSplit::State::kFrame;
+    s.frame_bytes = total;
+    return s;
+}
+
+}  // namespace comet::protocol

@@ -1,0 +1,16 @@
+#pragma once
+// Test helper: loads captured RocketMQ frames from /work/shared/reference/vectors/frames (or the
+// directory named by COMET_VECTORS_DIR).
+
+#include <string>
+#include <vector>
+
+namespace comet::protocol::testing {
+
+std::string vectors_dir();
+// File names (not paths) of every captured frame, sorted.
+std::vector<std::string> all_frame_names();
+// Whole frame bytes of `name` (e.g. "0005-c2s-GET_ROUTEINFO_BY_TOPIC.bin"); empty if missing.
+std::string read_frame(const std::string& name);
+
+}  // namespace comet::protocol::testing
