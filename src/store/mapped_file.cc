@@ -1,0 +1,242 @@
+#include "store/mapped_file.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+namespace comet::store {
+
+namespace {
+
+Status errno_status(std::string_view op, const std::string& path, int err) {
+    Errc code = (err == ENOSPC || err == EDQUOT) ? Errc::kResourceExhausted : Errc::kIoError;
+    return Status::error(code, "{} {}: {}", op, path, std::strerror(err));
+}
+
+std::string dir_of(const std::string& path) {
+    auto slash = path.rfind('/');
+    return slash == std::string::npos ? std::string(".") : path.substr(0, slash);
+}
+
+std::string base_of(const std::string& path) {
+    auto slash = path.rfind('/');
+    return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// Makes a newly created directory entry durable.
+void fsync_dir(const std::string& dir) {
+    int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {
+        ::fsync(dfd);
+        ::close(dfd);
+    }
+}
+
+}  // namespace
+
+std::string offset_to_file_name(int64_t offset) { return fmt::format("{:020d}", offset); }
+
+std::optional<int64_t> file_name_to_offset(std::string_view name) {
+    if (name.size() != 20) {
+        return std::nullopt;
+    }
+    int64_t v = 0;
+    for (char c : name) {
+        if (c < '0' || c > '9') {
+            return std::nullopt;
+        }
+        if (v > (INT64_MAX - (c - '0')) / 10) {
+            return std::nullopt;
+        }
+        v = v * 10 + (c - '0');
+    }
+    return v;
+}
+
+Result<std::shared_ptr<MappedFile>> MappedFile::open(const std::string& dir,
+                                                     int64_t file_from_offset, int64_t file_size) {
+    return open_path(dir + "/" + offset_to_file_name(file_from_offset), file_size);
+}
+
+Result<std::shared_ptr<MappedFile>> MappedFile::open_path(const std::string& path,
+                                                          int64_t file_size) {
+    auto from = file_name_to_offset(base_of(path));
+    if (!from) {
+        return Status::error(Errc::kInvalidArgument, "mapped file name is not a 20-digit offset: {}",
+                             path);
+    }
+    if (file_size <= 0 || file_size > INT32_MAX) {
+        return Status::error(Errc::kInvalidArgument, "mapped file size {} out of range for {}",
+                             file_size, path);
+    }
+    int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        return errno_status("open", path, errno);
+    }
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) {
+        int err = errno;
+        ::close(fd);
+        return errno_status("fstat", path, err);
+    }
+    bool created = st.st_size == 0;
+    if (!created && st.st_size != file_size) {
+        ::close(fd);
+        return Status::error(Errc::kCorruption, "mapped file {} has size {}, expected {}", path,
+                             static_cast<int64_t>(st.st_size), file_size);
+    }
+    if (created) {
+        // Reserve every block now: a full disk fails here, not as SIGBUS through the mapping.
+        int rc = ::posix_fallocate(fd, 0, file_size);
+        if (rc != 0) {
+            ::close(fd);
+            ::unlink(path.c_str());
+            return errno_status("fallocate", path, rc);
+        }
+        fsync_dir(dir_of(path));
+    }
+    void* p = ::mmap(nullptr, static_cast<size_t>(file_size), PROT_READ | PROT_WRITE, MAP_SHARED,
+                     fd, 0);
+    if (p == MAP_FAILED) {
+        int err = errno;
+        ::close(fd);
+        return errno_status("mmap", path, err);
+    }
+    return std::shared_ptr<MappedFile>(
+        new MappedFile(path, *from, file_size, fd, static_cast<uint8_t*>(p)));
+}
+
+MappedFile::MappedFile(std::string path, int64_t from, int64_t size, int fd, uint8_t* base)
+    : path_(std::move(path)), file_from_offset_(from), file_size_(size), fd_(fd), base_(base) {}
+
+MappedFile::~MappedFile() {
+    ::munmap(base_, static_cast<size_t>(file_size_));
+    ::close(fd_);
+}
+
+int64_t MappedFile::last_modified_millis() const {
+    struct stat st {};
+    if (::fstat(fd_, &st) != 0) {
+        return 0;
+    }
+    return static_cast<int64_t>(st.st_mtim.tv_sec) * 1000 + st.st_mtim.tv_nsec / 1'000'000;
+}
+
+void MappedFile::set_wrote_position(int32_t pos) {
+    COMET_CHECK(pos >= wrote_position() && pos <= file_size_,
+                "wrote position {} -> {} out of order in {}", wrote_position(), pos, path_);
+    wrote_position_.store(pos, std::memory_order_release);
+}
+
+bool MappedFile::append(std::string_view bytes) {
+    int32_t pos = wrote_position();
+    if (static_cast<int64_t>(pos) + static_cast<int64_t>(bytes.size()) > file_size_) {
+        return false;
+    }
+    std::memcpy(base_ + pos, bytes.data(), bytes.size());
+    set_wrote_position(pos + static_cast<int32_t>(bytes.size()));
+    return true;
+}
+
+void MappedFile::set_positions(int32_t pos) {
+    COMET_CHECK(pos >= 0 && pos <= file_size_, "position {} out of range in {}", pos, path_);
+    wrote_position_.store(pos, std::memory_order_release);
+    flushed_position_.store(pos, std::memory_order_release);
+}
+
+Result<int32_t> MappedFile::flush(int32_t least_pages) {
+    int32_t flushed = flushed_position();
+    int32_t wrote = wrote_position();
+    if (wrote <= flushed) {
+        return flushed;
+    }
+    if (least_pages > 0 && wrote < file_size_) {
+        int64_t dirty_pages = wrote / kOsPageSize - flushed / kOsPageSize;
+        if (dirty_pages < least_pages) {
+            return flushed;
+        }
+    }
+    int64_t begin = (flushed / kOsPageSize) * kOsPageSize;
+    if (::msync(base_ + begin, static_cast<size_t>(wrote - begin), MS_SYNC) != 0) {
+        int err = errno;
+        return errno_status("msync", path_, err);
+    }
+    flushed_position_.store(wrote, std::memory_order_release);
+    return wrote;
+}
+
+std::optional<MappedView> MappedFile::select(int32_t pos, int32_t size) const {
+    int32_t wrote = wrote_position();
+    if (pos < 0 || size < 0 || static_cast<int64_t>(pos) + size > wrote) {
+        return std::nullopt;
+    }
+    MappedView v;
+    v.file = shared_from_this();
+    v.data = base_ + pos;
+    v.size = static_cast<size_t>(size);
+    v.start_offset = file_from_offset_ + pos;
+    return v;
+}
+
+std::optional<MappedView> MappedFile::select(int32_t pos) const {
+    int32_t wrote = wrote_position();
+    if (pos < 0 || pos > wrote) {
+        return std::nullopt;
+    }
+    return select(pos, wrote - pos);
+}
+
+Status MappedFile::zero_tail() {
+    int64_t pos = wrote_position();
+    if (pos >= file_size_) {
+        return Status::ok();
+    }
+    int64_t page_end = std::min<int64_t>(((pos + kOsPageSize - 1) / kOsPageSize) * kOsPageSize,
+                                         file_size_);
+    std::memset(base_ + pos, 0, static_cast<size_t>(page_end - pos));
+    if (page_end < file_size_) {
+        int64_t len = file_size_ - page_end;
+        if (::fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, page_end, len) == 0) {
+            int rc = ::posix_fallocate(fd_, page_end, len);
+            if (rc != 0) {
+                return errno_status("fallocate after hole punch", path_, rc);
+            }
+        } else {
+            std::memset(base_ + page_end, 0, static_cast<size_t>(len));
+        }
+    }
+    int64_t begin = (pos / kOsPageSize) * kOsPageSize;
+    if (::msync(base_ + begin, static_cast<size_t>(file_size_ - begin), MS_SYNC) != 0) {
+        return errno_status("msync", path_, errno);
+    }
+    return Status::ok();
+}
+
+Status MappedFile::destroy() {
+    bool expected = false;
+    if (!destroyed_.compare_exchange_strong(expected, true)) {
+        return Status::ok();
+    }
+    if (::unlink(path_.c_str()) != 0 && errno != ENOENT) {
+        return errno_status("unlink", path_, errno);
+    }
+    spdlog::info("mapped file destroyed: {} (wrote {} flushed {})", path_, wrote_position(),
+                 flushed_position());
+    return Status::ok();
+}
+
+void MappedFile::warm() {
+    for (int64_t i = 0; i < file_size_; i += kOsPageSize) {
+        volatile uint8_t* p = base_ + i;
+        *p = *p;
+    }
+}
+
+}  // namespace comet::store

@@ -1,0 +1,129 @@
+#pragma once
+// MappedFile: one fixed-size segment of a log (CommitLog or ConsumeQueue), memory-mapped
+// read/write. Named by its start offset as 20 zero-padded decimal digits (RocketMQ's
+// UtilAll.offset2FileName). Mirrors Java org.apache.rocketmq.store.logfile.DefaultMappedFile.
+//
+// Ownership: always held by std::shared_ptr. MappedFileQueue keeps one reference; readers keep
+// more through MappedView, so a file deleted by retention stays mapped until the last reader is
+// done (the name is unlinked at once, the mapping is released by the destructor).
+//
+// Threads: one writer at a time (the owner's append critical section) writes bytes through
+// data() and then publishes them with set_wrote_position() (release). Readers on any thread
+// read up to wrote_position() (acquire). flush() is called by one flush thread at a time.
+// Invariant: 0 <= flushed_position() <= wrote_position() <= file_size().
+//
+// The file is fallocate'd to its full size before mapping, so a full disk fails open() with an
+// error instead of raising SIGBUS later through the mapping.
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "base/status.h"
+
+namespace comet::store {
+
+class MappedFile;
+
+// A read-only window into a MappedFile. Holding it keeps the mapping alive, so the network
+// layer can send the bytes straight from the page cache.
+struct MappedView {
+    std::shared_ptr<const MappedFile> file;
+    const uint8_t* data = nullptr;
+    size_t size = 0;
+    int64_t start_offset = 0;  // global (log) offset of data[0]
+
+    std::string_view bytes() const {
+        return {reinterpret_cast<const char*>(data), size};
+    }
+    bool empty() const { return size == 0; }
+};
+
+class MappedFile : public std::enable_shared_from_this<MappedFile> {
+public:
+    // Opens (creating when missing) `dir/<20-digit file_from_offset>` of exactly file_size
+    // bytes. An existing file of another size is an error (kCorruption). A new file is
+    // allocated on disk and its name made durable (fsync of the directory).
+    static Result<std::shared_ptr<MappedFile>> open(const std::string& dir,
+                                                    int64_t file_from_offset, int64_t file_size);
+    // Opens the file at `path` whose name must be a 20-digit offset.
+    static Result<std::shared_ptr<MappedFile>> open_path(const std::string& path,
+                                                         int64_t file_size);
+
+    ~MappedFile();
+    MappedFile(const MappedFile&) = delete;
+    MappedFile& operator=(const MappedFile&) = delete;
+
+    const std::string& file_name() const { return path_; }
+    int64_t file_from_offset() const { return file_from_offset_; }
+    int64_t file_size() const { return file_size_; }
+
+    int32_t wrote_position() const { return wrote_position_.load(std::memory_order_acquire); }
+    int32_t flushed_position() const { return flushed_position_.load(std::memory_order_acquire); }
+    bool is_full() const { return wrote_position() >= file_size_; }
+    int64_t last_modified_millis() const;  // mtime of the file (retention by time)
+    // Last store timestamp written into this file (set by the owner; 0 if unknown).
+    int64_t store_timestamp() const { return store_timestamp_.load(std::memory_order_relaxed); }
+    void set_store_timestamp(int64_t ms) { store_timestamp_.store(ms, std::memory_order_relaxed); }
+
+    // Writable base of the mapping. Requires: the caller is the single writer and writes only
+    // at or beyond wrote_position().
+    uint8_t* data() { return base_; }
+    const uint8_t* data() const { return base_; }
+
+    // Publishes bytes written through data() up to `pos`. Requires: single writer.
+    void set_wrote_position(int32_t pos);
+    // Copies `bytes` at wrote_position() and publishes them. Returns false (writing nothing)
+    // when they do not fit.
+    bool append(std::string_view bytes);
+    // Recovery / truncation only: sets wrote and flushed positions (no writer running).
+    void set_positions(int32_t pos);
+
+    // Flushes the dirty range [flushed_position, wrote_position) to disk (msync). With
+    // least_pages > 0, flushes only if at least that many 4 KiB pages are dirty (or the file
+    // is full). Returns the new flushed position, or kIoError (the caller makes the store
+    // read-only: a failed flush is never retried and reported as success).
+    Result<int32_t> flush(int32_t least_pages);
+
+    // View of [pos, pos + size) within this file; nullopt unless it lies within the written
+    // bytes. Requires: the MappedFile is owned by a shared_ptr.
+    std::optional<MappedView> select(int32_t pos, int32_t size) const;
+    // View of [pos, wrote_position).
+    std::optional<MappedView> select(int32_t pos) const;
+
+    // Zeroes [wrote_position, file_size) on disk (hole punch and re-allocate, or memset when the
+    // file system cannot punch holes) and makes it durable. Truncation only; no writer running.
+    Status zero_tail();
+
+    // Unlinks the file from the directory; the mapping lives until the last reference drops.
+    Status destroy();
+    bool destroyed() const { return destroyed_.load(); }
+
+    // Touches every page so the first writes do not fault (warmMapedFileEnable).
+    void warm();
+
+private:
+    MappedFile(std::string path, int64_t from, int64_t size, int fd, uint8_t* base);
+
+    const std::string path_;
+    const int64_t file_from_offset_;
+    const int64_t file_size_;
+    int fd_;
+    uint8_t* base_;
+    std::atomic<int32_t> wrote_position_{0};
+    std::atomic<int32_t> flushed_position_{0};
+    std::atomic<int64_t> store_timestamp_{0};
+    std::atomic<bool> destroyed_{false};
+};
+
+// 20-digit zero-padded decimal (UtilAll.offset2FileName).
+std::string offset_to_file_name(int64_t offset);
+// Parses a 20-digit file name; nullopt if it is not one.
+std::optional<int64_t> file_name_to_offset(std::string_view name);
+
+inline constexpr int32_t kOsPageSize = 4096;
+
+}  // namespace comet::store

@@ -1,0 +1,120 @@
+#include "store/mapped_file_allocator.h"
+
+#include <pthread.h>
+#include <spdlog/spdlog.h>
+
+namespace comet::store {
+
+AllocateMappedFileService::AllocateMappedFileService(bool warm_mapped_file)
+    : warm_(warm_mapped_file) {}
+
+AllocateMappedFileService::~AllocateMappedFileService() { shutdown(); }
+
+void AllocateMappedFileService::start() {
+    MutexLock l(mu_);
+    if (thread_.joinable()) {
+        return;
+    }
+    stopping_ = false;
+    thread_ = std::thread([this] {
+        pthread_setname_np(pthread_self(), "AllocateMapped");
+        run();
+    });
+}
+
+void AllocateMappedFileService::shutdown() {
+    {
+        MutexLock l(mu_);
+        stopping_ = true;
+    }
+    cv_.notify_all();
+    if (thread_.joinable()) {
+        thread_.join();
+    }
+    MutexLock l(mu_);
+    // Wake anyone waiting on a request the worker will never serve.
+    for (auto& r : pending_) {
+        r->done = true;
+    }
+    pending_.clear();
+    requests_.clear();
+    cv_.notify_all();
+}
+
+int64_t AllocateMappedFileService::created_in_background() const {
+    MutexLock l(mu_);
+    return created_in_background_;
+}
+
+Result<std::shared_ptr<MappedFile>> AllocateMappedFileService::create(const std::string& path,
+                                                                     int64_t size) {
+    auto r = MappedFile::open_path(path, size);
+    if (r.is_ok() && warm_) {
+        r.value()->warm();
+    }
+    return r;
+}
+
+Result<std::shared_ptr<MappedFile>> AllocateMappedFileService::get(const std::string& path,
+                                                                  const std::string& next_path,
+                                                                  int64_t file_size) {
+    std::shared_ptr<Request> mine;
+    bool running = false;
+    {
+        std::unique_lock<Mutex> l(mu_);
+        running = thread_.joinable() && !stopping_;
+        auto it = requests_.find(path);
+        if (it != requests_.end()) {
+            mine = it->second;
+            cv_.wait(l, [&] { return mine->done; });
+            requests_.erase(path);
+        }
+        if (running && !next_path.empty() && requests_.count(next_path) == 0) {
+            auto req = std::make_shared<Request>();
+            req->path = next_path;
+            req->file_size = file_size;
+            requests_[next_path] = req;
+            pending_.push_back(req);
+            cv_.notify_all();
+        }
+    }
+    if (mine && mine->result && mine->result->is_ok()) {
+        return *mine->result;
+    }
+    if (mine && mine->result) {
+        spdlog::warn("pre-allocation of {} failed ({}); retrying inline", path,
+                     mine->result->status().to_string());
+    }
+    return create(path, file_size);
+}
+
+void AllocateMappedFileService::run() {
+    for (;;) {
+        std::shared_ptr<Request> req;
+        {
+            std::unique_lock<Mutex> l(mu_);
+            cv_.wait(l, [&] { return stopping_ || !pending_.empty(); });
+            if (stopping_) {
+                return;
+            }
+            req = pending_.front();
+            pending_.pop_front();
+        }
+        auto result = create(req->path, req->file_size);
+        if (!result.is_ok()) {
+            spdlog::error("AllocateMappedFileService: creating {} failed: {}", req->path,
+                          result.status().to_string());
+        }
+        {
+            MutexLock l(mu_);
+            req->result = std::move(result);
+            req->done = true;
+            if (req->result->is_ok()) {
+                ++created_in_background_;
+            }
+        }
+        cv_.notify_all();
+    }
+}
+
+}  // namespace comet::store

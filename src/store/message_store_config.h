@@ -1,0 +1,53 @@
+#pragma once
+// MessageStoreConfig: the store's settings, named and defaulted like RocketMQ's
+// org.apache.rocketmq.store.config.MessageStoreConfig (the Java key is in each comment).
+// A plain value struct: owned by whoever builds the store, copied into components at open,
+// never mutated while the store runs.
+
+#include <cstdint>
+#include <string>
+
+namespace comet::store {
+
+enum class FlushDiskType { kAsyncFlush, kSyncFlush };  // ASYNC_FLUSH / SYNC_FLUSH
+
+struct MessageStoreConfig {
+    std::string store_path_root_dir;     // storePathRootDir; default $HOME/store
+    std::string store_path_commit_log;   // storePathCommitLog; empty: <root>/commitlog
+    int64_t mapped_file_size_commit_log = 1024LL * 1024 * 1024;  // mappedFileSizeCommitLog, 1 GiB
+    int64_t mapped_file_size_consume_queue = 300000LL * 20;      // mappedFileSizeConsumeQueue
+    FlushDiskType flush_disk_type = FlushDiskType::kAsyncFlush;  // flushDiskType
+    int32_t flush_interval_commit_log_ms = 500;     // flushIntervalCommitLog
+    int32_t flush_commit_log_least_pages = 4;       // flushCommitLogLeastPages
+    int32_t flush_commit_log_thorough_interval_ms = 10 * 1000;  // flushCommitLogThoroughInterval
+    bool flush_commit_log_timed = true;             // flushCommitLogTimed (sleep, not wait)
+    int64_t sync_flush_timeout_ms = 5 * 1000;       // syncFlushTimeout
+    int32_t max_message_size = 1024 * 1024 * 4;     // maxMessageSize, 4 MiB
+    bool check_crc_on_recover = true;               // checkCRCOnRecover
+    int32_t file_reserved_time_hours = 72;          // fileReservedTime
+    std::string delete_when = "04";                 // deleteWhen
+    int32_t disk_max_used_space_ratio = 75;         // diskMaxUsedSpaceRatio (percent)
+    int32_t delete_commit_log_files_interval_ms = 100;  // deleteCommitLogFilesInterval
+    int32_t destroy_mapped_file_interval_forcibly_ms = 1000 * 120;  // destroyMapedFileIntervalForcibly
+    bool warm_mapped_file_enable = false;           // warmMapedFileEnable
+    bool auto_message_version_on_topic_len = true;  // autoMessageVersionOnTopicLen
+    bool enabled_append_prop_crc = false;           // enabledAppendPropCRC (not implemented: ignored)
+    bool duplication_enable = false;                // duplicationEnable (keep physical offsets)
+    int32_t os_page_cache_busy_timeout_ms = 1000;   // osPageCacheBusyTimeOutMills
+    // Broker address stamped into STOREHOSTADDRESS (brokerIP1 : listenPort on the broker side).
+    std::string store_host = "127.0.0.1:10911";
+
+    // <root>/commitlog unless store_path_commit_log is set.
+    std::string commit_log_dir() const;
+    // <root>/checkpoint
+    std::string checkpoint_path() const;
+    // <root>/abort
+    std::string abort_file_path() const;
+    // <root>/consumequeue
+    std::string consume_queue_dir() const;
+};
+
+// $HOME/store (./store when HOME is unset): RocketMQ's default storePathRootDir.
+std::string default_store_path_root_dir();
+
+}  // namespace comet::store
