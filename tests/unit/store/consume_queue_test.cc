@@ -1,0 +1,240 @@
+#include "store/consume_queue.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include "store/consume_queue_unit.h"
+
+namespace comet::store {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Captured RocketMQ 4.9.8 store files (see /work/shared/reference/vectors/INDEX.md §3).
+std::string store_vectors_dir() {
+    if (const char* env = std::getenv("COMET_VECTORS_DIR")) {
+        return std::string(env) + "/../store";
+    }
+    return "/work/shared/reference/vectors/store";
+}
+
+std::string read_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+class ConsumeQueueTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+        root_ = fs::temp_directory_path() /
+                ("cq_test_" + std::to_string(::getpid()) + "_" +
+                 ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        fs::remove_all(root_);
+        fs::create_directories(root_);
+    }
+    void TearDown() override { fs::remove_all(root_); }
+
+    std::string cq_root() const { return (root_ / "consumequeue").string(); }
+
+    fs::path root_;
+};
+
+TEST(ConsumeQueueUnitTest, JavaHashCodes) {
+    // Tags codes of the captured RocketMQ 4.9.8 ConsumeQueue units.
+    EXPECT_EQ(tags_string_to_tags_code("TagA"), 2598919);
+    EXPECT_EQ(tags_string_to_tags_code("TagBatch"), -726516768);
+    EXPECT_EQ(tags_string_to_tags_code("TagAli"), -1797402684);
+    EXPECT_EQ(tags_string_to_tags_code("TagAuto"), 115100745);
+    EXPECT_EQ(tags_string_to_tags_code(""), 0);
+    // Non-ASCII: "é" is one UTF-16 unit (0xE9); U+1F600 is a surrogate pair.
+    EXPECT_EQ(java_string_hash_code("\xC3\xA9"), 0xE9);
+    EXPECT_EQ(java_string_hash_code("\xF0\x9F\x98\x80"), 31 * 0xD83D + 0xDE00);
+    EXPECT_EQ(java_string_hash_code("\xFF"), 0xFFFD);  // malformed byte
+}
+
+TEST(ConsumeQueueUnitTest, EncodeDecodeRoundTrip) {
+    CqUnit u{PhysicalOffset(1234567890123), 257, -726516768};
+    uint8_t buf[kCqStoreUnitSize];
+    encode_cq_unit(u, buf);
+    const CqUnit d = decode_cq_unit(buf);
+    EXPECT_EQ(d.phy_offset, u.phy_offset);
+    EXPECT_EQ(d.size, 257);
+    EXPECT_EQ(d.tags_code, -726516768);
+}
+
+// Loads the real files RocketMQ 4.9.8 wrote (prefix + zeros, as on disk) and reads them back.
+TEST_F(ConsumeQueueTest, ReadsGoldenRocketMqFiles) {
+    struct Golden {
+        const char* file;
+        std::string topic;
+        int32_t queue_id;
+        std::vector<CqUnit> units;
+    };
+    const std::vector<Golden> goldens = {
+        {"VecTopic-0", "VecTopic", 0,
+         {{PhysicalOffset(0), 257, 2598919},
+          {PhysicalOffset(257), 219, 2598920},
+          {PhysicalOffset(476), 226, 2598921}}},
+        {"VecTopic-1", "VecTopic", 1,
+         {{PhysicalOffset(702), 254, -726516768},
+          {PhysicalOffset(956), 254, -726516768},
+          {PhysicalOffset(1210), 254, -726516768}}},
+        {"SCHEDULE_TOPIC_XXXX-2", "SCHEDULE_TOPIC_XXXX", 2,
+         {{PhysicalOffset(1695), 374, 1796061441904},
+          {PhysicalOffset(3258), 302, 1796061485284}}},
+        {"_RETRY_VecConsumerGroup-0", "%RETRY%VecConsumerGroup", 0,
+         {{PhysicalOffset(2297), 378, 2598921}}},
+    };
+    const int64_t seg = 100 * kCqStoreUnitSize;
+    for (const auto& g : goldens) {
+        const std::string prefix =
+            read_file(store_vectors_dir() + "/consumequeue/" + g.file + "-00000000000000000000.prefix");
+        std::string content = prefix;
+        ASSERT_EQ(content.size(), g.units.size() * kCqStoreUnitSize) << g.file;
+        content.resize(seg, '\0');
+        const fs::path dir = fs::path(cq_root()) / g.topic / std::to_string(g.queue_id);
+        fs::create_directories(dir);
+        std::ofstream(dir / "00000000000000000000", std::ios::binary) << content;
+
+        ConsumeQueue cq(g.topic, g.queue_id, cq_root(), seg);
+        ASSERT_TRUE(cq.load().is_ok()) << g.file;
+        ASSERT_TRUE(cq.recover().is_ok());
+        EXPECT_EQ(cq.min_offset_in_queue().value(), 0);
+        ASSERT_EQ(cq.max_offset_in_queue().value(), static_cast<int64_t>(g.units.size()));
+        for (size_t i = 0; i < g.units.size(); ++i) {
+            auto u = cq.get_unit(QueueOffset(static_cast<int64_t>(i)));
+            ASSERT_TRUE(u.has_value());
+            EXPECT_EQ(u->phy_offset, g.units[i].phy_offset) << g.file << " unit " << i;
+            EXPECT_EQ(u->size, g.units[i].size);
+            EXPECT_EQ(u->tags_code, g.units[i].tags_code);
+        }
+        const auto& last = g.units.back();
+        EXPECT_EQ(cq.max_physic_offset().value(), last.phy_offset.value() + last.size);
+        EXPECT_FALSE(cq.get_unit(QueueOffset(static_cast<int64_t>(g.units.size()))).has_value());
+
+        // The bytes we would write for the same units equal RocketMQ's.
+        ConsumeQueue mine(g.topic + "Copy", g.queue_id, cq_root(), seg);
+        ASSERT_TRUE(mine.load().is_ok());
+        for (size_t i = 0; i < g.units.size(); ++i) {
+            ASSERT_TRUE(mine.put_message_position_info(g.units[i],
+                                                       QueueOffset(static_cast<int64_t>(i)))
+                            .is_ok());
+        }
+        auto view = mine.get_index_buffer(QueueOffset(0));
+        ASSERT_TRUE(view.has_value());
+        EXPECT_EQ(std::string(view->bytes()), content.substr(0, prefix.size()));
+    }
+}
+
+TEST_F(ConsumeQueueTest, AppendRollLookupAndRecover) {
+    const int64_t seg = 4 * kCqStoreUnitSize;  // 4 units per segment
+    {
+        ConsumeQueue cq("T", 3, cq_root(), seg);
+        ASSERT_TRUE(cq.load().is_ok());
+        ASSERT_TRUE(cq.recover().is_ok());
+        EXPECT_EQ(cq.max_offset_in_queue().value(), 0);
+        for (int i = 0; i < 10; ++i) {
+            ASSERT_TRUE(cq.put_message_position_info({PhysicalOffset(i * 100), 100, i},
+                                                     QueueOffset(i))
+                            .is_ok());
+        }
+        EXPECT_EQ(cq.max_offset_in_queue().value(), 10);
+        EXPECT_EQ(cq.mapped_file_queue().file_count(), 3u);
+        // A buffer stops at the end of its segment.
+        auto view = cq.get_index_buffer(QueueOffset(5));
+        ASSERT_TRUE(view.has_value());
+        EXPECT_EQ(view->size, 3u * kCqStoreUnitSize);
+        EXPECT_EQ(cq.roll_next_file(QueueOffset(5)).value(), 8);
+        // Redispatch of an already-built unit is ignored; a gap is refused.
+        EXPECT_TRUE(cq.put_message_position_info({PhysicalOffset(900), 100, 9}, QueueOffset(9))
+                        .is_ok());
+        EXPECT_EQ(cq.max_offset_in_queue().value(), 10);
+        EXPECT_FALSE(
+            cq.put_message_position_info({PhysicalOffset(5000), 10, 0}, QueueOffset(12)).is_ok());
+        ASSERT_TRUE(cq.flush(0).is_ok());
+    }
+    ConsumeQueue cq("T", 3, cq_root(), seg);
+    ASSERT_TRUE(cq.load().is_ok());
+    ASSERT_TRUE(cq.recover().is_ok());
+    EXPECT_EQ(cq.max_offset_in_queue().value(), 10);
+    EXPECT_EQ(cq.max_physic_offset().value(), 1000);
+    auto u = cq.get_unit(QueueOffset(7));
+    ASSERT_TRUE(u.has_value());
+    EXPECT_EQ(u->phy_offset.value(), 700);
+
+    // The CommitLog was cut at 700: units 7.. point at or beyond it and go away.
+    ASSERT_TRUE(cq.truncate_dirty_logic_files(PhysicalOffset(700)).is_ok());
+    EXPECT_EQ(cq.max_offset_in_queue().value(), 7);
+    EXPECT_EQ(cq.max_physic_offset().value(), 700);
+    EXPECT_EQ(cq.mapped_file_queue().file_count(), 2u);
+    // Appending continues right after the cut.
+    ASSERT_TRUE(
+        cq.put_message_position_info({PhysicalOffset(700), 10, 0}, QueueOffset(7)).is_ok());
+    EXPECT_EQ(cq.max_offset_in_queue().value(), 8);
+    // Cut everything.
+    ASSERT_TRUE(cq.truncate_dirty_logic_files(PhysicalOffset(0)).is_ok());
+    EXPECT_EQ(cq.max_offset_in_queue().value(), 0);
+    EXPECT_EQ(cq.max_physic_offset().value(), -1);
+}
+
+TEST_F(ConsumeQueueTest, RecoverStopsAtTornUnit) {
+    const int64_t seg = 8 * kCqStoreUnitSize;
+    {
+        ConsumeQueue cq("T", 0, cq_root(), seg);
+        ASSERT_TRUE(cq.load().is_ok());
+        for (int i = 0; i < 6; ++i) {
+            ASSERT_TRUE(cq.put_message_position_info({PhysicalOffset(i * 50), 50, 0},
+                                                     QueueOffset(i))
+                            .is_ok());
+        }
+    }
+    // Zero the size of unit 4, as a torn write would leave it.
+    {
+        std::fstream f(fs::path(cq_root()) / "T" / "0" / "00000000000000000000",
+                       std::ios::in | std::ios::out | std::ios::binary);
+        f.seekp(4 * kCqStoreUnitSize + 8);
+        const char zero[4] = {0, 0, 0, 0};
+        f.write(zero, 4);
+    }
+    ConsumeQueue cq("T", 0, cq_root(), seg);
+    ASSERT_TRUE(cq.load().is_ok());
+    ASSERT_TRUE(cq.recover().is_ok());
+    EXPECT_EQ(cq.max_offset_in_queue().value(), 4);
+    EXPECT_EQ(cq.max_physic_offset().value(), 200);
+}
+
+TEST_F(ConsumeQueueTest, LateStartIsBlankFilledAndMinOffsetMoves) {
+    const int64_t seg = 4 * kCqStoreUnitSize;
+    ConsumeQueue cq("T", 1, cq_root(), seg);
+    ASSERT_TRUE(cq.load().is_ok());
+    ASSERT_TRUE(cq.put_message_position_info({PhysicalOffset(1000), 10, 0}, QueueOffset(6))
+                    .is_ok());
+    EXPECT_EQ(cq.min_offset_in_queue().value(), 6);
+    EXPECT_EQ(cq.max_offset_in_queue().value(), 7);
+    EXPECT_FALSE(cq.get_unit(QueueOffset(5)).has_value());
+    for (int i = 7; i < 14; ++i) {
+        ASSERT_TRUE(cq.put_message_position_info({PhysicalOffset(1000 + (i - 6) * 10), 10, 0},
+                                                 QueueOffset(i))
+                        .is_ok());
+    }
+    // Reload: blank units are not counted as data.
+    ConsumeQueue again("T", 1, cq_root(), seg);
+    ASSERT_TRUE(again.load().is_ok());
+    ASSERT_TRUE(again.recover().is_ok());
+    EXPECT_EQ(again.min_offset_in_queue().value(), 6);
+    EXPECT_EQ(again.max_offset_in_queue().value(), 14);
+
+    // Retention: CommitLog now starts at 1045 -> segment [4,8) goes, min moves to unit 11.
+    EXPECT_EQ(again.delete_expired_file(PhysicalOffset(1045)), 1);
+    EXPECT_EQ(again.min_offset_in_queue().value(), 11);
+    auto u = again.get_unit(QueueOffset(11));
+    ASSERT_TRUE(u.has_value());
+    EXPECT_EQ(u->phy_offset.value(), 1050);
+    EXPECT_FALSE(again.get_unit(QueueOffset(9)).has_value());
+}
+
+}  // namespace
+}  // namespace comet::store
