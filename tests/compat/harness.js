@@ -1,0 +1,774 @@
+'use strict';
+// Test harness for the ali-ons compatibility tests.
+//
+// Starts a real Comet cluster (one mqnamesrv + one mqbroker master) on 127.0.0.1 with free ports and
+// generated configs in a temp dir, hands out ali-ons clients wired to it, and tears everything down.
+// Every wait is bounded in time; server processes are always killed (end of suite, test failure,
+// process exit, SIGINT/SIGTERM) and are additionally wrapped in `timeout(1)` so they cannot outlive a
+// crashed test process by more than COMPAT_SERVER_MAX_SECONDS.
+//
+// Environment:
+//   COMET_BUILD_DIR            build dir holding apps/mqnamesrv/mqnamesrv, apps/mqbroker/mqbroker
+//                              (default build/release, relative to the repository root)
+//   COMPAT_KEEP_TMP=1          keep the temp dir (configs, stores, logs) even when everything passed
+//   COMPAT_VERBOSE=1           also record ali-ons info/debug log lines
+//   COMPAT_SERVER_MAX_SECONDS  hard lifetime of each server process (default 600)
+//   COMPAT_BROKER_EXTRA        extra broker config lines, ';'-separated key=value pairs
+
+const assert = require('node:assert/strict');
+const childProcess = require('node:child_process');
+const fs = require('node:fs');
+const net = require('node:net');
+const os = require('node:os');
+const path = require('node:path');
+const { test, before, after } = require('node:test');
+
+const { Producer, Consumer, Message } = require('ali-ons');
+const MQProducer = require('ali-ons/lib/producer/mq_producer');
+const MQClientAPI = require('ali-ons/lib/mq_client_api');
+const ResponseCode = require('ali-ons/lib/protocol/response_code');
+
+const REPO_ROOT = path.resolve(__dirname, '..', '..');
+const LOCALHOST = '127.0.0.1';
+
+// ---------------------------------------------------------------------------------------------
+// Small utilities
+
+function sleep(ms) {
+  return new Promise(resolve => setTimeout(resolve, ms));
+}
+
+/**
+ * Polls `probe` until it returns a truthy value (which is returned) or `timeoutMs` passes.
+ * `probe` may be async and may throw; the last error is reported on timeout. An error with
+ * `fatal: true` (e.g. a server process died) ends the wait at once.
+ */
+async function waitFor(what, probe, { timeoutMs = 10000, intervalMs = 100 } = {}) {
+  const deadline = Date.now() + timeoutMs;
+  let lastError = null;
+  for (;;) {
+    try {
+      const value = await probe();
+      if (value) return value;
+      lastError = null;
+    } catch (err) {
+      if (err.fatal) throw err;
+      lastError = err;
+    }
+    if (Date.now() >= deadline) {
+      const detail = lastError ? ` (last error: ${lastError.message})` : '';
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${detail}`);
+    }
+    await sleep(intervalMs);
+  }
+}
+
+/** Resolves with `promise`'s value, or rejects if it does not settle within `ms`. */
+function withTimeout(promise, ms, what) {
+  let timer;
+  const timeout = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms: ${what}`)), ms);
+  });
+  return Promise.race([ promise, timeout ]).finally(() => clearTimeout(timer));
+}
+
+function canBind(port) {
+  return new Promise(resolve => {
+    const server = net.createServer();
+    server.once('error', () => resolve(false));
+    server.listen({ port, host: LOCALHOST, exclusive: true }, () => server.close(() => resolve(true)));
+  });
+}
+
+function ephemeralPort() {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen({ port: 0, host: LOCALHOST, exclusive: true }, () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * A free port P such that P+d is free too for every d in `neighbours` (RocketMQ brokers also bind
+ * listenPort-2 (fast/VIP channel) and listenPort+1 (HA)).
+ */
+async function freePort(neighbours = []) {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = await ephemeralPort();
+    if (neighbours.some(d => port + d <= 1024 || port + d > 65535)) continue;
+    let ok = true;
+    for (const d of neighbours) {
+      if (!(await canBind(port + d))) {
+        ok = false;
+        break;
+      }
+    }
+    if (ok) return port;
+  }
+  throw new Error('could not find a free 127.0.0.1 port block after 50 attempts');
+}
+
+function canConnect(port) {
+  return new Promise(resolve => {
+    const socket = net.connect({ port, host: LOCALHOST });
+    const done = ok => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(1000, () => done(false));
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+  });
+}
+
+function tailOfFile(file, maxLines) {
+  try {
+    const lines = fs.readFileSync(file, 'utf8').split('\n');
+    const start = Math.max(0, lines.length - maxLines);
+    return (start > 0 ? `... (${start} earlier lines)\n` : '') + lines.slice(start).join('\n');
+  } catch (err) {
+    return `<cannot read ${file}: ${err.message}>`;
+  }
+}
+
+function listFilesRecursive(dir) {
+  const out = [];
+  let entries;
+  try {
+    entries = fs.readdirSync(dir, { withFileTypes: true });
+  } catch (_) {
+    return out;
+  }
+  for (const entry of entries) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) out.push(...listFilesRecursive(full));
+    else out.push(full);
+  }
+  return out;
+}
+
+function writeProperties(file, props) {
+  const text = Object.entries(props).map(([ k, v ]) => `${k}=${v}`).join('\n') + '\n';
+  fs.writeFileSync(file, text);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Binaries
+
+function buildDir() {
+  const dir = process.env.COMET_BUILD_DIR || 'build/release';
+  return path.isAbsolute(dir) ? dir : path.join(REPO_ROOT, dir);
+}
+
+function findBinary(name) {
+  const dir = buildDir();
+  const candidates = [
+    path.join(dir, 'apps', name, name),
+    path.join(dir, 'bin', name),
+    path.join(dir, name),
+  ];
+  for (const candidate of candidates) {
+    try {
+      fs.accessSync(candidate, fs.constants.X_OK);
+      return candidate;
+    } catch (_) {
+      // try the next one
+    }
+  }
+  throw new Error(`${name} not found (looked at ${candidates.join(', ')}); build it first, e.g. ` +
+    `cmake --build ${dir} --target mqnamesrv mqbroker, or set COMET_BUILD_DIR`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Server processes
+
+const liveServers = new Set();
+
+function killAllServersSync() {
+  for (const server of liveServers) server.killGroup('SIGKILL');
+}
+
+process.on('exit', killAllServersSync);
+for (const signal of [ 'SIGINT', 'SIGTERM', 'SIGHUP' ]) {
+  process.once(signal, () => {
+    killAllServersSync();
+    process.exit(128 + os.constants.signals[signal]);
+  });
+}
+
+/**
+ * One server process (mqnamesrv or mqbroker). stdout+stderr go to `logFile`. The process runs in
+ * its own process group (it is wrapped in timeout(1)), so signals go to the whole group.
+ */
+class ServerProcess {
+  constructor(name, binary, args, { cwd, logFile, env }) {
+    this.name = name;
+    this.logFile = logFile;
+    this.exit = null; // { code, signal } once exited
+    const maxSeconds = Number(process.env.COMPAT_SERVER_MAX_SECONDS || 600);
+    const fd = fs.openSync(logFile, 'a');
+    fs.writeSync(fd, `[harness] ${new Date().toISOString()} starting: ${binary} ${args.join(' ')}\n`);
+    this.child = childProcess.spawn('timeout', [ '--kill-after=5', String(maxSeconds), binary, ...args ], {
+      cwd,
+      env,
+      detached: true,
+      stdio: [ 'ignore', fd, fd ],
+    });
+    fs.closeSync(fd);
+    this.pid = this.child.pid;
+    liveServers.add(this);
+    this.exited = new Promise(resolve => {
+      this.child.once('exit', (code, signal) => {
+        this.exit = { code, signal };
+        liveServers.delete(this);
+        resolve(this.exit);
+      });
+      this.child.once('error', err => {
+        this.exit = { code: null, signal: null, error: err };
+        liveServers.delete(this);
+        resolve(this.exit);
+      });
+    });
+  }
+
+  get alive() {
+    return this.exit === null;
+  }
+
+  killGroup(signal) {
+    if (!this.alive || !this.pid) return;
+    try {
+      process.kill(-this.pid, signal);
+    } catch (_) {
+      // already gone
+    }
+  }
+
+  /** SIGTERM, wait up to `graceMs`, then SIGKILL; resolves with the exit status. */
+  async stop(graceMs = 5000) {
+    if (!this.alive) return this.exit;
+    this.killGroup('SIGTERM');
+    let timer;
+    const graceful = await Promise.race([
+      this.exited.then(() => true),
+      new Promise(resolve => { timer = setTimeout(() => resolve(false), graceMs); }),
+    ]);
+    clearTimeout(timer);
+    if (!graceful) {
+      this.killGroup('SIGKILL');
+      await withTimeout(this.exited, 5000, `${this.name} to die after SIGKILL`);
+      this.exit.forced = true;
+    }
+    return this.exit;
+  }
+
+  describeExit() {
+    if (!this.exit) return 'running';
+    if (this.exit.error) return `failed to spawn: ${this.exit.error.message}`;
+    // timeout(1) reports a child killed by signal N as 128+N.
+    return this.exit.signal ? `killed by ${this.exit.signal}` : `exit code ${this.exit.code}`;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// ali-ons plumbing
+
+// ali-ons asserts an `httpclient` even when `nameSrv` is given; it is only used to fetch the name
+// server list from `onsAddr` (an Aliyun URL by default). This stub makes sure nothing ever leaves
+// the machine.
+const offlineHttpClient = {
+  async request(url) {
+    throw new Error(`compat harness: HTTP is disabled (ali-ons tried to fetch ${url})`);
+  },
+};
+
+/** A logger for ali-ons that keeps the last lines in memory instead of printing them. */
+class CapturingLogger {
+  constructor(limit = 400) {
+    this.limit = limit;
+    this.lines = [];
+    this.verbose = process.env.COMPAT_VERBOSE === '1';
+    this.info = (...args) => { if (this.verbose) this._push('INFO', args); };
+    this.debug = (...args) => { if (this.verbose) this._push('DEBUG', args); };
+    this.warn = (...args) => this._push('WARN', args);
+    this.error = (...args) => this._push('ERROR', args);
+  }
+
+  _push(level, args) {
+    const text = require('node:util').format(...args);
+    this.lines.push(`${new Date().toISOString()} ${level} ${text}`);
+    if (this.lines.length > this.limit) this.lines.splice(0, this.lines.length - this.limit);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Cluster
+
+let clusterSeq = 0;
+
+class Cluster {
+  /**
+   * Starts mqnamesrv + mqbroker and waits until the broker is registered (TBW102 routable).
+   * Retries with fresh ports if a server dies during start-up (e.g. a port was taken meanwhile).
+   */
+  static async start({ name = 'compat', attempts = 3 } = {}) {
+    let lastError;
+    for (let attempt = 1; attempt <= attempts; attempt++) {
+      const cluster = new Cluster(name);
+      try {
+        await cluster._start();
+        return cluster;
+      } catch (err) {
+        lastError = err;
+        const diedEarly = [ cluster.namesrv, cluster.broker ].some(s => s && !s.alive);
+        cluster.dumpDiagnostics(`cluster start attempt ${attempt} failed: ${err.message}`);
+        await cluster.stop({ keep: true }).catch(() => {});
+        if (!diedEarly) break; // a hang/protocol problem will not be fixed by new ports
+      }
+    }
+    throw lastError;
+  }
+
+  constructor(name) {
+    this.name = name;
+    this.id = ++clusterSeq;
+    this.tmpDir = fs.mkdtempSync(path.join(os.tmpdir(), `comet-compat-${name}-`));
+    this.logger = new CapturingLogger();
+    this.clientErrors = [];
+    this.clients = [];
+    this.namesrv = null;
+    this.broker = null;
+    this.admin = null;
+    this.brokerName = `compat-${name}-a`;
+    this.clusterName = 'CompatCluster';
+  }
+
+  get namesrvAddr() {
+    return `${LOCALHOST}:${this.namesrvPort}`;
+  }
+
+  get brokerAddr() {
+    return `${LOCALHOST}:${this.brokerPort}`;
+  }
+
+  async _start() {
+    const namesrvBin = findBinary('mqnamesrv');
+    const brokerBin = findBinary('mqbroker');
+    this.namesrvPort = await freePort();
+    this.brokerPort = await freePort([ -2, -1, 1 ]);
+
+    const env = Object.assign({}, process.env, { HOME: this.tmpDir });
+    const namesrvDir = path.join(this.tmpDir, 'namesrv');
+    const brokerDir = path.join(this.tmpDir, 'broker');
+    const storeDir = path.join(brokerDir, 'store');
+    fs.mkdirSync(namesrvDir, { recursive: true });
+    fs.mkdirSync(storeDir, { recursive: true });
+
+    const namesrvConf = path.join(namesrvDir, 'namesrv.conf');
+    writeProperties(namesrvConf, {
+      listenPort: this.namesrvPort,
+      kvConfigPath: path.join(namesrvDir, 'kvConfig.json'),
+      logDir: path.join(namesrvDir, 'logs'),
+    });
+    const brokerProps = {
+      brokerClusterName: this.clusterName,
+      brokerName: this.brokerName,
+      brokerId: 0,
+      brokerIP1: LOCALHOST,
+      listenPort: this.brokerPort,
+      namesrvAddr: this.namesrvAddr,
+      storePathRootDir: storeDir,
+      storePathCommitLog: path.join(storeDir, 'commitlog'),
+      mappedFileSizeCommitLog: 64 * 1024 * 1024,
+      autoCreateTopicEnable: true,
+      autoCreateSubscriptionGroup: true,
+      defaultTopicQueueNums: 8,
+      brokerRole: 'ASYNC_MASTER',
+      flushDiskType: 'ASYNC_FLUSH',
+      logDir: path.join(brokerDir, 'logs'),
+    };
+    for (const pair of (process.env.COMPAT_BROKER_EXTRA || '').split(';')) {
+      const eq = pair.indexOf('=');
+      if (eq > 0) brokerProps[pair.slice(0, eq).trim()] = pair.slice(eq + 1).trim();
+    }
+    const brokerConf = path.join(brokerDir, 'broker.conf');
+    writeProperties(brokerConf, brokerProps);
+
+    this.namesrv = new ServerProcess('mqnamesrv', namesrvBin, [ '-c', namesrvConf ], {
+      cwd: namesrvDir, env, logFile: path.join(this.tmpDir, 'mqnamesrv.out'),
+    });
+    await this._waitForPort(this.namesrv, this.namesrvPort);
+
+    this.broker = new ServerProcess('mqbroker', brokerBin, [ '-c', brokerConf ], {
+      cwd: brokerDir, env, logFile: path.join(this.tmpDir, 'mqbroker.out'),
+    });
+    await this._waitForPort(this.broker, this.brokerPort);
+
+    this.admin = new MQClientAPI(this.clientOptions({ instanceName: `compat-admin-${this.id}` }));
+    this.admin.on('error', err => this._recordClientError('admin', err));
+    await withTimeout(this.admin.ready(), 10000, 'ali-ons admin client ready');
+
+    // The broker registers with the name server at start; TBW102 exists when autoCreateTopicEnable.
+    await waitFor('the broker to register with the name server (route of TBW102)',
+      async () => {
+        this.assertServersAlive();
+        const route = await this.routeOf('TBW102');
+        return route && route.brokerDatas.some(b => b.brokerName === this.brokerName);
+      }, { timeoutMs: 15000, intervalMs: 200 });
+
+    // ali-ons' process-wide internal producer (CLIENT_INNER_PRODUCER, used for retry fall-backs) is
+    // created by the first client with that client's options; create it here with ours so it never
+    // shares an MQClient with a test client, and so that it can be closed at the end.
+    if (!MQProducer.defaultProducer) {
+      await withTimeout(MQProducer.getDefaultProducer(
+        this.clientOptions({ instanceName: `compat-inner-${this.id}` })), 15000, 'internal producer ready');
+      MQProducer.defaultProducer.on('error', err => this._recordClientError('inner-producer', err));
+    }
+  }
+
+  async _waitForPort(server, port) {
+    await waitFor(`${server.name} to listen on ${LOCALHOST}:${port}`, async () => {
+      if (!server.alive) {
+        throw Object.assign(new Error(`${server.name} exited during start-up (${server.describeExit()})`),
+          { fatal: true });
+      }
+      return canConnect(port);
+    }, { timeoutMs: 20000, intervalMs: 100 });
+  }
+
+  /** Throws if a server process is gone (crash) — tests call this so a crash is never silent. */
+  assertServersAlive() {
+    for (const server of [ this.namesrv, this.broker ]) {
+      if (server && !server.alive) {
+        throw Object.assign(new Error(`${server.name} is not running any more ` +
+          `(${server.describeExit()}); see ${server.logFile}`), { fatal: true });
+      }
+    }
+  }
+
+  /** Options shared by every ali-ons client of this cluster. Timers are shortened for test speed. */
+  clientOptions(extra = {}) {
+    return Object.assign({
+      nameSrv: [ this.namesrvAddr ],
+      onsAddr: 'http://127.0.0.1:1/comet-compat-http-disabled',
+      httpclient: offlineHttpClient,
+      logger: this.logger,
+      // No accessKey/secretKey: ali-ons then adds no AccessKey/Signature extFields.
+      pollNameServerInteval: 1000,
+      heartbeatBrokerInterval: 2000,
+      rebalanceInterval: 1000,
+      persistConsumerOffsetInterval: 1000,
+    }, extra);
+  }
+
+  _recordClientError(label, err) {
+    this.clientErrors.push({ label, time: new Date().toISOString(), name: err.name, code: err.code,
+      message: err.message });
+    if (this.clientErrors.length > 500) this.clientErrors.splice(0, this.clientErrors.length - 500);
+  }
+
+  /** A started ali-ons Producer; closed by stop(). */
+  async newProducer({ instanceName, ...options } = {}) {
+    const label = `producer:${instanceName || 'default'}`;
+    const producer = new Producer(this.clientOptions({ instanceName: instanceName || `p-${this.id}`,
+      ...options }));
+    producer.on('error', err => this._recordClientError(label, err));
+    this.clients.push(producer);
+    await withTimeout(producer.ready(), 15000, `${label} ready`);
+    return producer;
+  }
+
+  /**
+   * A started ali-ons push Consumer (clustering). Distinct instanceNames give distinct clientIds
+   * (`<ip>@<instanceName>`), which two consumers of one group in one process need.
+   */
+  async newConsumer({ instanceName, consumerGroup, ...options }) {
+    assert.ok(consumerGroup, 'consumerGroup is required');
+    const label = `consumer:${consumerGroup}:${instanceName}`;
+    const consumer = new Consumer(this.clientOptions({ instanceName, consumerGroup, ...options }));
+    consumer.on('error', err => this._recordClientError(label, err));
+    this.clients.push(consumer);
+    await withTimeout(consumer.ready(), 15000, `${label} ready`);
+    return consumer;
+  }
+
+  /** Closes one client (bounded); safe to call twice. */
+  async closeClient(client) {
+    const index = this.clients.indexOf(client);
+    if (index < 0) return;
+    this.clients.splice(index, 1);
+    await withTimeout(client.close(), 15000, 'closing an ali-ons client');
+  }
+
+  /** Route of `topic` from the name server via ali-ons' own API, or null if TOPIC_NOT_EXIST. */
+  async routeOf(topic) {
+    try {
+      return await this.admin.getTopicRouteInfoFromNameServer(topic, 3000);
+    } catch (err) {
+      if (err.name === 'MQClientException' && err.code === ResponseCode.TOPIC_NOT_EXIST) return null;
+      throw err;
+    }
+  }
+
+  /** Waits until the name server routes `topic` to our broker with `queueNums` read/write queues. */
+  async waitForRoute(topic, queueNums, timeoutMs = 45000) {
+    const started = Date.now();
+    const route = await waitFor(`name server route of ${topic} with ${queueNums} queues`, async () => {
+      this.assertServersAlive();
+      const r = await this.routeOf(topic);
+      const qd = r && r.queueDatas.find(q => q.brokerName === this.brokerName);
+      return qd && Number(qd.writeQueueNums) === queueNums && Number(qd.readQueueNums) === queueNums && r;
+    }, { timeoutMs, intervalMs: 200 });
+    return { route, elapsedMs: Date.now() - started };
+  }
+
+  /**
+   * Creates `topic` on the broker with UPDATE_AND_CREATE_TOPIC through ali-ons' MQClientAPI.createTopic
+   * (the request ali-ons itself would send) and waits for the name server to route it.
+   */
+  async createTopic(topic, queueNums = 8) {
+    await this.admin.createTopic(this.brokerAddr, 'TBW102', {
+      topicName: topic,
+      readQueueNums: queueNums,
+      writeQueueNums: queueNums,
+      perm: 6,
+      topicFilterType: 'SINGLE_TAG',
+      topicSysFlag: 0,
+      order: false,
+    }, 5000);
+    return this.waitForRoute(topic, queueNums);
+  }
+
+  /** QUERY_CONSUMER_OFFSET through ali-ons' API; returns a number (−1 when the broker has none). */
+  async committedOffset(topic, group, queueId) {
+    try {
+      return await this.admin.queryConsumerOffset(this.brokerAddr, { topic, consumerGroup: group, queueId },
+        3000);
+    } catch (err) {
+      if (err.name === 'MQClientException') return -1;
+      throw err;
+    }
+  }
+
+  async maxOffset(topic, queueId) {
+    return this.admin.getMaxOffset(this.brokerAddr, topic, queueId, 3000);
+  }
+
+  /** Everything useful for a post-mortem, on stderr. */
+  dumpDiagnostics(reason) {
+    const out = [];
+    out.push(`\n======== compat diagnostics (${this.name}): ${reason}`);
+    out.push(`temp dir (kept): ${this.tmpDir}`);
+    for (const server of [ this.namesrv, this.broker ]) {
+      if (!server) continue;
+      out.push(`-------- ${server.name} (pid ${server.pid}, ${server.describeExit()}): ${server.logFile}`);
+      out.push(tailOfFile(server.logFile, 120));
+    }
+    for (const file of listFilesRecursive(this.tmpDir)) {
+      if (/\.log$/.test(file)) {
+        out.push(`-------- log file ${file}`);
+        out.push(tailOfFile(file, 80));
+      }
+    }
+    if (this.clientErrors.length) {
+      out.push(`-------- ali-ons error events (last ${Math.min(40, this.clientErrors.length)} of ` +
+        `${this.clientErrors.length})`);
+      for (const e of this.clientErrors.slice(-40)) {
+        out.push(`${e.time} [${e.label}] ${e.name}${e.code !== undefined ? ` code=${e.code}` : ''}: ` +
+          `${e.message}`);
+      }
+    }
+    if (this.logger.lines.length) {
+      out.push(`-------- ali-ons log (last ${Math.min(60, this.logger.lines.length)} lines)`);
+      out.push(this.logger.lines.slice(-60).join('\n'));
+    }
+    out.push('======== end of compat diagnostics\n');
+    process.stderr.write(out.join('\n') + '\n');
+    this.keepTmp = true;
+  }
+
+  /** Closes all clients, stops both servers, removes the temp dir unless something failed. */
+  async stop({ keep = false } = {}) {
+    for (const client of this.clients.slice().reverse()) {
+      await this.closeClient(client).catch(err => this._recordClientError('close', err));
+    }
+    if (MQProducer.defaultProducer) {
+      const inner = MQProducer.defaultProducer;
+      MQProducer.defaultProducer = null;
+      await withTimeout(inner.close(), 15000, 'closing the internal producer')
+        .catch(err => this._recordClientError('close', err));
+    }
+    if (this.admin) {
+      await withTimeout(this.admin.close(), 10000, 'closing the admin client')
+        .catch(err => this._recordClientError('close', err));
+      this.admin = null;
+    }
+    const exits = {};
+    for (const server of [ this.broker, this.namesrv ]) {
+      if (server) exits[server.name] = await server.stop();
+    }
+    if (!keep && !this.keepTmp && process.env.COMPAT_KEEP_TMP !== '1') {
+      fs.rmSync(this.tmpDir, { recursive: true, force: true });
+    }
+    return exits;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// node:test glue
+
+/**
+ * Registers before/after hooks that start and stop one cluster for the current test file, and
+ * returns { cluster, test } where `test(name, { timeoutMs }, fn(t, cluster))` runs `fn` with its own
+ * bounded timeout and prints diagnostics (server logs, ali-ons errors) when it fails.
+ */
+function useCluster(name) {
+  const holder = { cluster: null, failed: false };
+  before(async () => {
+    holder.cluster = await Cluster.start({ name });
+  }, { timeout: 90000 });
+  after(async () => {
+    if (!holder.cluster) return;
+    const exits = await holder.cluster.stop({ keep: holder.failed });
+    for (const [ server, exit ] of Object.entries(exits)) {
+      if (exit && exit.forced) {
+        process.stderr.write(`[compat] ${server} did not stop within 5 s of SIGTERM; it was killed\n`);
+      }
+    }
+  }, { timeout: 60000 });
+  holder.test = (testName, { timeoutMs = 90000 } = {}, fn) => {
+    test(testName, { timeout: timeoutMs + 30000 }, async t => {
+      assert.ok(holder.cluster, 'cluster did not start (see diagnostics above)');
+      try {
+        await withTimeout(Promise.resolve().then(() => fn(t, holder.cluster)), timeoutMs, `test "${testName}"`);
+        holder.cluster.assertServersAlive();
+      } catch (err) {
+        holder.failed = true;
+        holder.cluster.dumpDiagnostics(`test "${testName}" failed: ${err.message}`);
+        throw err;
+      }
+    });
+  };
+  return holder;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Helpers for the tests
+
+/**
+ * Sends `messages` (array of ali-ons Message) with at most `concurrency` in flight. Returns
+ * { results, failures }: results[i] is the send result of messages[i] (or undefined on failure).
+ */
+async function sendAll(producer, messages, concurrency = 32) {
+  const results = new Array(messages.length);
+  const failures = [];
+  let next = 0;
+  async function worker() {
+    while (next < messages.length) {
+      const i = next++;
+      try {
+        results[i] = await producer.send(messages[i]);
+      } catch (err) {
+        failures.push({ index: i, name: err.name, code: err.code, message: err.message });
+      }
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(concurrency, messages.length) }, worker));
+  return { results, failures };
+}
+
+/** Queue keys (MessageQueue.key) currently assigned to `consumer` for `topic`. */
+function assignedQueues(consumer, topic) {
+  const ids = [];
+  for (const { messageQueue } of consumer.processQueueTable.values()) {
+    if (messageQueue.topic === topic) ids.push(Number(messageQueue.queueId));
+  }
+  return ids.sort((a, b) => a - b);
+}
+
+/** Records what a consumer handler saw. */
+class DeliveryLog {
+  constructor() {
+    this.entries = [];
+  }
+
+  record(consumerLabel, msg) {
+    this.entries.push({
+      consumer: consumerLabel,
+      topic: msg.topic,
+      queueId: Number(msg.queueId),
+      queueOffset: Number(msg.queueOffset),
+      msgId: msg.msgId,
+      keys: msg.keys,
+      tags: msg.tags,
+      body: msg.body ? msg.body.toString() : '',
+      reconsumeTimes: msg.reconsumeTimes,
+      retryTopic: msg.retryTopic,
+      originMessageId: msg.originMessageId,
+      commitLogOffset: msg.commitLogOffset,
+      storeHost: msg.storeHost,
+      at: Date.now(),
+    });
+  }
+
+  byKey() {
+    const map = new Map();
+    for (const e of this.entries) {
+      if (!map.has(e.keys)) map.set(e.keys, []);
+      map.get(e.keys).push(e);
+    }
+    return map;
+  }
+
+  distinctKeys() {
+    return new Set(this.entries.map(e => e.keys));
+  }
+}
+
+/**
+ * Checks that, per queue, first deliveries come in strictly increasing queue-offset order (a
+ * redelivery of an older offset is allowed, at-least-once). Returns a list of violations.
+ */
+function perQueueOrderViolations(entries) {
+  const lastFirstSeen = new Map();
+  const seen = new Set();
+  const violations = [];
+  for (const e of entries) {
+    const id = `${e.topic}#${e.queueId}#${e.queueOffset}`;
+    if (seen.has(id)) continue;
+    seen.add(id);
+    const q = `${e.topic}#${e.queueId}`;
+    const prev = lastFirstSeen.get(q);
+    if (prev !== undefined && e.queueOffset <= prev) {
+      violations.push(`queue ${q}: offset ${e.queueOffset} delivered after ${prev}`);
+    }
+    lastFirstSeen.set(q, e.queueOffset);
+  }
+  return violations;
+}
+
+/** A topic/group name unique to this run (broker state is fresh per cluster anyway). */
+function uniqueName(prefix) {
+  return `${prefix}_${process.pid}_${Date.now().toString(36)}`;
+}
+
+module.exports = {
+  Cluster,
+  DeliveryLog,
+  Message,
+  Consumer,
+  Producer,
+  assignedQueues,
+  findBinary,
+  freePort,
+  perQueueOrderViolations,
+  sendAll,
+  sleep,
+  uniqueName,
+  useCluster,
+  waitFor,
+  withTimeout,
+};

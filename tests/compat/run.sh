@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Runs the ali-ons compatibility tests against the built mqnamesrv + mqbroker.
+#   tests/compat/run.sh [test files...]          (default: every *.test.js here)
+# Env: COMET_BUILD_DIR (default build/release, relative to the repository root), plus the COMPAT_*
+# knobs documented in harness.js. COMPAT_TIMEOUT bounds the whole run (seconds, default 420).
+# Exit status: non-zero if npm ci or any test fails.
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+cd "$HERE"
+
+command -v node >/dev/null || { echo "compat: node is not installed" >&2; exit 2; }
+command -v npm >/dev/null || { echo "compat: npm is not installed" >&2; exit 2; }
+NODE_MAJOR=$(node -p 'process.versions.node.split(".")[0]')
+if (( NODE_MAJOR < 20 )); then
+    echo "compat: Node >= 20 is required (found $(node --version))" >&2
+    exit 2
+fi
+
+# Install ali-ons exactly as locked when node_modules is missing or was installed from another lockfile.
+STAMP=node_modules/.comet-lock.sha256
+WANT=$(cat package.json package-lock.json | sha256sum | cut -d' ' -f1)
+if [[ ! -d node_modules/ali-ons || ! -f $STAMP || "$(cat "$STAMP")" != "$WANT" ]]; then
+    echo "compat: installing locked dependencies (npm ci)"
+    timeout 300 npm ci --no-audit --no-fund --ignore-scripts
+    echo "$WANT" > "$STAMP"
+fi
+
+if (( $# > 0 )); then
+    FILES=("$@")
+else
+    FILES=(send.test.js consume.test.js retry.test.js resume.test.js rebalance.test.js)
+fi
+
+# One file at a time (each starts its own cluster; the machine is small). --test-force-exit ends a
+# file's process even if a client left a timer behind; timeout(1) bounds the whole run.
+timeout --kill-after=15 "${COMPAT_TIMEOUT:-420}" \
+    node --test --test-concurrency=1 --test-force-exit --test-reporter=spec "${FILES[@]}"
