@@ -1,0 +1,55 @@
+#pragma once
+// LogStorage: where a Raft node keeps its log and hard state. The core calls it synchronously
+// from its single thread; an implementation may buffer writes (page cache, mapped file) as long
+// as sync() later makes them durable in order.
+//
+// Contract (see docs/raft.md "Persistence ordering"):
+//  - append() and save_hard_state() may be volatile until the driver calls sync(); the core
+//    never calls sync() itself. It asks the driver to (Ready::persist) and waits for
+//    RaftNode::persisted() before sending anything that depends on the writes.
+//  - truncate_suffix() may also be volatile, but a later sync() must never make durable a log
+//    that mixes entries appended after the truncation with truncated ones (write order holds).
+//  - After a crash the storage holds a prefix of the appended log that includes everything
+//    synced; any unsynced tail may be partly present.
+//  - Entries are opaque payload bytes plus term and index; an implementation may keep them in
+//    its own format (DLedger: CommitLog messages with terms kept beside them) and hand out
+//    SharedBytes views instead of copies.
+// Snapshots/compaction are not modelled yet: first_index() is 1 (hook for later).
+
+#include <cstddef>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "base/status.h"
+#include "raft/types.h"
+
+namespace comet::raft {
+
+class LogStorage {
+public:
+    virtual ~LogStorage() = default;
+
+    virtual LogIndex first_index() const = 0;
+    // 0 when the log is empty.
+    virtual LogIndex last_index() const = 0;
+    // Term of the entry at `index`; Term(0) for index 0; nullopt outside [0, last_index()].
+    virtual std::optional<Term> term_at(LogIndex index) const = 0;
+
+    // Requires: entries are contiguous and entries.front().index == last_index() + 1.
+    virtual Status append(std::span<const Entry> entries) = 0;
+    // Removes entries [from, last_index()]. Requires: first_index() <= from.
+    virtual Status truncate_suffix(LogIndex from) = 0;
+    // Appends entries [lo, hi] to *out, stopping early (but after at least one entry) once
+    // max_bytes of payload have been read. Requires: first_index() <= lo, hi <= last_index().
+    virtual Status read(LogIndex lo, LogIndex hi, size_t max_bytes,
+                        std::vector<Entry>* out) const = 0;
+
+    virtual HardState hard_state() const = 0;
+    virtual Status save_hard_state(const HardState& hs) = 0;
+
+    // Driver-only: makes every write made so far durable. Never called by RaftNode.
+    virtual Status sync() = 0;
+};
+
+}  // namespace comet::raft

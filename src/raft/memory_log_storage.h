@@ -1,0 +1,54 @@
+#pragma once
+// MemoryLogStorage: LogStorage in memory, for unit tests, benchmarks and the simulator. It models
+// durability: writes are volatile until sync(), and crash() throws away an unsynced tail (keeping
+// a random-length part of it, like a torn page cache flush) and unsynced hard state.
+// Owner: one RaftNode driver; single-threaded. Invariant: durable_len_ <= entries_.size().
+
+#include <cstdint>
+#include <vector>
+
+#include "base/rng.h"
+#include "raft/log_storage.h"
+
+namespace comet::raft {
+
+class MemoryLogStorage final : public LogStorage {
+public:
+    MemoryLogStorage() = default;
+
+    LogIndex first_index() const override { return LogIndex(1); }
+    LogIndex last_index() const override {
+        return LogIndex(static_cast<int64_t>(entries_.size()));
+    }
+    std::optional<Term> term_at(LogIndex index) const override;
+    Status append(std::span<const Entry> entries) override;
+    Status truncate_suffix(LogIndex from) override;
+    Status read(LogIndex lo, LogIndex hi, size_t max_bytes,
+                std::vector<Entry>* out) const override;
+    HardState hard_state() const override { return hard_state_; }
+    Status save_hard_state(const HardState& hs) override;
+    Status sync() override;
+
+    // Simulated power loss: keeps the synced log plus up to `keep_unsynced` more entries of the
+    // unsynced tail, and the last synced hard state (or, when keep_unsynced_hard_state, the
+    // latest one: an unsynced write may also have reached the disk).
+    void crash(size_t keep_unsynced, bool keep_unsynced_hard_state);
+
+    // Direct access for checkers. Requires: 1 <= index <= last_index().
+    const Entry& entry(LogIndex index) const;
+    LogIndex durable_last_index() const { return LogIndex(static_cast<int64_t>(durable_len_)); }
+    const HardState& durable_hard_state() const { return durable_hard_state_; }
+    size_t unsynced_count() const { return entries_.size() - durable_len_; }
+    // Lowest index whose entry changed (appended, replaced or removed) since the last call, or
+    // last_index() + 1 when nothing changed; resets the mark. Lets checkers work incrementally.
+    LogIndex take_changed_from();
+
+private:
+    std::vector<Entry> entries_;  // entries_[i] has index i + 1
+    size_t durable_len_ = 0;
+    size_t changed_from_ = SIZE_MAX;  // 0-based position of the lowest changed slot
+    HardState hard_state_;
+    HardState durable_hard_state_;
+};
+
+}  // namespace comet::raft
