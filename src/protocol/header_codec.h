@@ -1,0 +1,138 @@
+#pragma once
+// Generic extFields <-> typed custom header codec (Java RemotingCommand#decodeCommandCustomHeader
+// and #makeCustomHeaderToNet, reference §1.7). Pure, stateless.
+//
+// A header struct lists its fields once:
+//   template <typename Self, typename V> static void fields(Self& s, V& v) {
+//       v.required("topic", s.topic);      // @CFNotNull: missing -> "the custom field topic is null"
+//       v.optional("queueId", s.queue_id); // may be absent: std::optional stays empty, plain keeps
+//   }                                      // its default
+// and gets to_ext()/from_ext() from COMET_EXT_HEADER(Type).
+// Encoding writes every plain field and every engaged optional as text (ints in decimal, bools
+// "true"/"false"). Decoding parses Java-style: Integer/Long decimal (leading '+' allowed),
+// Boolean = case-insensitive "true", anything else false.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "base/status.h"
+#include "protocol/remoting_command.h"
+
+namespace comet::protocol {
+
+// Parsers shared with the body codecs. Errors name `field` and the offending text.
+Result<int32_t> parse_ext_int32(std::string_view field, std::string_view text);
+Result<int64_t> parse_ext_int64(std::string_view field, std::string_view text);
+bool parse_java_bool(std::string_view text);
+
+// Visitor that writes fields into RemotingCommand::ext_fields.
+class ExtWriter {
+public:
+    explicit ExtWriter(RemotingCommand* cmd) : cmd_(cmd) {}
+    template <typename T>
+    void required(const char* name, const T& value) { put(name, value); }
+    template <typename T>
+    void optional(const char* name, const T& value) { put(name, value); }
+
+private:
+    void put(const char* name, const std::string& v) { cmd_->set_ext(name, v); }
+    void put(const char* name, int32_t v) { cmd_->set_ext(name, std::to_string(v)); }
+    void put(const char* name, int64_t v) { cmd_->set_ext(name, std::to_string(v)); }
+    void put(const char* name, bool v) { cmd_->set_ext(name, v ? "true" : "false"); }
+    template <typename T>
+    void put(const char* name, const std::optional<T>& v) {
+        if (v) {
+            put(name, *v);
+        }
+    }
+    RemotingCommand* cmd_;
+};
+
+// Visitor that reads fields from RemotingCommand::ext_fields; keeps the first error.
+class ExtReader {
+public:
+    explicit ExtReader(const RemotingCommand& cmd) : cmd_(cmd) {}
+    template <typename T>
+    void required(const char* name, T& out) {
+        if (!status_.is_ok()) {
+            return;
+        }
+        const std::string* v = cmd_.ext(name);
+        if (v == nullptr) {
+            status_ = Status::error(Errc::kInvalidArgument, "the custom field {} is null", name);
+            return;
+        }
+        get(name, *v, out);
+    }
+    template <typename T>
+    void optional(const char* name, T& out) {
+        if (!status_.is_ok()) {
+            return;
+        }
+        if (const std::string* v = cmd_.ext(name)) {
+            get(name, *v, out);
+        }
+    }
+    const Status& status() const { return status_; }
+
+private:
+    void get(const char*, const std::string& v, std::string& out) { out = v; }
+    void get(const char* name, const std::string& v, int32_t& out) {
+        auto r = parse_ext_int32(name, v);
+        if (r.is_ok()) {
+            out = *r;
+        } else {
+            status_ = r.status();
+        }
+    }
+    void get(const char* name, const std::string& v, int64_t& out) {
+        auto r = parse_ext_int64(name, v);
+        if (r.is_ok()) {
+            out = *r;
+        } else {
+            status_ = r.status();
+        }
+    }
+    void get(const char*, const std::string& v, bool& out) { out = parse_java_bool(v); }
+    template <typename T>
+    void get(const char* name, const std::string& v, std::optional<T>& out) {
+        T value{};
+        get(name, v, value);
+        if (status_.is_ok()) {
+            out = std::move(value);
+        }
+    }
+
+    const RemotingCommand& cmd_;
+    Status status_;
+};
+
+template <typename T>
+void write_ext_fields(const T& header, RemotingCommand* cmd) {
+    ExtWriter w(cmd);
+    T::fields(header, w);
+}
+
+template <typename T>
+Result<T> read_ext_fields(const RemotingCommand& cmd) {
+    T header{};
+    ExtReader r(cmd);
+    T::fields(header, r);
+    if (!r.status().is_ok()) {
+        return r.status();
+    }
+    return header;
+}
+
+}  // namespace comet::protocol
+
+// Declares to_ext()/from_ext() for a header struct that has a static fields() template.
+#define COMET_EXT_HEADER(Type)                                                                    \
+    void to_ext(::comet::protocol::RemotingCommand& cmd) const {                                  \
+        ::comet::protocol::write_ext_fields(*this, &cmd);                                         \
+    }                                                                                             \
+    static ::comet::Result<Type> from_ext(const ::comet::protocol::RemotingCommand& cmd) {        \
+        return ::comet::protocol::read_ext_fields<Type>(cmd);                                     \
+    }

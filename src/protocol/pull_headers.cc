@@ -1,0 +1,22 @@
+#include "protocol/pull_headers.h"
+
+namespace comet::protocol {
+
+bool SearchOffsetRequestHeader::is_upper() const {
+    if (!boundary_type || boundary_type->size() != 5) {
+        return false;
+    }
+    const char* upper = "upper";
+    for (size_t i = 0; i < 5; ++i) {
+        char c = (*boundary_type)[i];
+        if (c >= 'A' && c <= 'Z') {
+            c = static_cast<char>(c - 'A' + 'a');
+        }
+        if (c != upper[i]) {
+            return false;
+        }
+    }
+    return true;
+}
+
+}  // namespace comet::protocol

@@ -1,0 +1,64 @@
+#include "protocol/send_headers.h"
+
+#include "protocol/request_code.h"
+
+namespace comet::protocol {
+
+SendMessageRequestHeader SendMessageRequestHeaderV2::to_v1() const {
+    SendMessageRequestHeader v1;
+    v1.producer_group = a;
+    v1.topic = b;
+    v1.default_topic = c;
+    v1.default_topic_queue_nums = d;
+    v1.queue_id = e;
+    v1.sys_flag = f;
+    v1.born_timestamp = g;
+    v1.flag = h;
+    v1.properties = i;
+    v1.reconsume_times = j;
+    v1.unit_mode = k;
+    v1.max_reconsume_times = l;
+    v1.batch = m;
+    v1.broker_name = n;
+    return v1;
+}
+
+SendMessageRequestHeaderV2 SendMessageRequestHeaderV2::from_v1(const SendMessageRequestHeader& v1) {
+    SendMessageRequestHeaderV2 v2;
+    v2.a = v1.producer_group;
+    v2.b = v1.topic;
+    v2.c = v1.default_topic;
+    v2.d = v1.default_topic_queue_nums;
+    v2.e = v1.queue_id;
+    v2.f = v1.sys_flag;
+    v2.g = v1.born_timestamp;
+    v2.h = v1.flag;
+    v2.i = v1.properties;
+    v2.j = v1.reconsume_times;
+    v2.k = v1.unit_mode;
+    v2.l = v1.max_reconsume_times;
+    v2.m = v1.batch;
+    v2.n = v1.broker_name;
+    return v2;
+}
+
+Result<SendMessageRequestHeader> decode_send_message_header(const RemotingCommand& cmd) {
+    switch (cmd.code) {
+        case RequestCode::kSendMessage:
+            return SendMessageRequestHeader::from_ext(cmd);
+        case RequestCode::kSendMessageV2:
+        case RequestCode::kSendBatchMessage: {
+            COMET_ASSIGN_OR_RETURN(auto v2, SendMessageRequestHeaderV2::from_ext(cmd));
+            return v2.to_v1();
+        }
+        default:
+            return Status::error(Errc::kInvalidArgument, "request code {} ({}) is not a send",
+                                 cmd.code, request_code_name(cmd.code));
+    }
+}
+
+bool is_batch_send(const RemotingCommand& cmd, const SendMessageRequestHeader& header) {
+    return cmd.code == RequestCode::kSendBatchMessage || header.batch.value_or(false);
+}
+
+}  // namespace comet::protocol
