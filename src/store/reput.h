@@ -1,0 +1,126 @@
+#pragma once
+// ReputMessageService: the dispatch thread ("ReputMessageService"). It reads CommitLog records
+// from reput_from_offset up to the CommitLog's *dispatchable* max offset (the write end, or in
+// DLedger/controller mode the committed/confirmed end), turns each into a DispatchRequest and
+// hands it to the store's dispatch function (ConsumeQueue unit, index keys, arrival
+// notification). Mirrors Java DefaultMessageStore.ReputMessageService + checkMessageAndReturnSize.
+//
+// Owner: MessageStore. Threads: its own thread after start(); before start() (recovery) the
+// owner may call do_reput() directly. do_reput() is serialised by reput_mu_.
+// Invariant: reput_from_offset only grows, except set_reput_from_offset() by the owner while
+// the thread is stopped (recovery, truncation).
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/mutex.h"
+#include "base/status.h"
+#include "store/mapped_file.h"
+#include "store/put_message_status.h"
+
+namespace comet::store {
+
+// The CommitLog as the dispatcher sees it (implemented by MessageStore over CommitLog).
+class CommitLogReader {
+public:
+    virtual ~CommitLogReader() = default;
+    // End of what may be dispatched (write end; committed end under DLedger).
+    virtual PhysicalOffset dispatchable_max_offset() const = 0;
+    // Bytes from `offset` to the end of written data in the segment holding it; nullopt when
+    // there is no such segment (deleted, or offset at the very end).
+    virtual std::optional<MappedView> read_from(PhysicalOffset offset) const = 0;
+    // Start of the segment after the one holding `offset`.
+    virtual PhysicalOffset roll_next_file(PhysicalOffset offset) const = 0;
+    // First offset still present in the CommitLog.
+    virtual PhysicalOffset min_offset() const = 0;
+};
+
+// One CommitLog record as dispatch sees it (Java DispatchRequest).
+struct DispatchRequest {
+    std::string topic;
+    int32_t queue_id = 0;
+    PhysicalOffset commit_log_offset{0};
+    int32_t msg_size = 0;
+    int64_t tags_code = 0;
+    int64_t store_timestamp = 0;
+    QueueOffset consume_queue_offset{0};
+    std::string keys;
+    std::string uniq_key;
+    int32_t sys_flag = 0;
+    int64_t prepared_transaction_offset = 0;
+};
+
+// Delay levels in ms, parsed from messageDelayLevel ("1s 5s 10s 30s 1m ... 2h").
+std::vector<int64_t> parse_message_delay_level(std::string_view text);
+inline constexpr std::string_view kDefaultMessageDelayLevel =
+    "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h";
+inline constexpr std::string_view kScheduleTopic = "SCHEDULE_TOPIC_XXXX";
+
+enum class CheckResult {
+    kMessage,     // a complete record: *out filled, size = its TOTALSIZE
+    kBlank,       // the end-of-segment filler: continue in the next segment
+    kCorrupt,     // bad magic/CRC/lengths with a plausible TOTALSIZE: size bytes can be skipped
+    kEnd,         // no complete record here (end of data)
+};
+
+// Parses the record at data[0] (at most `len` bytes available) like Java
+// CommitLog#checkMessageAndReturnSize. On kMessage/kCorrupt sets *size to TOTALSIZE.
+// The tagsCode of a SCHEDULE_TOPIC_XXXX record with DELAY > 0 is its delivery time.
+CheckResult check_message_and_return_size(const uint8_t* data, size_t len, bool check_crc,
+                                          const std::vector<int64_t>& delay_levels_ms,
+                                          DispatchRequest* out, int32_t* size);
+
+class ReputMessageService {
+public:
+    // dispatch: applied to every record in CommitLog order; a non-OK status stops the pass at
+    // that record (retried on the next pass).
+    using DispatchFn = std::function<Status(const DispatchRequest&)>;
+
+    ReputMessageService(const CommitLogReader& reader, DispatchFn dispatch,
+                        std::vector<int64_t> delay_levels_ms);
+    ~ReputMessageService();
+
+    void set_reput_from_offset(PhysicalOffset offset);
+    PhysicalOffset reput_from_offset() const {
+        return PhysicalOffset(reput_from_offset_.load(std::memory_order_acquire));
+    }
+    // Bytes written but not yet dispatched.
+    int64_t behind() const;
+
+    // Dispatches every available record now. Returns how many were dispatched, or the
+    // dispatch function's error (progress up to the failing record is kept).
+    Result<int64_t> do_reput();
+
+    void start();
+    void shutdown();
+    // Wakes the thread (called after each put so dispatch latency stays low).
+    void wakeup();
+
+    int64_t dispatched_total() const { return dispatched_total_.load(std::memory_order_relaxed); }
+    int64_t corrupt_skipped() const { return corrupt_skipped_.load(std::memory_order_relaxed); }
+
+private:
+    void run();
+
+    const CommitLogReader& reader_;
+    const DispatchFn dispatch_;
+    const std::vector<int64_t> delay_levels_ms_;
+    Mutex reput_mu_;  // serialises do_reput()
+    std::atomic<int64_t> reput_from_offset_{0};
+    std::atomic<int64_t> dispatched_total_{0};
+    std::atomic<int64_t> corrupt_skipped_{0};
+
+    Mutex wake_mu_;
+    std::condition_variable_any wake_cv_;
+    bool wake_pending_ GUARDED_BY(wake_mu_) = false;
+    bool stopping_ GUARDED_BY(wake_mu_) = false;
+    std::thread thread_;
+};
+
+}  // namespace comet::store
