@@ -1,0 +1,163 @@
+#include "protocol/message_ext.h"
+
+#include <arpa/inet.h>
+
+#include <charconv>
+
+namespace comet::protocol {
+
+const std::string* MessageProperties::get(std::string_view key) const {
+    for (const auto& [k, v] : entries_) {
+        if (k == key) {
+            return &v;
+        }
+    }
+    return nullptr;
+}
+
+void MessageProperties::set(std::string_view key, std::string_view value) {
+    for (auto& [k, v] : entries_) {
+        if (k == key) {
+            v = value;
+            return;
+        }
+    }
+    entries_.emplace_back(std::string(key), std::string(value));
+}
+
+bool MessageProperties::erase(std::string_view key) {
+    for (auto it = entries_.begin(); it != entries_.end(); ++it) {
+        if (it->first == key) {
+            entries_.erase(it);
+            return true;
+        }
+    }
+    return false;
+}
+
+std::string message_properties_to_string(const MessageProperties& props) {
+    std::string out;
+    size_t n = 0;
+    for (const auto& [k, v] : props.entries()) {
+        n += k.size() + v.size() + 2;
+    }
+    out.reserve(n);
+    for (const auto& [k, v] : props.entries()) {
+        out.append(k);
+        out.push_back(kNameValueSeparator);
+        out.append(v);
+        out.push_back(kPropertySeparator);
+    }
+    if (!out.empty()) {
+        out.pop_back();  // 4.9.x drops the last separator (seen in the captured CommitLog)
+    }
+    return out;
+}
+
+MessageProperties string_to_message_properties(std::string_view s) {
+    MessageProperties props;
+    size_t start = 0;
+    while (start < s.size()) {
+        size_t end = s.find(kPropertySeparator, start);
+        if (end == std::string_view::npos) {
+            end = s.size();
+        }
+        std::string_view item = s.substr(start, end - start);
+        size_t sep = item.find(kNameValueSeparator);
+        if (sep != std::string_view::npos && sep > 0 && sep + 1 < item.size()) {
+            props.set(item.substr(0, sep), item.substr(sep + 1));
+        }
+        start = end + 1;
+    }
+    return props;
+}
+
+HostAddress HostAddress::ipv4(uint8_t a, uint8_t b, uint8_t c, uint8_t d, int32_t port) {
+    HostAddress h;
+    h.ip[0] = a;
+    h.ip[1] = b;
+    h.ip[2] = c;
+    h.ip[3] = d;
+    h.port = port;
+    return h;
+}
+
+std::string HostAddress::to_string() const {
+    char buf[INET6_ADDRSTRLEN] = {};
+    if (v6) {
+        ::inet_ntop(AF_INET6, ip.data(), buf, sizeof(buf));
+        return fmt::format("[{}]:{}", buf, port);
+    }
+    ::inet_ntop(AF_INET, ip.data(), buf, sizeof(buf));
+    return fmt::format("{}:{}", buf, port);
+}
+
+Result<HostAddress> parse_host_address(std::string_view text) {
+    size_t colon = text.rfind(':');
+    if (colon == std::string_view::npos || colon + 1 >= text.size()) {
+        return Status::error(Errc::kInvalidArgument, "host address '{}' has no port", text);
+    }
+    std::string_view host = text.substr(0, colon);
+    std::string_view port_s = text.substr(colon + 1);
+    int port = 0;
+    auto [p, ec] = std::from_chars(port_s.data(), port_s.data() + port_s.size(), port);
+    if (ec != std::errc() || p != port_s.data() + port_s.size() || port < 0 || port > 65535) {
+        return Status::error(Errc::kInvalidArgument, "host address '{}' has a bad port", text);
+    }
+    HostAddress h;
+    h.port = port;
+    if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+        std::string h6(host.substr(1, host.size() - 2));
+        if (::inet_pton(AF_INET6, h6.c_str(), h.ip.data()) != 1) {
+            return Status::error(Errc::kInvalidArgument, "bad IPv6 address in '{}'", text);
+        }
+        h.v6 = true;
+        return h;
+    }
+    std::string h4(host);
+    if (::inet_pton(AF_INET, h4.c_str(), h.ip.data()) != 1) {
+        return Status::error(Errc::kInvalidArgument, "bad IPv4 address in '{}'", text);
+    }
+    return h;
+}
+
+void MessageExt::set_property(std::string_view key, std::string_view value) {
+    properties.set(key, value);
+    stored_properties.reset();
+}
+
+bool MessageExt::erase_property(std::string_view key) {
+    stored_properties.reset();
+    return properties.erase(key);
+}
+
+std::string MessageExt::properties_string() const {
+    return stored_properties ? *stored_properties : message_properties_to_string(properties);
+}
+
+std::string MessageExt::tags() const {
+    const std::string* v = properties.get(property::kTags);
+    return v != nullptr ? *v : std::string();
+}
+
+std::string MessageExt::keys() const {
+    const std::string* v = properties.get(property::kKeys);
+    return v != nullptr ? *v : std::string();
+}
+
+std::string MessageExt::unique_id() const {
+    const std::string* v = properties.get(property::kUniqClientMessageIdKeyIdx);
+    return v != nullptr ? *v : msg_id;
+}
+
+bool MessageExt::wait_store_msg_ok() const {
+    const std::string* v = properties.get(property::kWaitStoreMsgOk);
+    if (v == nullptr) {
+        return true;
+    }
+    // Java Boolean.parseBoolean: only "true" in any case is true.
+    return v->size() == 4 && (((*v)[0] | 0x20) == 't') && (((*v)[1] | 0x20) == 'r') &&
+           (((*v)[2] | 0x20) == 'u') && (((*v)[3] | 0x20) == 'e');
+}
+
+}  // namespace comet::protocol
