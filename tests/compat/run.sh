@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs the ali-ons compatibility tests against the built mqnamesrv + mqbroker.
-#   tests/compat/run.sh [test files...]          (default: every *.test.js here)
+#   tests/compat/run.sh [test files...]               (default: the five scenario files)
+#   tests/compat/run.sh --self-test [test files...]   the same tests against selftest/fake_cluster.js,
+#                                                     to check the suite itself without a Comet build
 # Env: COMET_BUILD_DIR (default build/release, relative to the repository root), plus the COMPAT_*
 # knobs documented in harness.js. COMPAT_TIMEOUT bounds the whole run (seconds, default 420).
 # Exit status: non-zero if npm ci or any test fails.
@@ -23,6 +25,20 @@ if [[ ! -d node_modules/ali-ons || ! -f $STAMP || "$(cat "$STAMP")" != "$WANT" ]
     echo "compat: installing locked dependencies (npm ci)"
     timeout 300 npm ci --no-audit --no-fund --ignore-scripts
     echo "$WANT" > "$STAMP"
+fi
+
+if [[ "${1:-}" == "--self-test" ]]; then
+    shift
+    FAKE_DIR=$(mktemp -d "${TMPDIR:-/tmp}/comet-compat-fake.XXXXXX")
+    trap 'rm -rf "$FAKE_DIR"' EXIT
+    for role in namesrv broker; do
+        mkdir -p "$FAKE_DIR/apps/mq$role"
+        printf '#!/bin/sh\nexec node "%s" %s "$@"\n' "$HERE/selftest/fake_cluster.js" "$role" \
+            > "$FAKE_DIR/apps/mq$role/mq$role"
+        chmod +x "$FAKE_DIR/apps/mq$role/mq$role"
+    done
+    export COMET_BUILD_DIR=$FAKE_DIR
+    echo "compat: SELF-TEST against the JS stand-in in selftest/ (this does not test Comet)"
 fi
 
 if (( $# > 0 )); then
