@@ -1,0 +1,250 @@
+#include "broker/broker_config.h"
+
+#include <charconv>
+#include <cstdlib>
+#include <variant>
+
+#include "broker/delay_levels.h"
+
+namespace comet::broker {
+namespace {
+
+using Field = std::variant<std::string BrokerConfig::*, int64_t BrokerConfig::*,
+                           int32_t BrokerConfig::*, bool BrokerConfig::*>;
+
+struct Entry {
+    std::string_view key;
+    Field field;
+};
+
+const std::vector<Entry>& fields() {
+    static const std::vector<Entry> kFields = {
+        {"brokerClusterName", &BrokerConfig::broker_cluster_name},
+        {"brokerName", &BrokerConfig::broker_name},
+        {"brokerId", &BrokerConfig::broker_id},
+        {"listenPort", &BrokerConfig::listen_port},
+        {"namesrvAddr", &BrokerConfig::namesrv_addr},
+        {"brokerIP1", &BrokerConfig::broker_ip1},
+        {"brokerIP2", &BrokerConfig::broker_ip2},
+        {"haListenPort", &BrokerConfig::ha_listen_port},
+        {"storePathRootDir", &BrokerConfig::store_path_root_dir},
+        {"logDir", &BrokerConfig::log_dir},
+        {"brokerRole", &BrokerConfig::broker_role},
+        {"flushDiskType", &BrokerConfig::flush_disk_type},
+        {"autoCreateTopicEnable", &BrokerConfig::auto_create_topic_enable},
+        {"autoCreateSubscriptionGroup", &BrokerConfig::auto_create_subscription_group},
+        {"defaultTopicQueueNums", &BrokerConfig::default_topic_queue_nums},
+        {"brokerPermission", &BrokerConfig::broker_permission},
+        {"clusterTopicEnable", &BrokerConfig::cluster_topic_enable},
+        {"brokerTopicEnable", &BrokerConfig::broker_topic_enable},
+        {"traceTopicEnable", &BrokerConfig::trace_topic_enable},
+        {"msgTraceTopicName", &BrokerConfig::msg_trace_topic_name},
+        {"registerNameServerPeriod", &BrokerConfig::register_name_server_period},
+        {"registerBrokerTimeoutMills", &BrokerConfig::register_broker_timeout_mills},
+        {"longPollingEnable", &BrokerConfig::long_polling_enable},
+        {"shortPollingTimeMills", &BrokerConfig::short_polling_time_mills},
+        {"messageDelayLevel", &BrokerConfig::message_delay_level},
+        {"maxReconsumeTimes", &BrokerConfig::max_reconsume_times},
+        {"regionId", &BrokerConfig::region_id},
+        {"traceOn", &BrokerConfig::trace_on},
+        {"notifyConsumerIdsChangedEnable", &BrokerConfig::notify_consumer_ids_changed_enable},
+        {"channelExpiredTimeout", &BrokerConfig::channel_expired_timeout},
+        {"flushConsumerOffsetInterval", &BrokerConfig::flush_consumer_offset_interval},
+        {"rejectTransactionMessage", &BrokerConfig::reject_transaction_message},
+        {"maxMessageSize", &BrokerConfig::max_message_size},
+        {"slaveReadEnable", &BrokerConfig::slave_read_enable},
+        {"defaultQueryMaxNum", &BrokerConfig::default_query_max_num},
+        {"rebalanceLockMaxLiveTime", &BrokerConfig::rebalance_lock_max_live_time},
+        {"maxTransferCountOnMessageInMemory", &BrokerConfig::max_msg_nums_batch},
+        {"maxTransferBytesOnMessageInMemory", &BrokerConfig::max_transfer_bytes},
+        {"sendMessageThreadPoolNums", &BrokerConfig::send_message_thread_pool_nums},
+        {"pullMessageThreadPoolNums", &BrokerConfig::pull_message_thread_pool_nums},
+        {"startAcceptSendRequestTimeStamp", &BrokerConfig::start_accept_send_request_time_stamp},
+    };
+    return kFields;
+}
+
+std::string_view trim(std::string_view s) {
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) {
+        s.remove_prefix(1);
+    }
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) {
+        s.remove_suffix(1);
+    }
+    return s;
+}
+
+template <typename T>
+bool parse_int(std::string_view s, T* out) {
+    s = trim(s);
+    const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+    return ec == std::errc() && p == s.data() + s.size();
+}
+
+}  // namespace
+
+Status BrokerConfig::set(std::string_view key, std::string_view value) {
+    for (const auto& e : fields()) {
+        if (e.key != key) {
+            continue;
+        }
+        const std::string_view v = trim(value);
+        if (auto* s = std::get_if<std::string BrokerConfig::*>(&e.field)) {
+            this->*(*s) = std::string(v);
+        } else if (auto* i64 = std::get_if<int64_t BrokerConfig::*>(&e.field)) {
+            if (!parse_int(v, &(this->*(*i64)))) {
+                return Status::error(Errc::kInvalidArgument, "{}: '{}' is not an integer", key, v);
+            }
+        } else if (auto* i32 = std::get_if<int32_t BrokerConfig::*>(&e.field)) {
+            if (!parse_int(v, &(this->*(*i32)))) {
+                return Status::error(Errc::kInvalidArgument, "{}: '{}' is not an integer", key, v);
+            }
+        } else if (auto* b = std::get_if<bool BrokerConfig::*>(&e.field)) {
+            if (v == "true") {
+                this->*(*b) = true;
+            } else if (v == "false") {
+                this->*(*b) = false;
+            } else {
+                return Status::error(Errc::kInvalidArgument, "{}: '{}' is not true/false", key, v);
+            }
+        }
+        return Status::ok();
+    }
+    extra[std::string(key)] = std::string(trim(value));
+    return Status::ok();
+}
+
+Status BrokerConfig::apply(const std::map<std::string, std::string>& props) {
+    for (const auto& [k, v] : props) {
+        COMET_RETURN_IF_ERROR(set(k, v));
+    }
+    return Status::ok();
+}
+
+std::map<std::string, std::string> BrokerConfig::to_properties() const {
+    std::map<std::string, std::string> out = extra;
+    for (const auto& e : fields()) {
+        std::string v;
+        if (auto* s = std::get_if<std::string BrokerConfig::*>(&e.field)) {
+            v = this->*(*s);
+        } else if (auto* i64 = std::get_if<int64_t BrokerConfig::*>(&e.field)) {
+            v = std::to_string(this->*(*i64));
+        } else if (auto* i32 = std::get_if<int32_t BrokerConfig::*>(&e.field)) {
+            v = std::to_string(this->*(*i32));
+        } else if (auto* b = std::get_if<bool BrokerConfig::*>(&e.field)) {
+            v = (this->*(*b)) ? "true" : "false";
+        }
+        out[std::string(e.key)] = v;
+    }
+    return out;
+}
+
+Status BrokerConfig::validate() const {
+    if (listen_port < 0 || listen_port > 65535) {
+        return Status::error(Errc::kInvalidArgument, "listenPort {} out of range", listen_port);
+    }
+    if (ha_listen_port < 0 || ha_listen_port > 65535) {
+        return Status::error(Errc::kInvalidArgument, "haListenPort {} out of range", ha_listen_port);
+    }
+    if (broker_name.empty()) {
+        return Status::error(Errc::kInvalidArgument, "brokerName must not be empty");
+    }
+    if (broker_cluster_name.empty()) {
+        return Status::error(Errc::kInvalidArgument, "brokerClusterName must not be empty");
+    }
+    if (broker_id < 0) {
+        return Status::error(Errc::kInvalidArgument, "brokerId {} must be >= 0", broker_id);
+    }
+    if (default_topic_queue_nums <= 0 || default_topic_queue_nums > 1024) {
+        return Status::error(Errc::kInvalidArgument, "defaultTopicQueueNums {} not in [1, 1024]",
+                             default_topic_queue_nums);
+    }
+    if (broker_permission < 0 || broker_permission > 15) {
+        return Status::error(Errc::kInvalidArgument, "brokerPermission {} not in [0, 15]",
+                             broker_permission);
+    }
+    if (register_name_server_period <= 0) {
+        return Status::error(Errc::kInvalidArgument, "registerNameServerPeriod must be > 0");
+    }
+    if (max_message_size <= 0) {
+        return Status::error(Errc::kInvalidArgument, "maxMessageSize must be > 0");
+    }
+    COMET_ASSIGN_OR_RETURN(auto levels, DelayLevels::parse(message_delay_level));
+    (void)levels;
+    return Status::ok();
+}
+
+std::string BrokerConfig::broker_addr() const {
+    return broker_ip1 + ":" + std::to_string(listen_port);
+}
+
+std::string BrokerConfig::ha_server_addr() const {
+    return (broker_ip2.empty() ? broker_ip1 : broker_ip2) + ":" + std::to_string(ha_listen_port);
+}
+
+std::string BrokerConfig::store_root() const {
+    const char* home = std::getenv("HOME");
+    const std::string h = home != nullptr ? home : ".";
+    if (store_path_root_dir.empty()) {
+        return h + "/store";
+    }
+    if (store_path_root_dir[0] == '~') {
+        return h + store_path_root_dir.substr(1);
+    }
+    return store_path_root_dir;
+}
+
+std::vector<std::string> BrokerConfig::namesrv_list() const {
+    std::vector<std::string> out;
+    std::string_view rest = namesrv_addr;
+    while (!rest.empty()) {
+        const size_t p = rest.find_first_of(";,");
+        const std::string_view item = trim(rest.substr(0, p));
+        if (!item.empty()) {
+            out.emplace_back(item);
+        }
+        if (p == std::string_view::npos) {
+            break;
+        }
+        rest.remove_prefix(p + 1);
+    }
+    return out;
+}
+
+Result<std::map<std::string, std::string>> parse_properties(std::string_view text) {
+    std::map<std::string, std::string> out;
+    int line_no = 0;
+    while (!text.empty()) {
+        const size_t nl = text.find('\n');
+        std::string_view line = trim(text.substr(0, nl));
+        text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
+        ++line_no;
+        if (line.empty() || line[0] == '#' || line[0] == '!') {
+            continue;
+        }
+        const size_t sep = line.find_first_of("=:");
+        if (sep == std::string_view::npos) {
+            return Status::error(Errc::kInvalidArgument, "line {}: expected key=value, got '{}'",
+                                 line_no, line);
+        }
+        const std::string_view key = trim(line.substr(0, sep));
+        if (key.empty()) {
+            return Status::error(Errc::kInvalidArgument, "line {}: empty key", line_no);
+        }
+        out[std::string(key)] = std::string(trim(line.substr(sep + 1)));
+    }
+    return out;
+}
+
+std::string properties_to_string(const std::map<std::string, std::string>& props) {
+    std::string out;
+    for (const auto& [k, v] : props) {
+        out += k;
+        out += '=';
+        out += v;
+        out += '\n';
+    }
+    return out;
+}
+
+}  // namespace comet::broker

@@ -1,0 +1,99 @@
+#pragma once
+// BrokerConfig: the broker's settings under RocketMQ's property names (BrokerConfig +
+// NettyServerConfig keys that the broker reads). Loaded from a properties file / command line by
+// apps/mqbroker; changed at runtime by UPDATE_BROKER_CONFIG. Keys this struct does not know (the
+// store's, for instance) are kept in `extra` so they reach the store config and come back in
+// GET_BROKER_CONFIG. Owned by BrokerController; copied into components at start. Not thread-safe:
+// the controller guards the live copy with its own mutex.
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+
+namespace comet::broker {
+
+inline constexpr std::string_view kDefaultMessageDelayLevel =
+    "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h";
+
+struct BrokerConfig {
+    std::string broker_cluster_name = "DefaultCluster";  // brokerClusterName
+    std::string broker_name = "broker-a";                // brokerName (Java: hostname)
+    int64_t broker_id = 0;                               // brokerId, 0 = master
+    int32_t listen_port = 10911;                         // listenPort
+    std::string namesrv_addr;                            // namesrvAddr "a:9876;b:9876"
+    std::string broker_ip1 = "127.0.0.1";                // brokerIP1 (advertised)
+    std::string broker_ip2;                              // brokerIP2 (HA; empty = brokerIP1)
+    int32_t ha_listen_port = 10912;                      // haListenPort
+    std::string store_path_root_dir;                     // storePathRootDir (empty: ~/store)
+    std::string log_dir;                                 // logDir (empty: ~/logs/comet)
+    std::string broker_role = "ASYNC_MASTER";            // brokerRole
+    std::string flush_disk_type = "ASYNC_FLUSH";         // flushDiskType
+    bool auto_create_topic_enable = true;                // autoCreateTopicEnable
+    bool auto_create_subscription_group = true;          // autoCreateSubscriptionGroup
+    int32_t default_topic_queue_nums = 8;                // defaultTopicQueueNums
+    int32_t broker_permission = 6;                       // brokerPermission (PermName bits)
+    bool cluster_topic_enable = true;                    // clusterTopicEnable
+    bool broker_topic_enable = true;                     // brokerTopicEnable
+    bool trace_topic_enable = false;                     // traceTopicEnable
+    std::string msg_trace_topic_name = "RMQ_SYS_TRACE_TOPIC";  // msgTraceTopicName
+    int64_t register_name_server_period = 30000;         // registerNameServerPeriod (ms)
+    int64_t register_broker_timeout_mills = 6000;        // registerBrokerTimeoutMills
+    bool long_polling_enable = true;                     // longPollingEnable
+    int64_t short_polling_time_mills = 1000;             // shortPollingTimeMills
+    std::string message_delay_level{kDefaultMessageDelayLevel};  // messageDelayLevel
+    int32_t max_reconsume_times = 16;                    // maxReconsumeTimes (new groups' retryMaxTimes)
+    std::string region_id = "DefaultRegion";             // regionId -> MSG_REGION
+    bool trace_on = true;                                // traceOn -> TRACE_ON
+    bool notify_consumer_ids_changed_enable = true;      // notifyConsumerIdsChangedEnable
+    int64_t channel_expired_timeout = 120000;            // channelExpiredTimeout (ms)
+    int64_t flush_consumer_offset_interval = 5000;       // flushConsumerOffsetInterval (ms)
+    bool reject_transaction_message = false;             // rejectTransactionMessage
+    int32_t max_message_size = 4 * 1024 * 1024;          // maxMessageSize (body bytes)
+    bool slave_read_enable = false;                      // slaveReadEnable
+    int32_t default_query_max_num = 32;                  // defaultQueryMaxNum
+    int64_t rebalance_lock_max_live_time = 60000;        // rocketmq.broker.rebalance.lockMaxLiveTime
+    int32_t max_msg_nums_batch = 32;                     // maxTransferCountOnMessageInMemory
+    int32_t max_transfer_bytes = 256 * 1024;             // maxTransferBytesOnMessageInMemory
+    int32_t send_message_thread_pool_nums = 4;           // sendMessageThreadPoolNums
+    int32_t pull_message_thread_pool_nums = 4;           // pullMessageThreadPoolNums
+    int64_t start_accept_send_request_time_stamp = 0;    // startAcceptSendRequestTimeStamp
+
+    // Properties this struct does not model, passed through (store settings and the like).
+    std::map<std::string, std::string> extra;
+
+    // Sets one property by its RocketMQ name. Unknown keys go to `extra`. Errors:
+    // kInvalidArgument naming the key when the value does not parse.
+    Status set(std::string_view key, std::string_view value);
+
+    // Applies every pair; stops at the first error.
+    Status apply(const std::map<std::string, std::string>& props);
+
+    // Every property (known and extra) as strings, keyed by RocketMQ name, sorted.
+    std::map<std::string, std::string> to_properties() const;
+
+    // Checks cross-field rules (ports in range, queue nums > 0, delay levels parse).
+    Status validate() const;
+
+    // "brokerIP1:listenPort".
+    std::string broker_addr() const;
+    // "brokerIP2:haListenPort" (brokerIP1 when brokerIP2 is empty).
+    std::string ha_server_addr() const;
+    // storePathRootDir, with "~" and empty resolved to $HOME/store.
+    std::string store_root() const;
+    // namesrvAddr split on ';' (and ','), trimmed, empty entries dropped.
+    std::vector<std::string> namesrv_list() const;
+    bool is_master() const { return broker_id == 0; }
+};
+
+// Parses a Java properties text ("k=v" / "k: v" lines, '#' and '!' comments, trimmed).
+// Errors: kInvalidArgument with the line number.
+Result<std::map<std::string, std::string>> parse_properties(std::string_view text);
+
+// Writes "k=v\n" lines (the body of GET_BROKER_CONFIG, as MixAll.properties2String).
+std::string properties_to_string(const std::map<std::string, std::string>& props);
+
+}  // namespace comet::broker
