@@ -1,0 +1,152 @@
+#pragma once
+// RouteInfoManager: the NameServer's routing tables (Java namesrv RouteInfoManager), as pure
+// logic: no sockets, time from an injected Clock, connections known only as ChannelIds.
+//
+// Tables (Java names):
+//   clusterAddrTable  cluster -> {brokerName}
+//   brokerAddrTable   brokerName -> BrokerData {cluster, brokerId -> addr}
+//   topicQueueTable   topic -> brokerName -> QueueData (taken from the group's master only)
+//   brokerLiveTable   (cluster, brokerAddr) -> last heartbeat, timeout, DataVersion, channel, HA addr
+//   filterServerTable (cluster, brokerAddr) -> filter servers
+//
+// Owner: NamesrvController. Threads: request executors and the scan timer call any method;
+// one Mutex guards every table (Java uses a ReadWriteLock). The lock is a leaf: no callback or
+// other module is called while holding it; channels to close are returned to the caller.
+// Invariants: every brokerName in clusterAddrTable has a BrokerData with >= 1 address; every
+// address in a BrokerData has a live entry (it is removed together with it); topicQueueTable
+// holds no empty topic maps.
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/mutex.h"
+#include "base/status.h"
+#include "namesrv/route_types.h"
+
+namespace comet::namesrv {
+
+// Everything REGISTER_BROKER carries (header + RegisterBrokerBody), already decoded.
+struct RegisterBrokerRequest {
+    std::string cluster_name;
+    std::string broker_addr;
+    std::string broker_name;
+    int64_t broker_id = kMasterId;
+    std::string ha_server_addr;
+    std::optional<int64_t> heartbeat_timeout_millis;  // absent: brokerChannelExpiredTime
+    bool enable_acting_master = false;
+    std::optional<std::string> zone_name;
+    DataVersion data_version;
+    std::map<std::string, TopicConfig> topic_config_table;  // full, or only changed topics
+    std::vector<std::string> filter_server_list;
+    ChannelId channel = 0;
+};
+
+// Filled only for a slave whose master is alive: where to connect for HA replication.
+struct RegisterBrokerResult {
+    std::string ha_server_addr;
+    std::string master_addr;
+};
+
+// A broker removed by the expiry scan; its channel (if any) should be closed.
+struct ExpiredBroker {
+    std::string cluster_name;
+    std::string broker_addr;
+    ChannelId channel = 0;
+};
+
+class RouteInfoManager {
+public:
+    // `default_expired_time` is NamesrvConfig.brokerChannelExpiredTime (120 s in RocketMQ).
+    RouteInfoManager(const Clock& clock, std::chrono::milliseconds default_expired_time);
+
+    // RouteInfoManager#registerBroker. Adds the broker to its cluster and group, drops any other
+    // brokerId of the group registered from the same address (slave promoted to master), refreshes
+    // queue data from a master's topic configs when its DataVersion changed or it is new, and
+    // records the heartbeat. A registration whose brokerId is held by another live address with a
+    // larger DataVersion.stateVersion is ignored (stale) and returns an empty result.
+    // Errors: kInvalidArgument when cluster, name or address is empty or brokerId < 0.
+    Result<RegisterBrokerResult> register_broker(const RegisterBrokerRequest& req);
+
+    // RouteInfoManager#unregisterBroker. Unknown brokers are ignored.
+    void unregister_broker(const std::string& cluster_name, const std::string& broker_addr,
+                           const std::string& broker_name, int64_t broker_id);
+
+    // The route of a topic, or nullopt when no live group serves it (TOPIC_NOT_EXIST).
+    std::optional<TopicRouteData> pick_topic_route_data(const std::string& topic) const;
+
+    ClusterInfo get_all_cluster_info() const;
+    // Sorted topic names.
+    std::vector<std::string> get_all_topic_list() const;
+    // Topics served by the groups of one cluster, sorted.
+    std::vector<std::string> get_topics_by_cluster(const std::string& cluster_name) const;
+    // Removes a topic's queue data: all of it, or only the groups of `cluster_name` when given.
+    // Returns false when the topic was unknown.
+    bool delete_topic(const std::string& topic, const std::optional<std::string>& cluster_name);
+    // Live addresses of one group by brokerId (empty map when unknown).
+    BrokerMemberGroup get_broker_member_group(const std::string& cluster_name,
+                                              const std::string& broker_name) const;
+
+    // QUERY_DATA_VERSION support: true when the stored version differs (or the broker is unknown).
+    bool is_broker_topic_config_changed(const std::string& cluster_name,
+                                        const std::string& broker_addr,
+                                        const DataVersion& version) const;
+    std::optional<DataVersion> query_broker_topic_config(const std::string& cluster_name,
+                                                         const std::string& broker_addr) const;
+    // BROKER_HEARTBEAT / unchanged QUERY_DATA_VERSION: refresh the live timestamp. Returns false
+    // for an unknown broker.
+    bool update_broker_info_update_timestamp(const std::string& cluster_name,
+                                             const std::string& broker_addr);
+
+    // Removes every broker whose last heartbeat is older than its timeout; returns them so the
+    // caller can close their channels (RouteInfoManager#scanNotActiveBroker).
+    std::vector<ExpiredBroker> scan_not_active_broker();
+
+    // The broker connection `channel` closed: remove the broker(s) registered over it
+    // (RouteInfoManager#onChannelDestroy). Returns the removed addresses.
+    std::vector<std::string> on_channel_destroy(ChannelId channel);
+
+    // Number of live brokers (for logs and tests).
+    size_t live_broker_count() const;
+
+    // Checks the class invariants (tests call it after each step); false with a log on violation.
+    bool check_invariants() const;
+
+private:
+    struct LiveKey {
+        std::string cluster;
+        std::string addr;
+        auto operator<=>(const LiveKey&) const = default;
+    };
+    struct BrokerLiveInfo {
+        TimePoint last_update;
+        std::chrono::milliseconds timeout;
+        DataVersion data_version;
+        ChannelId channel = 0;
+        std::string ha_server_addr;
+    };
+
+    // Removes one live broker (cluster, addr) and everything only it kept alive.
+    void remove_broker_locked(const LiveKey& key) REQUIRES(mu_);
+    // Drops the queue data of a group that has no member left.
+    void remove_topic_by_broker_name_locked(const std::string& broker_name) REQUIRES(mu_);
+    void create_and_update_queue_data_locked(const std::string& broker_name,
+                                             const TopicConfig& tc) REQUIRES(mu_);
+
+    const Clock& clock_;
+    const std::chrono::milliseconds default_expired_time_;
+
+    mutable Mutex mu_;
+    std::map<std::string, std::set<std::string>> cluster_addr_table_ GUARDED_BY(mu_);
+    std::map<std::string, BrokerData> broker_addr_table_ GUARDED_BY(mu_);
+    std::map<std::string, std::map<std::string, QueueData>> topic_queue_table_ GUARDED_BY(mu_);
+    std::map<LiveKey, BrokerLiveInfo> broker_live_table_ GUARDED_BY(mu_);
+    std::map<LiveKey, std::vector<std::string>> filter_server_table_ GUARDED_BY(mu_);
+};
+
+}  // namespace comet::namesrv
