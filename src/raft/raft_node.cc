@@ -671,6 +671,11 @@ Status RaftNode::transfer_leadership(NodeId to) {
         t.term = term_;
         send(std::move(t));
     } else {
+        // Restart from a fresh probe: a full pipeline to a lagging node may be stuck behind
+        // lost messages, and the transfer has only one election timeout.
+        pr.state = Progress::State::kProbe;
+        pr.next = pr.match + 1;
+        pr.inflight.clear();
         pr.probe_sent = false;
         send_appends(to, /*force=*/false);
     }

@@ -1,0 +1,191 @@
+#include "cluster_helper.h"
+
+#include <gtest/gtest.h>
+
+namespace comet::raft::testing {
+
+namespace {
+
+RaftConfig make_config(int id, int n) {
+    RaftConfig c;
+    c.id = NodeId(id);
+    for (int i = 1; i <= n; ++i) {
+        c.voters.push_back(NodeId(i));
+    }
+    return c;
+}
+
+}  // namespace
+
+TestCluster::TestCluster(int n, const std::function<void(RaftConfig&)>& tweak)
+    : tweak_(tweak), n_(n) {
+    for (int id = 1; id <= n; ++id) {
+        storages_[id] = std::make_unique<MemoryLogStorage>();
+        rngs_[id] = std::make_unique<Rng>(static_cast<uint64_t>(id) * 7919);
+        restart(id);
+    }
+}
+
+void TestCluster::restart(int id) {
+    RaftConfig c = make_config(id, n_);
+    if (tweak_) {
+        tweak_(c);
+    }
+    auto node = RaftNode::open(c, storages_.at(id).get(), rngs_.at(id).get());
+    ASSERT_TRUE(node.is_ok()) << node.status().to_string();
+    nodes_[id] = std::move(node).value();
+    applied_[id].clear();
+    stalled_seqs_[id].clear();
+    process_ready(id);
+}
+
+void TestCluster::crash(int id) {
+    nodes_[id].reset();
+    storages_.at(id)->crash(0, false);
+    stalled_seqs_[id].clear();
+}
+
+void TestCluster::isolate(int id) {
+    for (int other = 1; other <= n_; ++other) {
+        if (other != id) {
+            cut_both(id, other);
+        }
+    }
+}
+
+void TestCluster::set_disk_stalled(int id, bool stalled) {
+    if (stalled) {
+        stalled_.insert(id);
+        return;
+    }
+    stalled_.erase(id);
+    if (alive(id)) {
+        ASSERT_TRUE(storages_.at(id)->sync().is_ok());
+        for (uint64_t seq : stalled_seqs_[id]) {
+            nodes_[id]->persisted(seq);
+        }
+        stalled_seqs_[id].clear();
+        process_ready(id);
+    }
+}
+
+void TestCluster::process_ready(int id) {
+    RaftNode& node = *nodes_.at(id);
+    for (int round = 0; round < 100 && node.has_ready(); ++round) {
+        Ready rd = node.take_ready();
+        for (Message& m : rd.messages) {
+            queue_.push_back(std::move(m));
+        }
+        for (LogIndex i = rd.apply_from; i <= rd.apply_to; i += 1) {
+            const Entry& e = storages_.at(id)->entry(i);
+            if (e.type == EntryType::kNormal) {
+                applied_[id].emplace_back(e.payload.view());
+            }
+        }
+        if (rd.persist.has_value()) {
+            if (stalled_.count(id) != 0) {
+                stalled_seqs_[id].push_back(rd.persist->seq);
+            } else {
+                ASSERT_TRUE(storages_.at(id)->sync().is_ok());
+                node.persisted(rd.persist->seq);
+            }
+        }
+    }
+    node.check_invariants();
+}
+
+void TestCluster::flush() {
+    for (auto& [id, node] : nodes_) {
+        if (node) {
+            process_ready(id);
+        }
+    }
+}
+
+int TestCluster::deliver_all(int max) {
+    flush();
+    int delivered = 0;
+    while (!queue_.empty() && delivered < max) {
+        Message m = std::move(queue_.front());
+        queue_.pop_front();
+        const int from = m.from.value();
+        const int to = m.to.value();
+        if (cut_.count({from, to}) != 0 || !alive(to) || (drop_if_ && drop_if_(m))) {
+            continue;
+        }
+        if (m.type == MessageType::kAppendResponse && m.reject) {
+            ++append_rejects_delivered_;
+        }
+        ++delivered;
+        EXPECT_TRUE(nodes_[to]->step(m).is_ok()) << describe(m);
+        process_ready(to);
+    }
+    return delivered;
+}
+
+void TestCluster::tick(int id, bool deliver) {
+    ASSERT_TRUE(nodes_.at(id)->tick().is_ok());
+    process_ready(id);
+    if (deliver) {
+        deliver_all();
+    }
+}
+
+void TestCluster::tick_all(int times) {
+    for (int t = 0; t < times; ++t) {
+        for (auto& [id, node] : nodes_) {
+            if (node) {
+                EXPECT_TRUE(node->tick().is_ok());
+            }
+        }
+        deliver_all();
+    }
+}
+
+bool TestCluster::elect(int id, int max_ticks) {
+    for (int t = 0; t < max_ticks; ++t) {
+        tick(id);
+        if (nodes_.at(id)->role() == Role::kLeader) {
+            return true;
+        }
+    }
+    return false;
+}
+
+int TestCluster::leader() const {
+    int best = 0;
+    Term best_term;
+    for (const auto& [id, node] : nodes_) {
+        if (node && node->role() == Role::kLeader && (best == 0 || node->term() > best_term)) {
+            best = id;
+            best_term = node->term();
+        }
+    }
+    return best;
+}
+
+Status TestCluster::propose(int id, const std::string& payload) {
+    SharedBytes p = SharedBytes::copy_of(payload);
+    auto r = nodes_.at(id)->propose(std::span<const SharedBytes>(&p, 1));
+    process_ready(id);
+    return r.status();
+}
+
+std::vector<Term> TestCluster::log_terms(int id) {
+    std::vector<Term> out;
+    MemoryLogStorage& s = *storages_.at(id);
+    for (LogIndex i(1); i <= s.last_index(); i += 1) {
+        out.push_back(s.entry(i).term);
+    }
+    return out;
+}
+
+void TestCluster::check_all() {
+    for (auto& [id, node] : nodes_) {
+        if (node) {
+            node->check_invariants();
+        }
+    }
+}
+
+}  // namespace comet::raft::testing
