@@ -1,0 +1,470 @@
+#include "net/connection.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+
+#include "base/check.h"
+
+namespace comet::net {
+
+namespace {
+
+std::atomic<uint64_t> g_next_connection_id{1};
+std::atomic<int32_t> g_next_opaque{0};
+
+std::string endpoint_string(const asio::ip::tcp::endpoint& ep) {
+    return ep.address().to_string() + ":" + std::to_string(ep.port());
+}
+
+int64_t to_millis(Duration d) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
+}
+
+// Bad input from the peer: logged as a warning, everything else at info.
+bool is_peer_fault(const Status& s) {
+    return s.code() == Errc::kInvalidArgument || s.code() == Errc::kCorruption ||
+           s.code() == Errc::kResourceExhausted || s.code() == Errc::kUnsupported;
+}
+
+}  // namespace
+
+int32_t next_opaque() {
+    // Wraps to 0 after INT32_MAX like Java's AtomicInteger would go negative; opaques only need
+    // to be distinct among the requests in flight on one connection.
+    return g_next_opaque.fetch_add(1, std::memory_order_relaxed) & 0x7fffffff;
+}
+
+Connection::Connection(std::shared_ptr<IoLoopGroup> loops, size_t loop_index,
+                       asio::ip::tcp::socket socket, ConnectionHandler* handler,
+                       ConnectionOptions options, Clock* clock)
+    : id_(g_next_connection_id.fetch_add(1)),
+      loops_(std::move(loops)),
+      ctx_(loops_->context(loop_index)),
+      handler_(handler),
+      options_(options),
+      clock_(clock),
+      socket_(std::move(socket)),
+      request_timer_(ctx_),
+      idle_timer_(ctx_) {
+    asio::error_code ec;
+    auto remote = socket_.remote_endpoint(ec);
+    remote_address_ = ec ? std::string("unknown") : endpoint_string(remote);
+    auto local = socket_.local_endpoint(ec);
+    local_address_ = ec ? std::string("unknown") : endpoint_string(local);
+    socket_.set_option(asio::ip::tcp::no_delay(true), ec);
+    rbuf_.resize(std::max<size_t>(options_.read_chunk_bytes, 4096));
+    last_io_ = clock_->now();
+}
+
+Connection::~Connection() = default;
+
+void Connection::start() {
+    MutexLock lock(mu_);
+    if (closing_) {
+        return;
+    }
+    asio::post(ctx_, [self = shared_from_this()] {
+        self->touch();
+        if (self->options_.max_idle > Duration::zero()) {
+            self->arm_idle_timer(self->options_.max_idle);
+        }
+        self->do_read();
+    });
+}
+
+bool Connection::is_open() const {
+    MutexLock lock(mu_);
+    return !closing_;
+}
+
+size_t Connection::in_flight_requests() const {
+    MutexLock lock(mu_);
+    return pending_.size();
+}
+
+// ---- outbound -----------------------------------------------------------------------------
+
+bool Connection::enqueue(OutFrame frame) {
+    MutexLock lock(mu_);
+    if (closing_) {
+        return false;
+    }
+    out_queue_.push_back(std::move(frame));
+    kick_writer_locked();
+    return true;
+}
+
+void Connection::kick_writer_locked() {
+    if (!write_scheduled_) {
+        write_scheduled_ = true;
+        asio::post(ctx_, [self = shared_from_this()] { self->do_write(); });
+    }
+}
+
+void Connection::send_response(protocol::RemotingCommand response,
+                               std::vector<SharedBuffer> extra_body) {
+    OutFrame frame;
+    if (extra_body.empty()) {
+        frame.head = protocol::encode_frame(response);
+    } else {
+        size_t body_size = response.body.size();
+        for (const auto& b : extra_body) {
+            body_size += b.size;
+        }
+        frame.head = protocol::encode_frame_prefix(response, body_size);
+        frame.head.append(response.body);
+        frame.extra = std::move(extra_body);
+    }
+    if (!enqueue(std::move(frame))) {
+        spdlog::debug("net: response code {} opaque {} to {} dropped: connection closed",
+                      response.code, response.opaque, remote_address_);
+    }
+}
+
+void Connection::invoke_async(protocol::RemotingCommand request, Duration timeout,
+                              ResponseCallback callback) {
+    invoke_until(std::move(request), clock_->now() + std::max(timeout, Duration::zero()), timeout,
+                 std::move(callback));
+}
+
+void Connection::invoke_until(protocol::RemotingCommand request, TimePoint deadline,
+                              Duration timeout, ResponseCallback callback) {
+    COMET_CHECK(callback != nullptr, "invoke_async without a callback");
+    request.opaque = next_opaque();
+    request.flag &= ~(protocol::kFlagResponse | protocol::kFlagOneway);
+    OutFrame frame;
+    frame.head = protocol::encode_frame(request);
+    {
+        MutexLock lock(mu_);
+        if (!closing_) {
+            auto it = deadlines_.emplace(deadline, request.opaque);
+            pending_.emplace(request.opaque, Pending{std::move(callback), it, timeout});
+            out_queue_.push_back(std::move(frame));
+            kick_writer_locked();
+            if (deadline < armed_deadline_) {
+                armed_deadline_ = deadline;
+                asio::post(ctx_, [self = shared_from_this()] { self->rearm_request_timer(); });
+            }
+            return;
+        }
+    }
+    callback(Status::error(Errc::kUnavailable, "connection to {} is closed", remote_address_));
+}
+
+void Connection::invoke_oneway(protocol::RemotingCommand request, WriteCallback written) {
+    request.opaque = next_opaque();
+    request.flag = (request.flag & ~protocol::kFlagResponse) | protocol::kFlagOneway;
+    OutFrame frame;
+    frame.head = protocol::encode_frame(request);
+    WriteCallback copy = written;
+    frame.written = std::move(written);
+    if (!enqueue(std::move(frame)) && copy) {
+        copy(Status::error(Errc::kUnavailable, "connection to {} is closed", remote_address_));
+    }
+}
+
+void Connection::do_write() {
+    if (closed_) {
+        return;
+    }
+    {
+        MutexLock lock(mu_);
+        if (out_queue_.empty()) {
+            write_scheduled_ = false;
+            if (close_after_flush_) {
+                close_locked(flush_reason_);
+            }
+            return;
+        }
+        writing_.swap(out_queue_);
+    }
+    iov_.clear();
+    for (const auto& f : writing_) {
+        iov_.emplace_back(f.head.data(), f.head.size());
+        for (const auto& b : f.extra) {
+            if (b.size > 0) {
+                iov_.emplace_back(b.data, b.size);
+            }
+        }
+    }
+    asio::async_write(
+        socket_, iov_,
+        [self = shared_from_this()](const asio::error_code& ec, size_t) { self->on_write(ec); });
+}
+
+void Connection::on_write(const asio::error_code& ec) {
+    std::vector<OutFrame> done;
+    done.swap(writing_);
+    Status st = ec ? Status::error(Errc::kUnavailable, "write to {} failed: {}", remote_address_,
+                                   ec.message())
+                   : Status::ok();
+    for (auto& f : done) {
+        if (f.written) {
+            f.written(st);
+        }
+    }
+    done.clear();  // releases the extra buffers' owners
+    if (ec) {
+        close(st);
+        return;
+    }
+    touch();
+    do_write();
+}
+
+// ---- inbound ------------------------------------------------------------------------------
+
+void Connection::do_read() {
+    if (closed_) {
+        return;
+    }
+    if (rbegin_ == rend_) {
+        rbegin_ = rend_ = 0;
+        // Give back the memory of a large frame once it is consumed.
+        if (rbuf_.size() > 4 * options_.read_chunk_bytes && want_bytes_ == 0) {
+            rbuf_.resize(std::max<size_t>(options_.read_chunk_bytes, 4096));
+            rbuf_.shrink_to_fit();
+        }
+    }
+    const size_t have = rend_ - rbegin_;
+    const size_t need = std::max(want_bytes_, have + 4096);
+    if (rbuf_.size() - rbegin_ < need || rbuf_.size() - rend_ < 1024) {
+        // Move the partial frame to the front, then grow if it still does not fit.
+        if (rbegin_ > 0) {
+            std::memmove(rbuf_.data(), rbuf_.data() + rbegin_, have);
+            rbegin_ = 0;
+            rend_ = have;
+        }
+        if (rbuf_.size() < need) {
+            rbuf_.resize(need);
+        }
+    }
+    socket_.async_read_some(asio::buffer(rbuf_.data() + rend_, rbuf_.size() - rend_),
+                            [self = shared_from_this()](const asio::error_code& ec, size_t n) {
+                                self->on_read(ec, n);
+                            });
+}
+
+void Connection::on_read(const asio::error_code& ec, size_t n) {
+    if (closed_) {
+        return;
+    }
+    if (ec) {
+        if (ec == asio::error::eof) {
+            close(Status::error(Errc::kUnavailable, "closed by peer"));
+        } else if (ec != asio::error::operation_aborted) {
+            close(Status::error(Errc::kUnavailable, "read failed: {}", ec.message()));
+        }
+        return;
+    }
+    rend_ += n;
+    touch();
+    auto self = shared_from_this();
+    while (!closed_) {
+        std::string_view avail(rbuf_.data() + rbegin_, rend_ - rbegin_);
+        protocol::FrameSplit split = protocol::split_frame(avail, options_.max_frame_bytes);
+        if (split.state == protocol::FrameSplit::State::kNeedMore) {
+            want_bytes_ = split.frame_bytes;  // 0 until the length word is complete
+            break;
+        }
+        if (split.state == protocol::FrameSplit::State::kError) {
+            close(Status(
+                split.error.code() == Errc::kOk ? Errc::kInvalidArgument : split.error.code(),
+                "bad frame: " + split.error.message()));
+            return;
+        }
+        std::string_view payload = avail.substr(4, split.frame_bytes - 4);
+        auto decoded = protocol::decode_frame_payload(payload, options_.max_frame_bytes);
+        rbegin_ += split.frame_bytes;
+        want_bytes_ = 0;
+        if (!decoded.is_ok()) {
+            Status st = decoded.status();
+            close(Status(st.code(), "bad frame: " + st.message()));
+            return;
+        }
+        {
+            MutexLock lock(mu_);
+            if (closing_) {
+                return;  // close() already requested: ignore the rest of the stream
+            }
+        }
+        protocol::RemotingCommand cmd = std::move(decoded).value();
+        if (cmd.is_response()) {
+            handle_response(std::move(cmd));
+        } else {
+            handler_->on_request(self, std::move(cmd));
+        }
+    }
+    do_read();
+}
+
+void Connection::handle_response(protocol::RemotingCommand response) {
+    ResponseCallback callback;
+    {
+        MutexLock lock(mu_);
+        auto it = pending_.find(response.opaque);
+        if (it == pending_.end()) {
+            spdlog::debug("net: response opaque {} from {} matches no request (late or unknown)",
+                          response.opaque, remote_address_);
+            return;
+        }
+        callback = std::move(it->second.callback);
+        deadlines_.erase(it->second.deadline);
+        pending_.erase(it);
+    }
+    callback(std::move(response));
+}
+
+// ---- timers -------------------------------------------------------------------------------
+
+void Connection::rearm_request_timer() {
+    if (closed_) {
+        return;
+    }
+    TimePoint deadline;
+    {
+        MutexLock lock(mu_);
+        deadline = armed_deadline_;
+    }
+    if (deadline == TimePoint::max()) {
+        return;
+    }
+    request_timer_.expires_after(std::max(deadline - clock_->now(), Duration::zero()));
+    request_timer_.async_wait(
+        [self = shared_from_this()](const asio::error_code& ec) { self->on_request_timer(ec); });
+}
+
+void Connection::on_request_timer(const asio::error_code& ec) {
+    if (ec || closed_) {
+        return;  // re-armed (cancelled) or closed; the newer wait or do_close takes over
+    }
+    std::vector<std::pair<ResponseCallback, Duration>> expired;
+    TimePoint next = TimePoint::max();
+    {
+        MutexLock lock(mu_);
+        const TimePoint now = clock_->now();
+        while (!deadlines_.empty() && deadlines_.begin()->first <= now) {
+            auto it = pending_.find(deadlines_.begin()->second);
+            COMET_CHECK(it != pending_.end(), "deadline without a pending request");
+            expired.emplace_back(std::move(it->second.callback), it->second.timeout);
+            pending_.erase(it);
+            deadlines_.erase(deadlines_.begin());
+        }
+        if (!deadlines_.empty()) {
+            next = deadlines_.begin()->first;
+        }
+        armed_deadline_ = next;
+    }
+    for (auto& [callback, timeout] : expired) {
+        // Java: "wait response on the channel <addr> timeout, <ms>(ms)".
+        callback(Status::error(Errc::kTimeout, "wait response on the channel {} timeout, {}(ms)",
+                               remote_address_, to_millis(timeout)));
+    }
+    if (next != TimePoint::max()) {
+        rearm_request_timer();
+    }
+}
+
+void Connection::arm_idle_timer(Duration after) {
+    idle_timer_.expires_after(after);
+    idle_timer_.async_wait(
+        [self = shared_from_this()](const asio::error_code& ec) { self->on_idle_timer(ec); });
+}
+
+void Connection::on_idle_timer(const asio::error_code& ec) {
+    if (ec || closed_) {
+        return;
+    }
+    const Duration idle_for = clock_->now() - last_io_;
+    if (idle_for >= options_.max_idle) {
+        close(Status::error(Errc::kTimeout, "idle for {} ms (max idle {} ms)", to_millis(idle_for),
+                            to_millis(options_.max_idle)));
+        return;
+    }
+    arm_idle_timer(options_.max_idle - idle_for);
+}
+
+void Connection::touch() { last_io_ = clock_->now(); }
+
+// ---- close --------------------------------------------------------------------------------
+
+void Connection::close(Status reason) {
+    MutexLock lock(mu_);
+    close_locked(std::move(reason));
+}
+
+void Connection::close_locked(Status reason) {
+    if (closing_) {
+        return;
+    }
+    closing_ = true;
+    close_reason_ = std::move(reason);
+    asio::post(ctx_, [self = shared_from_this()] { self->do_close(); });
+}
+
+void Connection::close_after_flush(Status reason) {
+    MutexLock lock(mu_);
+    if (closing_) {
+        return;
+    }
+    if (!write_scheduled_ && out_queue_.empty()) {
+        close_locked(std::move(reason));
+        return;
+    }
+    close_after_flush_ = true;
+    flush_reason_ = std::move(reason);
+}
+
+void Connection::do_close() {
+    if (closed_) {
+        return;
+    }
+    closed_ = true;
+    asio::error_code ignored;
+    socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+    socket_.close(ignored);
+    request_timer_.cancel();
+    idle_timer_.cancel();
+
+    Status reason;
+    std::unordered_map<int32_t, Pending> pending;
+    std::vector<OutFrame> unsent;
+    {
+        MutexLock lock(mu_);
+        reason = close_reason_;
+        pending.swap(pending_);
+        deadlines_.clear();
+        unsent.swap(out_queue_);
+        armed_deadline_ = TimePoint::max();
+    }
+    if (is_peer_fault(reason)) {
+        spdlog::warn("net: closing connection {} (peer {}): {}", id_, remote_address_,
+                     reason.to_string());
+    } else {
+        spdlog::info("net: closing connection {} (peer {}): {}", id_, remote_address_,
+                     reason.to_string());
+    }
+    const Status failed = Status::error(Errc::kUnavailable, "connection to {} closed: {}",
+                                        remote_address_, reason.message());
+    for (auto& f : unsent) {
+        if (f.written) {
+            f.written(failed);
+        }
+    }
+    unsent.clear();
+    // Fail in opaque order so callers see a deterministic sequence.
+    std::map<int32_t, ResponseCallback> ordered;
+    for (auto& [opaque, p] : pending) {
+        ordered.emplace(opaque, std::move(p.callback));
+    }
+    pending.clear();
+    for (auto& [opaque, callback] : ordered) {
+        callback(failed);
+    }
+    handler_->on_closed(shared_from_this(), reason);
+}
+
+}  // namespace comet::net

@@ -1,0 +1,186 @@
+#pragma once
+// Connection: one TCP connection speaking RocketMQ remoting frames, on either side (a server's
+// accepted channel or a client's outbound channel). Both sides may send requests on it and both
+// correlate responses by opaque, so the broker can call a client over the client's own
+// connection (NOTIFY_CONSUMER_IDS_CHANGED). Java counterpart: a Netty Channel plus the
+// responseTable part of NettyRemotingAbstract.
+//
+// Owner: shared_ptr. The RemotingServer / RemotingClient that created it holds one until it is
+// closed; Responders and user code may hold more. A closed Connection is inert: sends fail or
+// are dropped, it never touches its socket again.
+// Threads: the public methods are safe from any thread. All socket work, timers, frame decoding
+// and the handler callbacks run on the one I/O thread of the loop the connection is bound to.
+// Lock: mu_ guards the outbound queue, the in-flight request table and the closing flag; it is
+// never held while calling user code (callbacks, handler) and it is a leaf lock.
+// Invariants: every request registered in pending_ completes exactly once (response, timeout or
+// close); after closing_ is set nothing is added to pending_ or out_queue_ and nothing more is
+// posted to the loop except the single close.
+
+#include <asio.hpp>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/mutex.h"
+#include "base/status.h"
+#include "net/io_loop.h"
+#include "protocol/remoting_command.h"
+
+namespace comet::net {
+
+// Body bytes owned elsewhere (for instance a mapped CommitLog region), appended to a frame
+// without copying. `owner` keeps `data` alive until the bytes are written or the write failed.
+struct SharedBuffer {
+    std::shared_ptr<const void> owner;
+    const char* data = nullptr;
+    size_t size = 0;
+};
+
+// Completion of a request: the response, or kTimeout / kUnavailable (connection closed,
+// connect failed, service stopped). Runs on an I/O thread, or on the caller's thread when the
+// request fails before anything was sent. Must not block.
+using ResponseCallback = std::function<void(Result<protocol::RemotingCommand>)>;
+// Completion of a write (one-way requests): OK once the bytes were handed to the kernel.
+using WriteCallback = std::function<void(Status)>;
+
+struct ConnectionOptions {
+    // Frames longer than this (length word included) close the connection
+    // (Java: com.rocketmq.remoting.frameMaxLength, 16 MiB).
+    size_t max_frame_bytes = protocol::kDefaultMaxFrameBytes;
+    // Close after this long without reading or writing anything
+    // (Java: serverChannelMaxIdleTimeSeconds / clientChannelMaxIdleTimeSeconds, 120 s).
+    // Zero disables.
+    Duration max_idle = std::chrono::seconds(120);
+    // Size of each socket read; the buffer grows to hold a whole large frame.
+    size_t read_chunk_bytes = 64 * 1024;
+};
+
+class Connection;
+using ConnectionPtr = std::shared_ptr<Connection>;
+
+// Implemented by the owner (server / client). Called on the connection's I/O thread only.
+class ConnectionHandler {
+public:
+    virtual ~ConnectionHandler() = default;
+    // An incoming request (responses are matched inside Connection).
+    virtual void on_request(const ConnectionPtr& conn, protocol::RemotingCommand request) = 0;
+    // Exactly once, after the socket is closed and every pending request has failed.
+    virtual void on_closed(const ConnectionPtr& conn, const Status& reason) = 0;
+};
+
+// Next request id. Process-wide, like Java's static RemotingCommand.requestId.
+int32_t next_opaque();
+
+class Connection : public std::enable_shared_from_this<Connection> {
+public:
+    // `socket` must be connected and belong to loops->context(loop_index). `handler` must stay
+    // valid until on_closed has run (owners guarantee it by draining the loops at shutdown).
+    Connection(std::shared_ptr<IoLoopGroup> loops, size_t loop_index, asio::ip::tcp::socket socket,
+               ConnectionHandler* handler, ConnectionOptions options, Clock* clock);
+    ~Connection();
+    Connection(const Connection&) = delete;
+    Connection& operator=(const Connection&) = delete;
+
+    // Starts reading and the idle timer. Call once.
+    void start();
+
+    uint64_t id() const { return id_; }
+    // "ip:port" of the peer / of our end, as RemotingHelper.parseChannelRemoteAddr prints it.
+    const std::string& remote_address() const { return remote_address_; }
+    const std::string& local_address() const { return local_address_; }
+    bool is_open() const;
+    // Requests sent on this connection still waiting for their response.
+    size_t in_flight_requests() const;
+
+    // Queues a response. Its opaque and response flag must already be set (Responder does it).
+    // The body on the wire is response.body followed by every extra buffer, in order; the
+    // buffers are not copied. Dropped silently when the connection is closed.
+    void send_response(protocol::RemotingCommand response,
+                       std::vector<SharedBuffer> extra_body = {});
+
+    // Sends a request (a fresh opaque is assigned) and calls `callback` exactly once.
+    void invoke_async(protocol::RemotingCommand request, Duration timeout,
+                      ResponseCallback callback);
+    // Same, with an absolute deadline on the connection's Clock (the client computes it before
+    // connecting); `timeout` is only quoted in the timeout error.
+    void invoke_until(protocol::RemotingCommand request, TimePoint deadline, Duration timeout,
+                      ResponseCallback callback);
+    // Sends a one-way request (no response is expected). `written` (optional) reports whether
+    // it reached the kernel.
+    void invoke_oneway(protocol::RemotingCommand request, WriteCallback written = {});
+
+    // Closes now: pending requests fail, queued writes are dropped. Idempotent, any thread.
+    void close(Status reason);
+    // Closes once everything queued so far is written (graceful shutdown).
+    void close_after_flush(Status reason);
+
+private:
+    struct OutFrame {
+        std::string head;                 // frame prefix + header + inline body
+        std::vector<SharedBuffer> extra;  // more body bytes, referenced
+        WriteCallback written;
+    };
+    struct Pending {
+        ResponseCallback callback;
+        std::multimap<TimePoint, int32_t>::iterator deadline;
+        Duration timeout;
+    };
+
+    // Queues a frame; false when closing. Kicks the writer when idle.
+    bool enqueue(OutFrame frame);
+    void kick_writer_locked() REQUIRES(mu_);
+    void close_locked(Status reason) REQUIRES(mu_);
+
+    // I/O thread only.
+    void do_read();
+    void on_read(const asio::error_code& ec, size_t n);
+    void handle_response(protocol::RemotingCommand response);
+    void do_write();
+    void on_write(const asio::error_code& ec);
+    void rearm_request_timer();
+    void on_request_timer(const asio::error_code& ec);
+    void arm_idle_timer(Duration after);
+    void on_idle_timer(const asio::error_code& ec);
+    void do_close();
+    void touch();
+
+    const uint64_t id_;
+    const std::shared_ptr<IoLoopGroup> loops_;  // keeps the io_context alive
+    asio::io_context& ctx_;
+    ConnectionHandler* const handler_;
+    const ConnectionOptions options_;
+    Clock* const clock_;
+    std::string remote_address_;
+    std::string local_address_;
+
+    mutable Mutex mu_;
+    bool closing_ GUARDED_BY(mu_) = false;
+    Status close_reason_ GUARDED_BY(mu_);
+    bool close_after_flush_ GUARDED_BY(mu_) = false;
+    Status flush_reason_ GUARDED_BY(mu_);
+    bool write_scheduled_ GUARDED_BY(mu_) = false;
+    std::vector<OutFrame> out_queue_ GUARDED_BY(mu_);
+    std::unordered_map<int32_t, Pending> pending_ GUARDED_BY(mu_);
+    std::multimap<TimePoint, int32_t> deadlines_ GUARDED_BY(mu_);
+    TimePoint armed_deadline_ GUARDED_BY(mu_) = TimePoint::max();
+
+    // I/O thread only.
+    asio::ip::tcp::socket socket_;
+    asio::steady_timer request_timer_;
+    asio::steady_timer idle_timer_;
+    std::vector<char> rbuf_;
+    size_t rbegin_ = 0;
+    size_t rend_ = 0;
+    size_t want_bytes_ = 0;  // size of the frame being read, when known
+    std::vector<OutFrame> writing_;
+    std::vector<asio::const_buffer> iov_;
+    TimePoint last_io_;
+    bool closed_ = false;
+};
+
+}  // namespace comet::net

@@ -1,0 +1,76 @@
+#include "net/io_loop.h"
+
+#include <spdlog/spdlog.h>
+
+#include "base/check.h"
+#include "net/thread_pool_executor.h"
+
+namespace comet::net {
+
+namespace {
+thread_local bool t_on_io_thread = false;
+}  // namespace
+
+IoLoopGroup::IoLoopGroup(std::string name, size_t threads) : name_(std::move(name)) {
+    COMET_CHECK(threads >= 1, "io loop group {} needs at least one thread", name_);
+    for (size_t i = 0; i < threads; ++i) {
+        auto loop = std::make_unique<Loop>();
+        // Concurrency hint 1: each context is driven by exactly one thread.
+        loop->ctx = std::make_unique<asio::io_context>(1);
+        loops_.push_back(std::move(loop));
+    }
+}
+
+IoLoopGroup::~IoLoopGroup() { shutdown(); }
+
+void IoLoopGroup::start() {
+    if (started_) {
+        return;
+    }
+    started_ = true;
+    for (size_t i = 0; i < loops_.size(); ++i) {
+        Loop* loop = loops_[i].get();
+        loop->guard.emplace(asio::make_work_guard(*loop->ctx));
+        const std::string suffix = "_" + std::to_string(i + 1);
+        std::string thread_name =
+            name_.substr(0, 15 - std::min<size_t>(suffix.size(), 15)) + suffix;
+        loop->thread = std::thread([loop, thread_name] {
+            set_current_thread_name(thread_name);
+            t_on_io_thread = true;
+            loop->ctx->run();
+            loop->done = true;
+        });
+    }
+}
+
+void IoLoopGroup::shutdown(std::chrono::milliseconds drain_timeout) {
+    if (!started_) {
+        return;
+    }
+    started_ = false;
+    for (auto& loop : loops_) {
+        loop->guard.reset();
+    }
+    const auto deadline = std::chrono::steady_clock::now() + drain_timeout;
+    for (auto& loop : loops_) {
+        // Bounded wait for the loop to run out of work; a leftover timer or socket operation
+        // would otherwise keep run() going forever.
+        while (!loop->done && std::chrono::steady_clock::now() < deadline) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+        if (!loop->done) {
+            spdlog::warn("net: io loop {} still busy after {} ms at shutdown, stopping it", name_,
+                         drain_timeout.count());
+            loop->ctx->stop();
+        }
+        if (loop->thread.joinable()) {
+            loop->thread.join();
+        }
+    }
+}
+
+size_t IoLoopGroup::next() { return next_.fetch_add(1, std::memory_order_relaxed) % loops_.size(); }
+
+bool IoLoopGroup::on_io_thread() { return t_on_io_thread; }
+
+}  // namespace comet::net

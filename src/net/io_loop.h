@@ -1,0 +1,58 @@
+#pragma once
+// IoLoopGroup: N single-threaded asio io_contexts, each run by one named thread. A connection
+// is bound to one loop for its whole life, so every handler of a connection runs on one thread
+// and needs no strand. Java counterpart: Netty's EventLoopGroup (selector threads).
+//
+// Owner: RemotingServer / RemotingClient (through shared_ptr, because connections keep their
+// loop's io_context alive after the owner is gone; see src/net/README.md "Lifetime").
+// Threads: start()/shutdown() from the owner's thread; context()/next() from any thread.
+// Invariant: after shutdown() returns no loop thread runs, and every connection bound to the
+// group is closed (the owner closes them first), so nothing posts to the contexts any more.
+
+#include <asio.hpp>
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace comet::net {
+
+class IoLoopGroup {
+public:
+    // Requires: threads >= 1.
+    IoLoopGroup(std::string name, size_t threads);
+    ~IoLoopGroup();
+    IoLoopGroup(const IoLoopGroup&) = delete;
+    IoLoopGroup& operator=(const IoLoopGroup&) = delete;
+
+    void start();
+    // Lets each loop run out of work (pending handlers run, so closed connections fail their
+    // callbacks), then joins. A loop still busy after `drain_timeout` is stopped hard.
+    void shutdown(std::chrono::milliseconds drain_timeout = std::chrono::milliseconds(5000));
+
+    size_t size() const { return loops_.size(); }
+    asio::io_context& context(size_t i) { return *loops_[i]->ctx; }
+    // Round-robin pick for a new connection.
+    size_t next();
+
+    // True on a thread of any IoLoopGroup (network threads must never block).
+    static bool on_io_thread();
+
+private:
+    struct Loop {
+        std::unique_ptr<asio::io_context> ctx;
+        std::optional<asio::executor_work_guard<asio::io_context::executor_type>> guard;
+        std::thread thread;
+        std::atomic<bool> done{false};
+    };
+
+    const std::string name_;
+    std::vector<std::unique_ptr<Loop>> loops_;
+    std::atomic<size_t> next_{0};
+    bool started_ = false;  // owner thread only
+};
+
+}  // namespace comet::net

@@ -1,0 +1,135 @@
+#include "net/processor.h"
+
+#include <spdlog/spdlog.h>
+
+#include <exception>
+#include <set>
+
+#include "base/check.h"
+
+namespace comet::net {
+
+Responder::Responder(ConnectionPtr conn, const protocol::RemotingCommand& request)
+    : state_(std::make_shared<State>()) {
+    state_->conn = std::move(conn);
+    state_->request_code = request.code;
+    state_->opaque = request.opaque;
+    state_->oneway = request.is_oneway();
+}
+
+Responder::State::~State() {
+    if (!oneway && !answered.load() && conn) {
+        protocol::RemotingCommand response;
+        response.code = kSystemError;
+        response.opaque = opaque;
+        response.flag = protocol::kFlagResponse;
+        response.remark = "request code " + std::to_string(request_code) +
+                          " dropped by its processor without a response";
+        spdlog::warn("net: request code {} opaque {} from {} dropped without a response",
+                     request_code, opaque, conn->remote_address());
+        conn->send_response(std::move(response));
+    }
+}
+
+void Responder::operator()(protocol::RemotingCommand response,
+                           std::vector<SharedBuffer> extra_body) const {
+    COMET_CHECK(state_ != nullptr, "answer through an empty Responder");
+    if (state_->answered.exchange(true)) {
+        spdlog::warn("net: second response to request code {} opaque {} from {} dropped",
+                     state_->request_code, state_->opaque, state_->conn->remote_address());
+        return;
+    }
+    if (state_->oneway) {
+        return;
+    }
+    response.opaque = state_->opaque;
+    response.flag |= protocol::kFlagResponse;
+    response.flag &= ~protocol::kFlagOneway;
+    state_->conn->send_response(std::move(response), std::move(extra_body));
+}
+
+void Responder::respond(int32_t code, std::optional<std::string> remark) const {
+    protocol::RemotingCommand response;
+    response.code = code;
+    response.remark = std::move(remark);
+    (*this)(std::move(response));
+}
+
+bool Responder::is_oneway() const { return state_ && state_->oneway; }
+bool Responder::answered() const { return state_ && state_->answered.load(); }
+const ConnectionPtr& Responder::connection() const {
+    COMET_CHECK(state_ != nullptr, "connection() of an empty Responder");
+    return state_->conn;
+}
+
+std::shared_ptr<RequestProcessor> make_processor(FunctionProcessor::Fn fn) {
+    return std::make_shared<FunctionProcessor>(std::move(fn));
+}
+
+void ProcessorTable::register_processor(int32_t code, std::shared_ptr<RequestProcessor> processor,
+                                        std::shared_ptr<ThreadPoolExecutor> executor) {
+    COMET_CHECK(processor != nullptr && executor != nullptr, "processor for code {} incomplete",
+                code);
+    table_[code] = Entry{std::move(processor), std::move(executor)};
+}
+
+void ProcessorTable::register_default(std::shared_ptr<RequestProcessor> processor,
+                                      std::shared_ptr<ThreadPoolExecutor> executor) {
+    COMET_CHECK(processor != nullptr && executor != nullptr, "default processor incomplete");
+    default_ = Entry{std::move(processor), std::move(executor)};
+}
+
+void ProcessorTable::dispatch(const ConnectionPtr& conn, protocol::RemotingCommand request) const {
+    const Entry* entry = nullptr;
+    if (auto it = table_.find(request.code); it != table_.end()) {
+        entry = &it->second;
+    } else if (default_) {
+        entry = &*default_;
+    }
+    Responder respond(conn, request);
+    if (entry == nullptr) {
+        // Java: " request type <code> not supported" (leading space included).
+        respond.respond(kRequestCodeNotSupported,
+                        " request type " + std::to_string(request.code) + " not supported");
+        return;
+    }
+    if (entry->processor->reject_request()) {
+        respond.respond(kSystemBusy, "[REJECTREQUEST]system busy, start flow control for a while");
+        return;
+    }
+    auto processor = entry->processor;
+    const int32_t code = request.code;
+    bool queued = entry->executor->execute(
+        [processor, conn, code, request = std::move(request), respond]() mutable {
+            try {
+                processor->process(conn, std::move(request), respond);
+            } catch (const std::exception& e) {
+                // Exceptions never cross module boundaries; this is the last line of defence.
+                spdlog::error("net: processor for code {} (peer {}) threw: {}", code,
+                              conn->remote_address(), e.what());
+                if (!respond.answered()) {
+                    respond.respond(kSystemError, e.what());
+                }
+            }
+        });
+    if (!queued) {
+        respond.respond(kSystemBusy, "[OVERLOAD]system busy, start flow control for a while");
+    }
+}
+
+void ProcessorTable::shutdown_executors() {
+    std::set<ThreadPoolExecutor*> done;
+    auto stop = [&done](const std::shared_ptr<ThreadPoolExecutor>& ex) {
+        if (done.insert(ex.get()).second) {
+            ex->shutdown();
+        }
+    };
+    for (auto& [code, entry] : table_) {
+        stop(entry.executor);
+    }
+    if (default_) {
+        stop(default_->executor);
+    }
+}
+
+}  // namespace comet::net

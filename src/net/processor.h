@@ -1,0 +1,118 @@
+#pragma once
+// Request processing: the RequestProcessor interface, the Responder a processor answers with
+// (now or later, from any thread), and ProcessorTable, which routes a request by code to its
+// processor on the processor's executor. Java counterparts: NettyRequestProcessor,
+// RemotingResponseCallback and NettyRemotingAbstract#processRequestCommand.
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "net/connection.h"
+#include "net/thread_pool_executor.h"
+#include "protocol/remoting_command.h"
+#include "protocol/response_code.h"
+
+namespace comet::net {
+
+// Response codes the transport itself produces (RemotingSysResponseCode).
+inline constexpr int32_t kSystemError = protocol::ResponseCode::kSystemError;
+inline constexpr int32_t kSystemBusy = protocol::ResponseCode::kSystemBusy;
+inline constexpr int32_t kRequestCodeNotSupported =
+    protocol::ResponseCode::kRequestCodeNotSupported;
+
+// Answers one request, exactly once, from any thread, at any later time. Copyable: copies share
+// one state and only the first answer goes out (later ones are logged and dropped). For one-way
+// requests every answer is dropped. If every copy is destroyed without an answer, the request
+// gets SYSTEM_ERROR "request dropped by processor" so the caller does not wait for a timeout.
+// Holding a Responder keeps the Connection object (not the socket) alive; answering a closed
+// connection is a no-op.
+class Responder {
+public:
+    Responder() = default;
+    Responder(ConnectionPtr conn, const protocol::RemotingCommand& request);
+
+    // Sets the response's opaque and response flag from the request, then queues it. The body
+    // on the wire is response.body followed by `extra_body` (not copied; see SharedBuffer).
+    void operator()(protocol::RemotingCommand response,
+                    std::vector<SharedBuffer> extra_body = {}) const;
+    // Shorthand: response_to(request, code, remark).
+    void respond(int32_t code, std::optional<std::string> remark = std::nullopt) const;
+
+    bool is_oneway() const;
+    // True once an answer was given (or dropped, for one-way requests).
+    bool answered() const;
+    const ConnectionPtr& connection() const;
+
+private:
+    struct State {
+        ConnectionPtr conn;
+        int32_t request_code = 0;
+        int32_t opaque = 0;
+        bool oneway = false;
+        std::atomic<bool> answered{false};
+        ~State();
+    };
+    std::shared_ptr<State> state_;
+};
+
+// Java NettyRequestProcessor. process() runs on the executor the processor was registered
+// with; it may answer through `respond` before returning or keep it and answer later (long
+// polling, asynchronous store puts). It must not block an I/O thread (it never runs on one).
+class RequestProcessor {
+public:
+    virtual ~RequestProcessor() = default;
+    virtual void process(const ConnectionPtr& conn, protocol::RemotingCommand request,
+                         Responder respond) = 0;
+    // True: answer SYSTEM_BUSY "[REJECTREQUEST]..." without calling process (flow control).
+    virtual bool reject_request() const { return false; }
+};
+
+// Adapts a lambda to RequestProcessor.
+class FunctionProcessor final : public RequestProcessor {
+public:
+    using Fn = std::function<void(const ConnectionPtr&, protocol::RemotingCommand, Responder)>;
+    explicit FunctionProcessor(Fn fn) : fn_(std::move(fn)) {}
+    void process(const ConnectionPtr& conn, protocol::RemotingCommand request,
+                 Responder respond) override {
+        fn_(conn, std::move(request), std::move(respond));
+    }
+
+private:
+    Fn fn_;
+};
+std::shared_ptr<RequestProcessor> make_processor(FunctionProcessor::Fn fn);
+
+// Code -> (processor, executor). Filled before the owner starts, read-only afterwards, so
+// dispatch() needs no lock. Owned by RemotingServer / RemotingClient.
+class ProcessorTable {
+public:
+    // Requires: processor and executor non-null; called before the owner starts.
+    void register_processor(int32_t code, std::shared_ptr<RequestProcessor> processor,
+                            std::shared_ptr<ThreadPoolExecutor> executor);
+    // Used for codes with no processor of their own (namesrv's DefaultRequestProcessor).
+    void register_default(std::shared_ptr<RequestProcessor> processor,
+                          std::shared_ptr<ThreadPoolExecutor> executor);
+
+    // Called on the connection's I/O thread. Unknown code -> REQUEST_CODE_NOT_SUPPORTED,
+    // rejected or executor full -> SYSTEM_BUSY (never answered for one-way requests).
+    void dispatch(const ConnectionPtr& conn, protocol::RemotingCommand request) const;
+
+    // Shuts down every registered executor (runs what they have queued, joins).
+    void shutdown_executors();
+
+private:
+    struct Entry {
+        std::shared_ptr<RequestProcessor> processor;
+        std::shared_ptr<ThreadPoolExecutor> executor;
+    };
+    std::unordered_map<int32_t, Entry> table_;
+    std::optional<Entry> default_;
+};
+
+}  // namespace comet::net

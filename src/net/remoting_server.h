@@ -1,0 +1,99 @@
+#pragma once
+// RemotingServer: the RocketMQ remoting server on asio (Java NettyRemotingServer). Accepts
+// connections, decodes frames and hands each request to the processor registered for its code,
+// on that processor's executor. The server can also call a connected peer (Connection::
+// invoke_async / invoke_oneway), e.g. the broker's NOTIFY_CONSUMER_IDS_CHANGED to a consumer.
+//
+// Owner: the broker / namesrv / controller that builds it; one instance per listening port.
+// Threads: "<name>_N" I/O threads (config.io_threads; loop 1 also accepts). Processors run on
+// their executors. Connection hooks (ConnectionListener) run on I/O threads and must not block.
+// Lock order: RemotingServer::mu_ before nothing (leaf with respect to Connection::mu_: never
+//   held while calling into a Connection or a listener).
+// Lifecycle: register processors and the listener, start(), ..., shutdown() (also run by the
+// destructor): stop accepting; run every request already queued on the executors; let each
+// connection flush what it has queued (bounded by shutdown_grace), close them all (requests
+// this server sent fail); join the I/O threads.
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/mutex.h"
+#include "base/status.h"
+#include "net/connection.h"
+#include "net/io_loop.h"
+#include "net/processor.h"
+
+namespace comet::net {
+
+// Java NettyServerConfig (the parts the transport uses).
+struct RemotingServerConfig {
+    std::string name = "NettyServer";  // thread name prefix
+    std::string listen_host = "0.0.0.0";
+    uint16_t listen_port = 0;      // 0: pick an ephemeral port; see RemotingServer::port()
+    size_t io_threads = 3;         // serverSelectorThreads
+    ConnectionOptions connection;  // max frame size, channelMaxIdleTimeSeconds
+    // How long shutdown() waits for queued responses to be written before closing hard.
+    Duration shutdown_grace = std::chrono::seconds(3);
+};
+
+// Java ChannelEventListener. Called on I/O threads; must not block.
+class ConnectionListener {
+public:
+    virtual ~ConnectionListener() = default;
+    virtual void on_connected(const ConnectionPtr& conn) {}
+    // Once per connection, after its in-flight requests have failed.
+    virtual void on_closed(const ConnectionPtr& conn, const Status& reason) {}
+};
+
+class RemotingServer final : private ConnectionHandler {
+public:
+    explicit RemotingServer(RemotingServerConfig config, Clock* clock = &SystemClock::instance());
+    ~RemotingServer() override;
+    RemotingServer(const RemotingServer&) = delete;
+    RemotingServer& operator=(const RemotingServer&) = delete;
+
+    // Before start(). Several codes may share one executor; the server shuts the executors down
+    // in shutdown().
+    void register_processor(int32_t code, std::shared_ptr<RequestProcessor> processor,
+                            std::shared_ptr<ThreadPoolExecutor> executor);
+    void register_default_processor(std::shared_ptr<RequestProcessor> processor,
+                                    std::shared_ptr<ThreadPoolExecutor> executor);
+    void set_connection_listener(std::shared_ptr<ConnectionListener> listener);
+
+    // Binds and starts accepting. kIoError naming the address when the bind fails.
+    Status start();
+    // The bound port (the ephemeral one when listen_port was 0). Requires: start() succeeded.
+    uint16_t port() const;
+    void shutdown();
+
+    std::vector<ConnectionPtr> connections() const;
+    size_t connection_count() const;
+
+private:
+    void do_accept();
+    ConnectionHandler* handler() { return this; }
+    void on_request(const ConnectionPtr& conn, protocol::RemotingCommand request) override;
+    void on_closed(const ConnectionPtr& conn, const Status& reason) override;
+
+    const RemotingServerConfig config_;
+    Clock* const clock_;
+    std::shared_ptr<IoLoopGroup> loops_;
+    ProcessorTable processors_;                     // read-only after start()
+    std::shared_ptr<ConnectionListener> listener_;  // read-only after start()
+    asio::ip::tcp::acceptor acceptor_;              // loop 0 only, after start()
+    uint16_t port_ = 0;
+
+    mutable Mutex mu_;
+    std::condition_variable_any closed_cv_;
+    bool started_ GUARDED_BY(mu_) = false;
+    bool stopping_ GUARDED_BY(mu_) = false;
+    std::unordered_map<uint64_t, ConnectionPtr> connections_ GUARDED_BY(mu_);
+};
+
+}  // namespace comet::net

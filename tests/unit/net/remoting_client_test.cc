@@ -1,0 +1,304 @@
+// RemotingClient: timeouts, dropped connections, connect failures, reconnects, shutdown.
+
+#include "net/remoting_client.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+#include "net/remoting_server.h"
+#include "net_test_helper.h"
+
+namespace comet::net {
+namespace {
+
+using namespace std::chrono_literals;
+using protocol::RemotingCommand;
+using testing::Latch;
+using testing::make_request;
+
+constexpr int32_t kEcho = 7101;
+constexpr int32_t kHold = 7102;
+
+// A server with an echo processor and a processor that keeps its Responders (answers later, or
+// never: a long poll, or a lost request).
+class RemotingClientTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+        RemotingServerConfig sc;
+        sc.listen_host = "127.0.0.1";
+        sc.io_threads = 1;
+        sc.name = "CliTestSrv";
+        server_ = std::make_unique<RemotingServer>(sc);
+        auto pool = std::make_shared<ThreadPoolExecutor>("CliTestProc", 2);
+        server_->register_processor(
+            kEcho, make_processor([](const ConnectionPtr&, RemotingCommand req, Responder r) {
+                auto response = RemotingCommand::response_to(req, 0);
+                response.body = std::move(req.body);
+                r(std::move(response));
+            }),
+            pool);
+        server_->register_processor(
+            kHold, make_processor([this](const ConnectionPtr&, RemotingCommand, Responder r) {
+                std::lock_guard<std::mutex> lock(held_mu_);
+                held_.push_back(std::move(r));
+                held_count_.fetch_add(1);
+            }),
+            pool);
+        ASSERT_TRUE(server_->start().is_ok());
+        addr_ = "127.0.0.1:" + std::to_string(server_->port());
+        client_.start();
+    }
+
+    void TearDown() override {
+        client_.shutdown();
+        {
+            std::lock_guard<std::mutex> lock(held_mu_);
+            held_.clear();
+        }
+        server_->shutdown();
+    }
+
+    bool wait_held(int n) {
+        for (int i = 0; i < 5000 && held_count_.load() < n; ++i) {
+            std::this_thread::sleep_for(1ms);
+        }
+        return held_count_.load() >= n;
+    }
+
+    std::unique_ptr<RemotingServer> server_;
+    RemotingClient client_;
+    std::string addr_;
+    std::mutex held_mu_;
+    std::vector<Responder> held_;
+    std::atomic<int> held_count_{0};
+};
+
+TEST_F(RemotingClientTest, InvokeSyncRoundTrip) {
+    auto r = client_.invoke_sync(addr_, make_request(kEcho, "k", "hello"), 5s);
+    ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+    EXPECT_TRUE(r->is_response());
+    EXPECT_EQ(r->body, "hello");
+    EXPECT_EQ(client_.connection_count(), 1u);
+}
+
+TEST_F(RemotingClientTest, TimeoutFiresExactlyOnceAndLateAnswerIsDropped) {
+    std::atomic<int> calls{0};
+    Latch done(1);
+    Status status;
+    const auto t0 = std::chrono::steady_clock::now();
+    client_.invoke_async(addr_, make_request(kHold, "never"), 150ms,
+                         [&](Result<RemotingCommand> r) {
+                             calls.fetch_add(1);
+                             status = r.status();
+                             done.count_down();
+                         });
+    ASSERT_TRUE(done.wait_for(5s));
+    const auto elapsed = std::chrono::steady_clock::now() - t0;
+    EXPECT_GE(elapsed, 150ms);
+    EXPECT_LT(elapsed, 3s);
+    EXPECT_EQ(status.code(), Errc::kTimeout) << status.to_string();
+    EXPECT_NE(status.message().find("timeout, 150(ms)"), std::string::npos) << status.message();
+    // The server answers late: the response matches nothing and is dropped.
+    ASSERT_TRUE(wait_held(1));
+    {
+        std::lock_guard<std::mutex> lock(held_mu_);
+        held_[0].respond(0, "late");
+    }
+    // A round trip after the late answer proves it was read (same connection, in order).
+    auto r = client_.invoke_sync(addr_, make_request(kEcho, "k", "after"), 5s);
+    ASSERT_TRUE(r.is_ok());
+    EXPECT_EQ(r->body, "after");
+    EXPECT_EQ(calls.load(), 1);
+}
+
+TEST_F(RemotingClientTest, ManyTimeoutsWithDifferentDeadlinesEachFireOnce) {
+    constexpr int kN = 50;
+    std::vector<std::atomic<int>> calls(kN);
+    Latch done(kN);
+    std::atomic<int> timeouts{0};
+    for (int i = 0; i < kN; ++i) {
+        // Later requests get earlier deadlines, so the timer is re-armed again and again.
+        client_.invoke_async(addr_, make_request(kHold, std::to_string(i)),
+                             std::chrono::milliseconds(300 - 5 * i),
+                             [&, i](Result<RemotingCommand> r) {
+                                 calls[i].fetch_add(1);
+                                 if (!r.is_ok() && r.status().code() == Errc::kTimeout) {
+                                     timeouts.fetch_add(1);
+                                 }
+                                 done.count_down();
+                             });
+    }
+    ASSERT_TRUE(done.wait_for(10s));
+    EXPECT_EQ(timeouts.load(), kN);
+    ASSERT_TRUE(wait_held(kN));
+    {
+        std::lock_guard<std::mutex> lock(held_mu_);
+        for (auto& r : held_) {
+            r.respond(0);
+        }
+    }
+    ASSERT_TRUE(client_.invoke_sync(addr_, make_request(kEcho, "k"), 5s).is_ok());
+    for (int i = 0; i < kN; ++i) {
+        EXPECT_EQ(calls[i].load(), 1) << i;
+    }
+}
+
+TEST_F(RemotingClientTest, DroppedConnectionFailsEveryRequestInFlight) {
+    constexpr int kN = 5;
+    Latch done(kN);
+    std::atomic<int> unavailable{0};
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < kN; ++i) {
+        client_.invoke_async(addr_, make_request(kHold, std::to_string(i)), 30s,
+                             [&](Result<RemotingCommand> r) {
+                                 if (!r.is_ok() && r.status().code() == Errc::kUnavailable) {
+                                     unavailable.fetch_add(1);
+                                 }
+                                 done.count_down();
+                             });
+    }
+    ASSERT_TRUE(wait_held(kN));
+    for (const auto& conn : server_->connections()) {
+        conn->close(Status::error(Errc::kUnavailable, "test drops the connection"));
+    }
+    ASSERT_TRUE(done.wait_for(5s));
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, 5s);  // well before the 30 s timeout
+    EXPECT_EQ(unavailable.load(), kN);
+    // The next call reconnects.
+    auto r = client_.invoke_sync(addr_, make_request(kEcho, "k", "again"), 5s);
+    ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+    EXPECT_EQ(r->body, "again");
+}
+
+TEST_F(RemotingClientTest, ConnectRefusedFailsQuicklyAsUnavailable) {
+    const std::string dead = "127.0.0.1:" + std::to_string(testing::unused_port());
+    const auto t0 = std::chrono::steady_clock::now();
+    auto r = client_.invoke_sync(dead, make_request(kEcho, "k"), 10s);
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, 2s);
+    ASSERT_FALSE(r.is_ok());
+    EXPECT_EQ(r.status().code(), Errc::kUnavailable);
+    EXPECT_NE(r.status().message().find(dead), std::string::npos) << r.status().message();
+    Status oneway = client_.invoke_oneway(dead, make_request(kEcho, "k"), 5s);
+    EXPECT_EQ(oneway.code(), Errc::kUnavailable);
+    // The client stays usable for other addresses.
+    EXPECT_TRUE(client_.invoke_sync(addr_, make_request(kEcho, "k"), 5s).is_ok());
+}
+
+TEST_F(RemotingClientTest, BadAddressIsInvalidArgument) {
+    for (const std::string bad :
+         {"nocolon", "127.0.0.1:", ":80", "127.0.0.1:70000", "127.0.0.1:12x"}) {
+        auto r = client_.invoke_sync(bad, make_request(kEcho, "k"), 1s);
+        ASSERT_FALSE(r.is_ok()) << bad;
+        EXPECT_EQ(r.status().code(), Errc::kInvalidArgument) << bad;
+    }
+    auto parsed = parse_address("[::1]:9876");
+    ASSERT_TRUE(parsed.is_ok());
+    EXPECT_EQ(parsed->first, "::1");
+    EXPECT_EQ(parsed->second, 9876);
+}
+
+TEST_F(RemotingClientTest, HostNameIsResolved) {
+    auto r = client_.invoke_sync("localhost:" + std::to_string(server_->port()),
+                                 make_request(kEcho, "k", "by name"), 5s);
+    ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+    EXPECT_EQ(r->body, "by name");
+}
+
+TEST_F(RemotingClientTest, ConnectionIsReusedAndReconnectedAfterClose) {
+    ConnectionPtr first;
+    Latch got(1);
+    client_.get_connection(addr_, [&](Result<ConnectionPtr> c) {
+        ASSERT_TRUE(c.is_ok());
+        first = c.value();
+        got.count_down();
+    });
+    ASSERT_TRUE(got.wait_for(5s));
+    for (int i = 0; i < 5; ++i) {
+        ASSERT_TRUE(client_.invoke_sync(addr_, make_request(kEcho, "k"), 5s).is_ok());
+    }
+    EXPECT_EQ(server_->connection_count(), 1u);
+    client_.close_connection(addr_);
+    for (int i = 0; i < 1000 && first->is_open(); ++i) {
+        std::this_thread::sleep_for(1ms);
+    }
+    EXPECT_FALSE(first->is_open());
+    ASSERT_TRUE(client_.invoke_sync(addr_, make_request(kEcho, "k"), 5s).is_ok());
+    Latch got2(1);
+    ConnectionPtr second;
+    client_.get_connection(addr_, [&](Result<ConnectionPtr> c) {
+        ASSERT_TRUE(c.is_ok());
+        second = c.value();
+        got2.count_down();
+    });
+    ASSERT_TRUE(got2.wait_for(5s));
+    EXPECT_NE(first->id(), second->id());
+}
+
+TEST_F(RemotingClientTest, ShutdownFailsRequestsInFlight) {
+    Latch done(3);
+    std::atomic<int> unavailable{0};
+    for (int i = 0; i < 3; ++i) {
+        client_.invoke_async(addr_, make_request(kHold, std::to_string(i)), 30s,
+                             [&](Result<RemotingCommand> r) {
+                                 if (!r.is_ok() && r.status().code() == Errc::kUnavailable) {
+                                     unavailable.fetch_add(1);
+                                 }
+                                 done.count_down();
+                             });
+    }
+    ASSERT_TRUE(wait_held(3));
+    client_.shutdown();
+    ASSERT_TRUE(done.wait_for(5s));
+    EXPECT_EQ(unavailable.load(), 3);
+    // After shutdown every call fails at once.
+    auto r = client_.invoke_sync(addr_, make_request(kEcho, "k"), 1s);
+    EXPECT_EQ(r.status().code(), Errc::kUnavailable);
+}
+
+TEST_F(RemotingClientTest, SyncCallFromAnIoThreadIsRefused) {
+    Latch done(1);
+    Status inner;
+    client_.invoke_async(addr_, make_request(kEcho, "k"), 5s, [&](Result<RemotingCommand>) {
+        // Callbacks run on an I/O thread; blocking there would deadlock the connection.
+        inner = client_.invoke_sync(addr_, make_request(kEcho, "k"), 1s).status();
+        done.count_down();
+    });
+    ASSERT_TRUE(done.wait_for(5s));
+    EXPECT_EQ(inner.code(), Errc::kFailedPrecondition);
+}
+
+TEST(ThreadPoolExecutorTest, RunsEverythingQueuedBeforeShutdownThenRejects) {
+    ThreadPoolExecutor pool("Pool", 2, 1000);
+    std::atomic<int> ran{0};
+    for (int i = 0; i < 500; ++i) {
+        ASSERT_TRUE(pool.execute([&] { ran.fetch_add(1); }));
+    }
+    pool.shutdown();
+    EXPECT_EQ(ran.load(), 500);
+    EXPECT_FALSE(pool.execute([&] { ran.fetch_add(1); }));
+    pool.shutdown();  // idempotent
+    EXPECT_EQ(ran.load(), 500);
+}
+
+TEST(ThreadPoolExecutorTest, RejectsWhenTheQueueIsFull) {
+    ThreadPoolExecutor pool("Full", 1, 2);
+    Latch release(1);
+    Latch entered(1);
+    ASSERT_TRUE(pool.execute([&] {
+        entered.count_down();
+        release.wait_for(10s);
+    }));
+    ASSERT_TRUE(entered.wait_for(5s));
+    EXPECT_TRUE(pool.execute([] {}));
+    EXPECT_TRUE(pool.execute([] {}));
+    EXPECT_FALSE(pool.execute([] {}));
+    EXPECT_EQ(pool.queued(), 2u);
+    release.count_down();
+    pool.shutdown();
+    EXPECT_EQ(pool.queued(), 0u);
+}
+
+}  // namespace
+}  // namespace comet::net

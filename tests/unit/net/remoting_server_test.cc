@@ -1,0 +1,568 @@
+// RemotingServer over real sockets on 127.0.0.1 (ephemeral ports, bounded waits).
+
+#include "net/remoting_server.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+#include "base/bytes.h"
+#include "net/remoting_client.h"
+#include "net_test_helper.h"
+
+namespace comet::net {
+namespace {
+
+using namespace std::chrono_literals;
+using protocol::RemotingCommand;
+using testing::Latch;
+using testing::make_request;
+using testing::RawSocket;
+
+constexpr int32_t kEcho = 7001;
+constexpr int32_t kCount = 7002;
+constexpr int32_t kHold = 7003;
+constexpr int32_t kNotify = 40;  // NOTIFY_CONSUMER_IDS_CHANGED
+
+// Echoes ext "k" and the body back, with SUCCESS.
+void echo(const ConnectionPtr&, RemotingCommand request, Responder respond) {
+    auto response = RemotingCommand::response_to(request, 0);
+    if (const std::string* k = request.ext("k")) {
+        response.set_ext("k", *k);
+    }
+    response.body = std::move(request.body);
+    respond(std::move(response));
+}
+
+class RecordingListener : public ConnectionListener {
+public:
+    void on_connected(const ConnectionPtr& conn) override {
+        std::lock_guard<std::mutex> lock(mu);
+        connected.push_back(conn);
+        connected_latch.count_down();
+    }
+    void on_closed(const ConnectionPtr& conn, const Status& reason) override {
+        std::lock_guard<std::mutex> lock(mu);
+        closed.emplace_back(conn->id(), reason);
+        closed_latch.count_down();
+    }
+    ConnectionPtr first() {
+        std::lock_guard<std::mutex> lock(mu);
+        return connected.empty() ? nullptr : connected.front();
+    }
+    std::mutex mu;
+    std::vector<ConnectionPtr> connected;
+    std::vector<std::pair<uint64_t, Status>> closed;
+    Latch connected_latch{1};
+    Latch closed_latch{1};
+};
+
+class RemotingServerTest : public ::testing::Test {
+protected:
+    void start_server(RemotingServerConfig config = {}) {
+        config.listen_host = "127.0.0.1";
+        config.listen_port = 0;
+        config.io_threads = 2;
+        config.name = "TestServer";
+        server_ = std::make_unique<RemotingServer>(config);
+        auto pool = std::make_shared<ThreadPoolExecutor>("TestProc", 4);
+        server_->register_processor(kEcho, make_processor(echo), pool);
+        server_->register_processor(
+            kCount, make_processor([this](const ConnectionPtr&, RemotingCommand, Responder r) {
+                counted_.fetch_add(1);
+                count_latch_.count_down();
+                r.respond(0);
+            }),
+            pool);
+        server_->register_processor(
+            kHold, make_processor([this](const ConnectionPtr&, RemotingCommand, Responder r) {
+                std::lock_guard<std::mutex> lock(held_mu_);
+                held_.push_back(std::move(r));
+                held_latch_.count_down();
+            }),
+            pool);
+        server_->set_connection_listener(listener_);
+        ASSERT_TRUE(server_->start().is_ok());
+        addr_ = "127.0.0.1:" + std::to_string(server_->port());
+    }
+
+    void TearDown() override {
+        {
+            std::lock_guard<std::mutex> lock(held_mu_);
+            held_.clear();
+        }
+        if (server_) {
+            server_->shutdown();
+        }
+    }
+
+    RemotingClient& client() {
+        if (!client_) {
+            client_ = std::make_unique<RemotingClient>();
+            client_->start();
+        }
+        return *client_;
+    }
+
+    void expect_echo_works(RemotingClient& c, const std::string& key) {
+        auto r = c.invoke_sync(addr_, make_request(kEcho, key, "body-" + key), 5s);
+        ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+        EXPECT_EQ(r->code, 0);
+        ASSERT_NE(r->ext("k"), nullptr);
+        EXPECT_EQ(*r->ext("k"), key);
+        EXPECT_EQ(r->body, "body-" + key);
+    }
+
+    std::shared_ptr<RecordingListener> listener_ = std::make_shared<RecordingListener>();
+    std::unique_ptr<RemotingServer> server_;
+    std::unique_ptr<RemotingClient> client_;
+    std::string addr_;
+    std::atomic<int> counted_{0};
+    Latch count_latch_{1};
+    std::mutex held_mu_;
+    std::vector<Responder> held_;
+    Latch held_latch_{1};
+};
+
+TEST_F(RemotingServerTest, TenThousandConcurrentRequestsOverSeveralConnections) {
+    start_server();
+    constexpr int kClients = 4;
+    constexpr int kPerClient = 2500;
+    std::vector<std::unique_ptr<RemotingClient>> clients;
+    for (int i = 0; i < kClients; ++i) {
+        RemotingClientConfig cc;
+        cc.name = "TestClient" + std::to_string(i);
+        clients.push_back(std::make_unique<RemotingClient>(cc));
+        clients.back()->start();
+    }
+    Latch done(kClients * kPerClient);
+    std::atomic<int> wrong{0};
+    std::atomic<int> failed{0};
+    std::vector<std::thread> senders;
+    for (int c = 0; c < kClients; ++c) {
+        senders.emplace_back([&, c] {
+            for (int i = 0; i < kPerClient; ++i) {
+                const std::string key = std::to_string(c) + "-" + std::to_string(i);
+                clients[c]->invoke_async(
+                    addr_, make_request(kEcho, key, std::string(i % 300, 'x') + key), 30s,
+                    [&, key, i](Result<RemotingCommand> r) {
+                        if (!r.is_ok()) {
+                            failed.fetch_add(1);
+                        } else if (r->code != 0 || r->ext("k") == nullptr || *r->ext("k") != key ||
+                                   r->body != std::string(i % 300, 'x') + key) {
+                            wrong.fetch_add(1);
+                        }
+                        done.count_down();
+                    });
+            }
+        });
+    }
+    for (auto& t : senders) {
+        t.join();
+    }
+    ASSERT_TRUE(done.wait_for(60s)) << done.count() << " requests never completed";
+    EXPECT_EQ(failed.load(), 0);
+    EXPECT_EQ(wrong.load(), 0);
+    for (auto& c : clients) {
+        EXPECT_EQ(c->connection_count(), 1u);  // one reused connection per address
+    }
+    EXPECT_EQ(server_->connection_count(), static_cast<size_t>(kClients));
+}
+
+TEST_F(RemotingServerTest, UnknownCodeAnswersRequestCodeNotSupported) {
+    start_server();
+    auto r = client().invoke_sync(addr_, make_request(9999, "x"), 5s);
+    ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+    EXPECT_EQ(r->code, protocol::ResponseCode::kRequestCodeNotSupported);
+    ASSERT_TRUE(r->remark.has_value());
+    EXPECT_EQ(*r->remark, " request type 9999 not supported");
+}
+
+TEST_F(RemotingServerTest, OnewayRequestIsProcessedAndNeverAnswered) {
+    start_server();
+    RawSocket raw(server_->port());
+    ASSERT_TRUE(raw.connected());
+    auto oneway = make_request(kCount, "oneway");
+    oneway.opaque = 100;
+    oneway.flag = protocol::kFlagOneway;
+    auto unknown_oneway = make_request(9998, "unknown-oneway");  // no error response either
+    unknown_oneway.opaque = 101;
+    unknown_oneway.flag = protocol::kFlagOneway;
+    ASSERT_TRUE(raw.send_all(protocol::encode_frame(oneway)));
+    ASSERT_TRUE(raw.send_all(protocol::encode_frame(unknown_oneway)));
+    ASSERT_TRUE(count_latch_.wait_for(5s));
+    EXPECT_EQ(counted_.load(), 1);
+    // The next frame on the wire answers the normal request: nothing came for the one-ways.
+    auto normal = make_request(kEcho, "after");
+    normal.opaque = 102;
+    ASSERT_TRUE(raw.send_all(protocol::encode_frame(normal)));
+    auto frame = raw.read_frame();
+    ASSERT_TRUE(frame.is_ok()) << frame.status().to_string();
+    EXPECT_TRUE(frame->is_response());
+    EXPECT_EQ(frame->opaque, 102);
+    EXPECT_EQ(*frame->ext("k"), "after");
+}
+
+TEST_F(RemotingServerTest, ClientOnewayReachesServer) {
+    start_server();
+    ASSERT_TRUE(client().invoke_oneway(addr_, make_request(kCount, "x"), 5s).is_ok());
+    ASSERT_TRUE(count_latch_.wait_for(5s));
+    EXPECT_EQ(counted_.load(), 1);
+}
+
+std::string be32(uint32_t v) {
+    std::string s;
+    ByteWriter(&s).be32(v);
+    return s;
+}
+
+struct BadInput {
+    const char* name;
+    std::string bytes;
+};
+
+TEST_F(RemotingServerTest, BadInputClosesOnlyThatConnection) {
+    RemotingServerConfig config;
+    config.connection.max_frame_bytes = 1 << 20;
+    start_server(config);
+    std::vector<BadInput> inputs = {
+        {"http garbage", "GET / HTTP/1.1\r\nHost: x\r\n\r\n"},
+        {"length over limit", be32((1 << 20) + 1) + "xxxxxxxx"},
+        {"negative length", be32(0xFFFFFFF0u) + "xxxxxxxx"},
+        {"length below minimum", be32(2) + "xx"},
+        {"header length > frame", be32(8) + be32(100) + "abcd"},
+        {"unknown serialization type", be32(8) + be32((7u << 24) | 2) + "{}" + "zz"},
+        {"invalid json header", be32(12) + be32(8) + "not json"},
+    };
+    // A well-behaved client connected before, during and after the bad ones.
+    expect_echo_works(client(), "before");
+    for (const auto& input : inputs) {
+        SCOPED_TRACE(input.name);
+        RawSocket raw(server_->port());
+        ASSERT_TRUE(raw.connected());
+        ASSERT_TRUE(raw.send_all(input.bytes));
+        EXPECT_TRUE(raw.wait_closed()) << "server kept a connection that sent " << input.name;
+        expect_echo_works(client(), std::string("after ") + input.name);
+    }
+    EXPECT_EQ(client().connection_count(), 1u);
+}
+
+TEST_F(RemotingServerTest, ConfiguredMaxFrameClosesConnectionAndFailsClient) {
+    RemotingServerConfig config;
+    config.connection.max_frame_bytes = 4096;
+    start_server(config);
+    expect_echo_works(client(), "small");
+    auto r = client().invoke_sync(addr_, make_request(kEcho, "big", std::string(8192, 'b')), 5s);
+    ASSERT_FALSE(r.is_ok());
+    EXPECT_EQ(r.status().code(), Errc::kUnavailable) << r.status().to_string();
+    // The client reconnects on demand.
+    expect_echo_works(client(), "again");
+}
+
+TEST_F(RemotingServerTest, LargeFrameUnderTheLimitRoundTrips) {
+    start_server();
+    std::string body(3 << 20, '\0');
+    for (size_t i = 0; i < body.size(); ++i) {
+        body[i] = static_cast<char>(i * 131);
+    }
+    auto r = client().invoke_sync(addr_, make_request(kEcho, "large", body), 10s);
+    ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+    EXPECT_EQ(r->body, body);
+}
+
+TEST_F(RemotingServerTest, IdleConnectionIsClosed) {
+    RemotingServerConfig config;
+    config.connection.max_idle = 200ms;
+    start_server(config);
+    expect_echo_works(client(), "x");
+    ASSERT_TRUE(listener_->closed_latch.wait_for(5s));
+    {
+        std::lock_guard<std::mutex> lock(listener_->mu);
+        ASSERT_EQ(listener_->closed.size(), 1u);
+        EXPECT_EQ(listener_->closed[0].second.code(), Errc::kTimeout);
+        EXPECT_NE(listener_->closed[0].second.message().find("idle"), std::string::npos);
+    }
+    EXPECT_EQ(server_->connection_count(), 0u);
+    // The client notices and reconnects on the next call.
+    expect_echo_works(client(), "y");
+}
+
+TEST_F(RemotingServerTest, ServerCallsClientOverItsOwnConnection) {
+    start_server();
+    Latch notified(1);
+    std::string notified_key;
+    RemotingClient c;
+    auto pool = std::make_shared<ThreadPoolExecutor>("ClientCb", 1);
+    c.register_processor(
+        kNotify, make_processor([&](const ConnectionPtr&, RemotingCommand req, Responder r) {
+            notified_key = *req.ext("k");
+            EXPECT_TRUE(r.is_oneway());
+            r.respond(0);  // dropped: one-way
+            notified.count_down();
+        }),
+        pool);
+    c.register_processor(kEcho, make_processor(echo), pool);
+    c.start();
+    expect_echo_works(c, "hello");
+    ASSERT_TRUE(listener_->connected_latch.wait_for(5s));
+    ConnectionPtr conn = listener_->first();
+    ASSERT_NE(conn, nullptr);
+
+    // One-way NOTIFY_CONSUMER_IDS_CHANGED.
+    Latch written(1);
+    Status write_status = Status::error(Errc::kInternal, "unset");
+    conn->invoke_oneway(make_request(kNotify, "group-1"), [&](Status st) {
+        write_status = st;
+        written.count_down();
+    });
+    ASSERT_TRUE(written.wait_for(5s));
+    EXPECT_TRUE(write_status.is_ok()) << write_status.to_string();
+    ASSERT_TRUE(notified.wait_for(5s));
+    EXPECT_EQ(notified_key, "group-1");
+
+    // A request with a response, server -> client.
+    auto r = invoke_sync(*conn, make_request(kEcho, "to-client", "payload"), 5s);
+    ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+    EXPECT_EQ(r->body, "payload");
+    EXPECT_EQ(*r->ext("k"), "to-client");
+    // A code the client has no processor for.
+    auto unknown = invoke_sync(*conn, make_request(4242, "u"), 5s);
+    ASSERT_TRUE(unknown.is_ok());
+    EXPECT_EQ(unknown->code, protocol::ResponseCode::kRequestCodeNotSupported);
+    c.shutdown();
+}
+
+TEST_F(RemotingServerTest, ScatterGatherResponseBody) {
+    // A processor answering with bytes owned by a shared region (as the pull path answers with
+    // mapped CommitLog memory): the frame is written from the region, not from a copy.
+    auto region = std::make_shared<std::string>("0123456789abcdefghij");
+    std::weak_ptr<std::string> weak = region;
+    std::mutex slot_mu;
+    std::shared_ptr<std::string> slot = std::move(region);
+    RemotingServerConfig sg_config;
+    sg_config.listen_host = "127.0.0.1";
+    sg_config.name = "SgServer";
+    RemotingServer sg(sg_config);
+    sg.register_processor(
+        kEcho, make_processor([&](const ConnectionPtr&, RemotingCommand req, Responder respond) {
+            std::shared_ptr<std::string> owned;
+            {
+                std::lock_guard<std::mutex> lock(slot_mu);
+                owned = std::move(slot);
+            }
+            auto response = RemotingCommand::response_to(req, 0);
+            response.body = "head:";
+            std::vector<SharedBuffer> extra;
+            extra.push_back(SharedBuffer{owned, owned->data() + 10, 10});  // "abcdefghij"
+            extra.push_back(SharedBuffer{owned, owned->data(), 0});        // empty piece
+            extra.push_back(SharedBuffer{owned, owned->data(), 10});       // "0123456789"
+            respond(std::move(response), std::move(extra));
+        }),
+        std::make_shared<ThreadPoolExecutor>("SgProc", 1));
+    ASSERT_TRUE(sg.start().is_ok());
+    auto r = client().invoke_sync("127.0.0.1:" + std::to_string(sg.port()),
+                                  make_request(kEcho, "sg"), 5s);
+    ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+    EXPECT_EQ(r->body, "head:abcdefghij0123456789");
+    // The server releases the region once its write completed (bounded wait: the client may
+    // see the bytes before the server's write handler ran).
+    for (int i = 0; i < 2000 && !weak.expired(); ++i) {
+        std::this_thread::sleep_for(1ms);
+    }
+    EXPECT_TRUE(weak.expired());
+    sg.shutdown();
+}
+
+TEST_F(RemotingServerTest, FullExecutorAnswersSystemBusy) {
+    RemotingServerConfig sc;
+    sc.listen_host = "127.0.0.1";
+    RemotingServer server(sc);
+    Latch release(1);
+    Latch entered(1);
+    auto pool = std::make_shared<ThreadPoolExecutor>("Slow", 1, /*queue_capacity=*/1);
+    server.register_processor(
+        kHold, make_processor([&](const ConnectionPtr&, RemotingCommand, Responder r) {
+            entered.count_down();
+            release.wait_for(10s);
+            r.respond(0);
+        }),
+        pool);
+    ASSERT_TRUE(server.start().is_ok());
+    const std::string addr = "127.0.0.1:" + std::to_string(server.port());
+    Latch first_done(1);
+    client().invoke_async(addr, make_request(kHold, "1"), 10s,
+                          [&](Result<RemotingCommand>) { first_done.count_down(); });
+    ASSERT_TRUE(entered.wait_for(5s));  // the only thread is busy
+    Latch second_done(1);
+    client().invoke_async(addr, make_request(kHold, "2"), 10s,
+                          [&](Result<RemotingCommand>) { second_done.count_down(); });
+    // Third request: the queue (capacity 1) holds the second one, so this one is refused.
+    auto third = client().invoke_sync(addr, make_request(kHold, "3"), 5s);
+    ASSERT_TRUE(third.is_ok()) << third.status().to_string();
+    EXPECT_EQ(third->code, protocol::ResponseCode::kSystemBusy);
+    EXPECT_EQ(third->remark.value_or(""), "[OVERLOAD]system busy, start flow control for a while");
+    release.count_down();
+    EXPECT_TRUE(first_done.wait_for(5s));
+    EXPECT_TRUE(second_done.wait_for(5s));
+    server.shutdown();
+}
+
+TEST_F(RemotingServerTest, ProcessorDroppingTheResponderAnswersSystemError) {
+    RemotingServerConfig sc;
+    sc.listen_host = "127.0.0.1";
+    RemotingServer server(sc);
+    server.register_processor(kEcho,
+                              make_processor([](const ConnectionPtr&, RemotingCommand,
+                                                Responder) { /* forgets to answer */ }),
+                              std::make_shared<ThreadPoolExecutor>("Forget", 1));
+    server.register_processor(
+        kCount, make_processor([](const ConnectionPtr&, RemotingCommand, Responder) -> void {
+            throw std::runtime_error("processor bug");
+        }),
+        std::make_shared<ThreadPoolExecutor>("Throw", 1));
+    ASSERT_TRUE(server.start().is_ok());
+    const std::string addr = "127.0.0.1:" + std::to_string(server.port());
+    auto r = client().invoke_sync(addr, make_request(kEcho, "x"), 5s);
+    ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+    EXPECT_EQ(r->code, protocol::ResponseCode::kSystemError);
+    auto thrown = client().invoke_sync(addr, make_request(kCount, "x"), 5s);
+    ASSERT_TRUE(thrown.is_ok()) << thrown.status().to_string();
+    EXPECT_EQ(thrown->code, protocol::ResponseCode::kSystemError);
+    EXPECT_EQ(thrown->remark.value_or(""), "processor bug");
+    server.shutdown();
+}
+
+TEST_F(RemotingServerTest, ResponsesMayComeBackOutOfOrder) {
+    start_server();
+    Latch first_done(1);
+    Result<RemotingCommand> first = Status::error(Errc::kInternal, "unset");
+    client().invoke_async(addr_, make_request(kHold, "held"), 10s, [&](Result<RemotingCommand> r) {
+        first = std::move(r);
+        first_done.count_down();
+    });
+    ASSERT_TRUE(held_latch_.wait_for(5s));
+    // A later request on the same connection is answered while the first is still held.
+    expect_echo_works(client(), "later");
+    EXPECT_EQ(first_done.count(), 1);
+    {
+        std::lock_guard<std::mutex> lock(held_mu_);
+        auto response = RemotingCommand::request(0);
+        response.body = "late answer";
+        held_[0](std::move(response));
+        held_[0].respond(1);  // a second answer is dropped
+    }
+    ASSERT_TRUE(first_done.wait_for(5s));
+    ASSERT_TRUE(first.is_ok()) << first.status().to_string();
+    EXPECT_EQ(first->body, "late answer");
+    expect_echo_works(client(), "still fine");
+}
+
+TEST_F(RemotingServerTest, GracefulShutdownFinishesQueuedRequestsAndFailsHeldOnes) {
+    RemotingServerConfig sc;
+    sc.listen_host = "127.0.0.1";
+    auto server = std::make_unique<RemotingServer>(sc);
+    Latch started(1);
+    std::atomic<int> entered{0};
+    auto slow_pool = std::make_shared<ThreadPoolExecutor>("SlowEcho", 2);
+    server->register_processor(
+        kEcho, make_processor([&](const ConnectionPtr& c, RemotingCommand req, Responder r) {
+            entered.fetch_add(1);
+            started.count_down();
+            std::this_thread::sleep_for(5ms);  // a slow processor: the queue builds up
+            echo(c, std::move(req), std::move(r));
+        }),
+        slow_pool);
+    std::vector<Responder> held;
+    std::mutex held_mu;
+    Latch held_latch(1);
+    server->register_processor(
+        kHold, make_processor([&](const ConnectionPtr&, RemotingCommand, Responder r) {
+            std::lock_guard<std::mutex> lock(held_mu);
+            held.push_back(std::move(r));
+            held_latch.count_down();
+        }),
+        std::make_shared<ThreadPoolExecutor>("Hold", 1));
+    ASSERT_TRUE(server->start().is_ok());
+    const std::string addr = "127.0.0.1:" + std::to_string(server->port());
+
+    Latch held_done(1);
+    Result<RemotingCommand> held_result = Status::error(Errc::kInternal, "unset");
+    client().invoke_async(addr, make_request(kHold, "long-poll"), 30s,
+                          [&](Result<RemotingCommand> r) {
+                              held_result = std::move(r);
+                              held_done.count_down();
+                          });
+    ASSERT_TRUE(held_latch.wait_for(5s));
+    constexpr int kInFlight = 40;
+    Latch done(kInFlight);
+    std::atomic<int> ok{0};
+    for (int i = 0; i < kInFlight; ++i) {
+        client().invoke_async(addr, make_request(kEcho, std::to_string(i)), 30s,
+                              [&](Result<RemotingCommand> r) {
+                                  if (r.is_ok() && r->code == 0) {
+                                      ok.fetch_add(1);
+                                  }
+                                  done.count_down();
+                              });
+    }
+    ASSERT_TRUE(started.wait_for(5s));
+    // Wait until every request reached the server (running or queued on the executor); the
+    // slow processor guarantees most are still queued when shutdown begins.
+    for (int i = 0; i < 5000 && entered.load() + static_cast<int>(slow_pool->queued()) < kInFlight;
+         ++i) {
+        std::this_thread::sleep_for(1ms);
+    }
+    ASSERT_GT(static_cast<int>(slow_pool->queued()), 0);
+    const auto t0 = std::chrono::steady_clock::now();
+    server->shutdown();
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, 5s);
+    ASSERT_TRUE(done.wait_for(10s));
+    EXPECT_EQ(ok.load(), kInFlight);  // everything that arrived before shutdown was answered
+    ASSERT_TRUE(held_done.wait_for(10s));
+    ASSERT_FALSE(held_result.is_ok());  // the held one fails: the connection closed
+    EXPECT_EQ(held_result.status().code(), Errc::kUnavailable);
+    {
+        std::lock_guard<std::mutex> lock(held_mu);
+        held.clear();  // answering (or dropping) after shutdown is harmless
+    }
+    server.reset();
+    // New connections are refused.
+    auto after = client().invoke_sync(addr, make_request(kEcho, "after"), 2s);
+    EXPECT_FALSE(after.is_ok());
+}
+
+TEST_F(RemotingServerTest, ConnectionHooksSeeOpenAndClose) {
+    start_server();
+    {
+        RemotingClient c;
+        c.start();
+        expect_echo_works(c, "x");
+        ASSERT_TRUE(listener_->connected_latch.wait_for(5s));
+        EXPECT_EQ(server_->connection_count(), 1u);
+        c.shutdown();
+    }
+    ASSERT_TRUE(listener_->closed_latch.wait_for(5s));
+    std::lock_guard<std::mutex> lock(listener_->mu);
+    ASSERT_EQ(listener_->closed.size(), 1u);
+    EXPECT_EQ(listener_->closed[0].first, listener_->connected[0]->id());
+    EXPECT_EQ(listener_->closed[0].second.code(), Errc::kUnavailable);
+}
+
+TEST(RemotingServerStartTest, BindFailureIsAnError) {
+    RemotingServerConfig sc;
+    sc.listen_host = "127.0.0.1";
+    RemotingServer first(sc);
+    ASSERT_TRUE(first.start().is_ok());
+    sc.listen_port = first.port();
+    RemotingServer second(sc);
+    Status st = second.start();
+    EXPECT_EQ(st.code(), Errc::kIoError);
+    EXPECT_NE(st.message().find(std::to_string(first.port())), std::string::npos);
+    sc.listen_host = "not-an-ip";
+    RemotingServer third(sc);
+    EXPECT_EQ(third.start().code(), Errc::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace comet::net
