@@ -4,8 +4,8 @@
 // Starts a real Comet cluster (one mqnamesrv + one mqbroker master) on 127.0.0.1 with free ports and
 // generated configs in a temp dir, hands out ali-ons clients wired to it, and tears everything down.
 // Every wait is bounded in time; server processes are always killed (end of suite, test failure,
-// process exit, SIGINT/SIGTERM) and are additionally wrapped in `timeout(1)` so they cannot outlive a
-// crashed test process by more than COMPAT_SERVER_MAX_SECONDS.
+// process exit, SIGINT/SIGTERM); a guard shell also kills them when the test process dies (even by
+// SIGKILL) and bounds their lifetime to COMPAT_SERVER_MAX_SECONDS.
 //
 // Environment:
 //   COMET_BUILD_DIR            build dir holding apps/mqnamesrv/mqnamesrv, apps/mqbroker/mqbroker
@@ -199,9 +199,32 @@ for (const signal of [ 'SIGINT', 'SIGTERM', 'SIGHUP' ]) {
   });
 }
 
+// The guard shell runs the server in the background in its own process group and
+//  - SIGKILLs the whole group (guard, watchers, server) when its stdin — a pipe from this Node process
+//    — reaches EOF, i.e. when the test process dies for any reason, even SIGKILL;
+//  - SIGKILLs the group after $1 seconds (hard lifetime);
+//  - ignores SIGTERM/SIGINT/SIGHUP itself ("trap :"): a signal sent to the group reaches the server
+//    exactly once, and the guard keeps waiting, so the guard's exit status is the server's.
+const GUARD_SCRIPT = `
+max=$1; shift
+exec 3<&0
+"$@" </dev/null 3<&- &
+child=$!
+trap ':' TERM INT HUP
+( while read -r _; do :; done; kill -KILL 0 ) <&3 &
+exec 3<&-
+( sleep "$max"; echo "[guard] lifetime of $max s exceeded: killing" >&2; kill -KILL 0 ) </dev/null &
+while :; do
+  wait "$child"; rc=$?
+  kill -0 "$child" 2>/dev/null || break
+done
+kill -TERM 0 2>/dev/null
+exit "$rc"
+`;
+
 /**
- * One server process (mqnamesrv or mqbroker). stdout+stderr go to `logFile`. The process runs in
- * its own process group (it is wrapped in timeout(1)), so signals go to the whole group.
+ * One server process (mqnamesrv or mqbroker). stdout+stderr go to `logFile`. It runs in its own
+ * process group (guard shell + server), so signals go to the whole group.
  */
 class ServerProcess {
   constructor(name, binary, args, { cwd, logFile, env }) {
@@ -211,13 +234,15 @@ class ServerProcess {
     const maxSeconds = Number(process.env.COMPAT_SERVER_MAX_SECONDS || 600);
     const fd = fs.openSync(logFile, 'a');
     fs.writeSync(fd, `[harness] ${new Date().toISOString()} starting: ${binary} ${args.join(' ')}\n`);
-    this.child = childProcess.spawn('timeout', [ '--kill-after=5', String(maxSeconds), binary, ...args ], {
+    this.child = childProcess.spawn('/bin/sh', [ '-c', GUARD_SCRIPT, 'comet-compat-guard',
+      String(maxSeconds), binary, ...args ], {
       cwd,
       env,
       detached: true,
-      stdio: [ 'ignore', fd, fd ],
+      stdio: [ 'pipe', fd, fd ],
     });
     fs.closeSync(fd);
+    this.child.stdin.on('error', () => {}); // EPIPE if the guard is already gone
     this.pid = this.child.pid;
     liveServers.add(this);
     this.exited = new Promise(resolve => {
@@ -268,8 +293,10 @@ class ServerProcess {
   describeExit() {
     if (!this.exit) return 'running';
     if (this.exit.error) return `failed to spawn: ${this.exit.error.message}`;
-    // timeout(1) reports a child killed by signal N as 128+N.
-    return this.exit.signal ? `killed by ${this.exit.signal}` : `exit code ${this.exit.code}`;
+    if (this.exit.signal) return `killed by ${this.exit.signal}`;
+    const code = this.exit.code;
+    if (code > 128) return `exit code ${code} (killed by signal ${code - 128}?)`;
+    return `exit code ${code}`;
   }
 }
 
