@@ -20,10 +20,13 @@ function makeMessages(topic, from, count) {
   for (let i = from; i < from + count; i++) {
     // Every 50th body is above ali-ons' 4 KiB compression threshold: sent zlib-compressed with sysFlag 1
     // and must come back with the flag so ali-ons inflates it.
-    const body = i % 50 === 7 ? `big-${i}-` + 'abcdefghij'.repeat(600) : `consume body ${i}`;
+    // Multi-byte UTF-8 in bodies and property values: lengths on the wire are byte counts.
+    const body = i % 50 === 7 ? `big-${i}-` + 'abcdefghij'.repeat(600) : `consume body ${i} ✓ ü 世界`;
     const msg = new Message(topic, TAGS[i % TAGS.length], body);
     msg.keys = [ `consume-key-${i}` ];
-    out.push({ msg, key: `consume-key-${i}`, tag: TAGS[i % TAGS.length], body });
+    const props = { compatSeq: String(i), compatNote: i % 10 === 0 ? `naïve ☃ ${i}` : 'plain' };
+    Object.assign(msg.properties, props);
+    out.push({ msg, key: `consume-key-${i}`, tag: TAGS[i % TAGS.length], body, props });
   }
   return out;
 }
@@ -92,6 +95,8 @@ h.test('push consumer with tag subscription receives exactly the matching messag
         assert.equal(e.topic, topic);
         assert.equal(e.tags, want.tag, `${key}: tag`);
         assert.equal(e.body, want.body, `${key}: body (compressed bodies must round-trip)`);
+        assert.equal(e.properties.compatSeq, want.props.compatSeq, `${key}: user property compatSeq`);
+        assert.equal(e.properties.compatNote, want.props.compatNote, `${key}: UTF-8 user property compatNote`);
         assert.equal(e.queueId, Number(want.result.messageQueue.queueId), `${key}: queueId vs send result`);
         assert.equal(e.queueOffset, want.result.queueOffset, `${key}: queueOffset vs send result`);
         // ali-ons derives the msgId of a pulled message from STOREHOST + PHYSICALOFFSET (§9.3.8); it must

@@ -737,6 +737,7 @@ class DeliveryLog {
       originMessageId: msg.originMessageId,
       commitLogOffset: msg.commitLogOffset,
       storeHost: msg.storeHost,
+      properties: Object.assign({}, msg.properties),
       at: Date.now(),
     });
   }
