@@ -34,6 +34,23 @@ struct MessageStoreConfig {
     bool enabled_append_prop_crc = false;           // enabledAppendPropCRC (not implemented: ignored)
     bool duplication_enable = false;                // duplicationEnable (keep physical offsets)
     int32_t os_page_cache_busy_timeout_ms = 1000;   // osPageCacheBusyTimeOutMills
+    // --- ConsumeQueue, index, dispatch, get path, retention (storequeue) ---
+    int32_t max_hash_slot_num = 5000000;            // maxHashSlotNum
+    int32_t max_index_num = 5000000 * 4;            // maxIndexNum
+    bool message_index_enable = true;               // messageIndexEnable
+    int32_t flush_interval_consume_queue_ms = 1000; // flushIntervalConsumeQueue
+    int32_t flush_consume_queue_least_pages = 2;    // flushConsumeQueueLeastPages
+    int32_t clean_resource_interval_ms = 10000;     // cleanResourceInterval
+    // messageDelayLevel: delivery time of SCHEDULE_TOPIC_XXXX units (tagsCode).
+    std::string message_delay_level = "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h";
+    int32_t max_transfer_bytes_on_message_in_memory = 1024 * 256;  // maxTransferBytesOnMessageInMemory
+    int32_t max_transfer_count_on_message_in_memory = 32;          // maxTransferCountOnMessageInMemory
+    int32_t max_transfer_bytes_on_message_in_disk = 1024 * 64;     // maxTransferBytesOnMessageInDisk
+    int32_t max_transfer_count_on_message_in_disk = 8;             // maxTransferCountOnMessageInDisk
+    int32_t access_message_in_memory_max_ratio = 40;               // accessMessageInMemoryMaxRatio (%)
+    bool offset_check_in_slave = false;             // offsetCheckInSlave
+    bool slave_role = false;  // brokerRole == SLAVE: puts refused, offsets not corrected
+
     // Broker address stamped into STOREHOSTADDRESS (brokerIP1 : listenPort on the broker side).
     std::string store_host = "127.0.0.1:10911";
 
