@@ -26,6 +26,7 @@ const { test, before, after } = require('node:test');
 const { Producer, Consumer, Message } = require('ali-ons');
 const MQProducer = require('ali-ons/lib/producer/mq_producer');
 const MQClientAPI = require('ali-ons/lib/mq_client_api');
+const Channel = require('ali-ons/lib/channel');
 const ResponseCode = require('ali-ons/lib/protocol/response_code');
 
 const REPO_ROOT = path.resolve(__dirname, '..', '..');
@@ -332,6 +333,74 @@ class CapturingLogger {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Wire log: every request ali-ons sends through a Channel and what came back (header fields, body
+// size and a short body preview), so a failure report can say exactly what was sent and answered.
+// COMPAT_WIRE_LOG=<file> also appends every exchange to <file> as JSON lines.
+
+const wireLog = [];
+const WIRE_LOG_LIMIT = 2000;
+const wireLogFile = process.env.COMPAT_WIRE_LOG || null;
+
+function preview(body) {
+  if (!body || !body.length) return undefined;
+  const text = body.subarray(0, 300).toString('latin1').replace(/[^\x20-\x7e]/g, '.');
+  return body.length > 300 ? `${text}…` : text;
+}
+
+function recordExchange(entry) {
+  wireLog.push(entry);
+  if (wireLog.length > WIRE_LOG_LIMIT) wireLog.splice(0, wireLog.length - WIRE_LOG_LIMIT);
+  if (wireLogFile) fs.appendFileSync(wireLogFile, JSON.stringify(entry) + '\n');
+}
+
+function describeExchange(e) {
+  const req = `${e.at} ${e.addr} → code ${e.code} opaque ${e.opaque}${e.oneway ? ' (oneway)' : ''} ` +
+    `ext ${JSON.stringify(e.ext)}${e.bodyLength ? ` body ${e.bodyLength} B` : ''}`;
+  if (e.error) return `${req}\n    ✗ ${e.error}`;
+  if (!e.response) return req;
+  const r = e.response;
+  return `${req}\n    ← code ${r.code}${r.remark ? ` remark ${JSON.stringify(r.remark)}` : ''} ` +
+    `ext ${JSON.stringify(r.ext)}${r.bodyLength ? ` body ${r.bodyLength} B: ${r.bodyPreview}` : ''}`;
+}
+
+const originalInvoke = Channel.prototype.invoke;
+Channel.prototype.invoke = async function(command, timeout) {
+  const entry = { at: new Date().toISOString(), addr: this.address, code: command.code, opaque: command.opaque };
+  try {
+    const response = await originalInvoke.call(this, command, timeout);
+    entry.response = {
+      code: response.code,
+      remark: response.remark,
+      ext: response.extFields,
+      bodyLength: response.body ? response.body.length : 0,
+      bodyPreview: preview(response.body),
+    };
+    return response;
+  } catch (err) {
+    entry.error = `${err.name}: ${err.message}`;
+    throw err;
+  } finally {
+    entry.ext = command.extFields;
+    entry.bodyLength = command.body ? command.body.length : 0;
+    recordExchange(entry);
+  }
+};
+const originalInvokeOneway = Channel.prototype.invokeOneway;
+Channel.prototype.invokeOneway = async function(command) {
+  const entry = { at: new Date().toISOString(), addr: this.address, code: command.code, opaque: command.opaque,
+    oneway: true };
+  try {
+    return await originalInvokeOneway.call(this, command);
+  } catch (err) {
+    entry.error = `${err.name}: ${err.message}`;
+    throw err;
+  } finally {
+    entry.ext = command.extFields;
+    recordExchange(entry);
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
 // Cluster
 
 let clusterSeq = 0;
@@ -608,6 +677,14 @@ class Cluster {
           `${e.message}`);
       }
     }
+    const failed = wireLog.filter(e => e.error || (e.response && ![ 0, 19, 20, 21 ].includes(e.response.code)));
+    if (failed.length) {
+      out.push(`-------- non-success exchanges (last ${Math.min(25, failed.length)} of ${failed.length}; ` +
+        '17 on route lookups / 22 on offset queries can be normal)');
+      out.push(failed.slice(-25).map(describeExchange).join('\n'));
+    }
+    out.push(`-------- last ${Math.min(15, wireLog.length)} wire exchanges`);
+    out.push(wireLog.slice(-15).map(describeExchange).join('\n'));
     if (this.logger.lines.length) {
       out.push(`-------- ali-ons log (last ${Math.min(60, this.logger.lines.length)} lines)`);
       out.push(this.logger.lines.slice(-60).join('\n'));
@@ -785,6 +862,8 @@ function uniqueName(prefix) {
 
 module.exports = {
   Cluster,
+  describeExchange,
+  wireLog,
   DeliveryLog,
   Message,
   Consumer,
