@@ -1,0 +1,154 @@
+#pragma once
+// JSON bodies of the name server RPCs (reference §3, §4.1): TopicRouteData, ClusterInfo, TopicList,
+// KVTable, TopicConfig(+SerializeWrapper), RegisterBrokerBody (plain JSON and the zlib-compressed
+// form), RegisterBrokerResult, BrokerMemberGroup. Each type has
+//   void write_json(JsonWriter&) const;  static Result<T> from_json(const JsonValue&);
+//   std::string encode() const;          static Result<T> decode(std::string_view body);
+// encode() emits standard compact JSON with sorted keys (map keys quoted: {"0":"addr"});
+// decode() is lenient (fastjson unquoted keys). Plain values, no threads.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "protocol/json_body.h"
+#include "protocol/remoting_command.h"
+
+namespace comet::protocol {
+
+// PermName bits.
+inline constexpr int32_t kPermPriority = 8;
+inline constexpr int32_t kPermRead = 4;
+inline constexpr int32_t kPermWrite = 2;
+inline constexpr int32_t kPermInherit = 1;
+
+struct DataVersion {
+    int64_t state_version = 0;
+    int64_t timestamp = 0;
+    int64_t counter = 0;
+    bool operator==(const DataVersion&) const = default;
+    COMET_JSON_BODY(DataVersion)
+};
+
+struct QueueData {
+    std::string broker_name;
+    int32_t read_queue_nums = 0;
+    int32_t write_queue_nums = 0;
+    int32_t perm = 0;
+    int32_t topic_sys_flag = 0;
+    bool operator==(const QueueData&) const = default;
+    COMET_JSON_BODY(QueueData)
+};
+
+struct BrokerData {
+    std::string cluster;
+    std::string broker_name;
+    std::map<int64_t, std::string> broker_addrs;  // brokerId -> ip:port; 0 = master
+    std::optional<bool> enable_acting_master;
+    std::optional<std::string> zone_name;
+    bool operator==(const BrokerData&) const = default;
+    COMET_JSON_BODY(BrokerData)
+};
+
+struct TopicRouteData {
+    std::optional<std::string> order_topic_conf;
+    std::vector<QueueData> queue_datas;
+    std::vector<BrokerData> broker_datas;
+    std::map<std::string, std::vector<std::string>> filter_server_table;
+    bool operator==(const TopicRouteData&) const = default;
+    COMET_JSON_BODY(TopicRouteData)
+};
+
+struct ClusterInfo {
+    std::map<std::string, BrokerData> broker_addr_table;
+    std::map<std::string, std::set<std::string>> cluster_addr_table;
+    bool operator==(const ClusterInfo&) const = default;
+    COMET_JSON_BODY(ClusterInfo)
+};
+
+struct TopicList {
+    std::vector<std::string> topic_list;
+    std::optional<std::string> broker_addr;
+    bool operator==(const TopicList&) const = default;
+    COMET_JSON_BODY(TopicList)
+};
+
+struct KvTable {
+    std::map<std::string, std::string> table;
+    bool operator==(const KvTable&) const = default;
+    COMET_JSON_BODY(KvTable)
+};
+
+struct TopicConfig {
+    std::string topic_name;
+    int32_t read_queue_nums = 16;
+    int32_t write_queue_nums = 16;
+    int32_t perm = kPermRead | kPermWrite;
+    std::string topic_filter_type = "SINGLE_TAG";
+    int32_t topic_sys_flag = 0;
+    bool order = false;
+    std::map<std::string, std::string> attributes;
+    bool operator==(const TopicConfig&) const = default;
+    COMET_JSON_BODY(TopicConfig)
+
+    // Java TopicConfig#encode/#decode text form used inside the compressed RegisterBrokerBody:
+    // "name read write perm filterType attributesJson" (space separated).
+    std::string encode_text() const;
+    static Result<TopicConfig> decode_text(std::string_view text);
+};
+
+struct TopicConfigSerializeWrapper {
+    std::map<std::string, TopicConfig> topic_config_table;
+    DataVersion data_version;
+    std::optional<DataVersion> mapping_data_version;  // 5.x TopicConfigAndMappingSerializeWrapper
+    bool operator==(const TopicConfigSerializeWrapper&) const = default;
+    COMET_JSON_BODY(TopicConfigSerializeWrapper)
+};
+
+// Body of REGISTER_BROKER.
+struct RegisterBrokerBody {
+    TopicConfigSerializeWrapper topic_config_serialize_wrapper;
+    std::vector<std::string> filter_server_list;
+    bool operator==(const RegisterBrokerBody&) const = default;
+    COMET_JSON_BODY(RegisterBrokerBody)
+
+    // Compressed form (header compressed=true): a zlib stream of int32-length-prefixed parts,
+    // see docs/formats/json-bodies.md. Static-topic mapping entries are skipped on decode.
+    std::string encode_compressed() const;
+    static Result<RegisterBrokerBody> decode_compressed(std::string_view body);
+    // Picks the form from the request header flag.
+    static Result<RegisterBrokerBody> decode_body(std::string_view body, bool compressed);
+};
+
+// What the name server answers to REGISTER_BROKER: HA addresses in the header (slave only) and the
+// ORDER_TOPIC_CONFIG KVTable as body (may be absent).
+struct RegisterBrokerResult {
+    std::optional<std::string> ha_server_addr;
+    std::optional<std::string> master_addr;
+    std::optional<KvTable> kv_table;
+
+    void to_response(RemotingCommand& resp) const;
+    static Result<RegisterBrokerResult> from_response(const RemotingCommand& resp);
+};
+
+struct BrokerMemberGroup {
+    std::string cluster;
+    std::string broker_name;
+    std::map<int64_t, std::string> broker_addrs;
+    bool operator==(const BrokerMemberGroup&) const = default;
+    COMET_JSON_BODY(BrokerMemberGroup)
+};
+
+// GET_BROKER_MEMBER_GROUP response body.
+struct GetBrokerMemberGroupResponseBody {
+    BrokerMemberGroup broker_member_group;
+    bool operator==(const GetBrokerMemberGroupResponseBody&) const = default;
+    COMET_JSON_BODY(GetBrokerMemberGroupResponseBody)
+};
+
+}  // namespace comet::protocol
