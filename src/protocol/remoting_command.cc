@@ -28,15 +28,22 @@ LanguageCode language_from_byte(uint8_t b) {
 
 // ROCKETMQ serialization carries code and version as int16; codes outside that range (POP,
 // DLedger) must travel as JSON, so the encoder falls back to JSON for them.
+// Likewise extFields keys longer than an int16 length can express.
 SerializeType effective_type(const RemotingCommand& cmd) {
-    if (cmd.serialize_type == SerializeType::kRocketMq &&
-        cmd.code >= std::numeric_limits<int16_t>::min() &&
-        cmd.code <= std::numeric_limits<int16_t>::max() &&
-        cmd.version >= std::numeric_limits<int16_t>::min() &&
-        cmd.version <= std::numeric_limits<int16_t>::max()) {
-        return SerializeType::kRocketMq;
+    if (cmd.serialize_type != SerializeType::kRocketMq ||
+        cmd.code < std::numeric_limits<int16_t>::min() ||
+        cmd.code > std::numeric_limits<int16_t>::max() ||
+        cmd.version < std::numeric_limits<int16_t>::min() ||
+        cmd.version > std::numeric_limits<int16_t>::max()) {
+        return SerializeType::kJson;
     }
-    return SerializeType::kJson;
+    for (const auto& [k, v] : cmd.ext_fields) {
+        if (k.size() > static_cast<size_t>(std::numeric_limits<int16_t>::max()) ||
+            v.size() > static_cast<size_t>(std::numeric_limits<int32_t>::max())) {
+            return SerializeType::kJson;
+        }
+    }
+    return SerializeType::kRocketMq;
 }
 
 void encode_json_header(const RemotingCommand& cmd, std::string* out) {
@@ -125,7 +132,9 @@ Status json_int_field(const rapidjson::Value& obj, const char* name, int32_t* ou
 Result<RemotingCommand> decode_json_header(std::string_view header) {
     rapidjson::Document doc;
     // Numbers as strings: a 13-digit timestamp or any other number keeps its exact text.
-    doc.Parse<rapidjson::kParseNumbersAsStringsFlag>(header.data(), header.size());
+    // Iterative: nesting depth in untrusted input must not grow the stack.
+    doc.Parse<rapidjson::kParseNumbersAsStringsFlag | rapidjson::kParseIterativeFlag>(
+        header.data(), header.size());
     if (doc.HasParseError()) {
         return Status::error(Errc::kCorruption, "invalid JSON header at offset {}: {}",
                              doc.GetErrorOffset(), rapidjson::GetParseError_En(doc.GetParseError()));
@@ -154,11 +163,10 @@ Result<RemotingCommand> decode_json_header(std::string_view header) {
         }
     }
     if (auto it = doc.FindMember("remark"); it != doc.MemberEnd() && !it->value.IsNull()) {
-        if (it->value.IsString()) {
-            cmd.remark = std::string(it->value.GetString(), it->value.GetStringLength());
-        } else {
-            cmd.remark = json_value_text(it->value);
+        if (it->value.IsObject() || it->value.IsArray()) {
+            return Status::error(Errc::kCorruption, "JSON header remark is not a string");
         }
+        cmd.remark = json_value_text(it->value);
     }
     if (auto it = doc.FindMember("extFields"); it != doc.MemberEnd() && !it->value.IsNull()) {
         if (!it->value.IsObject()) {
@@ -169,12 +177,11 @@ Result<RemotingCommand> decode_json_header(std::string_view header) {
                 continue;
             }
             std::string key(m.name.GetString(), m.name.GetStringLength());
-            if (m.value.IsString()) {
-                cmd.ext_fields[std::move(key)] =
-                    std::string(m.value.GetString(), m.value.GetStringLength());
-            } else {
-                cmd.ext_fields[std::move(key)] = json_value_text(m.value);
+            if (m.value.IsObject() || m.value.IsArray()) {
+                return Status::error(Errc::kCorruption,
+                                     "JSON header extFields value of '{}' is not a scalar", key);
             }
+            cmd.ext_fields[std::move(key)] = json_value_text(m.value);
         }
     }
     return cmd;
@@ -232,7 +239,17 @@ Result<RemotingCommand> decode_rocketmq_header(std::string_view header) {
         std::string_view key;
         uint32_t vlen = 0;
         std::string_view value;
-        if (!er.be16(&klen) || !er.bytes(klen, &key)) {
+        if (!er.be16(&klen)) {
+            return Status::error(Errc::kCorruption,
+                                 "ROCKETMQ header extFields key truncated at offset {}",
+                                 er.position());
+        }
+        if (klen > 0x7FFF) {  // Java reads a signed short
+            return Status::error(Errc::kCorruption,
+                                 "ROCKETMQ header extFields key length {} is negative",
+                                 static_cast<int16_t>(klen));
+        }
+        if (!er.bytes(klen, &key)) {
             return Status::error(Errc::kCorruption,
                                  "ROCKETMQ header extFields key truncated at offset {}",
                                  er.position());

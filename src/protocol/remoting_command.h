@@ -57,7 +57,9 @@ struct RemotingCommand {
     void set_ext(std::string key, std::string value) { ext_fields[std::move(key)] = std::move(value); }
 };
 
-// Encoded header bytes (JSON or ROCKETMQ) of `cmd`, without the frame prefix.
+// Encoded header bytes (JSON or ROCKETMQ) of `cmd`, without the frame prefix. ROCKETMQ is used
+// only when cmd.serialize_type asks for it and code/version/keys fit its int16 fields; otherwise
+// JSON. Requires (all encoders): the encoded header is < 16 MiB (COMET_CHECK).
 std::string encode_header(const RemotingCommand& cmd);
 
 // The first 8 bytes + header of a frame whose body is `body_size` bytes long, so a caller can

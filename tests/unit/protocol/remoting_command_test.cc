@@ -250,6 +250,35 @@ TEST(RemotingCommandTest, FrameErrorsNameTheReason) {
     expect_error(decode_frame_payload(payload_with(1, bad)), "value of 'k' truncated");
 }
 
+TEST(RemotingCommandTest, HostileHeadersAreErrors) {
+    // Java reads the ext key length as a signed short.
+    RemotingCommand cmd = sample(SerializeType::kRocketMq);
+    cmd.remark.reset();
+    cmd.ext_fields.clear();
+    std::string hdr = encode_header(cmd);
+    put_be32(reinterpret_cast<uint8_t*>(hdr.data()) + 17, 6);
+    hdr += std::string("\x80\x01kkkk", 6);
+    expect_error(decode_frame_payload(payload_with(1, hdr)), "negative");
+    // Containers as extFields values or remark are rejected, deep nesting does not recurse.
+    expect_error(decode_frame_payload(payload_with(0, R"({"extFields":{"a":{"b":1}}})")),
+                 "not a scalar");
+    expect_error(decode_frame_payload(payload_with(0, R"({"remark":[1]})")), "remark");
+    std::string deep = "{\"x\":" + std::string(200000, '[') + std::string(200000, ']') + "}";
+    EXPECT_TRUE(decode_frame_payload(payload_with(0, deep)).is_ok());
+    expect_error(decode_frame_payload(payload_with(0, "{\"x\":" + std::string(200000, '['))),
+                 "invalid JSON");
+}
+
+TEST(RemotingCommandTest, LongKeysFallBackToJson) {
+    RemotingCommand cmd = sample(SerializeType::kRocketMq);
+    cmd.set_ext(std::string(40000, 'k'), "v");
+    std::string frame = encode_frame(cmd);
+    EXPECT_EQ(static_cast<uint8_t>(frame[4]), 0);
+    auto back = decode_whole(frame);
+    ASSERT_TRUE(back.is_ok());
+    EXPECT_EQ(back->ext_fields, cmd.ext_fields);
+}
+
 TEST(RemotingCommandTest, SplitFrameErrors) {
     std::string neg(4, '\xff');
     FrameSplit s = split_frame(neg);
