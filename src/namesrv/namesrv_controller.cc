@@ -1,0 +1,135 @@
+#include "namesrv/namesrv_controller.h"
+
+#include <pthread.h>
+
+#include <unordered_set>
+
+#include "base/logging.h"
+#include "protocol/request_code.h"
+
+namespace comet::namesrv {
+
+class NamesrvController::BrokerHousekeeping final : public net::ConnectionListener {
+public:
+    explicit BrokerHousekeeping(RouteInfoManager& routes) : routes_(routes) {}
+    void on_closed(const net::ConnectionPtr& conn, const Status& reason) override {
+        std::vector<std::string> removed = routes_.on_channel_destroy(conn->id());
+        for (const std::string& addr : removed) {
+            spdlog::info("broker {} removed: its connection {} closed ({})", addr,
+                         conn->remote_address(), reason.message());
+        }
+    }
+
+private:
+    RouteInfoManager& routes_;
+};
+
+NamesrvController::NamesrvController(NamesrvConfig& config, ConfigRegistry& registry,
+                                     Clock& clock)
+    : config_(config),
+      registry_(registry),
+      clock_(clock),
+      routes_(clock, std::chrono::milliseconds(config.broker_channel_expired_time)),
+      kv_(config.kv_config_path) {}
+
+NamesrvController::~NamesrvController() { shutdown(); }
+
+Status NamesrvController::initialize() { return kv_.load(); }
+
+Status NamesrvController::start() {
+    COMET_CHECK(!started_, "NamesrvController started twice");
+    net::RemotingServerConfig sc;
+    sc.name = "NSServer";
+    sc.listen_host = config_.listen_host.empty() ? "0.0.0.0" : config_.listen_host;
+    sc.listen_port = static_cast<uint16_t>(config_.listen_port);
+    sc.io_threads = static_cast<size_t>(config_.server_selector_threads);
+    sc.connection.max_idle = std::chrono::seconds(config_.server_channel_max_idle_time_seconds);
+    server_ = std::make_unique<net::RemotingServer>(sc, &clock_);
+
+    processor_ = std::make_shared<DefaultRequestProcessor>(routes_, kv_, config_, registry_);
+    auto default_pool = std::make_shared<net::ThreadPoolExecutor>(
+        "NSDefault", static_cast<size_t>(config_.default_thread_pool_nums),
+        static_cast<size_t>(config_.default_thread_pool_queue_capacity));
+    auto client_pool = std::make_shared<net::ThreadPoolExecutor>(
+        "NSClient", static_cast<size_t>(config_.client_request_thread_pool_nums),
+        static_cast<size_t>(config_.client_request_thread_pool_queue_capacity));
+    for (int32_t code : DefaultRequestProcessor::handled_codes()) {
+        // Route queries get their own pool so a burst of client lookups never delays broker
+        // registrations (Java ClientRequestProcessor on clientRequestExecutor).
+        server_->register_processor(
+            code, processor_,
+            code == protocol::RequestCode::kGetRouteinfoByTopic ? client_pool : default_pool);
+    }
+    server_->set_connection_listener(std::make_shared<BrokerHousekeeping>(routes_));
+    COMET_RETURN_IF_ERROR(server_->start());
+    {
+        MutexLock lock(scan_mu_);
+        scan_stop_ = false;
+    }
+    scan_thread_ = std::thread([this] { scan_loop(); });
+    started_ = true;
+    spdlog::info("name server listening on {}:{}", sc.listen_host, server_->port());
+    return Status::ok();
+}
+
+uint16_t NamesrvController::port() const {
+    COMET_CHECK(server_ != nullptr, "NamesrvController::port() before start()");
+    return server_->port();
+}
+
+void NamesrvController::scan_not_active_broker() {
+    std::vector<ExpiredBroker> expired = routes_.scan_not_active_broker();
+    if (expired.empty() || server_ == nullptr) {
+        return;
+    }
+    std::unordered_set<ChannelId> channels;
+    for (const ExpiredBroker& e : expired) {
+        if (e.channel != 0) {
+            channels.insert(e.channel);
+        }
+    }
+    for (const net::ConnectionPtr& conn : server_->connections()) {
+        if (channels.contains(conn->id())) {
+            conn->close(Status(Errc::kTimeout, "broker channel expired"));
+        }
+    }
+}
+
+void NamesrvController::scan_loop() {
+    pthread_setname_np(pthread_self(), "NSScanBroker");
+    std::unique_lock<Mutex> lock(scan_mu_);
+    while (true) {
+        const auto interval =
+            std::chrono::milliseconds(config_.scan_not_active_broker_interval.load());
+        // Real time is right here: this thread only paces the scan; expiry itself is decided by
+        // RouteInfoManager against the injected clock.
+        scan_cv_.wait_for(lock, interval, [this]() NO_THREAD_SAFETY_ANALYSIS {
+            return scan_stop_;
+        });
+        if (scan_stop_) {
+            break;
+        }
+        lock.unlock();
+        scan_not_active_broker();
+        lock.lock();
+    }
+}
+
+void NamesrvController::shutdown() {
+    if (!started_) {
+        return;
+    }
+    started_ = false;
+    {
+        MutexLock lock(scan_mu_);
+        scan_stop_ = true;
+    }
+    scan_cv_.notify_all();
+    if (scan_thread_.joinable()) {
+        scan_thread_.join();
+    }
+    server_->shutdown();
+    spdlog::info("name server shut down");
+}
+
+}  // namespace comet::namesrv
