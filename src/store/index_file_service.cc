@@ -43,7 +43,7 @@ IndexService::IndexService(std::string dir, int32_t hash_slot_num, int32_t index
 
 IndexService::~IndexService() = default;
 
-Result<int64_t> IndexService::load(bool last_exit_ok, PhysicalOffset durable_dispatch_offset) {
+Result<int64_t> IndexService::load(bool last_exit_ok, int64_t index_checkpoint_timestamp) {
     std::error_code ec;
     fs::create_directories(dir_, ec);
     if (ec) {
@@ -70,10 +70,10 @@ Result<int64_t> IndexService::load(bool last_exit_ok, PhysicalOffset durable_dis
             return f.status();
         }
         const IndexHeader& h = (*f)->header();
-        if (!last_exit_ok && h.end_phy_offset >= durable_dispatch_offset) {
-            spdlog::warn("index file {} may hold unflushed entries (endPhyOffset {} >= durable "
-                         "dispatch offset {}); destroying it, entries are rebuilt from {}",
-                         name, h.end_phy_offset.value(), durable_dispatch_offset.value(),
+        if (!last_exit_ok && h.end_timestamp > index_checkpoint_timestamp) {
+            spdlog::warn("index file {} may hold unflushed entries (endTimestamp {} > checkpoint "
+                         "{}); destroying it, its entries are rebuilt from CommitLog offset {}",
+                         name, h.end_timestamp, index_checkpoint_timestamp,
                          h.begin_phy_offset.value());
             rebuild_from = std::min(rebuild_from, h.begin_phy_offset.value());
             COMET_RETURN_IF_ERROR((*f)->destroy());

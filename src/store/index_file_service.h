@@ -43,11 +43,12 @@ public:
     IndexService(std::string dir, int32_t hash_slot_num, int32_t index_num, const Clock& clock);
     ~IndexService();
 
-    // Maps the files in dir (creating dir). With last_exit_ok false, files that may hold
-    // entries beyond `durable_dispatch_offset` (their end is past it) are destroyed: torn
-    // entries would break hash chains. Returns the CommitLog offset from which dispatch must
-    // rebuild what was destroyed (INT64_MAX when nothing was). Errors: kIoError, kCorruption.
-    Result<int64_t> load(bool last_exit_ok, PhysicalOffset durable_dispatch_offset);
+    // Maps the files in dir (creating dir). With last_exit_ok false, files whose end
+    // timestamp is newer than the checkpoint's index timestamp may hold unflushed or torn
+    // entries (which would break hash chains) and are destroyed, as Java does. Returns the
+    // CommitLog offset from which dispatch must rebuild what was destroyed (INT64_MAX when
+    // nothing was). Errors: kIoError, kCorruption.
+    Result<int64_t> load(bool last_exit_ok, int64_t index_checkpoint_timestamp);
 
     // Indexes one record. Errors: an index file cannot be created (disk full, I/O).
     Status build_index(const IndexDispatchRecord& rec);

@@ -84,7 +84,7 @@ TEST_F(ReputTest, RebuildsGoldenConsumeQueuesFromRocketMqCommitLog) {
     ASSERT_TRUE(cqs.load().is_ok());
     ManualClock clock;
     IndexService index((root_ / "index").string(), 101, 100, clock);
-    ASSERT_TRUE(index.load(true, PhysicalOffset(0)).is_ok());
+    ASSERT_TRUE(index.load(true, 0).is_ok());
     ReputMessageService reput(
         log,
         [&](const DispatchRequest& req) {

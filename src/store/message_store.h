@@ -1,0 +1,214 @@
+#pragma once
+// MessageStore: the store facade the broker talks to (Java DefaultMessageStore). It owns the
+// CommitLog, the ConsumeQueues, the IndexService, the dispatch thread, retention, stats and the
+// `abort` marker, and runs recovery at open().
+//
+// Recovery (open): `abort` present => the last run did not shut down cleanly.
+//   1. CommitLog recovery (normal: last segments; abnormal: from the checkpoint, CRC-checked,
+//      torn tail cut) gives the CommitLog end E.
+//   2. ConsumeQueues are recovered (torn units cut) and every unit pointing at or beyond E is
+//      cut. After an abnormal exit, index files that may hold unflushed entries are dropped.
+//   3. Dispatch restarts from the last ConsumeQueue position (normal) or from where the
+//      CommitLog scan started (abnormal: the checkpoint's logics timestamp, so only the
+//      unflushed tail is re-read) and runs synchronously up to E; redispatch is idempotent.
+//   4. The CommitLog's next queue offsets are set from the ConsumeQueue max offsets; `abort` is
+//      created. shutdown() flushes everything, writes the checkpoint and removes `abort`.
+//
+// Threads: put_*/get_* and lookups from any thread. Internal threads: the CommitLog's flush
+// threads, "ReputMessage" (dispatch), "StoreScheduler" (ConsumeQueue/index flush every
+// flushIntervalConsumeQueue, retention every cleanResourceInterval, stats sampling, waiter
+// expiry). Lock order: no facade lock is held while calling into CommitLog, ConsumeQueueStore
+// or IndexService; each of those has its own short lock.
+
+#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <future>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+
+#include "base/clock.h"
+#include "base/mutex.h"
+#include "base/status.h"
+#include "protocol/message_ext.h"
+#include "store/clean_service.h"
+#include "store/commit_log.h"
+#include "store/consume_queue_store.h"
+#include "store/get_message_result.h"
+#include "store/index_file_service.h"
+#include "store/message_store_config.h"
+#include "store/put_message_status.h"
+#include "store/reput.h"
+#include "store/reput_arrival.h"
+#include "store/store_stats.h"
+
+namespace comet::store {
+
+class AllocateMappedFileService;
+class StoreCheckpoint;
+
+// SEARCH_OFFSET_BY_TIMESTAMP boundary (Java BoundaryType).
+enum class BoundaryType { kLower, kUpper };
+
+struct MessageStoreOptions {
+    // Disk usage source for retention/disk-full; null = statvfs. Must outlive the store.
+    const DiskUsageProbe* disk_probe = nullptr;
+    // Run retention/flush/stats on the scheduler thread (tests turn it off and call
+    // run_scheduled_tasks_once() by hand).
+    bool start_scheduler = true;
+};
+
+class MessageStore {
+public:
+    using PutCompletion = CommitLog::PutCompletion;
+
+    // Loads and recovers the store under config.store_path_root_dir. The clock must outlive
+    // the store. Errors: unreadable/inconsistent files, a root that cannot be created.
+    static Result<std::unique_ptr<MessageStore>> open(const MessageStoreConfig& config,
+                                                      Clock& clock,
+                                                      MessageStoreOptions options = {});
+    ~MessageStore();  // shutdown() if still running
+    MessageStore(const MessageStore&) = delete;
+    MessageStore& operator=(const MessageStore&) = delete;
+
+    void start();
+    // Stops puts, lets dispatch catch up, flushes CommitLog/ConsumeQueues/index, writes the
+    // checkpoint and removes `abort`. Idempotent.
+    void shutdown();
+    // Test helper for crash simulation: stops every thread without flushing or removing
+    // `abort`, as if the process had been killed.
+    void halt_for_test();
+
+    // --- put path (completions may run on the caller's or a flush thread) ---
+    void put_message(protocol::MessageExt msg, PutCompletion done);
+    void put_messages(MessageBatch batch, PutCompletion done);
+    std::future<PutMessageResult> put_message(protocol::MessageExt msg);
+    std::future<PutMessageResult> put_messages(MessageBatch batch);
+
+    // --- get path (DefaultMessageStore#getMessage) ---
+    // filter may be null (match all). max_total_bytes caps the bytes of the batch (the first
+    // message is always returned); <= 0 uses maxTransferBytesOnMessageInMemory.
+    GetMessageResult get_message(std::string_view group, std::string_view topic,
+                                 int32_t queue_id, QueueOffset offset, int32_t max_msg_nums,
+                                 int64_t max_total_bytes, const MessageFilter* filter);
+
+    QueueOffset get_max_offset_in_queue(std::string_view topic, int32_t queue_id) const;
+    QueueOffset get_min_offset_in_queue(std::string_view topic, int32_t queue_id) const;
+    // CommitLog offset of the unit at consume_queue_offset; 0 when absent (Java).
+    PhysicalOffset get_commit_log_offset_in_queue(std::string_view topic, int32_t queue_id,
+                                                  QueueOffset consume_queue_offset) const;
+    // SEARCH_OFFSET_BY_TIMESTAMP: kLower = first offset stored at or after timestamp (max
+    // offset if none), kUpper = last offset stored at or before it (min offset if none).
+    QueueOffset get_offset_in_queue_by_time(std::string_view topic, int32_t queue_id,
+                                            int64_t timestamp_ms,
+                                            BoundaryType boundary = BoundaryType::kLower) const;
+    // Store time of the first message of the queue; -1 when none.
+    int64_t get_earliest_message_time(std::string_view topic, int32_t queue_id) const;
+    // Store time of the oldest message in the CommitLog; -1 when empty.
+    int64_t get_earliest_message_time() const;
+    // Store time of the message at offset in queue; -1 when absent.
+    int64_t get_message_store_timestamp(std::string_view topic, int32_t queue_id,
+                                        QueueOffset offset) const;
+
+    // VIEW_MESSAGE_BY_ID: the record at a physical offset. Errors: kNotFound, kCorruption.
+    Result<protocol::MessageExt> look_message_by_offset(PhysicalOffset offset) const;
+    // The record's bytes (no copy). nullopt when absent.
+    std::optional<MappedView> select_one_message_by_offset(PhysicalOffset offset) const;
+    // By offset message id (§5.4). Errors: kInvalidArgument (bad id), kNotFound.
+    Result<protocol::MessageExt> look_message_by_msg_id(std::string_view offset_msg_id) const;
+    // QUERY_MESSAGE: messages of topic whose KEYS or UNIQ_KEY contain key, stored within
+    // [begin_ms, end_ms], newest first, at most max_num (capped at 64).
+    QueryMessageResult query_message(std::string_view topic, std::string_view key,
+                                     int32_t max_num, int64_t begin_ms, int64_t end_ms) const;
+
+    // --- offsets, dispatch ---
+    PhysicalOffset get_min_phy_offset() const;
+    PhysicalOffset get_max_phy_offset() const;
+    // Offset up to which CommitLog records are in ConsumeQueues/index (now_dispatched).
+    PhysicalOffset dispatched_offset() const { return reput_->reput_from_offset(); }
+    int64_t dispatch_behind_bytes() const { return reput_->behind(); }
+    // Restricts dispatch to [.., limit()] (DLedger: committed index; controller: confirm
+    // offset). Default: the CommitLog's write end. Call before start().
+    void set_dispatch_limit(std::function<PhysicalOffset()> limit);
+    // Runs dispatch now on the calling thread (tests; recovery). Returns records dispatched.
+    Result<int64_t> dispatch_now();
+    void set_message_arriving_listener(MessageArrivingListener* listener);
+    ArrivalWaiters& arrival_waiters() { return waiters_; }
+
+    // --- admin ---
+    // DELETE_TOPIC_IN_BROKER: removes the topics' ConsumeQueues and their next-offset entries.
+    // CommitLog records stay until retention. Returns queues removed.
+    int delete_topics(const std::set<std::string>& topics);
+    // Removes ConsumeQueues of topics not in `keep`.
+    int clean_unused_topics(const std::set<std::string>& keep);
+    void execute_delete_files_manually() { clean_->execute_delete_files_manually(); }
+
+    // --- stats ---
+    // GET_BROKER_RUNTIME_INFO keys (Java getRuntimeInfo + dispatch lag).
+    std::map<std::string, std::string> runtime_info() const;
+    StoreStatsService& stats() { return stats_; }
+    bool is_disk_full() const { return clean_->is_disk_full(); }
+    bool last_exit_ok() const { return last_exit_ok_; }
+    const RecoveryResult& recovery_result() const { return recovery_; }
+
+    // --- scheduled work (the scheduler thread calls these; tests may call them directly) ---
+    // Flushes ConsumeQueues + index and advances the checkpoint's logics/index timestamps.
+    Status flush_consume_queues(int32_t least_pages);
+    void run_clean_once() { clean_->run_once(); }
+
+    CommitLog& commit_log() { return *commit_log_; }
+    ConsumeQueueStore& consume_queues() { return *cqs_; }
+    IndexService& index_service() { return *index_; }
+    const MessageStoreConfig& config() const { return config_; }
+    // COMET_CHECKs: dispatched <= CommitLog max; every queue's min <= max.
+    void check_invariants() const;
+
+private:
+    class Reader;
+
+    MessageStore(const MessageStoreConfig& config, Clock& clock, MessageStoreOptions options);
+    Status load_and_recover();
+    Status dispatch(const DispatchRequest& req);
+    std::optional<PutMessageResult> check_store_status() const;
+    PutCompletion wrap_completion(PutCompletion done, TimePoint begin);
+    int64_t store_time_of(const CqUnit& unit) const;
+    QueueOffset next_offset_correction(QueueOffset old_offset, QueueOffset new_offset) const;
+    bool is_in_disk(int64_t phy_offset, int64_t max_phy) const;
+    void scheduler_loop();
+    Status create_abort_file();
+
+    const MessageStoreConfig config_;
+    Clock& clock_;
+    const MessageStoreOptions options_;
+    const DiskUsageProbe& probe_;
+    RunningFlags flags_;
+    std::unique_ptr<StoreCheckpoint> checkpoint_;
+    std::unique_ptr<AllocateMappedFileService> allocator_;
+    std::unique_ptr<CommitLog> commit_log_;
+    std::unique_ptr<ConsumeQueueStore> cqs_;
+    std::unique_ptr<IndexService> index_;
+    std::unique_ptr<Reader> reader_;
+    std::unique_ptr<ReputMessageService> reput_;
+    std::unique_ptr<CleanService> clean_;
+    StoreStatsService stats_;
+    ArrivalWaiters waiters_;
+    std::atomic<MessageArrivingListener*> listener_{nullptr};
+    std::function<PhysicalOffset()> dispatch_limit_;
+    std::atomic<int64_t> last_dispatched_store_ts_{0};
+    bool last_exit_ok_ = true;
+    RecoveryResult recovery_;
+    int64_t total_physical_memory_ = 0;
+
+    std::atomic<bool> running_{false};
+    std::atomic<bool> shutdown_{false};
+    Mutex sched_mu_;
+    std::condition_variable_any sched_cv_;
+    bool sched_stop_ GUARDED_BY(sched_mu_) = false;
+    std::thread scheduler_;
+};
+
+}  // namespace comet::store
