@@ -39,7 +39,11 @@ void fsync_dir(const std::string& dir) {
     }
 }
 
+std::atomic<bool> g_flush_fault{false};
+
 }  // namespace
+
+void set_flush_fault_for_test(bool fail) { g_flush_fault.store(fail); }
 
 std::string offset_to_file_name(int64_t offset) { return fmt::format("{:020d}", offset); }
 
@@ -164,6 +168,9 @@ Result<int32_t> MappedFile::flush(int32_t least_pages) {
         }
     }
     int64_t begin = (flushed / kOsPageSize) * kOsPageSize;
+    if (g_flush_fault.load(std::memory_order_relaxed)) {
+        return errno_status("msync", path_, EIO);
+    }
     if (::msync(base_ + begin, static_cast<size_t>(wrote - begin), MS_SYNC) != 0) {
         int err = errno;
         return errno_status("msync", path_, err);

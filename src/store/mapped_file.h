@@ -126,4 +126,7 @@ std::optional<int64_t> file_name_to_offset(std::string_view name);
 
 inline constexpr int32_t kOsPageSize = 4096;
 
+// Test-only fault injection: while set, MappedFile::flush() fails with EIO without syncing.
+void set_flush_fault_for_test(bool fail);
+
 }  // namespace comet::store

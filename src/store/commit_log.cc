@@ -1,0 +1,668 @@
+#include "store/commit_log.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "base/bytes.h"
+#include "protocol/message_decoder.h"
+#include "protocol/message_id.h"
+#include "store/store_checkpoint.h"
+
+namespace comet::store {
+
+namespace pm = comet::protocol;
+
+namespace {
+
+constexpr int32_t kEndFileMinBlankLength = 8;  // Java END_FILE_MIN_BLANK_LENGTH
+constexpr int64_t kMaxRecordOverhead = 64 * 1024;
+
+PutMessageResult failed(PutMessageStatus status, std::string remark) {
+    PutMessageResult r;
+    r.status = status;
+    r.append.status = AppendMessageStatus::kUnknownError;
+    r.remark = std::move(remark);
+    return r;
+}
+
+struct RecordCheck {
+    enum Kind { kMessage, kBlank, kEnd } kind = kEnd;
+    int32_t size = 0;
+    int64_t store_timestamp = 0;
+    std::string reason;  // why a kEnd is not a clean end of data; empty for zeros
+};
+
+// Java CommitLog#checkMessageAndReturnSize, stricter: the PHYSICALOFFSET field must equal the
+// record's position (stale bytes from an older write cannot pass).
+RecordCheck check_record(const uint8_t* p, int64_t avail, int64_t expected_phys, bool check_crc) {
+    RecordCheck c;
+    if (avail < 8) {
+        c.reason = avail == 0 ? "" : fmt::format("only {} bytes left in the segment", avail);
+        return c;
+    }
+    auto total = static_cast<int32_t>(get_be32(p));
+    auto magic = static_cast<int32_t>(get_be32(p + 4));
+    if (total == 0 && magic == 0) {
+        return c;  // zeros: the clean end of written data
+    }
+    if (magic == pm::kBlankMagicCode) {
+        if (total != avail) {
+            c.reason = fmt::format("blank filler of size {} but {} bytes left", total, avail);
+            return c;
+        }
+        c.kind = RecordCheck::kBlank;
+        c.size = total;
+        return c;
+    }
+    if (magic != pm::kMessageMagicCodeV1 && magic != pm::kMessageMagicCodeV2) {
+        c.reason = fmt::format("bad magic {:#010x}", static_cast<uint32_t>(magic));
+        return c;
+    }
+    if (total <= 0 || total > avail) {
+        c.reason = fmt::format("TOTALSIZE {} does not fit the {} bytes left", total, avail);
+        return c;
+    }
+    auto m = pm::decode_message(
+        std::string_view(reinterpret_cast<const char*>(p), static_cast<size_t>(total)),
+        {.read_body = false, .check_crc = check_crc});
+    if (!m.is_ok()) {
+        c.reason = m.status().message();
+        return c;
+    }
+    if (m.value().commit_log_offset != expected_phys) {
+        c.reason = fmt::format("PHYSICALOFFSET {} does not match position {}",
+                               m.value().commit_log_offset, expected_phys);
+        return c;
+    }
+    c.kind = RecordCheck::kMessage;
+    c.size = total;
+    c.store_timestamp = m.value().store_timestamp;
+    return c;
+}
+
+std::string& tls_buffer() {
+    thread_local std::string buf;
+    return buf;
+}
+
+}  // namespace
+
+std::string CommitLog::queue_key(std::string_view topic, int32_t queue_id) {
+    return fmt::format("{}-{}", topic, queue_id);
+}
+
+Result<std::unique_ptr<CommitLog>> CommitLog::open(const MessageStoreConfig& config, Clock* clock,
+                                                   AllocateMappedFileService* allocator,
+                                                   StoreCheckpoint* checkpoint,
+                                                   RunningFlags* flags) {
+    if (config.mapped_file_size_commit_log < 4096 ||
+        config.mapped_file_size_commit_log > INT32_MAX) {
+        return Status::error(Errc::kInvalidArgument, "mappedFileSizeCommitLog {} out of range",
+                             config.mapped_file_size_commit_log);
+    }
+    if (config.max_message_size <= 0) {
+        return Status::error(Errc::kInvalidArgument, "maxMessageSize {} must be positive",
+                             config.max_message_size);
+    }
+    COMET_ASSIGN_OR_RETURN(pm::HostAddress host, pm::parse_host_address(config.store_host));
+    std::unique_ptr<CommitLog> log(
+        new CommitLog(config, clock, allocator, checkpoint, flags, host));
+    COMET_RETURN_IF_ERROR(log->queue_.load());
+    log->max_offset_.store(log->queue_.max_offset());
+    return log;
+}
+
+CommitLog::CommitLog(const MessageStoreConfig& config, Clock* clock,
+                     AllocateMappedFileService* allocator, StoreCheckpoint* checkpoint,
+                     RunningFlags* flags, pm::HostAddress store_host)
+    : config_(config),
+      clock_(clock),
+      checkpoint_(checkpoint),
+      flags_(flags),
+      store_host_(store_host),
+      queue_(config.commit_log_dir(), config.mapped_file_size_commit_log, allocator) {
+    flush_ = std::make_unique<FlushService>(config_, &queue_, clock_, flags_, checkpoint_);
+}
+
+CommitLog::~CommitLog() { shutdown(); }
+
+void CommitLog::start() {
+    flush_->start();
+    accepting_.store(true);
+}
+
+void CommitLog::shutdown() {
+    if (flush_ == nullptr) {
+        return;
+    }
+    accepting_.store(false);
+    {
+        // Wait for an append in progress to leave the critical section.
+        MutexLock l(put_mu_);
+    }
+    flush_->shutdown();
+}
+
+void CommitLog::set_append_listener(AppendListener listener) { listener_ = std::move(listener); }
+
+// ---------------------------------------------------------------------------------------------
+// Put path
+
+void CommitLog::put_message(pm::MessageExt msg, PutCompletion done) {
+    if (!accepting_.load()) {
+        done(failed(PutMessageStatus::kServiceNotAvailable, "message store is not running"));
+        return;
+    }
+    if (!flags_->is_writeable()) {
+        done(failed(PutMessageStatus::kServiceNotAvailable,
+                    fmt::format("message store is not writeable, flags {:#x}",
+                                flags_->flag_bits())));
+        return;
+    }
+    if (msg.body.size() > static_cast<size_t>(config_.max_message_size)) {
+        done(failed(PutMessageStatus::kMessageIllegal,
+                    fmt::format("message body size {} exceeds maxMessageSize {}",
+                                msg.body.size(), config_.max_message_size)));
+        return;
+    }
+    std::string props = msg.properties_string();
+    if (props.size() > static_cast<size_t>(pm::kMaxPropertiesLength)) {
+        done(failed(PutMessageStatus::kPropertiesSizeExceeded,
+                    fmt::format("properties size {} exceeds {}", props.size(),
+                                pm::kMaxPropertiesLength)));
+        return;
+    }
+    if (msg.topic.empty() || msg.topic.size() > 32767 ||
+        (msg.topic.size() > 127 && !config_.auto_message_version_on_topic_len)) {
+        done(failed(PutMessageStatus::kMessageIllegal,
+                    fmt::format("topic length {} is invalid", msg.topic.size())));
+        return;
+    }
+    msg.store_host = store_host_;
+    msg.queue_offset = 0;
+    msg.commit_log_offset = 0;
+    msg.store_timestamp = 0;
+    std::string& buf = tls_buffer();
+    buf.clear();
+    Status st = pm::encode_message(msg, &buf);
+    if (!st.is_ok()) {
+        done(failed(PutMessageStatus::kMessageIllegal, st.message()));
+        return;
+    }
+    int64_t len = static_cast<int64_t>(buf.size());
+    if (len > static_cast<int64_t>(config_.max_message_size) + kMaxRecordOverhead ||
+        len + kEndFileMinBlankLength > config_.mapped_file_size_commit_log) {
+        done(failed(PutMessageStatus::kMessageIllegal,
+                    fmt::format("message record of {} bytes is too large", len)));
+        return;
+    }
+    std::vector<Slice> slices{{0, static_cast<int32_t>(len),
+                               static_cast<int32_t>(get_be32(
+                                   reinterpret_cast<const uint8_t*>(buf.data()) +
+                                   pm::kMsgSysFlagPos))}};
+    append_and_complete(buf, slices, queue_key(msg.topic, msg.queue_id), msg.wait_store_msg_ok(),
+                        std::move(done));
+}
+
+void CommitLog::put_messages(MessageBatch batch, PutCompletion done) {
+    if (!accepting_.load()) {
+        done(failed(PutMessageStatus::kServiceNotAvailable, "message store is not running"));
+        return;
+    }
+    if (!flags_->is_writeable()) {
+        done(failed(PutMessageStatus::kServiceNotAvailable,
+                    fmt::format("message store is not writeable, flags {:#x}",
+                                flags_->flag_bits())));
+        return;
+    }
+    int32_t tran = pm::sysflag::transaction_value(batch.sys_flag);
+    if (tran == pm::sysflag::kTransactionPreparedType ||
+        tran == pm::sysflag::kTransactionCommitType) {
+        done(failed(PutMessageStatus::kMessageIllegal,
+                    "batch message does not support transaction"));
+        return;
+    }
+    if (const std::string* delay = batch.properties.get(pm::property::kDelayTimeLevel);
+        delay != nullptr && *delay != "0") {
+        done(failed(PutMessageStatus::kMessageIllegal,
+                    "batch message does not support delay level"));
+        return;
+    }
+    if (batch.topic.empty() || batch.topic.size() > 127) {
+        done(failed(PutMessageStatus::kMessageIllegal,
+                    fmt::format("batch topic length {} is invalid", batch.topic.size())));
+        return;
+    }
+    auto entries = pm::decode_batch_body(batch.body);
+    if (!entries.is_ok()) {
+        done(failed(PutMessageStatus::kMessageIllegal, entries.status().message()));
+        return;
+    }
+    if (entries.value().empty()) {
+        done(failed(PutMessageStatus::kMessageIllegal, "batch message has no messages"));
+        return;
+    }
+    std::string batch_props = pm::message_properties_to_string(batch.properties);
+    std::string& buf = tls_buffer();
+    buf.clear();
+    std::vector<Slice> slices;
+    slices.reserve(entries.value().size());
+    bool wait_ok = true;
+    pm::MessageExt m;
+    m.topic = batch.topic;
+    m.queue_id = batch.queue_id;
+    m.sys_flag = batch.sys_flag;
+    m.born_timestamp = batch.born_timestamp;
+    m.born_host = batch.born_host;
+    m.store_host = store_host_;
+    for (const auto& e : entries.value()) {
+        if (e.body.size() > static_cast<size_t>(config_.max_message_size)) {
+            done(failed(PutMessageStatus::kMessageIllegal,
+                        fmt::format("batch message body size {} exceeds maxMessageSize {}",
+                                    e.body.size(), config_.max_message_size)));
+            return;
+        }
+        // Java MessageExtBatchEncoder: the message's own properties, then the batch's.
+        std::string props(e.properties);
+        if (!props.empty() && !batch_props.empty() && props.back() != pm::kPropertySeparator) {
+            props.push_back(pm::kPropertySeparator);
+        }
+        props += batch_props;
+        if (props.size() > static_cast<size_t>(pm::kMaxPropertiesLength)) {
+            done(failed(PutMessageStatus::kPropertiesSizeExceeded,
+                        fmt::format("batch message properties size {} exceeds {}", props.size(),
+                                    pm::kMaxPropertiesLength)));
+            return;
+        }
+        m.flag = e.flag;
+        m.body.assign(e.body);
+        m.stored_properties = std::move(props);
+        m.properties = pm::string_to_message_properties(*m.stored_properties);
+        wait_ok = wait_ok && m.wait_store_msg_ok();
+        size_t pos = buf.size();
+        Status st = pm::encode_message(m, &buf);
+        if (!st.is_ok()) {
+            done(failed(PutMessageStatus::kMessageIllegal, st.message()));
+            return;
+        }
+        slices.push_back(Slice{pos, static_cast<int32_t>(buf.size() - pos),
+                               static_cast<int32_t>(get_be32(
+                                   reinterpret_cast<const uint8_t*>(buf.data()) + pos +
+                                   pm::kMsgSysFlagPos))});
+    }
+    int64_t len = static_cast<int64_t>(buf.size());
+    if (len + kEndFileMinBlankLength > config_.mapped_file_size_commit_log ||
+        len > INT32_MAX - kMaxRecordOverhead) {
+        done(failed(PutMessageStatus::kMessageIllegal,
+                    fmt::format("batch of {} bytes does not fit a CommitLog segment", len)));
+        return;
+    }
+    append_and_complete(buf, slices, queue_key(batch.topic, batch.queue_id), wait_ok,
+                        std::move(done));
+}
+
+std::future<PutMessageResult> CommitLog::put_message(pm::MessageExt msg) {
+    auto p = std::make_shared<std::promise<PutMessageResult>>();
+    auto f = p->get_future();
+    put_message(std::move(msg), [p](const PutMessageResult& r) { p->set_value(r); });
+    return f;
+}
+
+std::future<PutMessageResult> CommitLog::put_messages(MessageBatch batch) {
+    auto p = std::make_shared<std::promise<PutMessageResult>>();
+    auto f = p->get_future();
+    put_messages(std::move(batch), [p](const PutMessageResult& r) { p->set_value(r); });
+    return f;
+}
+
+PutMessageResult CommitLog::append_locked(const std::string& encoded,
+                                          const std::vector<Slice>& slices,
+                                          const std::string& key) {
+    if (!accepting_.load() || !flags_->is_writeable()) {
+        return failed(PutMessageStatus::kServiceNotAvailable,
+                      "message store is not writeable or not running");
+    }
+    const auto total = static_cast<int32_t>(encoded.size());
+    const int64_t file_size = queue_.mapped_file_size();
+    std::shared_ptr<MappedFile> file;
+    for (int attempt = 0; attempt < 2; ++attempt) {
+        auto r = queue_.get_last_mapped_file(max_offset_.load(), true);
+        if (!r.is_ok()) {
+            flags_->set(r.status().code() == Errc::kResourceExhausted ? RunningFlags::kDiskFull
+                                                                        : 0);
+            return failed(PutMessageStatus::kCreateMappedFileFailed,
+                          "create mapped file failed, server is busy or broken: " +
+                              r.status().message());
+        }
+        file = r.value();
+        int32_t wrote = file->wrote_position();
+        int64_t free = file_size - wrote;
+        if (total + kEndFileMinBlankLength <= free) {
+            break;
+        }
+        // END_OF_FILE: blank filler, then retry in a fresh segment.
+        if (free >= 8) {
+            put_be32(file->data() + wrote, static_cast<uint32_t>(free));
+            put_be32(file->data() + wrote + 4, static_cast<uint32_t>(pm::kBlankMagicCode));
+        }
+        file->set_wrote_position(static_cast<int32_t>(file_size));
+        max_offset_.store(file->file_from_offset() + file_size);
+        file = nullptr;
+    }
+    COMET_CHECK(file != nullptr, "no room for a {}-byte append after rolling", total);
+    const int32_t wrote = file->wrote_position();
+    const int64_t phys = file->file_from_offset() + wrote;
+    const int64_t store_ts = clock_->wall_millis();
+    int64_t& next_queue_offset = topic_queue_table_[key];
+    const int64_t first_queue_offset = next_queue_offset;
+    uint8_t* dst = file->data() + wrote;
+    std::memcpy(dst, encoded.data(), encoded.size());
+    int64_t qo = next_queue_offset;
+    for (const Slice& s : slices) {
+        uint8_t* rec = dst + s.pos;
+        int32_t tran = pm::sysflag::transaction_value(s.sys_flag);
+        bool counts = tran != pm::sysflag::kTransactionPreparedType &&
+                      tran != pm::sysflag::kTransactionRollbackType;
+        put_be64(rec + pm::kMsgQueueOffsetPos, static_cast<uint64_t>(counts ? qo : 0));
+        put_be64(rec + pm::kMsgPhysicalOffsetPos, static_cast<uint64_t>(phys + s.pos));
+        put_be64(rec + pm::store_timestamp_position(s.sys_flag), static_cast<uint64_t>(store_ts));
+        if (counts) {
+            ++qo;
+        }
+    }
+    next_queue_offset = qo;
+    file->set_wrote_position(wrote + total);
+    file->set_store_timestamp(store_ts);
+    max_offset_.store(phys + total);
+
+    PutMessageResult r;
+    r.status = PutMessageStatus::kPutOk;
+    r.append.status = AppendMessageStatus::kPutOk;
+    r.append.wrote_offset = PhysicalOffset(phys);
+    r.append.wrote_bytes = total;
+    r.append.store_timestamp = store_ts;
+    r.append.logics_offset = QueueOffset(first_queue_offset);
+    r.append.msg_num = static_cast<int32_t>(slices.size());
+    return r;
+}
+
+void CommitLog::append_and_complete(const std::string& encoded, const std::vector<Slice>& slices,
+                                    const std::string& key, bool wait_store_msg_ok,
+                                    PutCompletion done) {
+    PutMessageResult r;
+    {
+        MutexLock l(put_mu_);
+        r = append_locked(encoded, slices, key);
+    }
+    if (!r.ok()) {
+        done(r);
+        return;
+    }
+    // Offset message ids, outside the lock.
+    for (size_t i = 0; i < slices.size(); ++i) {
+        if (i > 0) {
+            r.append.msg_id.push_back(',');
+        }
+        r.append.msg_id += pm::create_offset_msg_id(
+            store_host_, r.append.wrote_offset.value() + static_cast<int64_t>(slices[i].pos));
+    }
+    if (listener_) {
+        listener_(r.append.end_offset());
+    }
+    if (config_.flush_disk_type == FlushDiskType::kSyncFlush && wait_store_msg_ok) {
+        PhysicalOffset end = r.append.end_offset();
+        flush_->wait_for_flush(end, [r, done = std::move(done)](PutMessageStatus status,
+                                                                 const std::string& remark) mutable {
+            r.status = status;
+            r.remark = remark;
+            done(r);
+        });
+        return;
+    }
+    flush_->wakeup();
+    done(r);
+}
+
+Status CommitLog::append_data(PhysicalOffset start, std::string_view data) {
+    MutexLock l(put_mu_);
+    if (!flags_->is_writeable()) {
+        return Status::error(Errc::kFailedPrecondition, "store is not writeable");
+    }
+    if (start.value() != max_offset_.load()) {
+        return Status::error(Errc::kInvalidArgument,
+                             "append_data at {} but the CommitLog ends at {}", start,
+                             max_offset_.load());
+    }
+    while (!data.empty()) {
+        auto r = queue_.get_last_mapped_file(max_offset_.load(), true);
+        if (!r.is_ok()) {
+            return r.status();
+        }
+        auto file = r.value();
+        int64_t free = file->file_size() - file->wrote_position();
+        size_t n = std::min<size_t>(data.size(), static_cast<size_t>(free));
+        if (!file->append(data.substr(0, n))) {
+            return Status::error(Errc::kInternal, "append of {} bytes to {} failed", n,
+                                 file->file_name());
+        }
+        max_offset_.store(file->file_from_offset() + file->wrote_position());
+        data.remove_prefix(n);
+    }
+    if (listener_) {
+        listener_(PhysicalOffset(max_offset_.load()));
+    }
+    flush_->wakeup();
+    return Status::ok();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reads
+
+PhysicalOffset CommitLog::min_offset() const {
+    auto first = queue_.first_mapped_file();
+    return PhysicalOffset(first != nullptr ? first->file_from_offset() : 0);
+}
+
+std::optional<MappedView> CommitLog::get_data(PhysicalOffset offset, int64_t max_bytes) const {
+    auto file = queue_.find_mapped_file_by_offset(offset.value(), offset.value() == 0);
+    if (file == nullptr || offset.value() < file->file_from_offset()) {
+        return std::nullopt;
+    }
+    auto pos = static_cast<int32_t>(offset.value() - file->file_from_offset());
+    auto v = file->select(pos);
+    if (!v || v->size == 0) {
+        return std::nullopt;
+    }
+    if (max_bytes >= 0 && static_cast<int64_t>(v->size) > max_bytes) {
+        v->size = static_cast<size_t>(max_bytes);
+    }
+    return v;
+}
+
+std::optional<MappedView> CommitLog::get_message(PhysicalOffset offset, int32_t size) const {
+    auto file = queue_.find_mapped_file_by_offset(offset.value());
+    if (file == nullptr) {
+        return std::nullopt;
+    }
+    return file->select(static_cast<int32_t>(offset.value() - file->file_from_offset()), size);
+}
+
+Result<pm::MessageExt> CommitLog::lookup_message(PhysicalOffset offset, bool read_body) const {
+    auto v = get_data(offset);
+    if (!v || v->size < 8) {
+        return Status::error(Errc::kNotFound, "no CommitLog record at offset {}", offset);
+    }
+    return pm::decode_message(v->bytes(), {.read_body = read_body, .check_crc = false});
+}
+
+PhysicalOffset CommitLog::roll_next_file(PhysicalOffset offset) const {
+    int64_t size = queue_.mapped_file_size();
+    return PhysicalOffset(offset.value() + size - offset.value() % size);
+}
+
+Status CommitLog::for_each_record(
+    PhysicalOffset from, const std::function<bool(PhysicalOffset, std::string_view)>& fn) const {
+    int64_t pos = from.value();
+    const int64_t end = max_offset_.load();
+    while (pos < end) {
+        auto v = get_data(PhysicalOffset(pos));
+        if (!v) {
+            pos = roll_next_file(PhysicalOffset(pos)).value();
+            continue;
+        }
+        if (v->size < 8) {
+            return Status::error(Errc::kCorruption, "CommitLog ends mid-record at {}", pos);
+        }
+        auto total = static_cast<int32_t>(get_be32(v->data));
+        auto magic = static_cast<int32_t>(get_be32(v->data + 4));
+        if (magic == pm::kBlankMagicCode) {
+            pos = roll_next_file(PhysicalOffset(pos)).value();
+            continue;
+        }
+        if ((magic != pm::kMessageMagicCodeV1 && magic != pm::kMessageMagicCodeV2) ||
+            total <= 8 || static_cast<size_t>(total) > v->size) {
+            return Status::error(Errc::kCorruption, "bad CommitLog record at {} (magic {:#x})",
+                                 pos, static_cast<uint32_t>(magic));
+        }
+        if (!fn(PhysicalOffset(pos), v->bytes().substr(0, static_cast<size_t>(total)))) {
+            return Status::ok();
+        }
+        pos += total;
+    }
+    return Status::ok();
+}
+
+// ---------------------------------------------------------------------------------------------
+// topicQueueTable
+
+QueueOffset CommitLog::next_queue_offset(std::string_view topic, int32_t queue_id) const {
+    MutexLock l(put_mu_);
+    auto it = topic_queue_table_.find(queue_key(topic, queue_id));
+    return QueueOffset(it == topic_queue_table_.end() ? 0 : it->second);
+}
+
+void CommitLog::set_topic_queue_table(std::unordered_map<std::string, int64_t> table) {
+    MutexLock l(put_mu_);
+    topic_queue_table_ = std::move(table);
+}
+
+std::unordered_map<std::string, int64_t> CommitLog::topic_queue_table() const {
+    MutexLock l(put_mu_);
+    return topic_queue_table_;
+}
+
+void CommitLog::remove_queue_from_topic_queue_table(std::string_view topic, int32_t queue_id) {
+    MutexLock l(put_mu_);
+    topic_queue_table_.erase(queue_key(topic, queue_id));
+}
+
+Status CommitLog::rebuild_topic_queue_table() {
+    std::unordered_map<std::string, int64_t> table;
+    Status st = for_each_record(min_offset(), [&](PhysicalOffset, std::string_view rec) {
+        auto m = pm::decode_message(rec, {.read_body = false, .check_crc = false});
+        if (!m.is_ok()) {
+            return false;
+        }
+        int32_t tran = pm::sysflag::transaction_value(m.value().sys_flag);
+        if (tran == pm::sysflag::kTransactionPreparedType ||
+            tran == pm::sysflag::kTransactionRollbackType) {
+            return true;
+        }
+        table[queue_key(m.value().topic, m.value().queue_id)] = m.value().queue_offset + 1;
+        return true;
+    });
+    COMET_RETURN_IF_ERROR(st);
+    set_topic_queue_table(std::move(table));
+    return Status::ok();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Recovery
+
+Result<RecoveryResult> CommitLog::recover_normally() {
+    size_t n = queue_.file_count();
+    size_t first = n > 3 ? n - 3 : 0;  // Java: start from the third-last segment
+    return recover_from(first, config_.check_crc_on_recover);
+}
+
+Result<RecoveryResult> CommitLog::recover_abnormally() {
+    auto files = queue_.files();
+    size_t first = 0;
+    if (checkpoint_ != nullptr && !files.empty()) {
+        int64_t min_ts = checkpoint_->min_timestamp();
+        for (size_t i = files.size(); i-- > 0;) {
+            const auto& f = files[i];
+            RecordCheck c = check_record(f->data(), f->file_size(), f->file_from_offset(), false);
+            if (c.kind == RecordCheck::kMessage && c.store_timestamp != 0 &&
+                c.store_timestamp <= min_ts) {
+                first = i;
+                spdlog::info("abnormal recovery: checkpoint min timestamp {} -> start at {}",
+                             min_ts, f->file_name());
+                break;
+            }
+        }
+    }
+    return recover_from(first, config_.check_crc_on_recover);
+}
+
+Result<RecoveryResult> CommitLog::recover_from(size_t first_index, bool check_crc) {
+    auto files = queue_.files();
+    RecoveryResult res;
+    if (files.empty()) {
+        max_offset_.store(0);
+        queue_.set_flushed_where(0);
+        spdlog::info("CommitLog recovery: no segments in {}", queue_.dir());
+        return res;
+    }
+    first_index = std::min(first_index, files.size() - 1);
+    int64_t process = files[first_index]->file_from_offset();
+    res.scan_from = PhysicalOffset(process);
+    bool stopped = false;
+    for (size_t i = first_index; i < files.size() && !stopped; ++i) {
+        const auto& f = files[i];
+        const int64_t size = f->file_size();
+        int64_t pos = 0;
+        for (;;) {
+            RecordCheck c = check_record(f->data() + pos, size - pos, f->file_from_offset() + pos,
+                                         check_crc);
+            if (c.kind == RecordCheck::kMessage) {
+                pos += c.size;
+                ++res.records_scanned;
+                continue;
+            }
+            if (c.kind == RecordCheck::kBlank) {
+                pos = size;
+                break;
+            }
+            stopped = true;
+            res.cut_reason = c.reason;
+            break;
+        }
+        process = f->file_from_offset() + pos;
+    }
+    res.max_offset = PhysicalOffset(process);
+    int64_t on_disk_end = files.back()->file_from_offset() + files.back()->file_size();
+    res.bytes_truncated = on_disk_end - process;
+    if (!res.cut_reason.empty()) {
+        spdlog::warn("CommitLog recovery: cut at offset {}: {} (scanned {} records from {})",
+                     process, res.cut_reason, res.records_scanned, res.scan_from);
+    } else {
+        spdlog::info("CommitLog recovery: valid data ends at {} ({} records scanned from {})",
+                     process, res.records_scanned, res.scan_from);
+    }
+    COMET_RETURN_IF_ERROR(queue_.truncate_dirty_files(process));
+    queue_.set_flushed_where(process);
+    max_offset_.store(process);
+    return res;
+}
+
+void CommitLog::check_invariants() const {
+    queue_.check_invariants();
+    COMET_CHECK(queue_.flushed_where() <= std::max<int64_t>(max_offset_.load(), 0) ||
+                    queue_.file_count() == 0,
+                "flushed {} beyond max offset {}", queue_.flushed_where(), max_offset_.load());
+}
+
+}  // namespace comet::store

@@ -1,0 +1,477 @@
+#include "store/commit_log.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <map>
+#include <random>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "base/bytes.h"
+#include "base/clock.h"
+#include "commit_log_test_util.h"
+#include "protocol/message_decoder.h"
+#include "protocol/message_id.h"
+#include "store/mapped_file_allocator.h"
+#include "store/store_checkpoint.h"
+
+namespace comet::store {
+namespace {
+
+using testing::sample_message;
+using testing::small_config;
+using testing::TempDir;
+namespace pm = comet::protocol;
+
+constexpr int64_t kSeg = 64 * 1024;
+
+class CommitLogTest : public ::testing::Test {
+protected:
+    std::unique_ptr<CommitLog> open_log(const MessageStoreConfig& c, bool abnormal = false) {
+        auto cp = StoreCheckpoint::open(c.checkpoint_path());
+        EXPECT_TRUE(cp.is_ok());
+        checkpoint_ = cp.value().get();
+        checkpoints_.push_back(std::move(cp).value());
+        flags_.push_back(std::make_unique<RunningFlags>());
+        auto r = CommitLog::open(c, &clock_, nullptr, checkpoint_, flags_.back().get());
+        EXPECT_TRUE(r.is_ok()) << r.status().to_string();
+        auto log = std::move(r).value();
+        auto rec = abnormal ? log->recover_abnormally() : log->recover_normally();
+        EXPECT_TRUE(rec.is_ok()) << rec.status().to_string();
+        last_recovery_ = rec.value();
+        log->start();
+        return log;
+    }
+
+    PutMessageResult put(CommitLog& log, pm::MessageExt m) { return log.put_message(std::move(m)).get(); }
+
+    TempDir dir_;
+    ManualClock clock_{1'700'000'000'000};
+    // Kept for the fixture's lifetime: logs borrow them (several logs may be open at once).
+    std::vector<std::unique_ptr<StoreCheckpoint>> checkpoints_;
+    std::vector<std::unique_ptr<RunningFlags>> flags_;
+    StoreCheckpoint* checkpoint_ = nullptr;  // the latest one
+    RecoveryResult last_recovery_;
+};
+
+TEST_F(CommitLogTest, PutAssignsOffsetsAndReadsBack) {
+    auto log = open_log(small_config(dir_.path()));
+    auto r0 = put(*log, sample_message("TopicA", 1, "hello"));
+    ASSERT_TRUE(r0.ok()) << r0.remark;
+    EXPECT_EQ(r0.append.wrote_offset, PhysicalOffset(0));
+    EXPECT_EQ(r0.append.logics_offset, QueueOffset(0));
+    EXPECT_EQ(r0.append.store_timestamp, clock_.wall_millis());
+    EXPECT_EQ(r0.append.msg_id, pm::create_offset_msg_id(log->store_host(), 0));
+    clock_.advance(std::chrono::milliseconds(5));
+    auto r1 = put(*log, sample_message("TopicA", 1, "world!"));
+    auto r2 = put(*log, sample_message("TopicA", 2, "other queue"));
+    ASSERT_TRUE(r1.ok() && r2.ok());
+    EXPECT_EQ(r1.append.wrote_offset, PhysicalOffset(r0.append.wrote_bytes));
+    EXPECT_EQ(r1.append.logics_offset, QueueOffset(1));
+    EXPECT_EQ(r2.append.logics_offset, QueueOffset(0));
+    EXPECT_EQ(log->max_offset(), r2.append.end_offset());
+    EXPECT_EQ(log->next_queue_offset("TopicA", 1), QueueOffset(2));
+    EXPECT_EQ(log->next_queue_offset("TopicA", 7), QueueOffset(0));
+
+    auto m1 = log->lookup_message(r1.append.wrote_offset);
+    ASSERT_TRUE(m1.is_ok()) << m1.status().to_string();
+    EXPECT_EQ(m1.value().body, "world!");
+    EXPECT_EQ(m1.value().topic, "TopicA");
+    EXPECT_EQ(m1.value().queue_id, 1);
+    EXPECT_EQ(m1.value().queue_offset, 1);
+    EXPECT_EQ(m1.value().commit_log_offset, r1.append.wrote_offset.value());
+    EXPECT_EQ(m1.value().store_timestamp, 1'700'000'000'005);
+    EXPECT_EQ(m1.value().store_host.to_string(), "127.0.0.1:10911");
+    EXPECT_EQ(m1.value().born_host, pm::HostAddress::ipv4(10, 0, 0, 9, 50000));
+    EXPECT_EQ(m1.value().tags(), "tag");
+    EXPECT_EQ(m1.value().msg_id, r1.append.msg_id);
+    auto view = log->get_message(r1.append.wrote_offset, r1.append.wrote_bytes);
+    ASSERT_TRUE(view);
+    EXPECT_EQ(view->size, static_cast<size_t>(r1.append.wrote_bytes));
+    EXPECT_FALSE(log->get_message(r2.append.wrote_offset, r2.append.wrote_bytes + 1));
+    EXPECT_FALSE(log->lookup_message(log->max_offset()).is_ok());
+    log->check_invariants();
+}
+
+TEST_F(CommitLogTest, RollsOverSegmentsWithBlankFillerAndRandomSizes) {
+    auto log = open_log(small_config(dir_.path()));
+    std::mt19937 rng(7);
+    std::vector<std::pair<int64_t, std::string>> written;
+    while (log->max_offset().value() < 3 * kSeg + 1000) {
+        std::string body(std::uniform_int_distribution<int>(1, 9000)(rng), 'x');
+        for (auto& ch : body) {
+            ch = static_cast<char>('a' + rng() % 26);
+        }
+        auto r = put(*log, sample_message("Roll", 0, body));
+        ASSERT_TRUE(r.ok()) << r.remark;
+        // A record never spans two segments.
+        EXPECT_EQ(r.append.wrote_offset.value() / kSeg,
+                  (r.append.end_offset().value() - 1) / kSeg);
+        written.emplace_back(r.append.wrote_offset.value(), body);
+    }
+    EXPECT_GE(log->mapped_file_queue().file_count(), 4u);
+    // Each full segment ends with a blank filler [remaining][0xCBD43194] (§5.5).
+    auto files = log->mapped_file_queue().files();
+    for (size_t i = 0; i + 1 < files.size(); ++i) {
+        int64_t last_end = 0;
+        for (const auto& [off, body] : written) {
+            if (off / kSeg == static_cast<int64_t>(i)) {
+                last_end = off + log->lookup_message(PhysicalOffset(off)).value().store_size;
+            }
+        }
+        int64_t pos = last_end - files[i]->file_from_offset();
+        ASSERT_GE(kSeg - pos, 8);
+        EXPECT_EQ(get_be32(files[i]->data() + pos), static_cast<uint32_t>(kSeg - pos));
+        EXPECT_EQ(get_be32(files[i]->data() + pos + 4), 0xCBD43194u);
+    }
+    // Iteration sees every record once, in order, skipping fillers.
+    size_t idx = 0;
+    ASSERT_TRUE(log->for_each_record(PhysicalOffset(0), [&](PhysicalOffset off, std::string_view rec) {
+                       EXPECT_LT(idx, written.size());
+                       EXPECT_EQ(off.value(), written[idx].first);
+                       auto m = pm::decode_message(rec, {.read_body = true, .check_crc = true});
+                       EXPECT_TRUE(m.is_ok());
+                       EXPECT_EQ(m.value().body, written[idx].second);
+                       EXPECT_EQ(m.value().queue_offset, static_cast<int64_t>(idx));
+                       ++idx;
+                       return true;
+                   }).is_ok());
+    EXPECT_EQ(idx, written.size());
+    // roll_next_file and get_data with a byte limit (the HA transfer read).
+    EXPECT_EQ(log->roll_next_file(PhysicalOffset(kSeg + 3)), PhysicalOffset(2 * kSeg));
+    auto chunk = log->get_data(PhysicalOffset(0), 100);
+    ASSERT_TRUE(chunk);
+    EXPECT_EQ(chunk->size, 100u);
+}
+
+TEST_F(CommitLogTest, LimitsGiveClearStatuses) {
+    auto log = open_log(small_config(dir_.path()));
+    auto big = put(*log, sample_message("T", 0, std::string(16 * 1024 + 1, 'b')));
+    EXPECT_EQ(big.status, PutMessageStatus::kMessageIllegal);
+    EXPECT_FALSE(big.remark.empty());
+    auto m = sample_message("T", 0, "x");
+    m.set_property("huge", std::string(32768, 'p'));
+    EXPECT_EQ(put(*log, m).status, PutMessageStatus::kPropertiesSizeExceeded);
+    EXPECT_EQ(put(*log, sample_message("", 0, "x")).status, PutMessageStatus::kMessageIllegal);
+    // Nothing was written and offsets did not move.
+    EXPECT_EQ(log->max_offset(), PhysicalOffset(0));
+    EXPECT_EQ(log->next_queue_offset("T", 0), QueueOffset(0));
+    // A record that cannot fit one segment at all.
+    auto cfg = small_config(dir_.path() + "/b", 8 * 1024);
+    auto small = open_log(cfg);
+    EXPECT_EQ(put(*small, sample_message("T", 0, std::string(8 * 1024, 'z'))).status,
+              PutMessageStatus::kMessageIllegal);
+    // A long topic (> 127 bytes) is stored with magic v2.
+    auto r = put(*log, sample_message(std::string(200, 't'), 0, "v2"));
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(log->lookup_message(r.append.wrote_offset).value().topic, std::string(200, 't'));
+}
+
+TEST_F(CommitLogTest, TransactionHalfMessagesDoNotTakeQueueOffsets) {
+    auto log = open_log(small_config(dir_.path()));
+    auto half = sample_message("Tx", 0, "prepared");
+    half.sys_flag = pm::sysflag::kTransactionPreparedType;
+    auto r = put(*log, half);
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(log->lookup_message(r.append.wrote_offset).value().queue_offset, 0);
+    EXPECT_EQ(log->next_queue_offset("Tx", 0), QueueOffset(0));
+    auto commit = sample_message("Tx", 0, "commit");
+    commit.sys_flag = pm::sysflag::kTransactionCommitType;
+    ASSERT_TRUE(put(*log, commit).ok());
+    EXPECT_EQ(log->next_queue_offset("Tx", 0), QueueOffset(1));
+}
+
+TEST_F(CommitLogTest, BatchPutWritesOneRecordPerMessage) {
+    auto log = open_log(small_config(dir_.path()));
+    ASSERT_TRUE(put(*log, sample_message("VecTopic", 1, "before")).ok());
+    MessageBatch b;
+    b.topic = "VecTopic";
+    b.queue_id = 1;
+    b.born_host = pm::HostAddress::ipv4(127, 0, 0, 1, 40000);
+    for (int i = 1; i <= 3; ++i) {
+        std::string props = fmt::format("KEYS\1KeyBatch{}\2WAIT\1true\2TAGS\1TagBatch\2seq\1{}", i, i);
+        pm::encode_batch_entry(0, fmt::format("vec-b{} batch", i), props, &b.body);
+    }
+    b.properties.set("CLUSTER", "DefaultCluster");
+    b.properties.set("WAIT", "true");
+    auto r = log->put_messages(b).get();
+    ASSERT_TRUE(r.ok()) << r.remark;
+    EXPECT_EQ(r.append.msg_num, 3);
+    EXPECT_EQ(r.append.logics_offset, QueueOffset(1));
+    EXPECT_EQ(std::count(r.append.msg_id.begin(), r.append.msg_id.end(), ','), 2);
+    int64_t off = r.append.wrote_offset.value();
+    for (int i = 1; i <= 3; ++i) {
+        auto m = log->lookup_message(PhysicalOffset(off));
+        ASSERT_TRUE(m.is_ok());
+        EXPECT_EQ(m.value().body, fmt::format("vec-b{} batch", i));
+        EXPECT_EQ(m.value().queue_offset, i);
+        EXPECT_EQ(m.value().commit_log_offset, off);
+        // Stored like RocketMQ 4.9.8: own properties, separator, batch properties.
+        EXPECT_EQ(*m.value().stored_properties,
+                  fmt::format("KEYS\1KeyBatch{}\2WAIT\1true\2TAGS\1TagBatch\2seq\1{}"
+                              "\2CLUSTER\1DefaultCluster\2WAIT\1true",
+                              i, i));
+        off += m.value().store_size;
+    }
+    EXPECT_EQ(off, r.append.end_offset().value());
+    EXPECT_EQ(log->next_queue_offset("VecTopic", 1), QueueOffset(4));
+
+    // Rejections.
+    MessageBatch bad = b;
+    bad.body.pop_back();
+    EXPECT_EQ(log->put_messages(bad).get().status, PutMessageStatus::kMessageIllegal);
+    bad = b;
+    bad.sys_flag = pm::sysflag::kTransactionPreparedType;
+    EXPECT_EQ(log->put_messages(bad).get().status, PutMessageStatus::kMessageIllegal);
+    bad = b;
+    bad.properties.set("DELAY", "2");
+    EXPECT_EQ(log->put_messages(bad).get().status, PutMessageStatus::kMessageIllegal);
+    bad = b;
+    bad.body.clear();
+    EXPECT_EQ(log->put_messages(bad).get().status, PutMessageStatus::kMessageIllegal);
+    EXPECT_EQ(log->next_queue_offset("VecTopic", 1), QueueOffset(4));
+}
+
+TEST_F(CommitLogTest, Ipv6StoreHost) {
+    auto cfg = small_config(dir_.path());
+    cfg.store_host = "[::1]:10911";
+    auto log = open_log(cfg);
+    auto r = put(*log, sample_message("T6", 0, "v6"));
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r.append.msg_id.size(), 56u);
+    auto m = log->lookup_message(r.append.wrote_offset).value();
+    EXPECT_TRUE(m.store_host.v6);
+    EXPECT_EQ(m.sys_flag & pm::sysflag::kStoreHostAddressV6, pm::sysflag::kStoreHostAddressV6);
+    EXPECT_EQ(m.store_timestamp, clock_.wall_millis());
+}
+
+TEST_F(CommitLogTest, SyncFlushCompletesAfterFsyncAndGroupsCommits) {
+    auto cfg = small_config(dir_.path(), 1024 * 1024);
+    cfg.flush_disk_type = FlushDiskType::kSyncFlush;
+    auto log = open_log(cfg);
+    constexpr int kThreads = 8;
+    constexpr int kPerThread = 50;
+    std::atomic<int> ok{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+        threads.emplace_back([&, t] {
+            std::vector<std::future<PutMessageResult>> fs;
+            for (int i = 0; i < kPerThread; ++i) {
+                fs.push_back(log->put_message(sample_message("Sync", t % 4, "payload")));
+            }
+            for (auto& f : fs) {
+                auto r = f.get();
+                if (r.ok() && log->flushed_offset() >= r.append.end_offset()) {
+                    ok.fetch_add(1);
+                }
+            }
+        });
+    }
+    for (auto& th : threads) {
+        th.join();
+    }
+    EXPECT_EQ(ok.load(), kThreads * kPerThread);
+    EXPECT_LT(log->flush_service().fsync_count(), kThreads * kPerThread);
+    // WAIT=false does not wait for the flush.
+    auto m = sample_message("Sync", 0, "nowait");
+    m.set_property("WAIT", "false");
+    EXPECT_TRUE(put(*log, m).ok());
+}
+
+TEST_F(CommitLogTest, FlushFailureMakesStoreReadOnly) {
+    auto cfg = small_config(dir_.path());
+    cfg.flush_disk_type = FlushDiskType::kSyncFlush;
+    auto log = open_log(cfg);
+    ASSERT_TRUE(put(*log, sample_message("F", 0, "fine")).ok());
+    set_flush_fault_for_test(true);
+    auto r = put(*log, sample_message("F", 0, "not durable"));
+    set_flush_fault_for_test(false);
+    EXPECT_EQ(r.status, PutMessageStatus::kFlushDiskTimeout);
+    EXPECT_NE(r.remark.find("read-only"), std::string::npos) << r.remark;
+    EXPECT_FALSE(log->running_flags().is_writeable());
+    auto after = put(*log, sample_message("F", 0, "refused"));
+    EXPECT_EQ(after.status, PutMessageStatus::kServiceNotAvailable);
+    // Reads keep working.
+    EXPECT_TRUE(log->lookup_message(PhysicalOffset(0)).is_ok());
+}
+
+TEST_F(CommitLogTest, AppendListenerAndAppendData) {
+    auto log = open_log(small_config(dir_.path() + "/master"));
+    std::vector<int64_t> seen;
+    log->set_append_listener([&](PhysicalOffset o) { seen.push_back(o.value()); });
+    for (int i = 0; i < 40; ++i) {
+        ASSERT_TRUE(put(*log, sample_message("Ha", 0, std::string(3000, 'h'))).ok());
+    }
+    ASSERT_EQ(seen.size(), 40u);
+    EXPECT_EQ(seen.back(), log->max_offset().value());
+    // A slave copies the byte stream, chunk by chunk, and ends with identical records.
+    auto slave = open_log(small_config(dir_.path() + "/slave"));
+    EXPECT_FALSE(slave->append_data(PhysicalOffset(5), "x").is_ok());
+    int64_t pos = 0;
+    while (pos < log->max_offset().value()) {
+        auto v = log->get_data(PhysicalOffset(pos), 10000);
+        ASSERT_TRUE(v);
+        ASSERT_TRUE(slave->append_data(PhysicalOffset(pos), v->bytes()).is_ok());
+        pos += static_cast<int64_t>(v->size);
+    }
+    EXPECT_EQ(slave->max_offset(), log->max_offset());
+    int n = 0;
+    ASSERT_TRUE(slave->for_each_record(PhysicalOffset(0), [&](PhysicalOffset o, std::string_view rec) {
+                         EXPECT_EQ(rec, log->get_message(o, static_cast<int32_t>(rec.size()))->bytes());
+                         ++n;
+                         return true;
+                     }).is_ok());
+    EXPECT_EQ(n, 40);
+}
+
+TEST_F(CommitLogTest, NormalRecoveryRestoresEndAndQueueTable) {
+    auto cfg = small_config(dir_.path());
+    int64_t end = 0;
+    {
+        auto log = open_log(cfg);
+        for (int i = 0; i < 100; ++i) {
+            ASSERT_TRUE(put(*log, sample_message("R", i % 3, std::string(2000, 'r'))).ok());
+        }
+        end = log->max_offset().value();
+        log->shutdown();
+    }
+    auto log = open_log(cfg);
+    EXPECT_EQ(log->max_offset().value(), end);
+    EXPECT_TRUE(last_recovery_.cut_reason.empty());
+    EXPECT_GT(last_recovery_.scan_from.value(), 0);  // only the last 3 segments
+    ASSERT_TRUE(log->rebuild_topic_queue_table().is_ok());
+    EXPECT_EQ(log->next_queue_offset("R", 0), QueueOffset(34));
+    EXPECT_EQ(log->next_queue_offset("R", 2), QueueOffset(33));
+    auto r = put(*log, sample_message("R", 0, "after restart"));
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r.append.wrote_offset.value(), end);
+    EXPECT_EQ(r.append.logics_offset, QueueOffset(34));
+}
+
+struct TailCase {
+    const char* name;
+    void (*damage)(uint8_t* rec, int32_t size);
+    const char* reason_contains;
+};
+
+class CommitLogTailTest : public CommitLogTest, public ::testing::WithParamInterface<TailCase> {};
+
+TEST_P(CommitLogTailTest, RecoveryCutsDamagedLastRecord) {
+    auto cfg = small_config(dir_.path());
+    int64_t last_start = 0;
+    int32_t last_size = 0;
+    {
+        auto log = open_log(cfg);
+        for (int i = 0; i < 30; ++i) {
+            auto r = put(*log, sample_message("Cut", 0, std::string(1000 + i, 'c')));
+            ASSERT_TRUE(r.ok());
+            last_start = r.append.wrote_offset.value();
+            last_size = r.append.wrote_bytes;
+        }
+        auto file = log->mapped_file_queue().find_mapped_file_by_offset(last_start);
+        GetParam().damage(file->data() + (last_start - file->file_from_offset()), last_size);
+        log->shutdown();
+    }
+    auto log = open_log(cfg, /*abnormal=*/true);
+    EXPECT_EQ(log->max_offset().value(), last_start);
+    EXPECT_NE(last_recovery_.cut_reason.find(GetParam().reason_contains), std::string::npos)
+        << last_recovery_.cut_reason;
+    // The cut bytes are zeroed; new puts continue at the cut.
+    ASSERT_TRUE(log->rebuild_topic_queue_table().is_ok());
+    auto r = put(*log, sample_message("Cut", 0, "replacement"));
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r.append.wrote_offset.value(), last_start);
+    EXPECT_EQ(r.append.logics_offset, QueueOffset(29));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Damage, CommitLogTailTest,
+    ::testing::Values(
+        TailCase{"truncated",
+                 [](uint8_t* rec, int32_t size) { std::memset(rec + size / 2, 0, size - size / 2); },
+                 "CRC"},
+        TailCase{"flipped_body_byte", [](uint8_t* rec, int32_t size) { rec[size - 60] ^= 0x40; },
+                 "CRC"},
+        TailCase{"bad_magic", [](uint8_t* rec, int32_t) { rec[5] ^= 0xFF; }, "magic"},
+        TailCase{"torn_header", [](uint8_t* rec, int32_t) { put_be32(rec, 1u << 30); },
+                 "TOTALSIZE"}),
+    [](const auto& p) { return std::string(p.param.name); });
+
+TEST_F(CommitLogTest, AbnormalRecoveryStartsFromCheckpointSegment) {
+    auto cfg = small_config(dir_.path());
+    {
+        auto log = open_log(cfg);
+        for (int i = 0; i < 200; ++i) {
+            clock_.advance(std::chrono::seconds(1));
+            ASSERT_TRUE(put(*log, sample_message("Ck", 0, std::string(2000, 'k'))).ok());
+        }
+        ASSERT_TRUE(log->flush_service().flush_all());
+        // Pretend the consume queues were flushed as far as the CommitLog.
+        checkpoint_->set_logics_msg_timestamp(checkpoint_->physic_msg_timestamp());
+        ASSERT_TRUE(checkpoint_->flush().is_ok());
+        EXPECT_EQ(checkpoint_->physic_msg_timestamp(), clock_.wall_millis());
+        log->shutdown();
+    }
+    auto log = open_log(cfg, /*abnormal=*/true);
+    EXPECT_GE(log->mapped_file_queue().file_count(), 6u);
+    // The scan starts in the newest segment older than checkpoint - 3 s, not at 0.
+    EXPECT_GE(last_recovery_.scan_from.value(),
+              static_cast<int64_t>(log->mapped_file_queue().file_count() - 1) * kSeg);
+    EXPECT_LT(last_recovery_.records_scanned, 40);
+    EXPECT_TRUE(last_recovery_.cut_reason.empty());
+}
+
+TEST_F(CommitLogTest, EightThreadsKeepEveryQueueDense) {
+    auto cfg = small_config(dir_.path(), 256 * 1024);
+    AllocateMappedFileService alloc;
+    alloc.start();
+    auto cp = StoreCheckpoint::open(cfg.checkpoint_path());
+    RunningFlags flags;
+    auto log = CommitLog::open(cfg, &clock_, &alloc, cp.value().get(), &flags).value();
+    ASSERT_TRUE(log->recover_normally().is_ok());
+    log->start();
+    constexpr int kThreads = 8;
+    constexpr int kPerThread = 400;
+    std::vector<std::thread> threads;
+    std::mutex mu;
+    std::map<int32_t, std::set<int64_t>> offsets;
+    for (int t = 0; t < kThreads; ++t) {
+        threads.emplace_back([&, t] {
+            for (int i = 0; i < kPerThread; ++i) {
+                int32_t q = (t + i) % 5;
+                auto r = log->put_message(sample_message("Dense", q, fmt::format("{}-{}", t, i))).get();
+                ASSERT_TRUE(r.ok());
+                std::lock_guard<std::mutex> g(mu);
+                EXPECT_TRUE(offsets[q].insert(r.append.logics_offset.value()).second);
+            }
+        });
+    }
+    for (auto& th : threads) {
+        th.join();
+    }
+    int64_t total = 0;
+    for (auto& [q, set] : offsets) {
+        EXPECT_EQ(*set.begin(), 0);
+        EXPECT_EQ(*set.rbegin(), static_cast<int64_t>(set.size()) - 1);  // dense
+        total += static_cast<int64_t>(set.size());
+    }
+    EXPECT_EQ(total, kThreads * kPerThread);
+    int64_t n = 0;
+    std::map<int32_t, int64_t> next;
+    ASSERT_TRUE(log->for_each_record(PhysicalOffset(0), [&](PhysicalOffset, std::string_view rec) {
+                       auto m = pm::decode_message(rec, {.read_body = true, .check_crc = true});
+                       EXPECT_TRUE(m.is_ok());
+                       // CommitLog order equals queue order within each queue.
+                       EXPECT_EQ(m.value().queue_offset, next[m.value().queue_id]++);
+                       ++n;
+                       return true;
+                   }).is_ok());
+    EXPECT_EQ(n, total);
+    log->shutdown();
+    alloc.shutdown();
+}
+
+}  // namespace
+}  // namespace comet::store
