@@ -128,10 +128,7 @@ CommitLog::CommitLog(const MessageStoreConfig& config, Clock* clock,
 
 CommitLog::~CommitLog() { shutdown(); }
 
-void CommitLog::start() {
-    flush_->start();
-    accepting_.store(true);
-}
+void CommitLog::start() { flush_->start(); }
 
 void CommitLog::shutdown() {
     if (flush_ == nullptr) {

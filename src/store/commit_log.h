@@ -173,7 +173,9 @@ private:
     mutable Mutex put_mu_;
     std::unordered_map<std::string, int64_t> topic_queue_table_ GUARDED_BY(put_mu_);
     std::atomic<int64_t> max_offset_{0};
-    std::atomic<bool> accepting_{false};
+    // Puts are accepted from open() (SYNC_FLUSH puts made before start() complete once the
+    // flush thread runs) until shutdown().
+    std::atomic<bool> accepting_{true};
     AppendListener listener_;
 };
 
