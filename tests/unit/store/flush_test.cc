@@ -1,0 +1,171 @@
+#include "store/flush.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <future>
+#include <thread>
+#include <string>
+#include <vector>
+
+#include "base/clock.h"
+#include "commit_log_test_util.h"
+#include "store/mapped_file_queue.h"
+#include "store/store_checkpoint.h"
+
+namespace comet::store {
+namespace {
+
+using testing::TempDir;
+
+constexpr int64_t kSeg = 64 * 1024;
+
+struct Outcome {
+    int calls = 0;
+    PutMessageStatus status = PutMessageStatus::kUnknownError;
+    std::string remark;
+};
+
+FlushService::FlushCompletion record(Outcome* o) {
+    return [o](PutMessageStatus s, const std::string& remark) {
+        ++o->calls;
+        o->status = s;
+        o->remark = remark;
+    };
+}
+
+class FlushServiceTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+        config_.flush_disk_type = FlushDiskType::kSyncFlush;
+        config_.sync_flush_timeout_ms = 5000;
+        ASSERT_TRUE(queue_.load().is_ok());
+    }
+    // Appends n bytes; returns the new end offset.
+    int64_t write(int32_t n) {
+        auto f = queue_.get_last_mapped_file(0, true).value();
+        EXPECT_TRUE(f->append(std::string(static_cast<size_t>(n), 'w')));
+        f->set_store_timestamp(clock_.wall_millis());
+        return queue_.max_offset();
+    }
+
+    TempDir dir_;
+    MessageStoreConfig config_;
+    ManualClock clock_;
+    RunningFlags flags_;
+    MappedFileQueue queue_{dir_.path() + "/log", kSeg, nullptr};
+};
+
+TEST_F(FlushServiceTest, OneFlushCompletesEveryCoveredWaiter) {
+    FlushService fs(config_, &queue_, &clock_, &flags_, nullptr);
+    std::vector<Outcome> outcomes(10);
+    for (auto& o : outcomes) {
+        int64_t end = write(100);
+        fs.wait_for_flush(PhysicalOffset(end), record(&o));
+    }
+    Outcome later;
+    EXPECT_EQ(fs.pending_waiters(), 10u);
+    EXPECT_EQ(fs.group_commit_once(), 10);
+    EXPECT_EQ(fs.fsync_count(), 1);  // ten puts, one msync
+    for (const auto& o : outcomes) {
+        EXPECT_EQ(o.calls, 1);
+        EXPECT_EQ(o.status, PutMessageStatus::kPutOk);
+    }
+    EXPECT_EQ(queue_.flushed_where(), 1000);
+    // Already durable: completes at once, no waiter kept.
+    fs.wait_for_flush(PhysicalOffset(500), record(&later));
+    EXPECT_EQ(later.calls, 1);
+    EXPECT_EQ(fs.pending_waiters(), 0u);
+}
+
+TEST_F(FlushServiceTest, GroupCommitSpansSegments) {
+    FlushService fs(config_, &queue_, &clock_, &flags_, nullptr);
+    write(static_cast<int32_t>(kSeg));
+    int64_t end = write(10);
+    Outcome o;
+    fs.wait_for_flush(PhysicalOffset(end), record(&o));
+    EXPECT_EQ(fs.group_commit_once(), 1);
+    EXPECT_EQ(o.status, PutMessageStatus::kPutOk);
+    EXPECT_EQ(queue_.flushed_where(), kSeg + 10);
+}
+
+TEST_F(FlushServiceTest, WaitersTimeOutByTheInjectedClock) {
+    FlushService fs(config_, &queue_, &clock_, &flags_, nullptr);
+    Outcome early;
+    Outcome late;
+    fs.wait_for_flush(PhysicalOffset(write(10)), record(&early));
+    clock_.advance(std::chrono::milliseconds(3000));
+    fs.wait_for_flush(PhysicalOffset(write(10)), record(&late));
+    EXPECT_EQ(fs.expire_timeouts(), 0);
+    clock_.advance(std::chrono::milliseconds(2000));  // early's deadline
+    EXPECT_EQ(fs.expire_timeouts(), 1);
+    EXPECT_EQ(early.calls, 1);
+    EXPECT_EQ(early.status, PutMessageStatus::kFlushDiskTimeout);
+    EXPECT_EQ(late.calls, 0);
+    // The flush then completes the other one exactly once; the expired one is not called again.
+    EXPECT_EQ(fs.group_commit_once(), 1);
+    EXPECT_EQ(late.status, PutMessageStatus::kPutOk);
+    EXPECT_EQ(early.calls, 1);
+}
+
+TEST_F(FlushServiceTest, FailedFlushCompletesAllAndRefusesLaterWaits) {
+    FlushService fs(config_, &queue_, &clock_, &flags_, nullptr);
+    Outcome a;
+    Outcome b;
+    fs.wait_for_flush(PhysicalOffset(write(10)), record(&a));
+    fs.wait_for_flush(PhysicalOffset(write(10)), record(&b));
+    set_flush_fault_for_test(true);
+    EXPECT_EQ(fs.group_commit_once(), 2);
+    set_flush_fault_for_test(false);
+    EXPECT_EQ(a.status, PutMessageStatus::kFlushDiskTimeout);
+    EXPECT_EQ(b.status, PutMessageStatus::kFlushDiskTimeout);
+    EXPECT_NE(a.remark.find("msync"), std::string::npos) << a.remark;
+    EXPECT_FALSE(flags_.is_writeable());
+    EXPECT_EQ(queue_.flushed_where(), 0);  // never reported as flushed
+    Outcome c;
+    fs.wait_for_flush(PhysicalOffset(write(10)), record(&c));
+    EXPECT_EQ(c.calls, 1);
+    EXPECT_EQ(c.status, PutMessageStatus::kFlushDiskTimeout);
+    EXPECT_FALSE(fs.flush_all());
+}
+
+TEST_F(FlushServiceTest, ThreadsFlushAndUpdateCheckpoint) {
+    auto cp = StoreCheckpoint::open(dir_.path() + "/checkpoint").value();
+    FlushService fs(config_, &queue_, &clock_, &flags_, cp.get());
+    fs.start();
+    std::promise<PutMessageStatus> p;
+    auto f = p.get_future();
+    int64_t end = write(4000);
+    fs.wait_for_flush(PhysicalOffset(end),
+                      [&p](PutMessageStatus s, const std::string&) { p.set_value(s); });
+    ASSERT_EQ(f.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+    EXPECT_EQ(f.get(), PutMessageStatus::kPutOk);
+    EXPECT_GE(queue_.flushed_where(), end);
+    EXPECT_EQ(cp->physic_msg_timestamp(), clock_.wall_millis());
+    // Shutdown completes a waiter registered after the thread stopped looking.
+    Outcome o;
+    fs.wait_for_flush(PhysicalOffset(write(10)), record(&o));
+    fs.shutdown();
+    EXPECT_EQ(o.calls, 1);
+    EXPECT_EQ(o.status, PutMessageStatus::kPutOk);
+}
+
+TEST_F(FlushServiceTest, AsyncFlushHonoursLeastPagesThenFlushesAll) {
+    config_.flush_disk_type = FlushDiskType::kAsyncFlush;
+    config_.flush_interval_commit_log_ms = 1;
+    config_.flush_commit_log_least_pages = 4;
+    FlushService fs(config_, &queue_, &clock_, &flags_, nullptr);
+    write(100);
+    fs.start();
+    int64_t end = write(5 * kOsPageSize);
+    for (int i = 0; i < 2000 && queue_.flushed_where() < end; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));  // bounded: 2 s at most
+    }
+    EXPECT_EQ(queue_.flushed_where(), end);
+    write(10);  // under the page threshold: stays dirty until shutdown
+    fs.shutdown();
+    EXPECT_EQ(queue_.flushed_where(), queue_.max_offset());
+}
+
+}  // namespace
+}  // namespace comet::store
