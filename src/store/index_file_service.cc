@@ -82,6 +82,15 @@ Result<int64_t> IndexService::load(bool last_exit_ok, int64_t index_checkpoint_t
         files_.push_back(std::move(f).value());
         dirty_.push_back(false);
     }
+    last_indexed_phy_ = -1;
+    if (!files_.empty()) {
+        const IndexHeader& h = files_.back()->header();
+        // A file without entries carries the previous file's end, which was indexed; only the
+        // very first file starts from nothing.
+        if (h.index_count > 1 || files_.size() > 1) {
+            last_indexed_phy_ = h.end_phy_offset.value();
+        }
+    }
     spdlog::info("index service {}: loaded {} file(s)", dir_, files_.size());
     return rebuild_from;
 }
@@ -141,7 +150,7 @@ Status IndexService::build_index(const IndexDispatchRecord& rec) {
         return Status::ok();
     }
     MutexLock l(mu_);
-    if (!files_.empty() && rec.commit_log_offset < files_.back()->header().end_phy_offset) {
+    if (rec.commit_log_offset.value() <= last_indexed_phy_) {
         return Status::ok();  // already indexed
     }
     if (!rec.uniq_key.empty()) {
@@ -159,6 +168,7 @@ Status IndexService::build_index(const IndexDispatchRecord& rec) {
         }
         s = e + 1;
     }
+    last_indexed_phy_ = rec.commit_log_offset.value();
     return Status::ok();
 }
 
@@ -231,6 +241,7 @@ void IndexService::destroy() {
     }
     files_.clear();
     dirty_.clear();
+    last_indexed_phy_ = -1;
 }
 
 size_t IndexService::file_count() const {

@@ -82,6 +82,9 @@ private:
     mutable Mutex mu_;
     std::vector<std::unique_ptr<IndexFile>> files_ GUARDED_BY(mu_);
     std::vector<bool> dirty_ GUARDED_BY(mu_);
+    // Highest CommitLog offset already indexed (-1: none). Records at or below it are skipped,
+    // so redispatch never duplicates entries (Java compares with '<' and re-adds the last one).
+    int64_t last_indexed_phy_ GUARDED_BY(mu_) = -1;
 };
 
 // yyyyMMddHHmmssSSS in local time (Java UtilAll.timeMillisToHumanString).

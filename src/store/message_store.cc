@@ -730,7 +730,11 @@ QueryMessageResult MessageStore::query_message(std::string_view topic, std::stri
                                         begin_ms, end_ms);
     out.index_last_update_timestamp = q.index_last_update_timestamp;
     out.index_last_update_phy_offset = q.index_last_update_phy_offset;
+    std::set<int64_t> seen;
     for (const PhysicalOffset off : q.phy_offsets) {
+        if (!seen.insert(off.value()).second) {
+            continue;
+        }
         auto view = select_one_message_by_offset(off);
         if (!view.has_value()) {
             continue;  // deleted by retention
