@@ -1,0 +1,441 @@
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+#include <spdlog/spdlog.h>
+
+#include "broker/broker_processors.h"
+#include "broker/json_file.h"
+#include "broker/schedule_message_service.h"
+#include "protocol/admin_headers.h"
+#include "protocol/json_body.h"
+#include "protocol/pull_headers.h"
+#include "protocol/request_code.h"
+#include "protocol/response_code.h"
+
+namespace comet::broker {
+
+using protocol::RemotingCommand;
+namespace RC = protocol::ResponseCode;
+namespace Req = protocol::RequestCode;
+
+namespace {
+
+template <typename H>
+bool decode_or_reply(const RemotingCommand& req, const Reply& reply, H* out) {
+    auto h = H::from_ext(req);
+    if (!h.is_ok()) {
+        reply_code(reply, req, RC::kSystemError, h.status().message());
+        return false;
+    }
+    *out = std::move(h).value();
+    return true;
+}
+
+void reply_offset(const Reply& reply, const RemotingCommand& req, int64_t offset) {
+    RemotingCommand resp = make_response(req, RC::kSuccess);
+    protocol::OffsetResponseHeader h;
+    h.offset = offset;
+    h.to_ext(resp);
+    reply(std::move(resp), {});
+}
+
+void reply_body(const Reply& reply, const RemotingCommand& req, std::string body) {
+    RemotingCommand resp = make_response(req, RC::kSuccess);
+    resp.body = std::move(body);
+    reply(std::move(resp), {});
+}
+
+// fastjson form of a MessageQueue used as a map key (reference §3.2).
+std::string mq_key_json(const std::string& broker, int32_t qid, const std::string& topic) {
+    protocol::JsonWriter w;
+    w.begin_object().member("brokerName", broker).member("queueId", qid).member("topic", topic);
+    w.end_object();
+    return w.take();
+}
+
+}  // namespace
+
+void AdminBrokerProcessor::process(const RequestContext& rc, RemotingCommand req,
+                                   const Reply& reply) {
+    (void)rc;
+    switch (req.code) {
+        case Req::kGetMaxOffset: {
+            protocol::GetMaxOffsetRequestHeader h;
+            if (decode_or_reply(req, reply, &h)) {
+                reply_offset(reply, req, ctx_.store->max_offset_in_queue(h.topic, h.queue_id));
+            }
+            return;
+        }
+        case Req::kGetMinOffset: {
+            protocol::GetMinOffsetRequestHeader h;
+            if (decode_or_reply(req, reply, &h)) {
+                reply_offset(reply, req, ctx_.store->min_offset_in_queue(h.topic, h.queue_id));
+            }
+            return;
+        }
+        case Req::kSearchOffsetByTimestamp: {
+            protocol::SearchOffsetRequestHeader h;
+            if (decode_or_reply(req, reply, &h)) {
+                reply_offset(reply, req,
+                             ctx_.store->offset_in_queue_by_time(h.topic, h.queue_id, h.timestamp,
+                                                                 h.is_upper()));
+            }
+            return;
+        }
+        case Req::kGetEarliestMsgStoretime: {
+            protocol::GetEarliestMsgStoretimeRequestHeader h;
+            if (decode_or_reply(req, reply, &h)) {
+                RemotingCommand resp = make_response(req, RC::kSuccess);
+                protocol::GetEarliestMsgStoretimeResponseHeader rh;
+                rh.timestamp = ctx_.store->earliest_message_time(h.topic, h.queue_id);
+                rh.to_ext(resp);
+                reply(std::move(resp), {});
+            }
+            return;
+        }
+        case Req::kLockBatchMq:
+            lock_batch(req, reply, true);
+            return;
+        case Req::kUnlockBatchMq:
+            lock_batch(req, reply, false);
+            return;
+        case Req::kUpdateAndCreateTopic:
+            create_topic(req, reply);
+            return;
+        case Req::kDeleteTopicInBroker: {
+            protocol::TopicRequestHeader h;
+            if (!decode_or_reply(req, reply, &h)) {
+                return;
+            }
+            if (ctx_.topics->is_system_topic(h.topic)) {
+                reply_code(reply, req, RC::kInvalidParameter,
+                           fmt::format("The topic[{}] is conflict with system topic.", h.topic));
+                return;
+            }
+            ctx_.topics->remove(h.topic);
+            ctx_.offsets->remove_topic(h.topic);
+            ctx_.store->delete_topic(h.topic);
+            if (ctx_.on_topics_changed) {
+                ctx_.on_topics_changed();
+            }
+            reply_code(reply, req, RC::kSuccess);
+            return;
+        }
+        case Req::kGetAllTopicConfig: {
+            RemotingCommand resp = make_response(req, RC::kSuccess);
+            resp.body = ctx_.topics->encode(false);
+            resp.set_ext("totalTopicNum", std::to_string(ctx_.topics->all().size()));
+            reply(std::move(resp), {});
+            return;
+        }
+        case Req::kUpdateAndCreateSubscriptionGroup: {
+            rapidjson::Document doc;
+            Status st = parse_lenient_json(req.body, "SubscriptionGroupConfig", &doc);
+            if (!st.is_ok()) {
+                reply_code(reply, req, RC::kSystemError, st.message());
+                return;
+            }
+            auto c = SubscriptionGroupConfig::from_json(doc);
+            if (!c.is_ok()) {
+                reply_code(reply, req, RC::kSystemError, c.status().message());
+                return;
+            }
+            st = ctx_.groups->update(c.value());
+            if (!st.is_ok()) {
+                reply_code(reply, req, RC::kSystemError, st.message());
+                return;
+            }
+            reply_code(reply, req, RC::kSuccess);
+            return;
+        }
+        case Req::kDeleteSubscriptionGroup: {
+            protocol::DeleteSubscriptionGroupRequestHeader h;
+            if (!decode_or_reply(req, reply, &h)) {
+                return;
+            }
+            ctx_.groups->remove(h.group_name);
+            if (h.clean_offset.value_or(false)) {
+                ctx_.offsets->remove_group(h.group_name);
+            }
+            reply_code(reply, req, RC::kSuccess);
+            return;
+        }
+        case Req::kGetAllSubscriptionGroupConfig:
+            reply_body(reply, req, ctx_.groups->encode(false));
+            return;
+        case Req::kGetAllConsumerOffset:
+            reply_body(reply, req, ctx_.offsets->encode(false));
+            return;
+        case Req::kGetAllDelayOffset:
+            if (ctx_.schedule == nullptr) {
+                reply_code(reply, req, RC::kSystemError, "schedule message service not running");
+                return;
+            }
+            reply_body(reply, req, ctx_.schedule->encode(false));
+            return;
+        case Req::kGetBrokerRuntimeInfo:
+            runtime_info(req, reply);
+            return;
+        case Req::kGetTopicStatsInfo:
+            topic_stats(req, reply);
+            return;
+        case Req::kGetConsumeStats:
+            consume_stats(req, reply);
+            return;
+        case Req::kGetBrokerConfig: {
+            RemotingCommand resp = make_response(req, RC::kSuccess);
+            resp.body = properties_to_string(ctx_.config->get().to_properties());
+            protocol::JsonWriter w;
+            w.begin_object()
+                .member("counter", ctx_.config->version())
+                .member("stateVersion", int64_t{0})
+                .member("timestamp", ctx_.stats->start_millis.load())
+                .end_object();
+            protocol::GetBrokerConfigResponseHeader rh;
+            rh.version = w.take();
+            rh.to_ext(resp);
+            reply(std::move(resp), {});
+            return;
+        }
+        case Req::kUpdateBrokerConfig: {
+            auto props = parse_properties(req.body);
+            if (!props.is_ok()) {
+                reply_code(reply, req, RC::kSystemError,
+                           "string2Properties error: " + props.status().message());
+                return;
+            }
+            Status st = ctx_.config->update(props.value());
+            if (!st.is_ok()) {
+                reply_code(reply, req, RC::kSystemError, st.message());
+                return;
+            }
+            spdlog::info("broker config updated by {}: {} keys", rc.remote_address,
+                         props.value().size());
+            if (ctx_.on_topics_changed) {
+                ctx_.on_topics_changed();  // permission changes reach the name servers
+            }
+            reply_code(reply, req, RC::kSuccess);
+            return;
+        }
+        default:
+            reply_code(reply, req, RC::kRequestCodeNotSupported,
+                       fmt::format("request type {} not supported", req.code));
+    }
+}
+
+void AdminBrokerProcessor::lock_batch(const RemotingCommand& req, const Reply& reply, bool lock) {
+    rapidjson::Document doc;
+    Status st = parse_lenient_json(req.body, lock ? "LockBatchRequestBody" : "UnlockBatchRequestBody",
+                                   &doc);
+    if (!st.is_ok() || !doc.IsObject()) {
+        reply_code(reply, req, RC::kSystemError,
+                   st.is_ok() ? std::string("lock body is not an object") : st.message());
+        return;
+    }
+    const std::string group = json_string(doc, "consumerGroup");
+    const std::string client = json_string(doc, "clientId");
+    if (group.empty() || client.empty()) {
+        reply_code(reply, req, RC::kSystemError, "lock body needs consumerGroup and clientId");
+        return;
+    }
+    std::set<MessageQueueId> mqs;
+    auto set = doc.FindMember("mqSet");
+    if (set != doc.MemberEnd() && set->value.IsArray()) {
+        for (const auto& m : set->value.GetArray()) {
+            MessageQueueId q;
+            q.topic = json_string(m, "topic");
+            q.broker_name = json_string(m, "brokerName");
+            q.queue_id = static_cast<int32_t>(json_int(m, "queueId", 0));
+            mqs.insert(std::move(q));
+        }
+    }
+    if (!lock) {
+        ctx_.locks->unlock_batch(group, mqs, client);
+        reply_code(reply, req, RC::kSuccess);
+        return;
+    }
+    const auto locked = ctx_.locks->try_lock_batch(group, mqs, client);
+    protocol::JsonWriter w;
+    w.begin_object().key("lockOKMQSet").begin_array();
+    for (const auto& q : locked) {
+        w.begin_object()
+            .member("brokerName", q.broker_name)
+            .member("queueId", q.queue_id)
+            .member("topic", q.topic)
+            .end_object();
+    }
+    w.end_array().end_object();
+    reply_body(reply, req, w.take());
+}
+
+void AdminBrokerProcessor::create_topic(const RemotingCommand& req, const Reply& reply) {
+    protocol::CreateTopicRequestHeader h;
+    if (!decode_or_reply(req, reply, &h)) {
+        return;
+    }
+    if (Status st = validate_topic(h.topic); !st.is_ok()) {
+        reply_code(reply, req, RC::kInvalidParameter, st.message());
+        return;
+    }
+    if (h.topic == ctx_.config->get().broker_cluster_name) {
+        reply_code(reply, req, RC::kInvalidParameter,
+                   fmt::format("The topic[{}] is conflict with system topic.", h.topic));
+        return;
+    }
+    TopicConfig c;
+    c.topic_name = h.topic;
+    c.read_queue_nums = h.read_queue_nums;
+    c.write_queue_nums = h.write_queue_nums;
+    c.perm = h.perm;
+    c.topic_filter_type =
+        h.topic_filter_type == "MULTI_TAG" ? TopicFilterType::kMultiTag : TopicFilterType::kSingleTag;
+    c.topic_sys_flag = h.topic_sys_flag.value_or(0);
+    c.order = h.order;
+    if (auto old = ctx_.topics->select(h.topic)) {
+        c.attributes = old->attributes;
+    }
+    if (h.attributes && !h.attributes->empty()) {
+        // "+k=v,+k2=v2,-k3": + adds or replaces, - removes.
+        std::string_view rest = *h.attributes;
+        while (!rest.empty()) {
+            const size_t comma = rest.find(',');
+            std::string_view item = rest.substr(0, comma);
+            rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+            if (item.size() < 2 || (item[0] != '+' && item[0] != '-')) {
+                reply_code(reply, req, RC::kInvalidParameter,
+                           fmt::format("attribute '{}' must start with + or -", item));
+                return;
+            }
+            const bool add = item[0] == '+';
+            item.remove_prefix(1);
+            const size_t eq = item.find('=');
+            if (add) {
+                if (eq == std::string_view::npos) {
+                    reply_code(reply, req, RC::kInvalidParameter,
+                               fmt::format("attribute '+{}' needs a value", item));
+                    return;
+                }
+                c.attributes[std::string(item.substr(0, eq))] = std::string(item.substr(eq + 1));
+            } else {
+                c.attributes.erase(std::string(item));
+            }
+        }
+    }
+    Status st = ctx_.topics->update(c);
+    if (!st.is_ok()) {
+        reply_code(reply, req, st.code() == Errc::kInvalidArgument ? RC::kInvalidParameter
+                                                                   : RC::kSystemError,
+                   st.message());
+        return;
+    }
+    if (ctx_.on_topics_changed) {
+        ctx_.on_topics_changed();
+    }
+    reply_code(reply, req, RC::kSuccess);
+}
+
+void AdminBrokerProcessor::topic_stats(const RemotingCommand& req, const Reply& reply) {
+    protocol::TopicRequestHeader h;
+    if (!decode_or_reply(req, reply, &h)) {
+        return;
+    }
+    auto t = ctx_.topics->select(h.topic);
+    if (!t) {
+        reply_code(reply, req, RC::kTopicNotExist, fmt::format("topic[{}] not exist", h.topic));
+        return;
+    }
+    const std::string broker = ctx_.config->get().broker_name;
+    protocol::JsonWriter w;
+    w.begin_object().key("offsetTable").begin_object();
+    for (int32_t q = 0; q < t->write_queue_nums; ++q) {
+        const int64_t max = ctx_.store->max_offset_in_queue(h.topic, q);
+        const int64_t min = std::max<int64_t>(0, ctx_.store->min_offset_in_queue(h.topic, q));
+        int64_t last = 0;
+        if (max > 0) {
+            last = std::max<int64_t>(0, ctx_.store->message_store_time(h.topic, q, max - 1));
+        }
+        w.raw_key(mq_key_json(broker, q, h.topic));
+        w.begin_object()
+            .member("lastUpdateTimestamp", last)
+            .member("maxOffset", max)
+            .member("minOffset", min)
+            .end_object();
+    }
+    w.end_object().member("topicPutTps", 0.0).end_object();
+    reply_body(reply, req, w.take());
+}
+
+void AdminBrokerProcessor::consume_stats(const RemotingCommand& req, const Reply& reply) {
+    protocol::GetConsumeStatsRequestHeader h;
+    if (!decode_or_reply(req, reply, &h)) {
+        return;
+    }
+    std::set<std::string> topics;
+    if (h.topic && !h.topic->empty()) {
+        topics.insert(*h.topic);
+    } else {
+        topics = ctx_.offsets->topics_of_group(h.consumer_group);
+    }
+    const std::string broker = ctx_.config->get().broker_name;
+    protocol::JsonWriter w;
+    w.begin_object().member("consumeTps", 0.0).key("offsetTable").begin_object();
+    for (const auto& topic : topics) {
+        auto t = ctx_.topics->select(topic);
+        if (!t) {
+            continue;
+        }
+        for (int32_t q = 0; q < t->read_queue_nums; ++q) {
+            const int64_t broker_offset = std::max<int64_t>(0, ctx_.store->max_offset_in_queue(topic, q));
+            int64_t consumer_offset = ctx_.offsets->query_offset(h.consumer_group, topic, q);
+            if (consumer_offset < 0) {
+                consumer_offset = 0;
+            }
+            int64_t last = 0;
+            if (consumer_offset > 0) {
+                last = std::max<int64_t>(
+                    0, ctx_.store->message_store_time(topic, q, consumer_offset - 1));
+            }
+            w.raw_key(mq_key_json(broker, q, topic));
+            w.begin_object()
+                .member("brokerOffset", broker_offset)
+                .member("consumerOffset", consumer_offset)
+                .member("lastTimestamp", last)
+                .member("pullOffset", consumer_offset)
+                .end_object();
+        }
+    }
+    w.end_object().end_object();
+    reply_body(reply, req, w.take());
+}
+
+void AdminBrokerProcessor::runtime_info(const RemotingCommand& req, const Reply& reply) {
+    std::map<std::string, std::string> table = ctx_.store->runtime_info();
+    const BrokerConfig cfg = ctx_.config->get();
+    table["brokerVersionDesc"] = "V4_9_8";
+    table["brokerVersion"] = std::to_string(protocol::kCometVersion);
+    table["brokerActive"] = "true";
+    table["msgPutTotalTodayNow"] = std::to_string(ctx_.stats->put_messages.load());
+    table["msgGetTotalTodayNow"] = std::to_string(ctx_.stats->got_messages.load());
+    table["msgPutTotalYesterdayMorning"] = "0";
+    table["msgPutTotalTodayMorning"] = "0";
+    table["msgGetTotalYesterdayMorning"] = "0";
+    table["msgGetTotalTodayMorning"] = "0";
+    table["putTps"] = "0.0 0.0 0.0";
+    table["getTransferedTps"] = "0.0 0.0 0.0";
+    table["startAcceptSendRequestTimeStamp"] =
+        std::to_string(cfg.start_accept_send_request_time_stamp);
+    table["bootTimestamp"] = std::to_string(ctx_.stats->start_millis.load());
+    table["sendThreadPoolQueueCapacity"] = "10000";
+    table["pullThreadPoolQueueCapacity"] = "100000";
+    table["pullSuspendedTotal"] = std::to_string(ctx_.stats->pulls_suspended.load());
+    table["pullRequestsHeld"] = std::to_string(ctx_.holds->held_count());
+    table["brokerRole"] = cfg.broker_role;
+    protocol::JsonWriter w;
+    w.begin_object().key("table").begin_object();
+    for (const auto& [k, v] : table) {
+        w.member(k, v);
+    }
+    w.end_object().end_object();
+    reply_body(reply, req, w.take());
+}
+
+}  // namespace comet::broker

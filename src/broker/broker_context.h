@@ -1,0 +1,104 @@
+#pragma once
+// BrokerContext: the broker's shared components as the request processors see them, plus the
+// per-request context and the reply function. BrokerController owns every component; processors
+// hold a BrokerContext& and never outlive the controller.
+// Threads: processors run on the net layer's executors; every component here is thread-safe.
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/mutex.h"
+#include "broker/broker_config.h"
+#include "broker/consumer_manager.h"
+#include "broker/consumer_offset_manager.h"
+#include "broker/delay_levels.h"
+#include "broker/message_store_port.h"
+#include "broker/pull_request_hold_service.h"
+#include "broker/rebalance_lock_manager.h"
+#include "broker/subscription_group_manager.h"
+#include "broker/topic_config_manager.h"
+#include "net/connection.h"
+#include "protocol/remoting_command.h"
+
+namespace comet::broker {
+
+class ScheduleMessageService;
+
+// The live BrokerConfig (UPDATE_BROKER_CONFIG changes it). Thread-safe copy-out access.
+class BrokerConfigHolder {
+public:
+    explicit BrokerConfigHolder(BrokerConfig c) : config_(std::move(c)) {}
+    BrokerConfig get() const {
+        MutexLock l(mu_);
+        return config_;
+    }
+    // Applies properties; on error nothing changes.
+    Status update(const std::map<std::string, std::string>& props) {
+        MutexLock l(mu_);
+        BrokerConfig next = config_;
+        COMET_RETURN_IF_ERROR(next.apply(props));
+        COMET_RETURN_IF_ERROR(next.validate());
+        config_ = std::move(next);
+        ++version_;
+        return Status::ok();
+    }
+    int64_t version() const {
+        MutexLock l(mu_);
+        return version_;
+    }
+
+private:
+    mutable Mutex mu_;
+    BrokerConfig config_ GUARDED_BY(mu_);
+    int64_t version_ GUARDED_BY(mu_) = 0;
+};
+
+// Counters for GET_BROKER_RUNTIME_INFO (hot paths bump atomics, never log per message).
+struct BrokerStats {
+    std::atomic<int64_t> put_messages{0};
+    std::atomic<int64_t> put_failures{0};
+    std::atomic<int64_t> got_messages{0};
+    std::atomic<int64_t> pulls_suspended{0};
+    std::atomic<int64_t> start_millis{0};
+};
+
+struct BrokerContext {
+    BrokerConfigHolder* config = nullptr;
+    Clock* clock = nullptr;
+    TopicConfigManager* topics = nullptr;
+    SubscriptionGroupManager* groups = nullptr;
+    ConsumerOffsetManager* offsets = nullptr;
+    ConsumerManager* consumers = nullptr;
+    ProducerManager* producers = nullptr;
+    RebalanceLockManager* locks = nullptr;
+    PullRequestHoldService* holds = nullptr;
+    MessageStorePort* store = nullptr;
+    ScheduleMessageService* schedule = nullptr;  // may be null (tests)
+    DelayLevels delay_levels;
+    BrokerStats* stats = nullptr;
+    // Topic table changed: register with the name servers (one-way, soon).
+    std::function<void()> on_topics_changed;
+    // Runs `task` on the pull executor (long-polling wake-ups); inline in tests.
+    std::function<void(std::function<void()>)> run_on_pull_executor;
+};
+
+// Who sent a request.
+struct RequestContext {
+    ChannelId channel;
+    std::string remote_address;  // "ip:port"
+    protocol::LanguageCode language = protocol::LanguageCode::kJava;
+    int32_t version = 0;
+};
+
+// Sends the response (once). `extra_body` follows response.body on the wire, uncopied.
+using Reply = std::function<void(protocol::RemotingCommand, std::vector<net::SharedBuffer>)>;
+
+// A processor entry point: handles one request and answers through `reply` now or later.
+using ProcessFn =
+    std::function<void(const RequestContext&, protocol::RemotingCommand, const Reply&)>;
+
+}  // namespace comet::broker

@@ -1,0 +1,108 @@
+#pragma once
+// The broker's request processors (Java SendMessageProcessor, PullMessageProcessor,
+// ClientManageProcessor, ConsumerManageProcessor, QueryMessageProcessor,
+// AdminBrokerProcessor). Each is stateless apart from its BrokerContext& and may be called
+// concurrently from its executor's threads. Responses follow reference §4 (codes and remarks).
+
+#include <optional>
+#include <string>
+
+#include "broker/broker_context.h"
+#include "protocol/message_ext.h"
+#include "protocol/remoting_command.h"
+#include "store/put_message_status.h"
+
+namespace comet::broker {
+
+// A response to `req` with the request's serialization (RocketMQ 4.9.8 answers in kind).
+protocol::RemotingCommand make_response(const protocol::RemotingCommand& req, int32_t code,
+                                        std::optional<std::string> remark = std::nullopt);
+void reply_code(const Reply& reply, const protocol::RemotingCommand& req, int32_t code,
+                std::optional<std::string> remark = std::nullopt);
+
+// PutMessageStatus -> response code + remark (reference §2.3). The one mapping for the broker.
+struct PutResponse {
+    int32_t code = 0;
+    std::optional<std::string> remark;
+};
+PutResponse map_put_status(const store::PutMessageResult& r);
+
+class SendMessageProcessor {
+public:
+    explicit SendMessageProcessor(BrokerContext& ctx) : ctx_(ctx) {}
+    // SEND_MESSAGE, SEND_MESSAGE_V2, SEND_BATCH_MESSAGE, CONSUMER_SEND_MSG_BACK.
+    void process(const RequestContext& rc, protocol::RemotingCommand req, const Reply& reply);
+
+private:
+    void send(const RequestContext& rc, protocol::RemotingCommand req, const Reply& reply);
+    void send_back(const RequestContext& rc, protocol::RemotingCommand req, const Reply& reply);
+    BrokerContext& ctx_;
+};
+
+class PullMessageProcessor {
+public:
+    explicit PullMessageProcessor(BrokerContext& ctx) : ctx_(ctx) {}
+    void process(const RequestContext& rc, protocol::RemotingCommand req, const Reply& reply) {
+        process_request(rc, std::move(req), reply, true);
+    }
+    // `allow_suspend` false for the re-execution of a held request.
+    void process_request(const RequestContext& rc, protocol::RemotingCommand req,
+                         const Reply& reply, bool allow_suspend);
+
+private:
+    BrokerContext& ctx_;
+};
+
+// HEART_BEAT, UNREGISTER_CLIENT, CHECK_CLIENT_CONFIG.
+class ClientManageProcessor {
+public:
+    explicit ClientManageProcessor(BrokerContext& ctx) : ctx_(ctx) {}
+    void process(const RequestContext& rc, protocol::RemotingCommand req, const Reply& reply);
+
+private:
+    void heart_beat(const RequestContext& rc, const protocol::RemotingCommand& req,
+                    const Reply& reply);
+    BrokerContext& ctx_;
+};
+
+// GET_CONSUMER_LIST_BY_GROUP, QUERY_CONSUMER_OFFSET, UPDATE_CONSUMER_OFFSET.
+class ConsumerManageProcessor {
+public:
+    explicit ConsumerManageProcessor(BrokerContext& ctx) : ctx_(ctx) {}
+    void process(const RequestContext& rc, protocol::RemotingCommand req, const Reply& reply);
+
+private:
+    BrokerContext& ctx_;
+};
+
+// QUERY_MESSAGE, VIEW_MESSAGE_BY_ID.
+class QueryMessageProcessor {
+public:
+    explicit QueryMessageProcessor(BrokerContext& ctx) : ctx_(ctx) {}
+    void process(const RequestContext& rc, protocol::RemotingCommand req, const Reply& reply);
+
+private:
+    BrokerContext& ctx_;
+};
+
+// Offsets by queue, locks, topic / group / config administration, stats.
+class AdminBrokerProcessor {
+public:
+    explicit AdminBrokerProcessor(BrokerContext& ctx) : ctx_(ctx) {}
+    void process(const RequestContext& rc, protocol::RemotingCommand req, const Reply& reply);
+
+private:
+    void lock_batch(const protocol::RemotingCommand& req, const Reply& reply, bool lock);
+    void create_topic(const protocol::RemotingCommand& req, const Reply& reply);
+    void topic_stats(const protocol::RemotingCommand& req, const Reply& reply);
+    void consume_stats(const protocol::RemotingCommand& req, const Reply& reply);
+    void runtime_info(const protocol::RemotingCommand& req, const Reply& reply);
+    BrokerContext& ctx_;
+};
+
+// Rewrites a message with DELAY=n>0 to SCHEDULE_TOPIC_XXXX queue n-1 with REAL_TOPIC/REAL_QID
+// (Java HookUtils.handleScheduleMessage). No-op for transaction prepared/rollback messages and
+// when DELAY is absent or <= 0. Levels above the max are clamped.
+void apply_schedule_topic(const DelayLevels& levels, protocol::MessageExt* msg);
+
+}  // namespace comet::broker

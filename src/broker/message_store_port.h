@@ -1,0 +1,77 @@
+#pragma once
+// MessageStorePort: what the broker needs from the message store, in one interface. The
+// production implementation forwards to store::MessageStore (store_adapter.h); unit tests use an
+// in-memory fake. Keeping processors on this seam lets every RocketMQ status path be tested
+// without disks or sockets.
+// Threads: every method may be called from any thread; put completions may run on store threads
+// and must not block.
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "protocol/message_ext.h"
+#include "store/get_message_result.h"
+#include "store/put_message_status.h"
+
+namespace comet::broker {
+
+class MessageStorePort {
+public:
+    using PutCallback = std::function<void(store::PutMessageResult)>;
+    // A unit was appended to a ConsumeQueue (dispatch thread): topic, queue id, new max offset
+    // (next offset to write), tagsCode of the unit.
+    using ArrivalListener =
+        std::function<void(const std::string&, int32_t, int64_t, int64_t)>;
+
+    virtual ~MessageStorePort() = default;
+
+    // Appends one message (topic/queue/body/properties/flags/hosts/born time filled in by the
+    // caller). `done` runs once with the final result (after flush/replication waits).
+    virtual void put_message(protocol::MessageExt msg, PutCallback done) = 0;
+    // Appends a batch: `msg.body` holds the §5.7 batch encoding; topic/queue/hosts as above.
+    virtual void put_messages(protocol::MessageExt batch, PutCallback done) = 0;
+
+    // Up to max_msg_nums messages from topic/queue at `offset` that pass `filter` (nullptr: all).
+    virtual store::GetMessageResult get_message(const std::string& group, const std::string& topic,
+                                                int32_t queue_id, int64_t offset,
+                                                int32_t max_msg_nums,
+                                                const store::MessageFilter* filter) = 0;
+    virtual int64_t max_offset_in_queue(const std::string& topic, int32_t queue_id) = 0;
+    virtual int64_t min_offset_in_queue(const std::string& topic, int32_t queue_id) = 0;
+    // LOWER (upper=false): first offset stored at or after ts; UPPER: last at or before.
+    virtual int64_t offset_in_queue_by_time(const std::string& topic, int32_t queue_id,
+                                            int64_t timestamp, bool upper) = 0;
+    // Store time of the first message of the queue; -1 if none.
+    virtual int64_t earliest_message_time(const std::string& topic, int32_t queue_id) = 0;
+    // Store time of the message at queue offset; -1 if none.
+    virtual int64_t message_store_time(const std::string& topic, int32_t queue_id,
+                                       int64_t offset) = 0;
+    // The stored record at a CommitLog physical offset (raw bytes, §5.1); nullopt when absent.
+    virtual std::optional<std::string> raw_message_at(int64_t physical_offset) = 0;
+    // Decoded message at a physical offset (CONSUMER_SEND_MSG_BACK, schedule delivery).
+    virtual std::optional<protocol::MessageExt> look_message_by_offset(int64_t physical_offset) = 0;
+    // ConsumeQueue unit of topic/queue at offset: (physical offset, size, tagsCode).
+    struct CqUnit {
+        int64_t physical_offset = 0;
+        int32_t size = 0;
+        int64_t tags_code = 0;
+    };
+    virtual std::optional<CqUnit> consume_queue_unit(const std::string& topic, int32_t queue_id,
+                                                     int64_t offset) = 0;
+    virtual store::QueryMessageResult query_message(const std::string& topic,
+                                                    const std::string& key, int32_t max_num,
+                                                    int64_t begin_ts, int64_t end_ts) = 0;
+    // Removes the topic's ConsumeQueues (DELETE_TOPIC_IN_BROKER).
+    virtual void delete_topic(const std::string& topic) = 0;
+    virtual void set_arrival_listener(ArrivalListener listener) = 0;
+    // Store address written into records (STOREHOST) and msg ids.
+    virtual protocol::HostAddress store_host() const = 0;
+    // Key/value figures for GET_BROKER_RUNTIME_INFO (commitLogMaxOffset, ...).
+    virtual std::map<std::string, std::string> runtime_info() = 0;
+    // Whether a record at this physical offset is still in memory (QUERY_CONSUMER_OFFSET rule).
+    virtual bool is_in_memory(int64_t physical_offset) { return true; }
+};
+
+}  // namespace comet::broker

@@ -1,0 +1,201 @@
+#include <spdlog/spdlog.h>
+
+#include "broker/broker_processors.h"
+#include "protocol/pull_headers.h"
+#include "protocol/response_code.h"
+
+namespace comet::broker {
+
+using protocol::RemotingCommand;
+namespace RC = protocol::ResponseCode;
+
+namespace {
+
+// Pull status -> response code (Java PullMessageProcessor, master side).
+int32_t pull_code(store::GetMessageStatus s, int64_t request_offset) {
+    using G = store::GetMessageStatus;
+    switch (s) {
+        case G::kFound: return RC::kSuccess;
+        case G::kMessageWasRemoving:
+        case G::kNoMatchedMessage: return RC::kPullRetryImmediately;
+        case G::kNoMatchedLogicQueue:
+        case G::kNoMessageInQueue:
+            return request_offset != 0 ? RC::kPullOffsetMoved : RC::kPullNotFound;
+        case G::kOffsetFoundNull:
+        case G::kOffsetOverflowOne: return RC::kPullNotFound;
+        case G::kOffsetOverflowBadly:
+        case G::kOffsetTooSmall: return RC::kPullOffsetMoved;
+    }
+    return RC::kSystemError;
+}
+
+}  // namespace
+
+void PullMessageProcessor::process_request(const RequestContext& rc, RemotingCommand req,
+                                           const Reply& reply, bool allow_suspend) {
+    auto header_r = protocol::PullMessageRequestHeader::from_ext(req);
+    if (!header_r.is_ok()) {
+        reply_code(reply, req, RC::kSystemError, header_r.status().message());
+        return;
+    }
+    const auto h = std::move(header_r).value();
+    const BrokerConfig cfg = ctx_.config->get();
+    if (!perm_readable(cfg.broker_permission)) {
+        reply_code(reply, req, RC::kNoPermission,
+                   fmt::format("the broker[{}] pulling message is forbidden", cfg.broker_ip1));
+        return;
+    }
+    auto group_cfg = ctx_.groups->find(h.consumer_group);
+    if (!group_cfg) {
+        reply_code(reply, req, RC::kSubscriptionGroupNotExist,
+                   fmt::format("subscription group [{}] does not exist", h.consumer_group));
+        return;
+    }
+    if (!group_cfg->consume_enable) {
+        reply_code(reply, req, RC::kNoPermission,
+                   fmt::format("subscription group no permission, {}", h.consumer_group));
+        return;
+    }
+    const bool has_suspend = (h.sys_flag & protocol::kPullFlagSuspend) != 0;
+    const bool has_commit = (h.sys_flag & protocol::kPullFlagCommitOffset) != 0;
+    const bool has_subscription = (h.sys_flag & protocol::kPullFlagSubscription) != 0;
+
+    auto topic_cfg = ctx_.topics->select(h.topic);
+    if (!topic_cfg) {
+        reply_code(reply, req, RC::kTopicNotExist,
+                   fmt::format("topic[{}] not exist, apply first please! "
+                               "http://rocketmq.apache.org/docs/faq/",
+                               h.topic));
+        return;
+    }
+    if (!perm_readable(topic_cfg->perm)) {
+        reply_code(reply, req, RC::kNoPermission,
+                   fmt::format("the topic[{}] pulling message is forbidden", h.topic));
+        return;
+    }
+    if (h.queue_id < 0 || h.queue_id >= topic_cfg->read_queue_nums) {
+        reply_code(reply, req, RC::kInvalidParameter,
+                   fmt::format("queueId[{}] is illegal, topic:[{}] topicConfig.readQueueNums:[{}] "
+                               "consumer:[{}]",
+                               h.queue_id, h.topic, topic_cfg->read_queue_nums,
+                               rc.remote_address));
+        return;
+    }
+    std::optional<SubscriptionData> sub;
+    if (has_subscription) {
+        auto built = build_subscription(h.topic, h.subscription.value_or("*"),
+                                        h.expression_type.value_or("TAG"));
+        if (!built.is_ok()) {
+            reply_code(reply, req, RC::kSubscriptionParseFailed,
+                       "parse the consumer's subscription failed: " + built.status().message());
+            return;
+        }
+        sub = std::move(built).value();
+    } else {
+        auto info = ctx_.consumers->group(h.consumer_group);
+        if (!info) {
+            reply_code(reply, req, RC::kSubscriptionNotExist,
+                       fmt::format("the consumer's group info not exist, group: {}",
+                                   h.consumer_group));
+            return;
+        }
+        if (!group_cfg->consume_broadcast_enable && info->message_model == "BROADCASTING") {
+            reply_code(reply, req, RC::kNoPermission,
+                       fmt::format("the consumer group[{}] can not consume by broadcast way",
+                                   h.consumer_group));
+            return;
+        }
+        auto it = info->subscriptions.find(h.topic);
+        if (it == info->subscriptions.end()) {
+            reply_code(reply, req, RC::kSubscriptionNotExist,
+                       fmt::format("the consumer's subscription not exist, group: {} topic: {}",
+                                   h.consumer_group, h.topic));
+            return;
+        }
+        if (it->second.sub_version < h.sub_version) {
+            reply_code(reply, req, RC::kSubscriptionNotLatest,
+                       "the consumer's subscription not latest");
+            return;
+        }
+        sub = it->second;
+    }
+
+    std::optional<store::TagsCodeFilter> filter;
+    if (sub && !sub->matches_all()) {
+        std::vector<int64_t> codes(sub->code_set.begin(), sub->code_set.end());
+        filter.emplace(std::move(codes));
+    }
+    const int32_t max_nums = std::max(1, std::min(h.max_msg_nums, cfg.max_msg_nums_batch * 32));
+    store::GetMessageResult result =
+        ctx_.store->get_message(h.consumer_group, h.topic, h.queue_id, h.queue_offset, max_nums,
+                                filter ? &*filter : nullptr);
+
+    protocol::PullMessageResponseHeader rh;
+    rh.next_begin_offset = result.next_begin_offset.value();
+    rh.min_offset = result.min_offset.value();
+    rh.max_offset = result.max_offset.value();
+    rh.suggest_which_broker_id =
+        (cfg.slave_read_enable && result.suggest_pulling_from_slave)
+            ? group_cfg->which_broker_when_consume_slowly
+            : 0;
+    const int32_t code = pull_code(result.status, h.queue_offset);
+
+    // Commit offset carried by the request (first execution only, master only).
+    if (allow_suspend && has_commit && cfg.is_master()) {
+        ctx_.offsets->commit_offset(h.consumer_group, h.topic, h.queue_id, h.commit_offset);
+    }
+
+    if (code == RC::kPullNotFound && allow_suspend && has_suspend) {
+        const int64_t hold_ms =
+            cfg.long_polling_enable ? h.suspend_timeout_millis : cfg.short_polling_time_mills;
+        HeldPullRequest held;
+        held.topic = h.topic;
+        held.queue_id = h.queue_id;
+        held.pull_from_offset = h.queue_offset;
+        held.deadline = ctx_.clock->now() + std::chrono::milliseconds(std::max<int64_t>(hold_ms, 0));
+        held.subscription = sub;
+        // Re-execution must not commit the offset again nor suspend again.
+        held.wake = [this, rc, req, reply]() mutable {
+            auto run = [this, rc, req = std::move(req), reply]() mutable {
+                process_request(rc, std::move(req), reply, false);
+            };
+            if (ctx_.run_on_pull_executor) {
+                ctx_.run_on_pull_executor(std::move(run));
+            } else {
+                run();
+            }
+        };
+        ctx_.stats->pulls_suspended.fetch_add(1, std::memory_order_relaxed);
+        ctx_.holds->suspend(std::move(held));
+        return;
+    }
+
+    RemotingCommand resp =
+        make_response(req, code, std::string(store::get_message_status_name(result.status)));
+    rh.to_ext(resp);
+    std::vector<net::SharedBuffer> body;
+    if (code == RC::kSuccess) {
+        ctx_.stats->got_messages.fetch_add(result.message_count(), std::memory_order_relaxed);
+        body.reserve(result.messages.size());
+        bool all_owned = true;
+        for (const auto& v : result.messages) {
+            all_owned = all_owned && v.file != nullptr;
+        }
+        if (!all_owned) {  // views without an owning file: copy while they are valid
+            for (const auto& v : result.messages) {
+                resp.body.append(v.bytes());
+            }
+            result.messages.clear();
+        }
+        for (auto& v : result.messages) {
+            net::SharedBuffer b;
+            b.data = reinterpret_cast<const char*>(v.data);
+            b.size = v.size;
+            b.owner = v.file;
+            body.push_back(std::move(b));
+        }
+    }
+    reply(std::move(resp), std::move(body));
+}
+
+}  // namespace comet::broker

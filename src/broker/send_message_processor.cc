@@ -1,0 +1,437 @@
+#include <spdlog/spdlog.h>
+
+#include <random>
+
+#include "broker/broker_processors.h"
+#include "protocol/message_decoder.h"
+#include "protocol/pull_headers.h"
+#include "protocol/request_code.h"
+#include "protocol/response_code.h"
+#include "protocol/send_headers.h"
+
+namespace comet::broker {
+
+using protocol::RemotingCommand;
+namespace RC = protocol::ResponseCode;
+namespace Req = protocol::RequestCode;
+
+namespace {
+
+// Client version from which header maxReconsumeTimes is honoured (MQVersion V3_4_9).
+constexpr int32_t kVersionHonoursMaxReconsume = 121;
+
+int32_t random_queue(int32_t n) {
+    thread_local std::mt19937 gen(std::random_device{}());
+    if (n <= 1) {
+        return 0;
+    }
+    return static_cast<int32_t>(gen() % static_cast<uint32_t>(n));
+}
+
+protocol::HostAddress host_of(const std::string& addr) {
+    auto h = protocol::parse_host_address(addr);
+    if (h.is_ok()) {
+        return h.value();
+    }
+    return protocol::HostAddress::ipv4(127, 0, 0, 1, 0);
+}
+
+}  // namespace
+
+RemotingCommand make_response(const RemotingCommand& req, int32_t code,
+                              std::optional<std::string> remark) {
+    RemotingCommand r = RemotingCommand::response_to(req, code, std::move(remark));
+    r.serialize_type = req.serialize_type;
+    return r;
+}
+
+void reply_code(const Reply& reply, const RemotingCommand& req, int32_t code,
+                std::optional<std::string> remark) {
+    reply(make_response(req, code, std::move(remark)), {});
+}
+
+PutResponse map_put_status(const store::PutMessageResult& r) {
+    using S = store::PutMessageStatus;
+    switch (r.status) {
+        case S::kPutOk: return {RC::kSuccess, std::nullopt};
+        case S::kFlushDiskTimeout: return {RC::kFlushDiskTimeout, std::nullopt};
+        case S::kFlushSlaveTimeout: return {RC::kFlushSlaveTimeout, std::nullopt};
+        case S::kSlaveNotAvailable: return {RC::kSlaveNotAvailable, std::nullopt};
+        case S::kInSyncReplicasNotEnough:
+            return {RC::kSystemError, "in-sync replicas not enough"};
+        case S::kCreateMappedFileFailed:
+            return {RC::kSystemError, "create mapped file failed, server is busy or broken."};
+        case S::kMessageIllegal:
+        case S::kPropertiesSizeExceeded:
+            return {RC::kMessageIllegal,
+                    r.remark.empty()
+                        ? std::string("the message is illegal, maybe msg body or properties "
+                                      "length not matched. msg body length limit 128k, msg "
+                                      "properties length limit 32k.")
+                        : r.remark};
+        case S::kServiceNotAvailable:
+            return {RC::kServiceNotAvailable,
+                    r.remark.empty() ? std::string("service not available now. It may be caused "
+                                                   "by one of the following reasons: the broker's "
+                                                   "disk is full, messages are put to the slave, "
+                                                   "message store has been shut down, etc.")
+                                     : r.remark};
+        case S::kOsPageCacheBusy:
+            return {RC::kSystemBusy, "[PC_SYNCHRONIZED]broker busy, start flow control for a while"};
+        default:
+            return {RC::kSystemError,
+                    r.remark.empty() ? std::string("UNKNOWN_ERROR") : "UNKNOWN_ERROR: " + r.remark};
+    }
+}
+
+void apply_schedule_topic(const DelayLevels& levels, protocol::MessageExt* msg) {
+    const int32_t tran = protocol::sysflag::transaction_value(msg->sys_flag);
+    if (tran != protocol::sysflag::kTransactionNotType &&
+        tran != protocol::sysflag::kTransactionCommitType) {
+        return;
+    }
+    const std::string* d = msg->property(protocol::property::kDelayTimeLevel);
+    if (d == nullptr) {
+        return;
+    }
+    int32_t level = 0;
+    try {
+        level = std::stoi(*d);
+    } catch (...) {
+        return;
+    }
+    if (level <= 0 || msg->topic == kScheduleTopic) {
+        return;
+    }
+    level = levels.clamp(level);
+    msg->set_property(protocol::property::kDelayTimeLevel, std::to_string(level));
+    msg->set_property(protocol::property::kRealTopic, msg->topic);
+    msg->set_property(protocol::property::kRealQueueId, std::to_string(msg->queue_id));
+    msg->topic = std::string(kScheduleTopic);
+    msg->queue_id = level - 1;
+}
+
+void SendMessageProcessor::process(const RequestContext& rc, RemotingCommand req,
+                                   const Reply& reply) {
+    if (req.code == Req::kConsumerSendMsgBack) {
+        send_back(rc, std::move(req), reply);
+    } else {
+        send(rc, std::move(req), reply);
+    }
+}
+
+void SendMessageProcessor::send(const RequestContext& rc, RemotingCommand req,
+                                const Reply& reply) {
+    auto header_r = protocol::decode_send_message_header(req);
+    if (!header_r.is_ok()) {
+        reply_code(reply, req, RC::kSystemError, header_r.status().message());
+        return;
+    }
+    const protocol::SendMessageRequestHeader header = std::move(header_r).value();
+    const BrokerConfig cfg = ctx_.config->get();
+    const int64_t now = ctx_.clock->wall_millis();
+    if (cfg.start_accept_send_request_time_stamp > now) {
+        reply_code(reply, req, RC::kSystemError,
+                   fmt::format("broker unable to service, until {}",
+                               cfg.start_accept_send_request_time_stamp));
+        return;
+    }
+    if (!perm_writeable(cfg.broker_permission)) {
+        reply_code(reply, req, RC::kNoPermission,
+                   fmt::format("the broker[{}] sending message is forbidden", cfg.broker_ip1));
+        return;
+    }
+    if (Status st = validate_topic(header.topic); !st.is_ok()) {
+        reply_code(reply, req, RC::kInvalidParameter, st.message());
+        return;
+    }
+    if (is_not_allowed_send_topic(header.topic)) {
+        reply_code(reply, req, RC::kNoPermission,
+                   fmt::format("Sending message to topic[{}] is forbidden.", header.topic));
+        return;
+    }
+    auto topic_cfg = ctx_.topics->select(header.topic);
+    if (!topic_cfg) {
+        int32_t sys_flag = 0;
+        if (header.unit_mode.value_or(false)) {
+            sys_flag = is_retry_topic(header.topic) ? 2 : 1;
+        }
+        TopicConfigManager::CreateResult created;
+        if (is_retry_topic(header.topic)) {
+            created = ctx_.topics->create_in_send_back(header.topic, 1, kPermRead | kPermWrite,
+                                                       sys_flag);
+        } else {
+            created = ctx_.topics->create_in_send(header.topic, header.default_topic,
+                                                  header.default_topic_queue_nums, sys_flag);
+        }
+        if (created.created && ctx_.on_topics_changed) {
+            ctx_.on_topics_changed();
+        }
+        topic_cfg = created.config;
+        if (!topic_cfg) {
+            reply_code(reply, req, RC::kTopicNotExist,
+                       fmt::format("topic[{}] not exist, apply first please! "
+                                   "http://rocketmq.apache.org/docs/faq/",
+                                   header.topic));
+            return;
+        }
+    }
+    const int32_t queue_limit = std::max(topic_cfg->write_queue_nums, topic_cfg->read_queue_nums);
+    if (header.queue_id >= queue_limit) {
+        reply_code(reply, req, RC::kInvalidParameter,
+                   fmt::format("request queueId[{}] is illegal, topic {} has {} queues, "
+                               "producer: {}",
+                               header.queue_id, header.topic, queue_limit, rc.remote_address));
+        return;
+    }
+    if (!perm_writeable(topic_cfg->perm)) {
+        reply_code(reply, req, RC::kNoPermission,
+                   fmt::format("the topic[{}] sending message is forbidden", header.topic));
+        return;
+    }
+    if (static_cast<int64_t>(req.body.size()) > cfg.max_message_size) {
+        reply_code(reply, req, RC::kMessageIllegal,
+                   fmt::format("the message body size {} is over the limit {}", req.body.size(),
+                               cfg.max_message_size));
+        return;
+    }
+    if (req.body.empty()) {
+        reply_code(reply, req, RC::kMessageIllegal, "the message body is empty");
+        return;
+    }
+
+    protocol::MessageExt msg;
+    msg.topic = header.topic;
+    msg.queue_id = header.queue_id < 0 ? random_queue(topic_cfg->write_queue_nums)
+                                       : header.queue_id;
+    msg.flag = header.flag;
+    msg.sys_flag = header.sys_flag;
+    if (topic_cfg->topic_filter_type == TopicFilterType::kMultiTag) {
+        msg.sys_flag |= protocol::sysflag::kMultiTags;
+    }
+    msg.born_timestamp = header.born_timestamp;
+    msg.born_host = host_of(rc.remote_address);
+    msg.store_host = ctx_.store->store_host();
+    msg.reconsume_times = header.reconsume_times.value_or(0);
+    if (header.properties) {
+        msg.properties = protocol::string_to_message_properties(*header.properties);
+    }
+    msg.body = std::move(req.body);
+    req.body.clear();
+
+    const bool batch = protocol::is_batch_send(req, header);
+    if (batch) {
+        if (is_retry_topic(msg.topic)) {
+            reply_code(reply, req, RC::kMessageIllegal, "batch request does not support retry group");
+            return;
+        }
+        auto entries = protocol::decode_batch_body(msg.body);
+        if (!entries.is_ok() || entries.value().empty()) {
+            reply_code(reply, req, RC::kMessageIllegal,
+                       entries.is_ok() ? std::string("the batch is empty")
+                                       : entries.status().message());
+            return;
+        }
+    }
+
+    // Retry topic: enforce the group's max reconsume times; past it, dead-letter the message.
+    if (is_retry_topic(msg.topic)) {
+        const std::string group = msg.topic.substr(kRetryGroupTopicPrefix.size());
+        auto group_cfg = ctx_.groups->find(group);
+        if (!group_cfg) {
+            reply_code(reply, req, RC::kSubscriptionGroupNotExist,
+                       fmt::format("subscription group not exist, {}", group));
+            return;
+        }
+        int32_t max_reconsume = group_cfg->retry_max_times;
+        if (req.version >= kVersionHonoursMaxReconsume && header.max_reconsume_times) {
+            max_reconsume = *header.max_reconsume_times;
+        }
+        if (msg.reconsume_times > max_reconsume ||
+            (msg.reconsume_times > 0 && ctx_.locks->group_has_live_locks(group) &&
+             msg.reconsume_times >= max_reconsume)) {
+            const std::string dlq = dlq_topic(group);
+            auto created = ctx_.topics->create_in_send_back(dlq, 1, kPermRead | kPermWrite, 0);
+            if (created.created && ctx_.on_topics_changed) {
+                ctx_.on_topics_changed();
+            }
+            if (!created.config) {
+                reply_code(reply, req, RC::kSystemError, fmt::format("topic[{}] not exist", dlq));
+                return;
+            }
+            msg.topic = dlq;
+            msg.queue_id = random_queue(created.config->write_queue_nums);
+            msg.set_property(protocol::property::kDelayTimeLevel, "-1");
+        }
+    }
+
+    if (const std::string* tran = msg.property(protocol::property::kTransactionPrepared);
+        tran != nullptr && *tran == "true" && cfg.reject_transaction_message) {
+        reply_code(reply, req, RC::kNoPermission,
+                   fmt::format("the broker[{}] sending transaction message is forbidden",
+                               cfg.broker_ip1));
+        return;
+    }
+    msg.set_property(protocol::property::kCluster, cfg.broker_cluster_name);
+    if (!batch) {
+        msg.erase_property(protocol::property::kWaitStoreMsgOk);
+        apply_schedule_topic(ctx_.delay_levels, &msg);
+    }
+
+    std::optional<std::string> transaction_id;
+    if (const std::string* uk = msg.property(protocol::property::kUniqClientMessageIdKeyIdx)) {
+        transaction_id = *uk;
+    }
+    // The queue the client asked for: a delayed message is stored in SCHEDULE_TOPIC_XXXX but
+    // the response names its real queue (REAL_QID), as Java's does.
+    int32_t answered_queue = msg.queue_id;
+    if (const std::string* rq = msg.property(protocol::property::kRealQueueId);
+        rq != nullptr && msg.topic == kScheduleTopic) {
+        answered_queue = std::atoi(rq->c_str());
+    }
+    const bool oneway = req.is_oneway();
+    req.body.clear();
+    auto done = [this, req = std::move(req), reply, transaction_id, answered_queue,
+                 region = cfg.region_id, trace_on = cfg.trace_on,
+                 oneway](store::PutMessageResult r) {
+        const PutResponse pr = map_put_status(r);
+        if (store::is_stored(r.status)) {
+            ctx_.stats->put_messages.fetch_add(r.append.msg_num, std::memory_order_relaxed);
+        } else {
+            ctx_.stats->put_failures.fetch_add(1, std::memory_order_relaxed);
+        }
+        if (oneway) {
+            return;
+        }
+        RemotingCommand resp = make_response(req, pr.code, pr.remark);
+        if (store::is_stored(r.status)) {
+            protocol::SendMessageResponseHeader h;
+            h.msg_id = r.append.msg_id;
+            h.queue_id = answered_queue;
+            h.queue_offset = r.append.logics_offset.value();
+            h.transaction_id = transaction_id;
+            h.msg_region = region;
+            h.trace_on = trace_on ? "true" : "false";
+            h.to_ext(resp);
+        } else {
+            resp.set_ext("MSG_REGION", region);
+            resp.set_ext("TRACE_ON", trace_on ? "true" : "false");
+        }
+        reply(std::move(resp), {});
+    };
+    if (batch) {
+        ctx_.store->put_messages(std::move(msg), std::move(done));
+    } else {
+        ctx_.store->put_message(std::move(msg), std::move(done));
+    }
+}
+
+void SendMessageProcessor::send_back(const RequestContext& rc, RemotingCommand req,
+                                     const Reply& reply) {
+    auto header_r = protocol::ConsumerSendMsgBackRequestHeader::from_ext(req);
+    if (!header_r.is_ok()) {
+        reply_code(reply, req, RC::kSystemError, header_r.status().message());
+        return;
+    }
+    const auto header = std::move(header_r).value();
+    const BrokerConfig cfg = ctx_.config->get();
+    auto group_cfg = ctx_.groups->find(header.group);
+    if (!group_cfg) {
+        reply_code(reply, req, RC::kSubscriptionGroupNotExist,
+                   fmt::format("subscription group not exist, {}", header.group));
+        return;
+    }
+    if (!perm_writeable(cfg.broker_permission)) {
+        reply_code(reply, req, RC::kNoPermission,
+                   fmt::format("the broker[{}] sending message is forbidden", cfg.broker_ip1));
+        return;
+    }
+    if (group_cfg->retry_queue_nums <= 0) {
+        reply_code(reply, req, RC::kSuccess);
+        return;
+    }
+    std::string new_topic = retry_topic(header.group);
+    int32_t queue_id = random_queue(group_cfg->retry_queue_nums);
+    const int32_t topic_sys_flag = header.unit_mode.value_or(false) ? 2 : 0;
+    auto created = ctx_.topics->create_in_send_back(new_topic, group_cfg->retry_queue_nums,
+                                                    kPermRead | kPermWrite, topic_sys_flag);
+    if (created.created && ctx_.on_topics_changed) {
+        ctx_.on_topics_changed();
+    }
+    if (!created.config) {
+        reply_code(reply, req, RC::kSystemError, fmt::format("topic[{}] not exist", new_topic));
+        return;
+    }
+    if (!perm_writeable(created.config->perm)) {
+        reply_code(reply, req, RC::kNoPermission,
+                   fmt::format("the topic[{}] sending message is forbidden", new_topic));
+        return;
+    }
+    auto original = ctx_.store->look_message_by_offset(header.offset);
+    if (!original) {
+        reply_code(reply, req, RC::kSystemError,
+                   fmt::format("look message by offset failed, {}", header.offset));
+        return;
+    }
+    protocol::MessageExt& old = *original;
+    if (old.property(protocol::property::kRetryTopic) == nullptr) {
+        old.set_property(protocol::property::kRetryTopic, old.topic);
+    }
+    old.set_property(protocol::property::kWaitStoreMsgOk, "false");
+
+    int32_t delay_level = header.delay_level;
+    int32_t max_reconsume = group_cfg->retry_max_times;
+    if (req.version >= kVersionHonoursMaxReconsume && header.max_reconsume_times) {
+        max_reconsume = *header.max_reconsume_times;
+    }
+    if (old.reconsume_times >= max_reconsume || delay_level < 0) {
+        new_topic = dlq_topic(header.group);
+        auto dlq = ctx_.topics->create_in_send_back(new_topic, 1, kPermRead | kPermWrite, 0);
+        if (dlq.created && ctx_.on_topics_changed) {
+            ctx_.on_topics_changed();
+        }
+        if (!dlq.config) {
+            reply_code(reply, req, RC::kSystemError, fmt::format("topic[{}] not exist", new_topic));
+            return;
+        }
+        queue_id = random_queue(dlq.config->write_queue_nums);
+        old.set_property(protocol::property::kDelayTimeLevel, "0");
+        spdlog::info("send back: message at {} of group {} goes to {} after {} reconsumes",
+                     header.offset, header.group, new_topic, old.reconsume_times);
+    } else {
+        if (delay_level == 0) {
+            delay_level = 3 + old.reconsume_times;
+        }
+        old.set_property(protocol::property::kDelayTimeLevel, std::to_string(delay_level));
+    }
+
+    protocol::MessageExt msg;
+    msg.topic = new_topic;
+    msg.queue_id = queue_id;
+    msg.body = std::move(old.body);
+    msg.flag = old.flag;
+    msg.sys_flag = old.sys_flag;
+    msg.born_timestamp = old.born_timestamp;
+    msg.born_host = old.born_host;
+    msg.store_host = ctx_.store->store_host();
+    msg.reconsume_times = old.reconsume_times + 1;
+    msg.properties = old.properties;
+    if (msg.property(protocol::property::kOriginMessageId) == nullptr) {
+        msg.set_property(protocol::property::kOriginMessageId,
+                         header.origin_msg_id.value_or(old.msg_id));
+    }
+    apply_schedule_topic(ctx_.delay_levels, &msg);
+    (void)rc;
+    auto done = [this, req = std::move(req), reply](store::PutMessageResult r) {
+        const PutResponse pr = map_put_status(r);
+        if (store::is_stored(r.status)) {
+            ctx_.stats->put_messages.fetch_add(1, std::memory_order_relaxed);
+            reply_code(reply, req, RC::kSuccess);
+        } else {
+            reply_code(reply, req, pr.code, pr.remark);
+        }
+    };
+    ctx_.store->put_message(std::move(msg), std::move(done));
+}
+
+}  // namespace comet::broker
