@@ -1,0 +1,60 @@
+#pragma once
+// StoreAdapter: MessageStorePort over the real store::MessageStore (the production seam), and
+// the mapping from broker properties to MessageStoreConfig. Owns the store; BrokerController
+// owns the adapter. Threads: as MessageStore (any thread); arrival notifications come from the
+// store's dispatch thread.
+
+#include <memory>
+
+#include "broker/broker_config.h"
+#include "broker/message_store_port.h"
+#include "store/message_store.h"
+
+namespace comet::broker {
+
+// Store settings from the broker's properties (storePathRootDir, mappedFileSizeCommitLog,
+// flushDiskType, ... including Java's "maped" spellings). Errors: kInvalidArgument naming the
+// key.
+Result<store::MessageStoreConfig> make_store_config(const BrokerConfig& config);
+
+class StoreAdapter final : public MessageStorePort, private store::MessageArrivingListener {
+public:
+    explicit StoreAdapter(std::unique_ptr<store::MessageStore> store);
+    ~StoreAdapter() override;
+
+    store::MessageStore& store() { return *store_; }
+
+    void put_message(protocol::MessageExt msg, PutCallback done) override;
+    void put_messages(protocol::MessageExt batch, PutCallback done) override;
+    store::GetMessageResult get_message(const std::string& group, const std::string& topic,
+                                        int32_t queue_id, int64_t offset, int32_t max_msg_nums,
+                                        const store::MessageFilter* filter) override;
+    int64_t max_offset_in_queue(const std::string& topic, int32_t queue_id) override;
+    int64_t min_offset_in_queue(const std::string& topic, int32_t queue_id) override;
+    int64_t offset_in_queue_by_time(const std::string& topic, int32_t queue_id, int64_t timestamp,
+                                    bool upper) override;
+    int64_t earliest_message_time(const std::string& topic, int32_t queue_id) override;
+    int64_t message_store_time(const std::string& topic, int32_t queue_id,
+                               int64_t offset) override;
+    std::optional<std::string> raw_message_at(int64_t physical_offset) override;
+    std::optional<protocol::MessageExt> look_message_by_offset(int64_t physical_offset) override;
+    std::optional<CqUnit> consume_queue_unit(const std::string& topic, int32_t queue_id,
+                                             int64_t offset) override;
+    store::QueryMessageResult query_message(const std::string& topic, const std::string& key,
+                                            int32_t max_num, int64_t begin_ts,
+                                            int64_t end_ts) override;
+    void delete_topic(const std::string& topic) override;
+    void set_arrival_listener(ArrivalListener listener) override;
+    protocol::HostAddress store_host() const override { return store_host_; }
+    std::map<std::string, std::string> runtime_info() override;
+
+private:
+    void arriving(const std::string& topic, int32_t queue_id, store::QueueOffset logic_offset,
+                  int64_t tags_code, int64_t store_timestamp) override;
+
+    std::unique_ptr<store::MessageStore> store_;
+    protocol::HostAddress store_host_;
+    ArrivalListener listener_;  // set before start, read-only afterwards
+};
+
+}  // namespace comet::broker
