@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 namespace comet::store {
@@ -80,7 +81,36 @@ Result<std::shared_ptr<MappedFile>> MappedFile::open_path(const std::string& pat
         return Status::error(Errc::kInvalidArgument, "mapped file size {} out of range for {}",
                              file_size, path);
     }
-    int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT) {
+        // Create under a temporary name, reserve every block (a full disk fails here, not as
+        // SIGBUS through the mapping later), then publish the name without replacing anything.
+        // A crash mid-allocation leaves only a *.tmp.* file, which load() removes.
+        static std::atomic<uint64_t> counter{0};
+        std::string tmp = fmt::format("{}.tmp.{}.{}", path, ::getpid(), counter.fetch_add(1));
+        int tfd = ::open(tmp.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        if (tfd < 0) {
+            return errno_status("create", tmp, errno);
+        }
+        int rc = ::posix_fallocate(tfd, 0, file_size);
+        if (rc != 0) {
+            ::close(tfd);
+            ::unlink(tmp.c_str());
+            return errno_status("fallocate", path, rc);
+        }
+        if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, path.c_str(), RENAME_NOREPLACE) != 0) {
+            int err = errno;
+            ::close(tfd);
+            ::unlink(tmp.c_str());
+            if (err != EEXIST) {
+                return errno_status("rename", tmp, err);
+            }
+            fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);  // someone else created it
+        } else {
+            fsync_dir(dir_of(path));
+            fd = tfd;
+        }
+    }
     if (fd < 0) {
         return errno_status("open", path, errno);
     }
@@ -90,21 +120,10 @@ Result<std::shared_ptr<MappedFile>> MappedFile::open_path(const std::string& pat
         ::close(fd);
         return errno_status("fstat", path, err);
     }
-    bool created = st.st_size == 0;
-    if (!created && st.st_size != file_size) {
+    if (st.st_size != file_size) {
         ::close(fd);
         return Status::error(Errc::kCorruption, "mapped file {} has size {}, expected {}", path,
                              static_cast<int64_t>(st.st_size), file_size);
-    }
-    if (created) {
-        // Reserve every block now: a full disk fails here, not as SIGBUS through the mapping.
-        int rc = ::posix_fallocate(fd, 0, file_size);
-        if (rc != 0) {
-            ::close(fd);
-            ::unlink(path.c_str());
-            return errno_status("fallocate", path, rc);
-        }
-        fsync_dir(dir_of(path));
     }
     void* p = ::mmap(nullptr, static_cast<size_t>(file_size), PROT_READ | PROT_WRITE, MAP_SHARED,
                      fd, 0);

@@ -28,7 +28,16 @@ Status MappedFileQueue::load() {
     }
     std::vector<std::pair<int64_t, std::string>> names;
     for (const auto& entry : fs::directory_iterator(dir_, ec)) {
-        auto off = file_name_to_offset(entry.path().filename().string());
+        std::string fname = entry.path().filename().string();
+        if (fname.size() > 25 && fname.compare(20, 5, ".tmp.") == 0 &&
+            file_name_to_offset(fname.substr(0, 20))) {
+            // An allocation interrupted by a crash: never published, never written.
+            spdlog::warn("removing unfinished segment allocation {}", entry.path().string());
+            std::error_code rec;
+            fs::remove(entry.path(), rec);
+            continue;
+        }
+        auto off = file_name_to_offset(fname);
         if (off && entry.is_regular_file()) {
             names.emplace_back(*off, entry.path().string());
         }

@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "base/bytes.h"
@@ -209,6 +210,18 @@ TEST(MappedFileQueue, LoadRejectsGapsAndBadSizes) {
     ASSERT_TRUE(MappedFile::open(dir2.path(), 0, kSeg / 2).is_ok());
     MappedFileQueue q2(dir2.path(), kSeg, nullptr);
     EXPECT_EQ(q2.load().code(), Errc::kCorruption);
+}
+
+TEST(MappedFileQueue, LoadRemovesUnfinishedAllocations) {
+    TempDir dir;
+    ASSERT_TRUE(MappedFile::open(dir.path(), 0, kSeg).is_ok());
+    // What a crash during pre-allocation leaves behind: a temporary, never-published file.
+    std::string tmp = dir.path() + "/" + offset_to_file_name(kSeg) + ".tmp.123.0";
+    { std::ofstream(tmp) << "partial"; }
+    MappedFileQueue q(dir.path(), kSeg, nullptr);
+    ASSERT_TRUE(q.load().is_ok());
+    EXPECT_EQ(q.file_count(), 1u);
+    EXPECT_FALSE(fs::exists(tmp));
 }
 
 TEST(MappedFileQueue, DeletesExpiredByTimeButNeverTheLast) {
