@@ -49,8 +49,11 @@ RaftSim::RaftSim(const SimOptions& options)
     // Per-seed configuration: mostly the defaults, sometimes the harder corners.
     pre_vote_ = opt_.force_plain ? false : !rng_.chance(0.15);
     check_quorum_ = opt_.force_plain ? false : !rng_.chance(0.15);
-    max_entries_ = static_cast<size_t>(rng_.chance(0.3) ? rng_.uniform(1, 4) : 64);
+    max_entries_ = static_cast<size_t>(rng_.chance(0.5) ? rng_.uniform(1, 4) : 64);
+    disrupt_leader_p_ = rng_.chance(0.5) ? 0.4 : 0.0;
     max_inflight_ = static_cast<size_t>(rng_.uniform(1, 8));
+    election_max_ms_ = rng_.chance(0.3) ? 170 : 300;
+    fault_gap_max_ = rng_.chance(0.5) ? 150 : 400;
     preferred_ = rng_.chance(0.2) ? NodeId(static_cast<int32_t>(rng_.uniform(1, opt_.nodes)))
                                   : kNoNode;
     for (int id = 1; id <= opt_.nodes; ++id) {
@@ -75,6 +78,7 @@ RaftConfig RaftSim::make_config(int id) const {
         c.voters.push_back(NodeId(i));
     }
     c.tick_interval_ms = static_cast<int>(kTickMs);
+    c.election_timeout_max_ms = election_max_ms_;
     c.pre_vote = pre_vote_;
     c.check_quorum = check_quorum_;
     c.max_entries_per_append = max_entries_;
@@ -181,13 +185,32 @@ void RaftSim::handle(const Event& e) {
         case EventKind::kFault:
             if (!healed_) {
                 do_fault();
-                schedule(Event{now_ + rng_.uniform(50, 400), 0, EventKind::kFault, 0, 0, 0,
-                               nullptr});
+                schedule(Event{now_ + rng_.uniform(20, fault_gap_max_), 0, EventKind::kFault, 0,
+                               0, 0, nullptr});
             }
             break;
         case EventKind::kRestart:
             if (!nodes_.at(e.node).raft) {
                 restart(e.node);
+            }
+            break;
+        case EventKind::kDisruptLeader:
+            if (!healed_ && nodes_.at(e.node).raft) {
+                if (rng_.chance(0.5)) {
+                    crash(e.node);
+                    schedule(Event{now_ + rng_.uniform(1, 300), 0, EventKind::kRestart, e.node,
+                                   0, 0, nullptr});
+                } else {
+                    for (int id = 1; id <= opt_.nodes; ++id) {
+                        if (id != e.node && rng_.chance(0.7)) {
+                            cut_.insert({e.node, id});
+                            cut_.insert({id, e.node});
+                        }
+                    }
+                    if (opt_.trace) {
+                        spdlog::info("FAULT cut new leader {} off (mostly)", e.node);
+                    }
+                }
             }
             break;
     }
@@ -340,7 +363,7 @@ void RaftSim::do_client() {
 
 void RaftSim::do_fault() {
     const int64_t kind = rng_.uniform(0, 99);
-    const int victim = static_cast<int>(rng_.uniform(1, opt_.nodes));
+    const int victim = pick_victim();
     std::string what;
     if (kind < 15) {
         std::vector<int> side(static_cast<size_t>(opt_.nodes) + 1);
@@ -375,8 +398,8 @@ void RaftSim::do_fault() {
     } else if (kind < 75) {
         if (nodes_.at(victim).raft) {
             crash(victim);
-            schedule(Event{now_ + rng_.uniform(30, 600), 0, EventKind::kRestart, victim, 0, 0,
-                           nullptr});
+            const int64_t down = rng_.chance(0.5) ? rng_.uniform(1, 30) : rng_.uniform(30, 600);
+            schedule(Event{now_ + down, 0, EventKind::kRestart, victim, 0, 0, nullptr});
             what = fmt::format("crash {}", victim);
         }
     } else if (kind < 87) {
@@ -393,6 +416,29 @@ void RaftSim::do_fault() {
     if (opt_.trace && !what.empty()) {
         spdlog::info("FAULT {}", what);
     }
+}
+
+// Faults hit the interesting nodes more often: a leader (its entries and commits are in
+// flight) or a node whose disk is stalled (its votes and acks are not yet durable).
+int RaftSim::pick_victim() {
+    std::vector<int> leaders;
+    std::vector<int> stalled;
+    for (const auto& [id, n] : nodes_) {
+        if (n.raft && n.raft->role() == Role::kLeader) {
+            leaders.push_back(id);
+        }
+        if (n.raft && n.disk_stall_until > now_) {
+            stalled.push_back(id);
+        }
+    }
+    const int64_t r = rng_.uniform(0, 99);
+    if (r < 40 && !leaders.empty()) {
+        return leaders[static_cast<size_t>(rng_.uniform(0, static_cast<int64_t>(leaders.size()) - 1))];
+    }
+    if (r < 60 && !stalled.empty()) {
+        return stalled[static_cast<size_t>(rng_.uniform(0, static_cast<int64_t>(stalled.size()) - 1))];
+    }
+    return static_cast<int>(rng_.uniform(1, opt_.nodes));
 }
 
 void RaftSim::crash(int id) {
@@ -541,6 +587,10 @@ void RaftSim::check_leaders() {
         if (!inserted && it->second != id) {
             fail(fmt::format("two leaders in term {}: {} and {}", t, it->second, id));
             return;
+        }
+        if (inserted && !healed_ && rng_.chance(disrupt_leader_p_)) {
+            schedule(Event{now_ + rng_.uniform(0, 30), 0, EventKind::kDisruptLeader, id, 0, 0,
+                           nullptr});
         }
         // Leader completeness: everything committed in an earlier term is in its log.
         LogIndex need;

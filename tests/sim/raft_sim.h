@@ -50,7 +50,15 @@ public:
     SimResult run();
 
 private:
-    enum class EventKind : uint8_t { kTick, kDeliver, kPersistDone, kClient, kFault, kRestart };
+    enum class EventKind : uint8_t {
+        kTick,
+        kDeliver,
+        kPersistDone,
+        kClient,
+        kFault,
+        kRestart,
+        kDisruptLeader,  // isolate or crash a fresh leader before it replicates much
+    };
     struct Event {
         int64_t time;
         uint64_t seq;
@@ -84,6 +92,7 @@ private:
     void handle(const Event& e);
     void do_fault();
     void do_client();
+    int pick_victim();
     void crash(int id);
     void restart(int id);
     void send(Message m);
@@ -118,6 +127,9 @@ private:
     size_t max_entries_ = 64;
     size_t max_inflight_ = 8;
     NodeId preferred_ = kNoNode;
+    int election_max_ms_ = 300;   // narrow spread in some seeds: more split votes
+    int64_t fault_gap_max_ = 400;  // faults every 20..gap ms
+    double disrupt_leader_p_ = 0;  // chance that a new leader is cut off or crashed soon
 
     // Checker state.
     std::vector<uint64_t> committed_;          // prefix hash of the committed log, per index
