@@ -1,0 +1,472 @@
+#include "broker/broker_controller.h"
+
+#include <pthread.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "protocol/message_decoder.h"
+#include "protocol/namesrv_headers.h"
+#include "protocol/pull_headers.h"
+#include "protocol/request_code.h"
+#include "protocol/response_code.h"
+
+namespace comet::broker {
+
+namespace Req = protocol::RequestCode;
+namespace RC = protocol::ResponseCode;
+using namespace std::chrono_literals;
+
+// Sends NOTIFY_CONSUMER_IDS_CHANGED when a group's membership changes.
+class BrokerController::NotifyListener final : public ConsumerIdsChangeListener {
+public:
+    explicit NotifyListener(BrokerController& owner) : owner_(owner) {}
+    void handle(ConsumerGroupEvent event, const std::string& group,
+                const std::vector<ClientChannelInfo>& channels) override {
+        if (event == ConsumerGroupEvent::kChange) {
+            owner_.notify_consumer_ids_changed(group, channels);
+        }
+    }
+
+private:
+    BrokerController& owner_;
+};
+
+// Connection closes remove the client from the consumer/producer tables.
+class BrokerController::ChannelListener final : public net::ConnectionListener {
+public:
+    explicit ChannelListener(BrokerController& owner) : owner_(owner) {}
+    void on_closed(const net::ConnectionPtr& conn, const Status& reason) override {
+        (void)reason;
+        const ChannelId id(conn->id());
+        owner_.consumers_->on_channel_closed(id);
+        owner_.producers_->on_channel_closed(id);
+        owner_.forget_channel(conn->id());
+    }
+
+private:
+    BrokerController& owner_;
+};
+
+BrokerController::BrokerController(BrokerConfig config, Clock& clock)
+    : config_(std::move(config)), clock_(clock) {}
+
+BrokerController::~BrokerController() { shutdown(); }
+
+std::string BrokerController::config_path(const char* name) const {
+    return store_root_ + "/config/" + name;
+}
+
+Status BrokerController::initialize() {
+    const BrokerConfig cfg = config_.get();
+    COMET_RETURN_IF_ERROR(cfg.validate());
+    COMET_ASSIGN_OR_RETURN(DelayLevels levels, DelayLevels::parse(cfg.message_delay_level));
+    store_root_ = cfg.store_root();
+    stats_.start_millis = clock_.wall_millis();
+
+    notify_listener_ = std::make_unique<NotifyListener>(*this);
+    topics_ = std::make_unique<TopicConfigManager>(cfg, clock_, config_path("topics.json"));
+    COMET_RETURN_IF_ERROR(topics_->load());
+    groups_ = std::make_unique<SubscriptionGroupManager>(
+        clock_, config_path("subscriptionGroup.json"), cfg.auto_create_subscription_group,
+        cfg.max_reconsume_times);
+    COMET_RETURN_IF_ERROR(groups_->load());
+    offsets_ = std::make_unique<ConsumerOffsetManager>(config_path("consumerOffset.json"));
+    COMET_RETURN_IF_ERROR(offsets_->load());
+    const Duration expiry = std::chrono::milliseconds(cfg.channel_expired_timeout);
+    consumers_ = std::make_unique<ConsumerManager>(clock_, expiry, notify_listener_.get());
+    producers_ = std::make_unique<ProducerManager>(clock_, expiry);
+    locks_ = std::make_unique<RebalanceLockManager>(
+        clock_, std::chrono::milliseconds(cfg.rebalance_lock_max_live_time));
+
+    COMET_ASSIGN_OR_RETURN(store::MessageStoreConfig store_cfg, make_store_config(cfg));
+    auto store = store::MessageStore::open(store_cfg, clock_);
+    if (!store.is_ok()) {
+        return Status::error(store.status().code(), "open message store at {}: {}",
+                             store_cfg.store_path_root_dir, store.status().message());
+    }
+    store_ = std::make_unique<StoreAdapter>(std::move(store).value());
+    const Duration hold_check = cfg.long_polling_enable
+                                    ? Duration(5s)
+                                    : Duration(std::chrono::milliseconds(
+                                          std::max<int64_t>(cfg.short_polling_time_mills, 10)));
+    holds_ = std::make_unique<PullRequestHoldService>(
+        clock_,
+        [this](const std::string& topic, int32_t qid) {
+            return store_->max_offset_in_queue(topic, qid);
+        },
+        hold_check);
+    schedule_ = std::make_unique<ScheduleMessageService>(clock_, *store_, levels,
+                                                         config_path("delayOffset.json"));
+    COMET_RETURN_IF_ERROR(schedule_->load());
+
+    ctx_.config = &config_;
+    ctx_.clock = &clock_;
+    ctx_.topics = topics_.get();
+    ctx_.groups = groups_.get();
+    ctx_.offsets = offsets_.get();
+    ctx_.consumers = consumers_.get();
+    ctx_.producers = producers_.get();
+    ctx_.locks = locks_.get();
+    ctx_.holds = holds_.get();
+    ctx_.store = store_.get();
+    ctx_.schedule = schedule_.get();
+    ctx_.delay_levels = levels;
+    ctx_.stats = &stats_;
+    ctx_.on_topics_changed = [this] { request_registration(); };
+
+    send_ = std::make_unique<SendMessageProcessor>(ctx_);
+    pull_ = std::make_unique<PullMessageProcessor>(ctx_);
+    client_ = std::make_unique<ClientManageProcessor>(ctx_);
+    consumer_ = std::make_unique<ConsumerManageProcessor>(ctx_);
+    query_ = std::make_unique<QueryMessageProcessor>(ctx_);
+    admin_ = std::make_unique<AdminBrokerProcessor>(ctx_);
+
+    net::RemotingServerConfig server_cfg;
+    server_cfg.name = "BrokerServer";
+    server_cfg.listen_host = "0.0.0.0";
+    server_cfg.listen_port = static_cast<uint16_t>(cfg.listen_port);
+    server_cfg.io_threads = 3;
+    server_ = std::make_unique<net::RemotingServer>(server_cfg, &clock_);
+    server_->set_connection_listener(std::make_shared<ChannelListener>(*this));
+    register_processors();
+
+    net::RemotingClientConfig client_cfg;
+    client_cfg.name = "BrokerOuterAPI";
+    namesrv_client_ = std::make_unique<net::RemotingClient>(client_cfg, &clock_);
+    spdlog::info("broker {} ({}) initialized, store at {}", cfg.broker_name, cfg.broker_addr(),
+                 store_root_);
+    return Status::ok();
+}
+
+void BrokerController::register_processors() {
+    const BrokerConfig cfg = config_.get();
+    auto send_exec = std::make_shared<net::ThreadPoolExecutor>(
+        "SendMessage", static_cast<size_t>(std::max(1, cfg.send_message_thread_pool_nums)), 10000);
+    pull_executor_ = std::make_shared<net::ThreadPoolExecutor>(
+        "PullMessage", static_cast<size_t>(std::max(1, cfg.pull_message_thread_pool_nums)),
+        100000);
+    auto client_exec = std::make_shared<net::ThreadPoolExecutor>("ClientManage", 2, 50000);
+    auto consumer_exec = std::make_shared<net::ThreadPoolExecutor>("ConsumerManage", 2, 50000);
+    auto query_exec = std::make_shared<net::ThreadPoolExecutor>("QueryMessage", 2, 20000);
+    auto admin_exec = std::make_shared<net::ThreadPoolExecutor>("AdminBroker", 1, 10000);
+    std::weak_ptr<net::ThreadPoolExecutor> weak_pull = pull_executor_;
+    ctx_.run_on_pull_executor = [weak_pull](std::function<void()> task) {
+        if (auto exec = weak_pull.lock()) {
+            // Rejected (full or stopping): the task is dropped; its Responder then answers
+            // SYSTEM_ERROR, so the client never waits for nothing.
+            (void)exec->execute(std::move(task));
+        }
+    };
+
+    auto wrap = [this](auto* proc) {
+        return net::make_processor([this, proc](const net::ConnectionPtr& conn,
+                                                protocol::RemotingCommand req,
+                                                net::Responder responder) {
+            track_channel(conn);
+            RequestContext rc;
+            rc.channel = ChannelId(conn->id());
+            rc.remote_address = conn->remote_address();
+            rc.language = req.language;
+            rc.version = req.version;
+            Reply reply = [responder](protocol::RemotingCommand cmd,
+                                      std::vector<net::SharedBuffer> extra) {
+                responder(std::move(cmd), std::move(extra));
+            };
+            proc->process(rc, std::move(req), reply);
+        });
+    };
+    auto send = wrap(send_.get());
+    for (int32_t code : {Req::kSendMessage, Req::kSendMessageV2, Req::kSendBatchMessage,
+                         Req::kConsumerSendMsgBack}) {
+        server_->register_processor(code, send, send_exec);
+    }
+    server_->register_processor(Req::kPullMessage, wrap(pull_.get()), pull_executor_);
+    auto client = wrap(client_.get());
+    for (int32_t code : {Req::kHeartBeat, Req::kUnregisterClient, Req::kCheckClientConfig}) {
+        server_->register_processor(code, client, client_exec);
+    }
+    auto consumer = wrap(consumer_.get());
+    for (int32_t code : {Req::kGetConsumerListByGroup, Req::kQueryConsumerOffset,
+                         Req::kUpdateConsumerOffset}) {
+        server_->register_processor(code, consumer, consumer_exec);
+    }
+    auto query = wrap(query_.get());
+    for (int32_t code : {Req::kQueryMessage, Req::kViewMessageById}) {
+        server_->register_processor(code, query, query_exec);
+    }
+    auto admin = wrap(admin_.get());
+    for (int32_t code :
+         {Req::kGetMaxOffset, Req::kGetMinOffset, Req::kSearchOffsetByTimestamp,
+          Req::kGetEarliestMsgStoretime, Req::kLockBatchMq, Req::kUnlockBatchMq,
+          Req::kUpdateAndCreateTopic, Req::kDeleteTopicInBroker, Req::kGetAllTopicConfig,
+          Req::kUpdateAndCreateSubscriptionGroup, Req::kDeleteSubscriptionGroup,
+          Req::kGetAllSubscriptionGroupConfig, Req::kGetAllConsumerOffset,
+          Req::kGetAllDelayOffset, Req::kGetBrokerRuntimeInfo, Req::kGetTopicStatsInfo,
+          Req::kGetConsumeStats, Req::kGetBrokerConfig, Req::kUpdateBrokerConfig}) {
+        server_->register_processor(code, admin, admin_exec);
+    }
+}
+
+Status BrokerController::start() {
+    COMET_CHECK(store_ != nullptr, "start() before a successful initialize()");
+    store_->store().start();
+    store_->set_arrival_listener(
+        [this](const std::string& topic, int32_t qid, int64_t max_offset, int64_t tags_code) {
+            holds_->notify_message_arriving(topic, qid, max_offset, tags_code);
+        });
+    holds_->start();
+    schedule_->start(200ms, 10s);
+    COMET_RETURN_IF_ERROR(server_->start());
+    namesrv_client_->start();
+    started_ = true;
+    const BrokerConfig cfg = config_.get();
+    spdlog::info("The broker[{}, {}] boot success. serializeType=JSON and name server is {}",
+                 cfg.broker_name, cfg.broker_addr(), cfg.namesrv_addr);
+    Status reg = register_broker_all(false);
+    if (!reg.is_ok()) {
+        spdlog::warn("first registration with the name servers failed (will retry): {}",
+                     reg.message());
+    }
+    {
+        MutexLock l(mu_);
+        stopping_ = false;
+    }
+    scheduler_ = std::thread([this] { scheduler_loop(); });
+    return Status::ok();
+}
+
+uint16_t BrokerController::port() const { return server_->port(); }
+
+void BrokerController::request_registration() {
+    {
+        MutexLock l(mu_);
+        register_now_ = true;
+    }
+    cv_.notify_all();
+}
+
+std::string BrokerController::register_body() const {
+    return std::string(R"({"filterServerList":[],"topicConfigSerializeWrapper":)") +
+           topics_->encode(false) + "}";
+}
+
+Status BrokerController::register_broker_all(bool oneway) {
+    const BrokerConfig cfg = config_.get();
+    const auto addrs = cfg.namesrv_list();
+    if (addrs.empty()) {
+        return Status::ok();
+    }
+    // With a broker permission change, every topic is registered with the broker's permission
+    // applied (Java registerBrokerAll caps topic perms by brokerPermission).
+    std::string body = register_body();
+    protocol::RegisterBrokerRequestHeader h;
+    h.broker_name = cfg.broker_name;
+    h.broker_addr = cfg.broker_addr();
+    h.cluster_name = cfg.broker_cluster_name;
+    h.ha_server_addr = cfg.ha_server_addr();
+    h.broker_id = cfg.broker_id;
+    h.enable_acting_master = false;
+    h.compressed = false;
+    h.body_crc32 = protocol::body_crc32(body);
+    Status first_error;
+    for (const auto& addr : addrs) {
+        protocol::RemotingCommand req = protocol::RemotingCommand::request(Req::kRegisterBroker);
+        req.language = protocol::LanguageCode::kJava;
+        h.to_ext(req);
+        req.body = body;
+        if (oneway) {
+            req.flag |= protocol::kFlagOneway;
+            namesrv_client_->invoke_oneway_async(addr, std::move(req), [addr](Status st) {
+                if (!st.is_ok()) {
+                    spdlog::warn("register broker to name server {} (one-way) failed: {}", addr,
+                                 st.message());
+                }
+            });
+            continue;
+        }
+        auto r = namesrv_client_->invoke_sync(
+            addr, std::move(req), std::chrono::milliseconds(cfg.register_broker_timeout_mills));
+        if (!r.is_ok()) {
+            spdlog::warn("register broker to name server {} failed: {}", addr, r.status().message());
+            if (first_error.is_ok()) {
+                first_error = r.status();
+            }
+        } else if (r->code != RC::kSuccess) {
+            spdlog::warn("register broker to name server {} refused: code {} {}", addr, r->code,
+                         r->remark.value_or(""));
+            if (first_error.is_ok()) {
+                first_error = Status::error(Errc::kUnavailable, "name server {} answered {}: {}",
+                                            addr, r->code, r->remark.value_or(""));
+            }
+        } else {
+            spdlog::debug("registered with name server {}", addr);
+        }
+    }
+    return first_error;
+}
+
+void BrokerController::unregister_broker_all() {
+    const BrokerConfig cfg = config_.get();
+    for (const auto& addr : cfg.namesrv_list()) {
+        protocol::UnRegisterBrokerRequestHeader h;
+        h.broker_name = cfg.broker_name;
+        h.broker_addr = cfg.broker_addr();
+        h.cluster_name = cfg.broker_cluster_name;
+        h.broker_id = cfg.broker_id;
+        protocol::RemotingCommand req = protocol::RemotingCommand::request(Req::kUnregisterBroker);
+        req.language = protocol::LanguageCode::kJava;
+        h.to_ext(req);
+        auto r = namesrv_client_->invoke_sync(addr, std::move(req), 3s);
+        if (!r.is_ok()) {
+            spdlog::warn("unregister broker from name server {} failed: {}", addr,
+                         r.status().message());
+        } else {
+            spdlog::info("unregistered from name server {}", addr);
+        }
+    }
+}
+
+void BrokerController::scheduler_loop() {
+    pthread_setname_np(pthread_self(), "BrokerScheduler");
+    const BrokerConfig cfg = config_.get();
+    const Duration register_period = std::chrono::milliseconds(
+        std::clamp<int64_t>(cfg.register_name_server_period, 10000, 60000));
+    const Duration persist_period =
+        std::chrono::milliseconds(std::max<int64_t>(cfg.flush_consumer_offset_interval, 100));
+    const Duration scan_period = 10s;
+    TimePoint next_register = clock_.now() + register_period;
+    TimePoint next_persist = clock_.now() + persist_period;
+    TimePoint next_scan = clock_.now() + scan_period;
+    while (true) {
+        bool register_now = false;
+        {
+            MutexLock l(mu_);
+            if (stopping_) {
+                return;
+            }
+            const TimePoint wake = std::min({next_register, next_persist, next_scan});
+            const TimePoint now = clock_.now();
+            if (!register_now_ && wake > now) {
+                std::unique_lock<Mutex> ul(mu_, std::adopt_lock);
+                cv_.wait_for(ul, std::min<Duration>(wake - now, 1s));
+                ul.release();
+            }
+            if (stopping_) {
+                return;
+            }
+            register_now = register_now_;
+            register_now_ = false;
+        }
+        const TimePoint now = clock_.now();
+        if (register_now) {
+            (void)register_broker_all(true);
+            next_register = now + register_period;
+        } else if (now >= next_register) {
+            (void)register_broker_all(false);
+            next_register = now + register_period;
+        }
+        if (now >= next_persist) {
+            if (Status st = offsets_->persist(); !st.is_ok()) {
+                spdlog::error("persist consumer offsets failed: {}", st.message());
+            }
+            next_persist = now + persist_period;
+        }
+        if (now >= next_scan) {
+            consumers_->scan_not_active_channels();
+            producers_->scan_not_active_channels();
+            next_scan = now + scan_period;
+        }
+    }
+}
+
+void BrokerController::track_channel(const net::ConnectionPtr& conn) {
+    MutexLock l(mu_);
+    channels_.try_emplace(conn->id(), conn);
+}
+
+void BrokerController::forget_channel(uint64_t id) {
+    MutexLock l(mu_);
+    channels_.erase(id);
+}
+
+void BrokerController::notify_consumer_ids_changed(const std::string& group,
+                                                   const std::vector<ClientChannelInfo>& channels) {
+    if (!config_.get().notify_consumer_ids_changed_enable) {
+        return;
+    }
+    std::vector<net::ConnectionPtr> conns;
+    {
+        MutexLock l(mu_);
+        for (const auto& c : channels) {
+            auto it = channels_.find(c.channel.value());
+            if (it != channels_.end()) {
+                if (auto conn = it->second.lock()) {
+                    conns.push_back(std::move(conn));
+                }
+            }
+        }
+    }
+    for (const auto& conn : conns) {
+        protocol::RemotingCommand req =
+            protocol::RemotingCommand::request(Req::kNotifyConsumerIdsChanged);
+        req.language = protocol::LanguageCode::kJava;
+        req.flag |= protocol::kFlagOneway;
+        protocol::NotifyConsumerIdsChangedRequestHeader h;
+        h.consumer_group = group;
+        h.to_ext(req);
+        conn->invoke_oneway(std::move(req));
+    }
+}
+
+void BrokerController::shutdown() {
+    if (shut_down_) {
+        return;
+    }
+    shut_down_ = true;
+    {
+        MutexLock l(mu_);
+        stopping_ = true;
+    }
+    cv_.notify_all();
+    if (scheduler_.joinable()) {
+        scheduler_.join();
+    }
+    if (started_) {
+        unregister_broker_all();
+    }
+    if (holds_) {
+        holds_->shutdown();
+    }
+    if (server_) {
+        server_->shutdown();
+    }
+    if (namesrv_client_) {
+        namesrv_client_->shutdown();
+    }
+    if (schedule_) {
+        schedule_->shutdown();
+    }
+    if (offsets_) {
+        if (Status st = offsets_->persist(); !st.is_ok()) {
+            spdlog::error("persist consumer offsets failed: {}", st.message());
+        }
+    }
+    if (topics_) {
+        if (Status st = topics_->persist(); !st.is_ok()) {
+            spdlog::error("persist topics failed: {}", st.message());
+        }
+    }
+    if (groups_) {
+        if (Status st = groups_->persist(); !st.is_ok()) {
+            spdlog::error("persist subscription groups failed: {}", st.message());
+        }
+    }
+    if (store_) {
+        store_->store().shutdown();
+    }
+    spdlog::info("broker shut down cleanly");
+}
+
+}  // namespace comet::broker

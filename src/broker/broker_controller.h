@@ -1,0 +1,105 @@
+#pragma once
+// BrokerController: builds, starts and stops one broker (Java BrokerController). Owns the config
+// managers, client tables, long polling, the store (through StoreAdapter), the schedule service,
+// the RemotingServer with its executors, and the RemotingClient used to register with every
+// name server.
+// Threads: "BrokerScheduler" (name server registration every registerNameServerPeriod and on
+// topic changes, consumer offset persistence every flushConsumerOffsetInterval, client channel
+// expiry every 10 s), plus the threads of the components it owns. start()/shutdown() from one
+// thread (main). Lock order: mu_ (scheduler state, channel table) is a leaf: never held while
+// calling a component, the network or the store.
+// Files: <storeRoot>/config/{topics,subscriptionGroup,consumerOffset,delayOffset}.json and the
+// store's own files.
+
+#include <atomic>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/mutex.h"
+#include "broker/broker_context.h"
+#include "broker/broker_processors.h"
+#include "broker/schedule_message_service.h"
+#include "broker/store_adapter.h"
+#include "net/remoting_client.h"
+#include "net/remoting_server.h"
+
+namespace comet::broker {
+
+class BrokerController {
+public:
+    explicit BrokerController(BrokerConfig config, Clock& clock = SystemClock::instance());
+    ~BrokerController();
+    BrokerController(const BrokerController&) = delete;
+    BrokerController& operator=(const BrokerController&) = delete;
+
+    // Loads config files and opens (recovers) the store. Errors name the file or setting.
+    Status initialize();
+    // Binds listenPort, starts every service and registers with the name servers.
+    Status start();
+    // Unregisters from the name servers, stops serving, persists every table, shuts the store
+    // down cleanly (no abort file). Idempotent.
+    void shutdown();
+
+    uint16_t port() const;
+    BrokerConfig config() const { return config_.get(); }
+    // Registers with every name server now; returns the first failure (all are attempted).
+    Status register_broker_all(bool oneway);
+    TopicConfigManager& topics() { return *topics_; }
+    ConsumerOffsetManager& offsets() { return *offsets_; }
+
+private:
+    class NotifyListener;
+    class ChannelListener;
+
+    std::string config_path(const char* name) const;
+    void register_processors();
+    void scheduler_loop();
+    void request_registration();
+    void unregister_broker_all();
+    std::string register_body() const;
+    void notify_consumer_ids_changed(const std::string& group,
+                                     const std::vector<ClientChannelInfo>& channels);
+    void track_channel(const net::ConnectionPtr& conn);
+    void forget_channel(uint64_t id);
+
+    BrokerConfigHolder config_;
+    Clock& clock_;
+    std::string store_root_;
+    BrokerStats stats_;
+    std::unique_ptr<NotifyListener> notify_listener_;
+    std::unique_ptr<TopicConfigManager> topics_;
+    std::unique_ptr<SubscriptionGroupManager> groups_;
+    std::unique_ptr<ConsumerOffsetManager> offsets_;
+    std::unique_ptr<ConsumerManager> consumers_;
+    std::unique_ptr<ProducerManager> producers_;
+    std::unique_ptr<RebalanceLockManager> locks_;
+    std::unique_ptr<PullRequestHoldService> holds_;
+    std::unique_ptr<StoreAdapter> store_;
+    std::unique_ptr<ScheduleMessageService> schedule_;
+    BrokerContext ctx_;
+    std::unique_ptr<SendMessageProcessor> send_;
+    std::unique_ptr<PullMessageProcessor> pull_;
+    std::unique_ptr<ClientManageProcessor> client_;
+    std::unique_ptr<ConsumerManageProcessor> consumer_;
+    std::unique_ptr<QueryMessageProcessor> query_;
+    std::unique_ptr<AdminBrokerProcessor> admin_;
+    std::shared_ptr<net::ThreadPoolExecutor> pull_executor_;
+    std::unique_ptr<net::RemotingServer> server_;
+    std::unique_ptr<net::RemotingClient> namesrv_client_;
+
+    mutable Mutex mu_;
+    std::condition_variable_any cv_;
+    bool stopping_ GUARDED_BY(mu_) = false;
+    bool register_now_ GUARDED_BY(mu_) = false;
+    std::map<uint64_t, std::weak_ptr<net::Connection>> channels_ GUARDED_BY(mu_);
+    std::thread scheduler_;
+    bool started_ = false;
+    bool shut_down_ = false;
+};
+
+}  // namespace comet::broker
