@@ -16,7 +16,6 @@
 // close); after closing_ is set nothing is added to pending_ or out_queue_ and nothing more is
 // posted to the loop except the single close.
 
-#include <asio.hpp>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -28,6 +27,7 @@
 #include "base/clock.h"
 #include "base/mutex.h"
 #include "base/status.h"
+#include "net/asio.h"
 #include "net/io_loop.h"
 #include "protocol/remoting_command.h"
 

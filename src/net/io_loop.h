@@ -9,7 +9,6 @@
 // Invariant: after shutdown() returns no loop thread runs, and every connection bound to the
 // group is closed (the owner closes them first), so nothing posts to the contexts any more.
 
-#include <asio.hpp>
 #include <atomic>
 #include <chrono>
 #include <memory>
@@ -17,6 +16,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "net/asio.h"
 
 namespace comet::net {
 
