@@ -70,7 +70,7 @@ if (mode === 'namesrv') {
     const ext = h.extFields || {};
     if (h.code === 103) {
       brokers.set(ext.brokerName, { cluster: ext.clusterName, addrs: { [ext.brokerId]: ext.brokerAddr } });
-      const table = JSON.parse(body.toString()).topicConfigTable;
+      const table = JSON.parse(body.toString()).topicConfigSerializeWrapper.topicConfigTable;
       for (const t in table) topics.set(t, { brokerName: ext.brokerName, ...table[t] });
       return reply(0);
     }
@@ -102,9 +102,18 @@ if (mode === 'namesrv') {
 
   function register() {
     const [ host, p ] = conf.namesrvAddr.split(':');
-    const send = () => nsSock.write(encode({ code: 103, flag: 0, opaque: opaque++, language: 'JAVA', version: 0,
+    // RegisterBrokerBody as a RocketMQ broker sends it (uncompressed).
+    const topicConfigTable = {};
+    for (const [ name, t ] of topics) {
+      topicConfigTable[name] = { topicName: name, readQueueNums: t.readQueueNums, writeQueueNums: t.writeQueueNums,
+        perm: t.perm, topicFilterType: 'SINGLE_TAG', topicSysFlag: 0, order: false };
+    }
+    const body = { topicConfigSerializeWrapper: { topicConfigTable,
+      dataVersion: { timestamp: Date.now(), counter: opaque } }, filterServerList: [] };
+    const send = () => nsSock.write(encode({ code: 103, flag: 0, opaque: opaque++, language: 'JAVA', version: 395,
       extFields: { brokerName: conf.brokerName, brokerId: '0', clusterName: conf.brokerClusterName,
-        brokerAddr: `127.0.0.1:${port}` } }, Buffer.from(stringify({ topicConfigTable: Object.fromEntries(topics) }))));
+        brokerAddr: `127.0.0.1:${port}`, haServerAddr: `127.0.0.1:${port + 1}`, compressed: 'false' } },
+    Buffer.from(stringify(body))));
     if (!nsSock) {
       nsSock = net.connect(Number(p), host, send);
       nsSock.on('data', () => {});
