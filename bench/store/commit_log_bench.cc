@@ -1,0 +1,228 @@
+// CommitLog put benchmarks (bench_store).
+//
+// BM_PutAsync/<body bytes>/<writer threads>: ASYNC_FLUSH puts, reported as msgs/s, next to two
+// ceilings measured in the same iteration on the same disk: a plain sequential write() of the
+// same record bytes in 4 MiB chunks (bandwidth ceiling) and one write() per record.
+// BM_SyncGroupCommit/<writers>: SYNC_FLUSH with that many concurrent writers, each with one
+// put in flight; reports puts/s, fsyncs/s and their ratio (group commit factor).
+// Files go to $COMET_BENCH_DIR (default: ./comet-bench-store), removed after each iteration.
+
+#include <benchmark/benchmark.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/clock.h"
+#include "protocol/message_decoder.h"
+#include "store/commit_log.h"
+#include "store/mapped_file_allocator.h"
+#include "store/store_checkpoint.h"
+
+namespace comet::store {
+namespace {
+
+namespace fs = std::filesystem;
+using Clk = std::chrono::steady_clock;
+
+std::string bench_root() {
+    const char* env = std::getenv("COMET_BENCH_DIR");
+    return env != nullptr ? env : "comet-bench-store";
+}
+
+protocol::MessageExt bench_message(size_t body_size, int32_t queue_id) {
+    protocol::MessageExt m;
+    m.topic = "BenchTopic";
+    m.queue_id = queue_id;
+    m.body.assign(body_size, 'b');
+    m.born_timestamp = 1'700'000'000'000;
+    m.born_host = protocol::HostAddress::ipv4(127, 0, 0, 1, 40000);
+    m.set_property("TAGS", "bench");
+    m.set_property("UNIQ_KEY", "7F0000010000000000000000000000");
+    return m;
+}
+
+struct Store {
+    MessageStoreConfig config;
+    AllocateMappedFileService alloc;
+    std::unique_ptr<StoreCheckpoint> checkpoint;
+    RunningFlags flags;
+    std::unique_ptr<CommitLog> log;
+};
+
+std::unique_ptr<Store> open_store(const std::string& dir, FlushDiskType type) {
+    auto s = std::make_unique<Store>();
+    s->config.store_path_root_dir = dir;
+    s->config.mapped_file_size_commit_log = 256LL * 1024 * 1024;
+    s->config.flush_disk_type = type;
+    s->alloc.start();
+    s->checkpoint = StoreCheckpoint::open(s->config.checkpoint_path()).value();
+    s->log = CommitLog::open(s->config, &SystemClock::instance(), &s->alloc, s->checkpoint.get(),
+                             &s->flags)
+                 .value();
+    (void)s->log->recover_normally().value();
+    s->log->start();
+    return s;
+}
+
+double seconds_since(Clk::time_point t0) {
+    return std::chrono::duration<double>(Clk::now() - t0).count();
+}
+
+// Sequential write() of `total` bytes of `record`, `per_call` bytes per call, then fdatasync.
+double write_ceiling_seconds(const std::string& path, const std::string& record, int64_t count,
+                             size_t per_call) {
+    std::string chunk;
+    while (chunk.size() + record.size() <= std::max(per_call, record.size())) {
+        chunk += record;
+    }
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        return -1;
+    }
+    int64_t recs_per_chunk = static_cast<int64_t>(chunk.size() / record.size());
+    auto t0 = Clk::now();
+    for (int64_t done = 0; done < count; done += recs_per_chunk) {
+        int64_t n = std::min(recs_per_chunk, count - done);
+        if (::write(fd, chunk.data(), static_cast<size_t>(n) * record.size()) < 0) {
+            break;
+        }
+    }
+    ::fdatasync(fd);
+    double s = seconds_since(t0);
+    ::close(fd);
+    ::unlink(path.c_str());
+    return s;
+}
+
+void BM_PutAsync(benchmark::State& state) {
+    const auto body = static_cast<size_t>(state.range(0));
+    const auto threads = static_cast<int>(state.range(1));
+    const int64_t total = body <= 256 ? 400'000 : 100'000;
+    std::string record;
+    (void)protocol::encode_message(bench_message(body, 0), &record);
+    double put_s = 0;
+    double chunk_s = 0;
+    double per_rec_s = 0;
+    for (auto _ : state) {
+        std::string dir = bench_root() + "/async";
+        fs::remove_all(dir);
+        auto store = open_store(dir, FlushDiskType::kAsyncFlush);
+        std::atomic<int64_t> failures{0};
+        auto t0 = Clk::now();
+        std::vector<std::thread> ws;
+        for (int t = 0; t < threads; ++t) {
+            ws.emplace_back([&, t] {
+                auto msg = bench_message(body, t);
+                for (int64_t i = 0; i < total / threads; ++i) {
+                    store->log->put_message(msg, [&](const PutMessageResult& r) {
+                        if (!r.ok()) {
+                            failures.fetch_add(1);
+                        }
+                    });
+                }
+            });
+        }
+        for (auto& w : ws) {
+            w.join();
+        }
+        double s = seconds_since(t0);
+        put_s += s;
+        state.SetIterationTime(s);
+        store->log->shutdown();
+        store.reset();
+        fs::remove_all(dir);
+        if (failures.load() != 0) {
+            state.SkipWithError("puts failed");
+            return;
+        }
+        fs::create_directories(bench_root());
+        chunk_s += write_ceiling_seconds(bench_root() + "/ceiling", record, total, 4 << 20);
+        per_rec_s += write_ceiling_seconds(bench_root() + "/ceiling", record, total, 0);
+    }
+    const double n = static_cast<double>(total) * static_cast<double>(state.iterations());
+    state.SetItemsProcessed(static_cast<int64_t>(n));
+    state.counters["record_bytes"] = static_cast<double>(record.size());
+    state.counters["put_msgs_per_s"] = n / put_s;
+    state.counters["write4M_msgs_per_s"] = n / chunk_s;
+    state.counters["write1rec_msgs_per_s"] = n / per_rec_s;
+    state.counters["ratio_vs_write4M"] = chunk_s / put_s;
+    state.counters["ratio_vs_write1rec"] = per_rec_s / put_s;
+}
+BENCHMARK(BM_PutAsync)
+    ->Args({128, 1})
+    ->Args({128, 4})
+    ->Args({1024, 1})
+    ->Args({1024, 4})
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(3);
+
+void BM_SyncGroupCommit(benchmark::State& state) {
+    const auto writers = static_cast<int>(state.range(0));
+    const auto duration = std::chrono::seconds(2);
+    int64_t puts = 0;
+    int64_t fsyncs = 0;
+    double secs = 0;
+    for (auto _ : state) {
+        std::string dir = bench_root() + "/sync";
+        fs::remove_all(dir);
+        auto store = open_store(dir, FlushDiskType::kSyncFlush);
+        int64_t fsync_before = store->log->flush_service().fsync_count();
+        std::atomic<int64_t> done{0};
+        std::atomic<int64_t> failures{0};
+        auto t0 = Clk::now();
+        auto stop_at = t0 + duration;
+        std::vector<std::thread> ws;
+        for (int t = 0; t < writers; ++t) {
+            ws.emplace_back([&, t] {
+                auto msg = bench_message(1024, t % 8);
+                while (Clk::now() < stop_at) {
+                    auto r = store->log->put_message(msg).get();
+                    if (!r.ok()) {
+                        failures.fetch_add(1);
+                        return;
+                    }
+                    done.fetch_add(1);
+                }
+            });
+        }
+        for (auto& w : ws) {
+            w.join();
+        }
+        double s = seconds_since(t0);
+        state.SetIterationTime(s);
+        secs += s;
+        puts += done.load();
+        fsyncs += store->log->flush_service().fsync_count() - fsync_before;
+        store->log->shutdown();
+        store.reset();
+        fs::remove_all(dir);
+        if (failures.load() != 0) {
+            state.SkipWithError("puts failed");
+            return;
+        }
+    }
+    state.SetItemsProcessed(puts);
+    state.counters["puts_per_s"] = static_cast<double>(puts) / secs;
+    state.counters["fsyncs_per_s"] = static_cast<double>(fsyncs) / secs;
+    state.counters["puts_per_fsync"] =
+        fsyncs > 0 ? static_cast<double>(puts) / static_cast<double>(fsyncs) : 0;
+}
+BENCHMARK(BM_SyncGroupCommit)
+    ->Arg(1)
+    ->Arg(64)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1);
+
+}  // namespace
+}  // namespace comet::store
+
+BENCHMARK_MAIN();
