@@ -1,0 +1,462 @@
+// Processor tests over an in-memory store: every RocketMQ status path of send / pull / send-back,
+// long polling, heartbeats, locks and admin, plus the captured RocketMQ 4.9.8 frames.
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "base/clock.h"
+#include "broker/broker_processors.h"
+#include "broker/schedule_message_service.h"
+#include "fake_store.h"
+#include "protocol/message_decoder.h"
+#include "protocol/request_code.h"
+#include "protocol/response_code.h"
+
+namespace comet::broker {
+namespace {
+
+using namespace std::chrono_literals;
+using protocol::RemotingCommand;
+namespace Req = protocol::RequestCode;
+namespace RC = protocol::ResponseCode;
+
+RemotingCommand load_frame(const std::string& name) {
+    std::ifstream in(std::string(COMET_SOURCE_DIR) + "/tests/unit/broker/testdata/frames/" + name +
+                         ".bin",
+                     std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    const std::string bytes = ss.str();
+    EXPECT_GT(bytes.size(), 4u) << name;
+    auto cmd = protocol::decode_frame_payload(std::string_view(bytes).substr(4));
+    EXPECT_TRUE(cmd.is_ok()) << name << ": " << cmd.status().to_string();
+    return cmd.is_ok() ? std::move(cmd).value() : RemotingCommand{};
+}
+
+class Processors : public ::testing::Test {
+protected:
+    Processors()
+        : config_(BrokerConfig{}),
+          topics_(BrokerConfig{}, clock_, ""),
+          groups_(clock_, "", true),
+          offsets_(""),
+          consumers_(clock_, 120s, nullptr),
+          producers_(clock_, 120s),
+          locks_(clock_, 60s),
+          holds_(
+              clock_, [this](const std::string& t, int32_t q) { return store_.max_offset_in_queue(t, q); },
+              5s) {
+        ctx_.config = &config_;
+        ctx_.clock = &clock_;
+        ctx_.topics = &topics_;
+        ctx_.groups = &groups_;
+        ctx_.offsets = &offsets_;
+        ctx_.consumers = &consumers_;
+        ctx_.producers = &producers_;
+        ctx_.locks = &locks_;
+        ctx_.holds = &holds_;
+        ctx_.store = &store_;
+        ctx_.delay_levels = DelayLevels::parse(kDefaultMessageDelayLevel).value();
+        ctx_.stats = &stats_;
+        ctx_.on_topics_changed = [this] { ++topic_changes_; };
+        store_.set_arrival_listener([this](const std::string& t, int32_t q, int64_t max,
+                                           int64_t tags) {
+            holds_.notify_message_arriving(t, q, max, tags);
+        });
+        rc_.channel = ChannelId(7);
+        rc_.remote_address = "127.0.0.1:50000";
+    }
+
+    Reply capture() {
+        return [this](RemotingCommand cmd, std::vector<net::SharedBuffer> extra) {
+            for (const auto& b : extra) {
+                cmd.body.append(b.data, b.size);
+            }
+            responses_.push_back(std::move(cmd));
+        };
+    }
+
+    RemotingCommand run(RemotingCommand req) {
+        const size_t before = responses_.size();
+        switch (req.code) {
+            case Req::kSendMessage:
+            case Req::kSendMessageV2:
+            case Req::kSendBatchMessage:
+            case Req::kConsumerSendMsgBack:
+                send_.process(rc_, std::move(req), capture());
+                break;
+            case Req::kPullMessage:
+                pull_.process(rc_, std::move(req), capture());
+                break;
+            case Req::kHeartBeat:
+            case Req::kUnregisterClient:
+                client_.process(rc_, std::move(req), capture());
+                break;
+            case Req::kQueryConsumerOffset:
+            case Req::kUpdateConsumerOffset:
+            case Req::kGetConsumerListByGroup:
+                consumer_.process(rc_, std::move(req), capture());
+                break;
+            default:
+                admin_.process(rc_, std::move(req), capture());
+        }
+        if (responses_.size() == before) {
+            RemotingCommand none;
+            none.code = -1;  // held (long polling) or one-way
+            return none;
+        }
+        return responses_.back();
+    }
+
+    RemotingCommand send(const std::string& topic, const std::string& body, int queue = -1,
+                         const std::string& props = "") {
+        RemotingCommand r = RemotingCommand::request(Req::kSendMessageV2);
+        r.ext_fields = {{"a", "PG"}, {"b", topic}, {"c", "TBW102"}, {"d", "4"},
+                        {"e", std::to_string(queue)}, {"f", "0"}, {"g", "1"}, {"h", "0"},
+                        {"i", props}};
+        r.body = body;
+        return run(std::move(r));
+    }
+
+    RemotingCommand pull(const std::string& topic, int queue, int64_t offset, int sys_flag = 4,
+                         const std::string& sub = "*", int64_t suspend = 15000) {
+        RemotingCommand r = RemotingCommand::request(Req::kPullMessage);
+        r.ext_fields = {{"consumerGroup", "CG"},     {"topic", topic},
+                        {"queueId", std::to_string(queue)},
+                        {"queueOffset", std::to_string(offset)},
+                        {"maxMsgNums", "32"},        {"sysFlag", std::to_string(sys_flag)},
+                        {"commitOffset", "5"},       {"suspendTimeoutMillis", std::to_string(suspend)},
+                        {"subscription", sub},       {"subVersion", "0"}};
+        return run(std::move(r));
+    }
+
+    void create(const std::string& topic, int queues) {
+        TopicConfig t;
+        t.topic_name = topic;
+        t.read_queue_nums = queues;
+        t.write_queue_nums = queues;
+        ASSERT_TRUE(topics_.update(t).is_ok());
+    }
+
+    ManualClock clock_;
+    BrokerConfigHolder config_;
+    TopicConfigManager topics_;
+    SubscriptionGroupManager groups_;
+    ConsumerOffsetManager offsets_;
+    ConsumerManager consumers_;
+    ProducerManager producers_;
+    RebalanceLockManager locks_;
+    testing::FakeStore store_;
+    PullRequestHoldService holds_;
+    BrokerStats stats_;
+    BrokerContext ctx_;
+    RequestContext rc_;
+    SendMessageProcessor send_{ctx_};
+    PullMessageProcessor pull_{ctx_};
+    ClientManageProcessor client_{ctx_};
+    ConsumerManageProcessor consumer_{ctx_};
+    AdminBrokerProcessor admin_{ctx_};
+    std::vector<RemotingCommand> responses_;
+    int topic_changes_ = 0;
+};
+
+TEST_F(Processors, CapturedSendV2MatchesRocketMqResponse) {
+    create("VecTopic", 4);
+    RemotingCommand req = load_frame("0021-c2s-SEND_MESSAGE_V2");
+    RemotingCommand want = load_frame("0022-s2c-SEND_MESSAGE_V2-resp-SUCCESS");
+    RemotingCommand got = run(req);
+    EXPECT_EQ(got.code, want.code);
+    EXPECT_EQ(got.opaque, want.opaque);
+    EXPECT_TRUE(got.is_response());
+    for (const char* k : {"queueId", "queueOffset", "MSG_REGION", "TRACE_ON", "msgId"}) {
+        ASSERT_NE(got.ext(k), nullptr) << k;
+        EXPECT_EQ(*got.ext(k), *want.ext(k)) << k;
+    }
+    // Stored like 4.9.8: CLUSTER added, WAIT removed, user properties kept.
+    ASSERT_EQ(store_.puts.size(), 1u);
+    const auto& m = store_.puts[0];
+    EXPECT_EQ(*m.property("CLUSTER"), "DefaultCluster");
+    EXPECT_EQ(m.property("WAIT"), nullptr);
+    EXPECT_EQ(*m.property("color"), "red");
+    EXPECT_EQ(m.tags(), "TagA");
+}
+
+TEST_F(Processors, CapturedBatchGivesCommaJoinedIds) {
+    create("VecTopic", 4);
+    RemotingCommand got = run(load_frame("0026-c2s-SEND_BATCH_MESSAGE"));
+    ASSERT_EQ(got.code, RC::kSuccess) << got.remark.value_or("");
+    RemotingCommand want = load_frame("0027-s2c-SEND_BATCH_MESSAGE-resp-SUCCESS");
+    EXPECT_EQ(*got.ext("queueId"), *want.ext("queueId"));
+    EXPECT_EQ(*got.ext("queueOffset"), "0");
+    EXPECT_EQ(std::count(got.ext("msgId")->begin(), got.ext("msgId")->end(), ','), 2);
+    EXPECT_EQ(store_.puts.size(), 3u);
+}
+
+TEST_F(Processors, SendErrorPaths) {
+    create("T", 2);
+    EXPECT_EQ(send("T", "x", 2).code, RC::kInvalidParameter);
+    EXPECT_EQ(send("a b", "x").code, RC::kInvalidParameter);
+    EXPECT_EQ(send("SCHEDULE_TOPIC_XXXX", "x").code, RC::kNoPermission);
+    EXPECT_EQ(send("T", "").code, RC::kMessageIllegal);
+    EXPECT_EQ(send("T", std::string(4 * 1024 * 1024 + 1, 'x')).code, RC::kMessageIllegal);
+    // Topic not existing with a default topic that is not inheritable.
+    RemotingCommand r = RemotingCommand::request(Req::kSendMessageV2);
+    r.ext_fields = {{"a", "PG"}, {"b", "Nope"}, {"c", "SELF_TEST_TOPIC"}, {"d", "4"}, {"e", "0"},
+                    {"f", "0"},  {"g", "1"},    {"h", "0"}};
+    r.body = "x";
+    RemotingCommand nope = run(r);
+    EXPECT_EQ(nope.code, RC::kTopicNotExist);
+    EXPECT_NE(nope.remark->find("topic[Nope] not exist"), std::string::npos);
+    // Broker without write permission.
+    ASSERT_TRUE(config_.update({{"brokerPermission", "4"}}).is_ok());
+    EXPECT_EQ(send("T", "x").code, RC::kNoPermission);
+    ASSERT_TRUE(config_.update({{"brokerPermission", "6"}}).is_ok());
+    // Store statuses map to RocketMQ codes; stored-but-degraded ones keep the header.
+    store_.next_status = store::PutMessageStatus::kFlushDiskTimeout;
+    RemotingCommand slow = send("T", "x", 0);
+    EXPECT_EQ(slow.code, RC::kFlushDiskTimeout);
+    EXPECT_NE(slow.ext("msgId"), nullptr);
+    store_.next_status = store::PutMessageStatus::kServiceNotAvailable;
+    EXPECT_EQ(send("T", "x", 0).code, RC::kServiceNotAvailable);
+    store_.next_status = store::PutMessageStatus::kOsPageCacheBusy;
+    EXPECT_EQ(send("T", "x", 0).code, RC::kSystemBusy);
+    store_.next_status = store::PutMessageStatus::kInSyncReplicasNotEnough;
+    RemotingCommand isr = send("T", "x", 0);
+    EXPECT_EQ(isr.code, RC::kSystemError);
+    EXPECT_EQ(isr.remark, "in-sync replicas not enough");
+    EXPECT_NE(isr.ext("MSG_REGION"), nullptr);
+}
+
+TEST_F(Processors, AutoCreateThroughTbw102RegistersTopic) {
+    RemotingCommand r = send("Fresh", "x");
+    ASSERT_EQ(r.code, RC::kSuccess) << r.remark.value_or("");
+    EXPECT_EQ(topics_.select("Fresh")->write_queue_nums, 4);
+    EXPECT_EQ(topic_changes_, 1);
+}
+
+TEST_F(Processors, DelayedSendGoesToScheduleTopic) {
+    create("T", 2);
+    RemotingCommand r = send("T", "x", 1, std::string("DELAY\x01") + "3");
+    ASSERT_EQ(r.code, RC::kSuccess);
+    EXPECT_EQ(*r.ext("queueId"), "1");  // the real queue, as Java answers
+    const auto& m = store_.puts.back();
+    EXPECT_EQ(m.topic, "SCHEDULE_TOPIC_XXXX");
+    EXPECT_EQ(m.queue_id, 2);
+    EXPECT_EQ(*m.property("REAL_TOPIC"), "T");
+    EXPECT_EQ(*m.property("REAL_QID"), "1");
+
+    // Delivery when due, at-least-once, progress persisted in the offset table.
+    ScheduleMessageService schedule(clock_, store_,
+                                    DelayLevels::parse(kDefaultMessageDelayLevel).value(), "");
+    store_.now_ms = clock_.wall_millis();
+    EXPECT_EQ(schedule.deliver_due(), 0);  // fake store: due 1 s after store time
+    clock_.advance(2s);
+    EXPECT_EQ(schedule.deliver_due(), 1);
+    EXPECT_EQ(schedule.offset(3), 1);
+    EXPECT_EQ(store_.puts.back().topic, "T");
+    EXPECT_EQ(store_.puts.back().property("DELAY"), nullptr);
+    EXPECT_NE(schedule.encode(false).find("\"3\":1"), std::string::npos);
+}
+
+TEST_F(Processors, PullStatusPathsAndCommitOffset) {
+    create("T", 2);
+    ASSERT_EQ(send("T", "a", 0, std::string("TAGS\x01") + "A").code, RC::kSuccess);
+    ASSERT_EQ(send("T", "b", 0, std::string("TAGS\x01") + "B").code, RC::kSuccess);
+    RemotingCommand found = pull("T", 0, 0, 5);
+    ASSERT_EQ(found.code, RC::kSuccess);
+    EXPECT_EQ(found.remark, "FOUND");
+    EXPECT_EQ(protocol::decode_messages(found.body).value().size(), 2u);
+    EXPECT_EQ(*found.ext("nextBeginOffset"), "2");
+    EXPECT_EQ(*found.ext("suggestWhichBrokerId"), "0");
+    EXPECT_EQ(offsets_.query_offset("CG", "T", 0), 5);  // commit offset from the request
+    RemotingCommand only_b = pull("T", 0, 0, 4, "B");
+    ASSERT_EQ(protocol::decode_messages(only_b.body).value().size(), 1u);
+    EXPECT_EQ(pull("T", 0, 0, 4, "C").code, RC::kPullRetryImmediately);
+    EXPECT_EQ(pull("T", 0, 2).code, RC::kPullNotFound);
+    EXPECT_EQ(pull("T", 0, 5).code, RC::kPullOffsetMoved);
+    EXPECT_EQ(pull("T", 1, 3).code, RC::kPullOffsetMoved);  // no queue, offset != 0
+    EXPECT_EQ(pull("T", 1, 0).code, RC::kPullNotFound);
+    EXPECT_EQ(pull("T", 2, 0).code, RC::kInvalidParameter);
+    EXPECT_EQ(pull("Nope", 0, 0).code, RC::kTopicNotExist);
+    EXPECT_EQ(pull("T", 0, 0, 0).code, RC::kSubscriptionNotExist);
+    EXPECT_EQ(pull("T", 0, 0, 4, "a > 1 ||").code, RC::kPullRetryImmediately);  // tag "a > 1"
+    RemotingCommand bad = RemotingCommand::request(Req::kPullMessage);
+    bad.ext_fields = {{"topic", "T"}};
+    RemotingCommand r = run(bad);
+    EXPECT_EQ(r.code, RC::kSystemError);
+    EXPECT_NE(r.remark->find("consumerGroup"), std::string::npos);
+}
+
+TEST_F(Processors, LongPollingHoldsAndWakesOnArrival) {
+    create("T", 1);
+    RemotingCommand held = pull("T", 0, 0, 6);
+    EXPECT_EQ(held.code, -1);  // parked, no answer yet
+    EXPECT_EQ(holds_.held_count(), 1u);
+    ASSERT_EQ(send("T", "wake", 0).code, RC::kSuccess);  // the fake store notifies on put
+    EXPECT_EQ(holds_.held_count(), 0u);
+    ASSERT_GE(responses_.size(), 2u);
+    const RemotingCommand& woke = responses_[responses_.size() - 2];  // before the send reply
+    EXPECT_EQ(woke.code, RC::kSuccess);
+    EXPECT_EQ(protocol::decode_messages(woke.body).value().at(0).body, "wake");
+
+    // Timeout path: the captured 4.9.8 exchange (held past 15 s -> NOT_FOUND OFFSET_OVERFLOW_ONE).
+    ASSERT_TRUE(consumers_.register_consumer(
+        "VecConsumerGroup", ClientChannelInfo{ChannelId(7), "c", {}, 0, {}}, "CONSUME_PASSIVELY",
+        "CLUSTERING", "CONSUME_FROM_LAST_OFFSET",
+        {build_subscription("VecTopic", "*", "TAG").value()}, false));
+    create("VecTopic", 4);
+    for (int i = 0; i < 3; ++i) {
+        ASSERT_EQ(send("VecTopic", "m", 0).code, RC::kSuccess);
+    }
+    // The stored subscription version must be >= the request's.
+    auto sub = build_subscription("VecTopic", "*", "TAG").value();
+    sub.sub_version = 1796061431819;
+    consumers_.register_consumer("VecConsumerGroup",
+                                 ClientChannelInfo{ChannelId(7), "c", {}, 0, {}},
+                                 "CONSUME_PASSIVELY", "CLUSTERING", "CONSUME_FROM_LAST_OFFSET",
+                                 {sub}, false);
+    const size_t before = responses_.size();
+    pull_.process(rc_, load_frame("0071-c2s-PULL_MESSAGE"), capture());
+    EXPECT_EQ(responses_.size(), before);
+    clock_.advance(16s);
+    holds_.check_all();
+    ASSERT_EQ(responses_.size(), before + 1);
+    RemotingCommand want = load_frame("0093-s2c-PULL_MESSAGE-resp-PULL_NOT_FOUND");
+    const RemotingCommand& got = responses_.back();
+    EXPECT_EQ(got.code, want.code);
+    EXPECT_EQ(got.remark, want.remark);
+    EXPECT_EQ(got.opaque, want.opaque);
+    EXPECT_EQ(got.ext_fields, want.ext_fields);
+}
+
+TEST_F(Processors, HeartbeatCreatesRetryTopicAndConsumerList) {
+    RemotingCommand hb = load_frame("0045-c2s-HEART_BEAT");
+    RemotingCommand got = run(hb);
+    RemotingCommand want = load_frame("0048-s2c-HEART_BEAT-resp-SUCCESS");
+    EXPECT_EQ(got.code, want.code);
+    EXPECT_TRUE(got.ext_fields.empty());
+    EXPECT_TRUE(topics_.select("%RETRY%VecConsumerGroup").has_value());
+    EXPECT_EQ(topic_changes_, 1);
+    RemotingCommand list = RemotingCommand::request(Req::kGetConsumerListByGroup);
+    list.ext_fields = {{"consumerGroup", "VecConsumerGroup"}};
+    RemotingCommand l = run(list);
+    ASSERT_EQ(l.code, RC::kSuccess);
+    EXPECT_NE(l.body.find("consumerIdList"), std::string::npos);
+    list.ext_fields = {{"consumerGroup", "Nobody"}};
+    RemotingCommand none = run(list);
+    EXPECT_EQ(none.code, RC::kSystemError);
+    EXPECT_EQ(none.remark, "no consumer for this group, Nobody");
+    RemotingCommand garbage = RemotingCommand::request(Req::kHeartBeat);
+    garbage.body = "{not json";
+    EXPECT_EQ(run(garbage).code, RC::kSystemError);
+}
+
+TEST_F(Processors, SendBackRetriesThenDeadLetters) {
+    create("T", 1);
+    ASSERT_EQ(send("T", "payload", 0).code, RC::kSuccess);
+    const int64_t phys = store_.puts.back().commit_log_offset;
+    auto back = [&](int64_t offset, int32_t level) {
+        RemotingCommand r = RemotingCommand::request(Req::kConsumerSendMsgBack);
+        r.version = 409;
+        r.ext_fields = {{"offset", std::to_string(offset)}, {"group", "G"},
+                        {"delayLevel", std::to_string(level)}, {"maxReconsumeTimes", "1"}};
+        return run(r);
+    };
+    ASSERT_EQ(back(phys, 0).code, RC::kSuccess);
+    const auto retry = store_.puts.back();
+    EXPECT_EQ(retry.topic, "SCHEDULE_TOPIC_XXXX");
+    EXPECT_EQ(*retry.property("REAL_TOPIC"), "%RETRY%G");
+    EXPECT_EQ(*retry.property("DELAY"), "3");  // level 0 -> 3 + reconsumeTimes
+    EXPECT_EQ(retry.reconsume_times, 1);
+    EXPECT_EQ(*retry.property("RETRY_TOPIC"), "T");
+    ASSERT_EQ(back(retry.commit_log_offset, 0).code, RC::kSuccess);
+    const auto dlq = store_.puts.back();
+    EXPECT_EQ(dlq.topic, "%DLQ%G");
+    EXPECT_EQ(dlq.reconsume_times, 2);
+    EXPECT_EQ(topics_.select("%DLQ%G")->perm, 6);
+    RemotingCommand missing = back(999999, 0);
+    EXPECT_EQ(missing.code, RC::kSystemError);
+    EXPECT_EQ(missing.remark, "look message by offset failed, 999999");
+}
+
+TEST_F(Processors, QueryConsumerOffsetRules) {
+    create("T", 1);
+    RemotingCommand q = RemotingCommand::request(Req::kQueryConsumerOffset);
+    q.ext_fields = {{"consumerGroup", "G"}, {"topic", "T"}, {"queueId", "0"}};
+    RemotingCommand zero = run(q);
+    EXPECT_EQ(zero.code, RC::kSuccess);
+    EXPECT_EQ(*zero.ext("offset"), "0");
+    q.ext_fields["setZeroIfNotFound"] = "false";
+    EXPECT_EQ(run(q).code, RC::kQueryNotFound);
+    RemotingCommand u = RemotingCommand::request(Req::kUpdateConsumerOffset);
+    u.ext_fields = {{"consumerGroup", "G"}, {"topic", "T"}, {"queueId", "0"}, {"commitOffset", "9"}};
+    EXPECT_EQ(run(u).code, RC::kSuccess);
+    EXPECT_EQ(*run(q).ext("offset"), "9");
+    u.ext_fields["queueId"] = "3";
+    EXPECT_EQ(run(u).code, RC::kInvalidParameter);
+}
+
+TEST_F(Processors, LockBatchAndAdmin) {
+    RemotingCommand lock = RemotingCommand::request(Req::kLockBatchMq);
+    lock.body = R"({"clientId":"c1","consumerGroup":"G","mqSet":[{"brokerName":"b","queueId":0,"topic":"T"}],"onlyThisBroker":false})";
+    RemotingCommand l1 = run(lock);
+    EXPECT_EQ(l1.body, R"({"lockOKMQSet":[{"brokerName":"b","queueId":0,"topic":"T"}]})");
+    lock.body = R"({"clientId":"c2","consumerGroup":"G","mqSet":[{"brokerName":"b","queueId":0,"topic":"T"}]})";
+    EXPECT_EQ(run(lock).body, R"({"lockOKMQSet":[]})");
+
+    RemotingCommand create_req = RemotingCommand::request(Req::kUpdateAndCreateTopic);
+    create_req.ext_fields = {{"topic", "Admin"},        {"defaultTopic", "TBW102"},
+                             {"readQueueNums", "3"},    {"writeQueueNums", "3"},
+                             {"perm", "6"},             {"topicFilterType", "SINGLE_TAG"},
+                             {"order", "false"},        {"attributes", "+k=v"}};
+    ASSERT_EQ(run(create_req).code, RC::kSuccess);
+    EXPECT_EQ(topics_.select("Admin")->attributes.at("k"), "v");
+    create_req.ext_fields["topic"] = "bad/name";
+    EXPECT_EQ(run(create_req).code, RC::kInvalidParameter);
+
+    ASSERT_EQ(send("Admin", "x", 1).code, RC::kSuccess);
+    RemotingCommand stats = RemotingCommand::request(Req::kGetTopicStatsInfo);
+    stats.ext_fields = {{"topic", "Admin"}};
+    RemotingCommand s = run(stats);
+    ASSERT_EQ(s.code, RC::kSuccess);
+    EXPECT_NE(s.body.find(R"({"brokerName":"broker-a","queueId":1,"topic":"Admin"}:{"lastUpdateTimestamp":)"),
+              std::string::npos)
+        << s.body;
+    stats.ext_fields = {{"topic", "Missing"}};
+    EXPECT_EQ(run(stats).code, RC::kTopicNotExist);
+
+    RemotingCommand all = RemotingCommand::request(Req::kGetAllTopicConfig);
+    EXPECT_NE(run(all).body.find("\"Admin\""), std::string::npos);
+    RemotingCommand cfg = RemotingCommand::request(Req::kGetBrokerConfig);
+    RemotingCommand c = run(cfg);
+    EXPECT_NE(c.body.find("brokerName=broker-a\n"), std::string::npos);
+    RemotingCommand upd = RemotingCommand::request(Req::kUpdateBrokerConfig);
+    upd.body = "brokerPermission=4\n";
+    EXPECT_EQ(run(upd).code, RC::kSuccess);
+    EXPECT_EQ(config_.get().broker_permission, 4);
+    upd.body = "listenPort=abc\n";
+    EXPECT_EQ(run(upd).code, RC::kSystemError);
+    RemotingCommand rt = RemotingCommand::request(Req::kGetBrokerRuntimeInfo);
+    EXPECT_NE(run(rt).body.find("\"msgPutTotalTodayNow\":\"1\""), std::string::npos);
+    RemotingCommand del = RemotingCommand::request(Req::kDeleteTopicInBroker);
+    del.ext_fields = {{"topic", "Admin"}};
+    EXPECT_EQ(run(del).code, RC::kSuccess);
+    EXPECT_FALSE(topics_.select("Admin").has_value());
+    EXPECT_EQ(run(RemotingCommand::request(9999)).code, RC::kRequestCodeNotSupported);
+}
+
+TEST(PutStatusMapping, EveryStatusHasACode) {
+    using S = store::PutMessageStatus;
+    EXPECT_EQ(map_put_status({S::kPutOk, {}, ""}).code, RC::kSuccess);
+    EXPECT_EQ(map_put_status({S::kFlushSlaveTimeout, {}, ""}).code, RC::kFlushSlaveTimeout);
+    EXPECT_EQ(map_put_status({S::kSlaveNotAvailable, {}, ""}).code, RC::kSlaveNotAvailable);
+    EXPECT_EQ(map_put_status({S::kMessageIllegal, {}, ""}).code, RC::kMessageIllegal);
+    EXPECT_EQ(map_put_status({S::kPropertiesSizeExceeded, {}, ""}).code, RC::kMessageIllegal);
+    EXPECT_EQ(map_put_status({S::kCreateMappedFileFailed, {}, ""}).code, RC::kSystemError);
+    EXPECT_EQ(map_put_status({S::kUnknownError, {}, "boom"}).remark, "UNKNOWN_ERROR: boom");
+}
+
+}  // namespace
+}  // namespace comet::broker
