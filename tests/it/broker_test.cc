@@ -393,5 +393,36 @@ TEST_F(BrokerIt, FrozenBrokerDisappearsFromRoutes) {
     broker_->sigcont();
 }
 
+TEST(BrokerMultiNamesrv, RegistersWithEveryNameServerAndUnregistersOnShutdown) {
+    TempDir dir("comet_it_multi_ns");
+    const uint16_t ns1 = free_port();
+    const uint16_t ns2 = free_port();
+    const uint16_t bp = free_port();
+    auto a = start_namesrv(dir, ns1, {}, "ns1");
+    auto b = start_namesrv(dir, ns2, {}, "ns2");
+    ASSERT_TRUE(a.is_ok() && b.is_ok());
+    ASSERT_TRUE(a.value()->wait_for_port(ns1, 10s).is_ok()) << a.value()->log_tail();
+    ASSERT_TRUE(b.value()->wait_for_port(ns2, 10s).is_ok()) << b.value()->log_tail();
+    auto broker = start_broker(dir, bp, addr(ns1) + ";" + addr(ns2));
+    ASSERT_TRUE(broker.is_ok());
+    ASSERT_TRUE(broker.value()->wait_for_port(bp, 20s).is_ok()) << broker.value()->log_tail();
+    net::RemotingClient client;
+    client.start();
+    auto route_code = [&](uint16_t ns) {
+        auto r = call(client, ns, request(Req::kGetRouteinfoByTopic, {{"topic", "TBW102"}}));
+        return r.is_ok() ? r->code : -1;
+    };
+    EXPECT_TRUE(eventually([&] { return route_code(ns1) == RC::kSuccess; }, 5s));
+    EXPECT_TRUE(eventually([&] { return route_code(ns2) == RC::kSuccess; }, 5s));
+    broker.value()->sigterm();
+    auto code = broker.value()->wait_exit(20s);
+    ASSERT_TRUE(code.is_ok());
+    EXPECT_EQ(code.value(), 0) << broker.value()->log_tail();
+    // UNREGISTER_BROKER reached both name servers: no route without waiting for expiry.
+    EXPECT_TRUE(eventually([&] { return route_code(ns1) == RC::kTopicNotExist; }, 5s));
+    EXPECT_TRUE(eventually([&] { return route_code(ns2) == RC::kTopicNotExist; }, 5s));
+    client.shutdown();
+}
+
 }  // namespace
 }  // namespace comet::it
