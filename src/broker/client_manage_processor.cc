@@ -68,6 +68,9 @@ void ClientManageProcessor::heart_beat(const RequestContext& rc, const RemotingC
     auto consumers = doc.FindMember("consumerDataSet");
     if (consumers != doc.MemberEnd() && consumers->value.IsArray()) {
         for (const auto& c : consumers->value.GetArray()) {
+            if (!c.IsObject()) {
+                continue;
+            }
             const std::string group = json_string(c, "groupName");
             if (group.empty()) {
                 continue;
@@ -86,6 +89,9 @@ void ClientManageProcessor::heart_beat(const RequestContext& rc, const RemotingC
             auto set = c.FindMember("subscriptionDataSet");
             if (set != c.MemberEnd() && set->value.IsArray()) {
                 for (const auto& s : set->value.GetArray()) {
+                    if (!s.IsObject()) {
+                        continue;
+                    }
                     subs.push_back(SubscriptionData::from_json(s));
                 }
             }

@@ -76,6 +76,9 @@ rapidjson::Value SubscriptionData::to_json(rapidjson::Document::AllocatorType& a
 
 SubscriptionData SubscriptionData::from_json(const rapidjson::Value& v) {
     SubscriptionData s;
+    if (!v.IsObject()) {
+        return s;
+    }
     s.topic = json_string(v, "topic");
     s.sub_string = json_string(v, "subString", kSubAll);
     s.sub_version = json_int(v, "subVersion", 0);

@@ -351,6 +351,21 @@ TEST_F(Processors, HeartbeatCreatesRetryTopicAndConsumerList) {
     RemotingCommand garbage = RemotingCommand::request(Req::kHeartBeat);
     garbage.body = "{not json";
     EXPECT_EQ(run(garbage).code, RC::kSystemError);
+    // Odd shapes are skipped, never a crash.
+    for (const char* body :
+         {R"([1,2])", R"({"clientID":"x","consumerDataSet":[1,"a",{"groupName":"G2",)"
+                      R"("subscriptionDataSet":[1,{"topic":7},{"topic":"T","codeSet":["a"]}]}]})",
+          R"({"clientID":"x","producerDataSet":[null,{"groupName":5}]})", R"({"clientID":""})"}) {
+        garbage.body = body;
+        RemotingCommand r = run(garbage);
+        EXPECT_TRUE(r.code == RC::kSuccess || r.code == RC::kSystemError) << body;
+    }
+    RemotingCommand lock = RemotingCommand::request(Req::kLockBatchMq);
+    for (const char* body : {"", "[]", R"({"clientId":1})",
+                             R"({"clientId":"c","consumerGroup":"G","mqSet":[1,{"queueId":"x"}]})"}) {
+        lock.body = body;
+        EXPECT_NE(run(lock).code, -1) << body;
+    }
 }
 
 TEST_F(Processors, SendBackRetriesThenDeadLetters) {
