@@ -142,15 +142,17 @@ Result<RemotingCommand> decode_json_header(std::string_view header) {
     if (!doc.IsObject()) {
         return Status::error(Errc::kCorruption, "JSON header is not an object");
     }
+    // Read through a const view: const member iterators compare unambiguously in C++20.
+    const rapidjson::Value& root = doc;
     RemotingCommand cmd;
     cmd.serialize_type = SerializeType::kJson;
     cmd.language = LanguageCode::kOther;
     cmd.version = 0;
-    COMET_RETURN_IF_ERROR(json_int_field(doc, "code", &cmd.code));
-    COMET_RETURN_IF_ERROR(json_int_field(doc, "version", &cmd.version));
-    COMET_RETURN_IF_ERROR(json_int_field(doc, "opaque", &cmd.opaque));
-    COMET_RETURN_IF_ERROR(json_int_field(doc, "flag", &cmd.flag));
-    if (auto it = doc.FindMember("language"); it != doc.MemberEnd() && it->value.IsString()) {
+    COMET_RETURN_IF_ERROR(json_int_field(root, "code", &cmd.code));
+    COMET_RETURN_IF_ERROR(json_int_field(root, "version", &cmd.version));
+    COMET_RETURN_IF_ERROR(json_int_field(root, "opaque", &cmd.opaque));
+    COMET_RETURN_IF_ERROR(json_int_field(root, "flag", &cmd.flag));
+    if (auto it = root.FindMember("language"); it != root.MemberEnd() && it->value.IsString()) {
         std::string_view s(it->value.GetString(), it->value.GetStringLength());
         // A numeric language (ordinal) is accepted too.
         uint32_t ordinal = 0;
@@ -162,13 +164,13 @@ Result<RemotingCommand> decode_json_header(std::string_view header) {
             cmd.language = language_from_name(s);
         }
     }
-    if (auto it = doc.FindMember("remark"); it != doc.MemberEnd() && !it->value.IsNull()) {
+    if (auto it = root.FindMember("remark"); it != root.MemberEnd() && !it->value.IsNull()) {
         if (it->value.IsObject() || it->value.IsArray()) {
             return Status::error(Errc::kCorruption, "JSON header remark is not a string");
         }
         cmd.remark = json_value_text(it->value);
     }
-    if (auto it = doc.FindMember("extFields"); it != doc.MemberEnd() && !it->value.IsNull()) {
+    if (auto it = root.FindMember("extFields"); it != root.MemberEnd() && !it->value.IsNull()) {
         if (!it->value.IsObject()) {
             return Status::error(Errc::kCorruption, "JSON header extFields is not an object");
         }

@@ -342,7 +342,8 @@ Result<TopicConfig> TopicConfig::decode_text(std::string_view text) {
         if (!doc.IsObject()) {
             return Status::error(Errc::kInvalidArgument, "TopicConfig attributes are not an object");
         }
-        for (const auto& m : doc.GetObject()) {
+        const JsonValue& attrs = doc;  // const iterators: no C++20 operator ambiguity
+        for (const auto& m : attrs.GetObject()) {
             COMET_ASSIGN_OR_RETURN(std::string val, json_to_string(m.value, "attributes"));
             t.attributes[std::string(m.name.GetString(), m.name.GetStringLength())] = val;
         }
