@@ -101,6 +101,11 @@ SimResult RaftSim::run() {
         if (!healed_ && now_ >= opt_.fault_ms) {
             heal_all();
         }
+        if (healed_ && result_.heal_to_leader_ms < 0 && now_ > healed_at_ + opt_.leader_bound_ms) {
+            fail(fmt::format("liveness: no leader {} ms after healing: {}", opt_.leader_bound_ms,
+                             trace_state()));
+            break;
+        }
         if (now_ > opt_.fault_ms + opt_.liveness_ms) {
             fail(fmt::format("liveness: no commit applied on every node {} ms after healing: {}",
                              opt_.liveness_ms, trace_state()));
@@ -583,6 +588,9 @@ void RaftSim::check_leaders() {
             continue;
         }
         const Term t = n.raft->term();
+        if (healed_ && result_.heal_to_leader_ms < 0) {
+            result_.heal_to_leader_ms = now_ - healed_at_;
+        }
         auto [it, inserted] = leader_of_term_.emplace(t, id);
         if (!inserted && it->second != id) {
             fail(fmt::format("two leaders in term {}: {} and {}", t, it->second, id));

@@ -26,7 +26,8 @@ struct SimOptions {
     uint64_t seed = 1;
     int nodes = 3;
     int64_t fault_ms = 2500;     // virtual time with faults injected
-    int64_t liveness_ms = 8000;  // after healing: a leader and a new commit everywhere by then
+    int64_t liveness_ms = 8000;  // after healing: a new commit applied everywhere by then
+    int64_t leader_bound_ms = 3000;  // after healing: a leader by then (10 max election timeouts)
     uint64_t max_events = 3'000'000;
     // Ablation for self-checks of the checker: disable pre-vote/check-quorum in every seed.
     bool force_plain = false;
@@ -40,6 +41,7 @@ struct SimResult {
     uint64_t commits = 0;      // committed log length at the end
     uint64_t acked = 0;        // client proposals acknowledged
     int64_t heal_to_commit_ms = -1;
+    int64_t heal_to_leader_ms = -1;
     int max_term = 0;
 };
 
