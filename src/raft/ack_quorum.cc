@@ -10,8 +10,7 @@
 namespace comet::raft {
 
 int64_t kth_highest(std::span<const int64_t> acked, size_t k) {
-    COMET_CHECK(k >= 1 && k <= acked.size(), "kth_highest: k={} with {} values", k,
-                acked.size());
+    COMET_CHECK(k >= 1 && k <= acked.size(), "kth_highest: k={} with {} values", k, acked.size());
     auto select = [k](auto first, auto last) {
         auto nth = first + static_cast<std::ptrdiff_t>(k - 1);
         std::nth_element(first, nth, last, std::greater<int64_t>());

@@ -18,8 +18,8 @@ Status MemoryLogStorage::append(std::span<const Entry> entries) {
     LogIndex expect = last_index() + 1;
     for (const Entry& e : entries) {
         if (e.index != expect) {
-            return Status::error(Errc::kInvalidArgument,
-                                 "append: entry index {} but expected {}", e.index, expect);
+            return Status::error(Errc::kInvalidArgument, "append: entry index {} but expected {}",
+                                 e.index, expect);
         }
         expect += 1;
     }

@@ -17,14 +17,11 @@ public:
     MemoryLogStorage() = default;
 
     LogIndex first_index() const override { return LogIndex(1); }
-    LogIndex last_index() const override {
-        return LogIndex(static_cast<int64_t>(entries_.size()));
-    }
+    LogIndex last_index() const override { return LogIndex(static_cast<int64_t>(entries_.size())); }
     std::optional<Term> term_at(LogIndex index) const override;
     Status append(std::span<const Entry> entries) override;
     Status truncate_suffix(LogIndex from) override;
-    Status read(LogIndex lo, LogIndex hi, size_t max_bytes,
-                std::vector<Entry>* out) const override;
+    Status read(LogIndex lo, LogIndex hi, size_t max_bytes, std::vector<Entry>* out) const override;
     HardState hard_state() const override { return hard_state_; }
     Status save_hard_state(const HardState& hs) override;
     Status sync() override;

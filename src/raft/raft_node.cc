@@ -236,9 +236,9 @@ Status RaftNode::tick() {
     }
     election_elapsed_ += 1;
     if (election_elapsed_ >= randomized_timeout_) {
-        campaign(config_.pre_vote, /*transfer=*/false,
-                 fmt::format("election timeout after {} ticks (leader {})", election_elapsed_,
-                             leader_));
+        campaign(
+            config_.pre_vote, /*transfer=*/false,
+            fmt::format("election timeout after {} ticks (leader {})", election_elapsed_, leader_));
     }
     return failed_;
 }
@@ -285,8 +285,7 @@ Status RaftNode::step(const Message& m) {
                              describe(m));
     }
     if (m.term > term_) {
-        const bool vote_request =
-            m.type == MessageType::kPreVote || m.type == MessageType::kVote;
+        const bool vote_request = m.type == MessageType::kPreVote || m.type == MessageType::kVote;
         if (vote_request && config_.check_quorum && !m.transfer && leader_ != kNoNode &&
             election_elapsed_ < election_min_ticks_) {
             // Leader lease (thesis §4.2.3): we heard from a live leader within the minimum
@@ -460,9 +459,10 @@ void RaftNode::handle_append(const Message& m) {
             COMET_CHECK(e.index > commit_,
                         "raft[{}] term {}: conflict at {} (term {} vs {}) at or below commit {}",
                         id(), term_, e.index, term_at(e.index), e.term, commit_);
-            spdlog::info("raft[{}] term {} truncating divergent suffix from {} (had term {}, "
-                         "leader {} has {})",
-                         id(), term_, e.index, term_at(e.index), m.from, e.term);
+            spdlog::info(
+                "raft[{}] term {} truncating divergent suffix from {} (had term {}, "
+                "leader {} has {})",
+                id(), term_, e.index, term_at(e.index), m.from, e.term);
             if (!truncate_from(e.index)) {
                 return;
             }
@@ -496,8 +496,7 @@ void RaftNode::handle_heartbeat(const Message& m) {
 }
 
 void RaftNode::handle_append_response(const Message& m) {
-    COMET_CHECK(role_ == Role::kLeader, "raft[{}]: append response as {}", id(),
-                role_name(role_));
+    COMET_CHECK(role_ == Role::kLeader, "raft[{}]: append response as {}", id(), role_name(role_));
     auto it = progress_.find(m.from);
     if (it == progress_.end()) {
         return;
@@ -534,8 +533,8 @@ void RaftNode::handle_append_response(const Message& m) {
         return;
     }
     if (m.index > last) {
-        spdlog::warn("raft[{}] term {}: {} acked {} beyond our last index {}", id(), term_,
-                     m.from, m.index, last);
+        spdlog::warn("raft[{}] term {}: {} acked {} beyond our last index {}", id(), term_, m.from,
+                     m.index, last);
         return;
     }
     if (m.index > pr.match) {
@@ -602,8 +601,7 @@ Result<LogIndex> RaftNode::propose(std::span<const SharedBytes> payloads) {
     }
     if (transferee_ != kNoNode) {
         return Status::error(Errc::kFailedPrecondition,
-                             "raft[{}]: leadership transfer to {} in progress", id(),
-                             transferee_);
+                             "raft[{}]: leadership transfer to {} in progress", id(), transferee_);
     }
     if (payloads.empty()) {
         return Status::error(Errc::kInvalidArgument, "raft[{}]: empty proposal", id());
@@ -661,8 +659,8 @@ Status RaftNode::transfer_leadership(NodeId to) {
     transferee_ = to;
     election_elapsed_ = 0;  // the transfer gets one election timeout
     Progress& pr = progress_.at(to);
-    spdlog::info("raft[{}] term {} transferring leadership to {} (match {}, last {})", id(),
-                 term_, to, pr.match, storage_->last_index());
+    spdlog::info("raft[{}] term {} transferring leadership to {} (match {}, last {})", id(), term_,
+                 to, pr.match, storage_->last_index());
     if (pr.match == storage_->last_index()) {
         Message t;
         t.type = MessageType::kTimeoutNow;
@@ -810,8 +808,8 @@ bool RaftNode::append_entries(std::span<const Entry> entries) {
 }
 
 bool RaftNode::truncate_from(LogIndex from) {
-    COMET_CHECK(from > commit_, "raft[{}]: truncating committed entries from {} (commit {})",
-                id(), from, commit_);
+    COMET_CHECK(from > commit_, "raft[{}]: truncating committed entries from {} (commit {})", id(),
+                from, commit_);
     Status st = storage_->truncate_suffix(from);
     if (!st.is_ok()) {
         fail(std::move(st));
@@ -866,8 +864,7 @@ Message RaftNode::reply_to(const Message& m, MessageType type) const {
 }
 
 void RaftNode::fail(Status st) {
-    spdlog::error("raft[{}] term {}: storage failed, node stops: {}", id(), term_,
-                  st.to_string());
+    spdlog::error("raft[{}] term {}: storage failed, node stops: {}", id(), term_, st.to_string());
     if (failed_.is_ok()) {
         failed_ = std::move(st);
     }
@@ -885,9 +882,7 @@ LogIndex RaftNode::match_index(NodeId peer) const {
     return it == progress_.end() ? LogIndex(0) : it->second.match;
 }
 
-bool RaftNode::has_ready() const {
-    return dirty_ || !outbox_.empty() || commit_ > applied_;
-}
+bool RaftNode::has_ready() const { return dirty_ || !outbox_.empty() || commit_ > applied_; }
 
 Ready RaftNode::take_ready() {
     Ready rd;

@@ -87,9 +87,7 @@ struct Ready {
     LogIndex apply_from;                    // newly committed entries [apply_from, apply_to] to
     LogIndex apply_to;                      //   read from storage and apply; empty if from > to
     HardState hard_state;                   // current (possibly not yet durable) hard state
-    bool empty() const {
-        return messages.empty() && !persist.has_value() && apply_from > apply_to;
-    }
+    bool empty() const { return messages.empty() && !persist.has_value() && apply_from > apply_to; }
 };
 
 class RaftNode {
@@ -186,8 +184,8 @@ private:
     Term last_term() const;
     Term term_at(LogIndex i) const;  // COMET_CHECKs that i is in the log
 
-    void send(Message m);                     // non-dependent: goes out with the next Ready
-    void send_after_persist(Message m);       // dependent: held until current writes are durable
+    void send(Message m);                // non-dependent: goes out with the next Ready
+    void send_after_persist(Message m);  // dependent: held until current writes are durable
     Message reply_to(const Message& m, MessageType type) const;
     void fail(Status st);
     bool is_voter(NodeId n) const;
@@ -218,9 +216,9 @@ private:
     int randomized_timeout_ = 0;
 
     // Persistence bookkeeping.
-    bool dirty_ = false;           // writes since the last PersistRequest
-    uint64_t next_seq_ = 1;        // seq of the next PersistRequest
-    uint64_t persisted_seq_ = 0;   // highest acknowledged
+    bool dirty_ = false;                  // writes since the last PersistRequest
+    uint64_t next_seq_ = 1;               // seq of the next PersistRequest
+    uint64_t persisted_seq_ = 0;          // highest acknowledged
     std::deque<PersistRequest> pending_;  // requested, not acknowledged; last_index clamped by
                                           // later truncation
     std::deque<Held> held_;

@@ -34,9 +34,7 @@ public:
     const uint8_t* data() const { return data_; }
     size_t size() const { return size_; }
     bool empty() const { return size_ == 0; }
-    std::string_view view() const {
-        return {reinterpret_cast<const char*>(data_), size_};
-    }
+    std::string_view view() const { return {reinterpret_cast<const char*>(data_), size_}; }
 
 private:
     std::shared_ptr<const void> owner_;

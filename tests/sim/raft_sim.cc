@@ -45,7 +45,8 @@ uint64_t registry_key(LogIndex i, Term t) {
 }  // namespace
 
 RaftSim::RaftSim(const SimOptions& options)
-    : opt_(options), rng_(options.seed * 0x9e3779b97f4a7c15ULL + static_cast<uint64_t>(options.nodes)) {
+    : opt_(options),
+      rng_(options.seed * 0x9e3779b97f4a7c15ULL + static_cast<uint64_t>(options.nodes)) {
     // Per-seed configuration: mostly the defaults, sometimes the harder corners.
     pre_vote_ = opt_.force_plain ? false : !rng_.chance(0.15);
     check_quorum_ = opt_.force_plain ? false : !rng_.chance(0.15);
@@ -54,8 +55,8 @@ RaftSim::RaftSim(const SimOptions& options)
     max_inflight_ = static_cast<size_t>(rng_.uniform(1, 8));
     election_max_ms_ = rng_.chance(0.3) ? 170 : 300;
     fault_gap_max_ = rng_.chance(0.5) ? 150 : 400;
-    preferred_ = rng_.chance(0.2) ? NodeId(static_cast<int32_t>(rng_.uniform(1, opt_.nodes)))
-                                  : kNoNode;
+    preferred_ =
+        rng_.chance(0.2) ? NodeId(static_cast<int32_t>(rng_.uniform(1, opt_.nodes))) : kNoNode;
     for (int id = 1; id <= opt_.nodes; ++id) {
         SimNode& n = nodes_[id];
         n.storage = std::make_unique<MemoryLogStorage>();
@@ -160,8 +161,7 @@ void RaftSim::handle(const Event& e) {
             }
             Status st = n.raft->step(*e.msg);
             if (!st.is_ok()) {
-                fail(fmt::format("node {} step({}): {}", e.node, describe(*e.msg),
-                                 st.to_string()));
+                fail(fmt::format("node {} step({}): {}", e.node, describe(*e.msg), st.to_string()));
                 return;
             }
             check(e.node);
@@ -183,15 +183,15 @@ void RaftSim::handle(const Event& e) {
             break;
         }
         case EventKind::kClient:
-            schedule(Event{now_ + (healed_ ? 50 : rng_.uniform(5, 60)), 0, EventKind::kClient, 0,
-                           0, 0, nullptr});
+            schedule(Event{now_ + (healed_ ? 50 : rng_.uniform(5, 60)), 0, EventKind::kClient, 0, 0,
+                           0, nullptr});
             do_client();
             break;
         case EventKind::kFault:
             if (!healed_) {
                 do_fault();
-                schedule(Event{now_ + rng_.uniform(20, fault_gap_max_), 0, EventKind::kFault, 0,
-                               0, 0, nullptr});
+                schedule(Event{now_ + rng_.uniform(20, fault_gap_max_), 0, EventKind::kFault, 0, 0,
+                               0, nullptr});
             }
             break;
         case EventKind::kRestart:
@@ -203,8 +203,8 @@ void RaftSim::handle(const Event& e) {
             if (!healed_ && nodes_.at(e.node).raft) {
                 if (rng_.chance(0.5)) {
                     crash(e.node);
-                    schedule(Event{now_ + rng_.uniform(1, 300), 0, EventKind::kRestart, e.node,
-                                   0, 0, nullptr});
+                    schedule(Event{now_ + rng_.uniform(1, 300), 0, EventKind::kRestart, e.node, 0,
+                                   0, nullptr});
                 } else {
                     for (int id = 1; id <= opt_.nodes; ++id) {
                         if (id != e.node && rng_.chance(0.7)) {
@@ -251,11 +251,11 @@ void RaftSim::process_ready(int id) {
             send(std::move(m));
         }
         if (rd.persist.has_value()) {
-            int64_t done = std::max({now_ + rng_.uniform(0, 3), n.disk_free_at,
-                                     n.disk_stall_until});
+            int64_t done =
+                std::max({now_ + rng_.uniform(0, 3), n.disk_free_at, n.disk_stall_until});
             n.disk_free_at = done;
-            schedule(Event{done, 0, EventKind::kPersistDone, id, n.incarnation,
-                           rd.persist->seq, nullptr});
+            schedule(Event{done, 0, EventKind::kPersistDone, id, n.incarnation, rd.persist->seq,
+                           nullptr});
         }
         for (LogIndex i = rd.apply_from; i <= rd.apply_to; i += 1) {
             if (i != n.applied + 1) {
@@ -264,9 +264,10 @@ void RaftSim::process_ready(int id) {
             }
             if (i.value() > static_cast<int64_t>(committed_.size()) ||
                 n.prefix_hash[static_cast<size_t>(i.value() - 1)] != committed_hash(i)) {
-                fail(fmt::format("node {} applies entry {} that differs from the committed log "
-                                 "(committed length {})",
-                                 id, i, committed_.size()));
+                fail(
+                    fmt::format("node {} applies entry {} that differs from the committed log "
+                                "(committed length {})",
+                                id, i, committed_.size()));
                 return;
             }
             n.applied = i;
@@ -300,9 +301,10 @@ void RaftSim::process_ready(int id) {
                 }
                 for (uint64_t pid : acked_) {
                     if (pid < *marker_ && seen.count(pid) == 0) {
-                        fail(fmt::format("acknowledged proposal {} is not in the committed log "
-                                         "before the liveness marker",
-                                         pid));
+                        fail(
+                            fmt::format("acknowledged proposal {} is not in the committed log "
+                                        "before the liveness marker",
+                                        pid));
                         return;
                     }
                 }
@@ -327,9 +329,11 @@ void RaftSim::do_client() {
     }
     int target;
     if (!leaders.empty() && (healed_ || rng_.chance(0.8))) {
-        target = leaders[static_cast<size_t>(rng_.uniform(0, static_cast<int64_t>(leaders.size()) - 1))];
+        target =
+            leaders[static_cast<size_t>(rng_.uniform(0, static_cast<int64_t>(leaders.size()) - 1))];
     } else {
-        target = alive[static_cast<size_t>(rng_.uniform(0, static_cast<int64_t>(alive.size()) - 1))];
+        target =
+            alive[static_cast<size_t>(rng_.uniform(0, static_cast<int64_t>(alive.size()) - 1))];
     }
     SimNode& n = nodes_.at(target);
     if (!healed_ && n.raft->role() == Role::kLeader && rng_.chance(0.02)) {
@@ -409,8 +413,7 @@ void RaftSim::do_fault() {
         }
     } else if (kind < 87) {
         nodes_.at(victim).disk_stall_until = now_ + rng_.uniform(20, 400);
-        what = fmt::format("stall disk of {} until {}", victim,
-                           nodes_.at(victim).disk_stall_until);
+        what = fmt::format("stall disk of {} until {}", victim, nodes_.at(victim).disk_stall_until);
     } else {
         static constexpr double kDrops[] = {0, 0, 0.01, 0.1, 0.3};
         static constexpr double kDups[] = {0, 0.02, 0.1};
@@ -438,10 +441,12 @@ int RaftSim::pick_victim() {
     }
     const int64_t r = rng_.uniform(0, 99);
     if (r < 40 && !leaders.empty()) {
-        return leaders[static_cast<size_t>(rng_.uniform(0, static_cast<int64_t>(leaders.size()) - 1))];
+        return leaders[static_cast<size_t>(
+            rng_.uniform(0, static_cast<int64_t>(leaders.size()) - 1))];
     }
     if (r < 60 && !stalled.empty()) {
-        return stalled[static_cast<size_t>(rng_.uniform(0, static_cast<int64_t>(stalled.size()) - 1))];
+        return stalled[static_cast<size_t>(
+            rng_.uniform(0, static_cast<int64_t>(stalled.size()) - 1))];
     }
     return static_cast<int>(rng_.uniform(1, opt_.nodes));
 }
@@ -450,8 +455,8 @@ void RaftSim::crash(int id) {
     SimNode& n = nodes_.at(id);
     n.raft.reset();
     n.incarnation += 1;
-    const auto keep = static_cast<size_t>(
-        rng_.uniform(0, static_cast<int64_t>(n.storage->unsynced_count())));
+    const auto keep =
+        static_cast<size_t>(rng_.uniform(0, static_cast<int64_t>(n.storage->unsynced_count())));
     n.storage->crash(keep, rng_.chance(0.5));
     n.applied = LogIndex(0);
     n.disk_free_at = now_;
@@ -513,16 +518,17 @@ void RaftSim::update_prefix_hashes(SimNode& n) {
     for (LogIndex i = from; i <= last; i += 1) {
         const Entry& e = n.storage->entry(i);
         const uint64_t prev = i.value() > 1 ? n.prefix_hash.back() : 0;
-        const uint64_t h = mix(prev ^ mix(static_cast<uint64_t>(e.term.value()) * 31 +
-                                          payload_id(e) * 0x100000001b3ULL +
-                                          static_cast<uint64_t>(e.type)));
+        const uint64_t h =
+            mix(prev ^ mix(static_cast<uint64_t>(e.term.value()) * 31 +
+                           payload_id(e) * 0x100000001b3ULL + static_cast<uint64_t>(e.type)));
         n.prefix_hash.push_back(h);
         // Log matching: an (index, term) pair identifies the whole prefix.
         auto [it, inserted] = entry_registry_.emplace(registry_key(i, e.term), h);
         if (!inserted && it->second != h) {
-            fail(fmt::format("log matching: entry {} term {} has a different prefix than "
-                             "another log's",
-                             i, e.term));
+            fail(
+                fmt::format("log matching: entry {} term {} has a different prefix than "
+                            "another log's",
+                            i, e.term));
         }
     }
 }
@@ -540,9 +546,10 @@ void RaftSim::check(int id) {
         const size_t known = committed_.size();
         if (ci <= known) {
             if (n.prefix_hash[ci - 1] != committed_[ci - 1]) {
-                fail(fmt::format("node {} has commit index {} but its log differs from the "
-                                 "committed log there",
-                                 id, c));
+                fail(
+                    fmt::format("node {} has commit index {} but its log differs from the "
+                                "committed log there",
+                                id, c));
                 return;
             }
         } else {
@@ -578,8 +585,7 @@ void RaftSim::check_leaders() {
             }
         }
         if (holders < opt_.nodes / 2 + 1) {
-            fail(fmt::format("committed log (length {}) is durable on only {} nodes", g,
-                             holders));
+            fail(fmt::format("committed log (length {}) is durable on only {} nodes", g, holders));
             return;
         }
     }
@@ -597,8 +603,8 @@ void RaftSim::check_leaders() {
             return;
         }
         if (inserted && !healed_ && rng_.chance(disrupt_leader_p_)) {
-            schedule(Event{now_ + rng_.uniform(0, 30), 0, EventKind::kDisruptLeader, id, 0, 0,
-                           nullptr});
+            schedule(
+                Event{now_ + rng_.uniform(0, 30), 0, EventKind::kDisruptLeader, id, 0, 0, nullptr});
         }
         // Leader completeness: everything committed in an earlier term is in its log.
         LogIndex need;
@@ -609,9 +615,10 @@ void RaftSim::check_leaders() {
         if (need.value() > 0) {
             const auto ni = static_cast<size_t>(need.value());
             if (n.prefix_hash.size() < ni || n.prefix_hash[ni - 1] != committed_[ni - 1]) {
-                fail(fmt::format("leader completeness: leader {} of term {} lacks committed "
-                                 "entries up to {}",
-                                 id, t, need));
+                fail(
+                    fmt::format("leader completeness: leader {} of term {} lacks committed "
+                                "entries up to {}",
+                                id, t, need));
                 return;
             }
         }
@@ -625,9 +632,9 @@ std::string RaftSim::trace_state() const {
             out += fmt::format("[{} down log={}] ", id, n.storage->last_index());
             continue;
         }
-        out += fmt::format("[{} {} t{} commit={} last={} applied={}] ", id,
-                           role_name(n.raft->role()), n.raft->term(), n.raft->commit_index(),
-                           n.storage->last_index(), n.applied);
+        out +=
+            fmt::format("[{} {} t{} commit={} last={} applied={}] ", id, role_name(n.raft->role()),
+                        n.raft->term(), n.raft->commit_index(), n.storage->last_index(), n.applied);
     }
     return out;
 }

@@ -25,8 +25,8 @@ namespace comet::raft::sim {
 struct SimOptions {
     uint64_t seed = 1;
     int nodes = 3;
-    int64_t fault_ms = 2500;     // virtual time with faults injected
-    int64_t liveness_ms = 8000;  // after healing: a new commit applied everywhere by then
+    int64_t fault_ms = 2500;         // virtual time with faults injected
+    int64_t liveness_ms = 8000;      // after healing: a new commit applied everywhere by then
     int64_t leader_bound_ms = 3000;  // after healing: a leader by then (10 max election timeouts)
     uint64_t max_events = 3'000'000;
     // Ablation for self-checks of the checker: disable pre-vote/check-quorum in every seed.
@@ -38,8 +38,8 @@ struct SimResult {
     bool ok = true;
     std::string failure;  // first violated property, with virtual time
     uint64_t events = 0;
-    uint64_t commits = 0;      // committed log length at the end
-    uint64_t acked = 0;        // client proposals acknowledged
+    uint64_t commits = 0;  // committed log length at the end
+    uint64_t acked = 0;    // client proposals acknowledged
     int64_t heal_to_commit_ms = -1;
     int64_t heal_to_leader_ms = -1;
     int max_term = 0;
@@ -78,7 +78,7 @@ private:
         std::unique_ptr<Rng> rng;
         std::unique_ptr<RaftNode> raft;  // null while crashed
         uint64_t incarnation = 0;
-        int64_t disk_free_at = 0;     // persist completions are FIFO
+        int64_t disk_free_at = 0;  // persist completions are FIFO
         int64_t disk_stall_until = 0;
         std::vector<uint64_t> prefix_hash;  // prefix_hash[i-1]: hash of entries 1..i
         LogIndex applied;                   // state machine (volatile: reset on crash)
@@ -107,7 +107,9 @@ private:
     void check_leaders();
     void fail(const std::string& what);
     void update_prefix_hashes(SimNode& n);
-    uint64_t committed_hash(LogIndex i) const { return committed_[static_cast<size_t>(i.value() - 1)]; }
+    uint64_t committed_hash(LogIndex i) const {
+        return committed_[static_cast<size_t>(i.value() - 1)];
+    }
 
     RaftConfig make_config(int id) const;
     std::string trace_state() const;
@@ -129,7 +131,7 @@ private:
     size_t max_entries_ = 64;
     size_t max_inflight_ = 8;
     NodeId preferred_ = kNoNode;
-    int election_max_ms_ = 300;   // narrow spread in some seeds: more split votes
+    int election_max_ms_ = 300;    // narrow spread in some seeds: more split votes
     int64_t fault_gap_max_ = 400;  // faults every 20..gap ms
     double disrupt_leader_p_ = 0;  // chance that a new leader is cut off or crashed soon
 
@@ -139,7 +141,7 @@ private:
     std::map<Term, int> leader_of_term_;
     std::map<Term, LogIndex> max_commit_by_term_;  // highest index committed while at term
     std::unordered_map<uint64_t, uint64_t> entry_registry_;  // (index, term) -> prefix hash
-    std::map<uint64_t, Pending> pending_;                      // proposal id -> where
+    std::map<uint64_t, Pending> pending_;                    // proposal id -> where
     std::set<uint64_t> acked_;
     uint64_t next_proposal_ = 1;
     std::optional<uint64_t> marker_;  // first liveness proposal id after healing

@@ -167,8 +167,7 @@ int main(int argc, char** argv) {
                 }
             }
             std::fprintf(stdout, "FAIL seed=%llu nodes=%d: %s\nreplay: %s\n",
-                         static_cast<unsigned long long>(seed), nodes, r.failure.c_str(),
-                         g_replay);
+                         static_cast<unsigned long long>(seed), nodes, r.failure.c_str(), g_replay);
             return 1;
         }
         if (trace) {
