@@ -27,6 +27,7 @@ const { Producer, Consumer, Message } = require('ali-ons');
 const MQProducer = require('ali-ons/lib/producer/mq_producer');
 const MQClientAPI = require('ali-ons/lib/mq_client_api');
 const Channel = require('ali-ons/lib/channel');
+const RemotingClient = require('ali-ons/lib/remoting_client');
 const ResponseCode = require('ali-ons/lib/protocol/response_code');
 
 const REPO_ROOT = path.resolve(__dirname, '..', '..');
@@ -400,6 +401,20 @@ Channel.prototype.invokeOneway = async function(command) {
   }
 };
 
+// ali-ons removes every listener when a client closes, but a request that was in flight at that
+// moment can still open a channel whose later error (e.g. ECONNREFUSED once the servers are stopped)
+// is emitted on the closed client: with no 'error' listener left that becomes an uncaught exception.
+// Such late errors of closed clients are recorded here instead.
+const lateClientErrors = [];
+const originalClientError = RemotingClient.prototype.error;
+RemotingClient.prototype.error = function(err) {
+  if (this.listenerCount('error') === 0) {
+    lateClientErrors.push(`${new Date().toISOString()} ${err.name}: ${err.message}`);
+    return;
+  }
+  originalClientError.call(this, err);
+};
+
 // ---------------------------------------------------------------------------------------------
 // Cluster
 
@@ -682,6 +697,10 @@ class Cluster {
       out.push(`-------- non-success exchanges (last ${Math.min(25, failed.length)} of ${failed.length}; ` +
         '17 on route lookups / 22 on offset queries can be normal)');
       out.push(failed.slice(-25).map(describeExchange).join('\n'));
+    }
+    if (lateClientErrors.length) {
+      out.push('-------- errors of already closed ali-ons clients');
+      out.push(lateClientErrors.slice(-10).join('\n'));
     }
     out.push(`-------- last ${Math.min(15, wireLog.length)} wire exchanges`);
     out.push(wireLog.slice(-15).map(describeExchange).join('\n'));

@@ -3,7 +3,9 @@
 // (UPDATE_CONSUMER_OFFSET / QUERY_CONSUMER_OFFSET) without replaying acknowledged messages.
 
 const assert = require('node:assert/strict');
-const { DeliveryLog, Message, assignedQueues, sendAll, uniqueName, useCluster, waitFor } = require('./harness');
+const {
+  DeliveryLog, Message, assignedQueues, sendAll, uniqueName, useCluster, waitFor, wireLog,
+} = require('./harness');
 
 const h = useCluster('resume');
 const PHASE_A = 300;
@@ -78,5 +80,48 @@ h.test('a restarted consumer resumes from the committed offsets without replayin
     for (const e of logB.entries) {
       assert.ok(e.queueOffset >= countPerQueue.get(e.queueId),
         `${e.keys} at offset ${e.queueOffset} of queue ${e.queueId} is below the committed offset`);
+    }
+  });
+
+// ali-ons quirk (reference §9.2, UPDATE_CONSUMER_OFFSET): it persists `offset || -1`, so a queue whose
+// consume offset is still 0 is committed as -1. A Java broker then answers QUERY_CONSUMER_OFFSET with
+// 0 while message 0 is still in the queue (§4.3 QUERY_CONSUMER_OFFSET), so a restarted
+// CONSUME_FROM_LAST_OFFSET consumer starts at 0. If the broker handed -1 back, ali-ons would treat the
+// group as new and jump to the queue end: everything produced while it was down would be skipped.
+h.test('a consumer that committed -1 (nothing consumed yet) still gets what was produced while it was down',
+  { timeoutMs: 90000 }, async (t, cluster) => {
+    const topic = uniqueName('CompatResumeEmpty');
+    const group = uniqueName('CompatResumeEmptyGroup');
+    const TOTAL = 80;
+    await cluster.createTopic(topic, 8);
+
+    const first = await cluster.newConsumer({ instanceName: 'resume-empty-c', consumerGroup: group });
+    first.subscribe(topic, '*', async () => {});
+    await waitFor('the first consumer to be assigned all 8 queues', () => assignedQueues(first, topic).length === 8,
+      { timeoutMs: 30000 });
+    // Let at least two persist rounds (1 s) commit the untouched queues, then stop (close persists too).
+    await new Promise(resolve => setTimeout(resolve, 2500));
+    await cluster.closeClient(first);
+    const minusOne = wireLog.filter(e => e.code === 15 && e.ext && e.ext.topic === topic && e.ext.commitOffset === -1);
+    assert.ok(minusOne.length > 0, 'ali-ons must have sent UPDATE_CONSUMER_OFFSET with commitOffset -1 (the quirk)');
+    const committed = [];
+    for (let q = 0; q < 8; q++) committed.push(await cluster.committedOffset(topic, group, q));
+    t.diagnostic(`QUERY_CONSUMER_OFFSET after ali-ons committed -1 on empty queues: ${committed.join(',')}`);
+
+    const producer = await cluster.newProducer({ instanceName: 'resume-empty-producer', producerGroup: 'CompatRep' });
+    const { failures } = await sendAll(producer, makeMessages(topic, 'E', TOTAL));
+    assert.deepEqual(failures, [], 'sends must succeed');
+
+    const log = new DeliveryLog();
+    const second = await cluster.newConsumer({ instanceName: 'resume-empty-c', consumerGroup: group });
+    second.subscribe(topic, '*', async msg => log.record('second', msg));
+    try {
+      await waitFor(`all ${TOTAL} messages produced while the group was down to be consumed`, () => {
+        cluster.assertServersAlive();
+        return log.distinctKeys().size >= TOTAL;
+      }, { timeoutMs: 30000, intervalMs: 200 });
+    } catch (err) {
+      err.message += ` (got ${log.distinctKeys().size}; committed offsets before the restart: ${committed.join(',')})`;
+      throw err;
     }
   });

@@ -231,12 +231,13 @@ if (mode === 'namesrv') {
       }
       case 14: {
         const k = `${ext.topic}@${ext.consumerGroup}#${ext.queueId}`;
-        if (!offsets.has(k)) return reply(22, {}, null, 'not found');
+        // Like a Java broker: no (or a negative) committed offset while the queue still starts at 0 -> 0.
+        if (!offsets.has(k) || offsets.get(k) < 0) return reply(0, { offset: 0 });
         return reply(0, { offset: offsets.get(k) });
       }
       case 15: {
         const k = `${ext.topic}@${ext.consumerGroup}#${ext.queueId}`;
-        if (!process.env.FAKE_NO_COMMIT && Number(ext.commitOffset) >= 0) offsets.set(k, Number(ext.commitOffset));
+        if (!process.env.FAKE_NO_COMMIT) offsets.set(k, Number(ext.commitOffset));
         return reply(0);
       }
       case 30: return reply(0, { offset: (queues.get(`${ext.topic}#${ext.queueId}`) || []).length });
