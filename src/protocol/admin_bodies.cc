@@ -289,6 +289,88 @@ Result<ConsumerOffsetSerializeWrapper> ConsumerOffsetSerializeWrapper::from_json
     return c;
 }
 
+void Connection::write_json(JsonWriter& w) const {
+    w.begin_object()
+        .member("clientAddr", client_addr)
+        .member("clientId", client_id)
+        .member("language", language)
+        .member("version", version)
+        .end_object();
+}
+
+Result<Connection> Connection::from_json(const JsonValue& v) {
+    COMET_RETURN_IF_ERROR(expect_object(v, "Connection"));
+    Connection c;
+    COMET_RETURN_IF_ERROR(read_string(v, "clientAddr", &c.client_addr));
+    COMET_RETURN_IF_ERROR(read_string(v, "clientId", &c.client_id));
+    COMET_RETURN_IF_ERROR(read_string(v, "language", &c.language));
+    COMET_RETURN_IF_ERROR(read_int32(v, "version", &c.version));
+    return c;
+}
+
+namespace {
+
+Status read_connection_set(const JsonValue& v, std::set<Connection>* out) {
+    std::vector<Connection> list;
+    COMET_RETURN_IF_ERROR(read_object_list(v, "connectionSet", &list));
+    out->insert(list.begin(), list.end());
+    return Status::ok();
+}
+
+void write_connection_set(JsonWriter& w, const std::set<Connection>& set) {
+    w.key("connectionSet").begin_array();
+    for (const auto& c : set) {
+        c.write_json(w);
+    }
+    w.end_array();
+}
+
+}  // namespace
+
+void ConsumerConnection::write_json(JsonWriter& w) const {
+    w.begin_object();
+    write_connection_set(w, connection_set);
+    if (consume_from_where) {
+        w.member("consumeFromWhere", *consume_from_where);
+    }
+    if (consume_type) {
+        w.member("consumeType", *consume_type);
+    }
+    if (message_model) {
+        w.member("messageModel", *message_model);
+    }
+    w.key("subscriptionTable").begin_object();
+    for (const auto& [topic, sub] : subscription_table) {
+        w.key(topic);
+        sub.write_json(w);
+    }
+    w.end_object().end_object();
+}
+
+Result<ConsumerConnection> ConsumerConnection::from_json(const JsonValue& v) {
+    COMET_RETURN_IF_ERROR(expect_object(v, "ConsumerConnection"));
+    ConsumerConnection c;
+    COMET_RETURN_IF_ERROR(read_connection_set(v, &c.connection_set));
+    COMET_RETURN_IF_ERROR(read_string(v, "consumeFromWhere", &c.consume_from_where));
+    COMET_RETURN_IF_ERROR(read_string(v, "consumeType", &c.consume_type));
+    COMET_RETURN_IF_ERROR(read_string(v, "messageModel", &c.message_model));
+    COMET_RETURN_IF_ERROR(read_object_map(v, "subscriptionTable", &c.subscription_table));
+    return c;
+}
+
+void ProducerConnection::write_json(JsonWriter& w) const {
+    w.begin_object();
+    write_connection_set(w, connection_set);
+    w.end_object();
+}
+
+Result<ProducerConnection> ProducerConnection::from_json(const JsonValue& v) {
+    COMET_RETURN_IF_ERROR(expect_object(v, "ProducerConnection"));
+    ProducerConnection p;
+    COMET_RETURN_IF_ERROR(read_connection_set(v, &p.connection_set));
+    return p;
+}
+
 std::map<std::string, std::string> parse_properties_text(std::string_view text) {
     std::map<std::string, std::string> out;
     // Join logical lines first: a line ending in an odd number of '\' continues.

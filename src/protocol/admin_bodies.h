@@ -1,7 +1,7 @@
 #pragma once
 // JSON bodies of the consumer-group and admin RPCs (reference §4.3, §4.4): ConsumerListBody,
 // MessageQueue, Lock/UnlockBatchRequestBody, LockBatchResponseBody, SubscriptionGroupConfig and its
-// wrapper, TopicStatsTable, ConsumeStats, ConsumerOffsetSerializeWrapper, and the Java Properties
+// wrapper, TopicStatsTable, ConsumeStats, ConsumerOffsetSerializeWrapper, Consumer/ProducerConnection, and the Java Properties
 // text body (GET/UPDATE_BROKER_CONFIG). Codec functions: COMET_JSON_BODY in json_body.h.
 //
 // TopicStatsTable and ConsumeStats are Map<MessageQueue, X> in Java; fastjson writes such maps
@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "protocol/heartbeat_body.h"
 #include "protocol/json_body.h"
 #include "protocol/route_bodies.h"
 
@@ -118,6 +119,35 @@ struct ConsumerOffsetSerializeWrapper {
     std::optional<DataVersion> data_version;
     bool operator==(const ConsumerOffsetSerializeWrapper&) const = default;
     COMET_JSON_BODY(ConsumerOffsetSerializeWrapper)
+};
+
+// One client channel as admin tools see it (Java Connection).
+struct Connection {
+    std::string client_id;
+    std::string client_addr;
+    std::string language = "JAVA";  // LanguageCode name
+    int32_t version = 0;
+    auto operator<=>(const Connection&) const = default;
+    bool operator==(const Connection&) const = default;
+    COMET_JSON_BODY(Connection)
+};
+
+// GET_CONSUMER_CONNECTION_LIST body.
+struct ConsumerConnection {
+    std::set<Connection> connection_set;
+    std::map<std::string, SubscriptionData> subscription_table;  // topic -> subscription
+    std::optional<std::string> consume_type;
+    std::optional<std::string> message_model;
+    std::optional<std::string> consume_from_where;
+    bool operator==(const ConsumerConnection&) const = default;
+    COMET_JSON_BODY(ConsumerConnection)
+};
+
+// GET_PRODUCER_CONNECTION_LIST body.
+struct ProducerConnection {
+    std::set<Connection> connection_set;
+    bool operator==(const ProducerConnection&) const = default;
+    COMET_JSON_BODY(ProducerConnection)
 };
 
 // Java Properties text ("key=value" lines; '#'/'!' comments; '\' escapes and continuations), as

@@ -147,6 +147,8 @@ void check_command(const RemotingCommand& cmd) {
     try_body<TopicStatsTable>(cmd.body);
     try_body<ConsumeStats>(cmd.body);
     try_body<ConsumerOffsetSerializeWrapper>(cmd.body);
+    try_body<ConsumerConnection>(cmd.body);
+    try_body<ProducerConnection>(cmd.body);
     try_body<SyncStateSet>(cmd.body);
     try_body<ElectMasterResponseBody>(cmd.body);
     (void)RegisterBrokerBody::decode_compressed(cmd.body);

@@ -290,6 +290,25 @@ TEST(BodiesTest, LockBodiesAndSubscriptionGroups) {
     reencode_equal(wrap);
 }
 
+TEST(BodiesTest, ConnectionBodies) {
+    auto cc = ConsumerConnection::decode(
+        R"({"connectionSet":[{"clientAddr":"127.0.0.1:5000","clientId":"127.0.0.1@x",)"
+        R"("language":"JAVA","version":409}],"consumeFromWhere":"CONSUME_FROM_FIRST_OFFSET",)"
+        R"("consumeType":"CONSUME_PASSIVELY","messageModel":"CLUSTERING","subscriptionTable":)"
+        R"({"T":{"classFilterMode":false,"codeSet":[],"expressionType":"TAG","subString":"*",)"
+        R"("subVersion":1,"tagsSet":[],"topic":"T"}}})");
+    ASSERT_TRUE(cc.is_ok()) << cc.status().to_string();
+    ASSERT_EQ(cc->connection_set.size(), 1u);
+    EXPECT_EQ(cc->connection_set.begin()->version, 409);
+    EXPECT_EQ(cc->subscription_table.at("T").sub_string, "*");
+    EXPECT_EQ(cc->message_model, "CLUSTERING");
+    reencode_equal(*cc);
+    ProducerConnection pc{{Connection{"id", "addr", "GO", 317}}};
+    EXPECT_EQ(pc.encode(),
+              R"({"connectionSet":[{"clientAddr":"addr","clientId":"id","language":"GO","version":317}]})");
+    reencode_equal(pc);
+}
+
 TEST(BodiesTest, ControllerBodies) {
     auto s = SyncStateSet::decode(R"({"syncStateSet":[1,2],"syncStateSetEpoch":3})");
     ASSERT_TRUE(s.is_ok());
