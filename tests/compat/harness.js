@@ -513,9 +513,10 @@ class Cluster {
     });
     await this._waitForPort(this.namesrv, this.namesrvPort);
 
-    this.broker = new ServerProcess('mqbroker', brokerBin, [ '-c', brokerConf ], {
+    this._brokerSpawn = () => new ServerProcess('mqbroker', brokerBin, [ '-c', brokerConf ], {
       cwd: brokerDir, env, logFile: path.join(this.tmpDir, 'mqbroker.out'),
     });
+    this.broker = this._brokerSpawn();
     await this._waitForPort(this.broker, this.brokerPort);
 
     this.admin = new MQClientAPI(this.clientOptions({ instanceName: `compat-admin-${this.id}` }));
@@ -538,6 +539,26 @@ class Cluster {
         this.clientOptions({ instanceName: `compat-inner-${this.id}` })), 15000, 'internal producer ready');
       MQProducer.defaultProducer.on('error', err => this._recordClientError('inner-producer', err));
     }
+  }
+
+  /**
+   * Stops the broker with SIGTERM (SIGKILL after `graceMs`) and starts it again on the same port with
+   * the same config and store; waits until it listens and is registered again. Returns
+   * { exit, stopMs, startMs } (exit.forced if SIGTERM was not enough).
+   */
+  async restartBroker({ graceMs = 10000 } = {}) {
+    const t0 = Date.now();
+    const exit = await this.broker.stop(graceMs);
+    const stopMs = Date.now() - t0;
+    const t1 = Date.now();
+    this.broker = this._brokerSpawn();
+    await this._waitForPort(this.broker, this.brokerPort);
+    await waitFor('the restarted broker to register with the name server', async () => {
+      this.assertServersAlive();
+      const route = await this.routeOf('TBW102');
+      return route && route.brokerDatas.some(b => b.brokerName === this.brokerName);
+    }, { timeoutMs: 15000, intervalMs: 200 });
+    return { exit, stopMs, startMs: Date.now() - t1 };
   }
 
   async _waitForPort(server, port) {
