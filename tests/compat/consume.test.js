@@ -22,11 +22,14 @@ function makeMessages(topic, from, count) {
     // and must come back with the flag so ali-ons inflates it.
     // Multi-byte UTF-8 in bodies and property values: lengths on the wire are byte counts.
     const body = i % 50 === 7 ? `big-${i}-` + 'abcdefghij'.repeat(600) : `consume body ${i} ✓ ü 世界`;
-    const msg = new Message(topic, TAGS[i % TAGS.length], body);
+    // Every 11th message has no tag: ali-ons then sends the literal property TAGS=null (§9.3.9), which
+    // must not match the subscription either.
+    const tag = i % 11 === 5 ? null : TAGS[i % TAGS.length];
+    const msg = new Message(topic, tag, body);
     msg.keys = [ `consume-key-${i}` ];
     const props = { compatSeq: String(i), compatNote: i % 10 === 0 ? `naïve ☃ ${i}` : 'plain' };
     Object.assign(msg.properties, props);
-    out.push({ msg, key: `consume-key-${i}`, tag: TAGS[i % TAGS.length], body, props });
+    out.push({ msg, key: `consume-key-${i}`, tag: tag === null ? 'null' : tag, body, props });
   }
   return out;
 }
