@@ -425,16 +425,16 @@ class Cluster {
    * Starts mqnamesrv + mqbroker and waits until the broker is registered (TBW102 routable).
    * Retries with fresh ports if a server dies during start-up (e.g. a port was taken meanwhile).
    */
-  static async start({ name = 'compat', attempts = 3 } = {}) {
+  static async start({ name = 'compat', attempts = 3, namesrvCount = 1 } = {}) {
     let lastError;
     for (let attempt = 1; attempt <= attempts; attempt++) {
-      const cluster = new Cluster(name);
+      const cluster = new Cluster(name, { namesrvCount });
       try {
         await cluster._start();
         return cluster;
       } catch (err) {
         lastError = err;
-        const diedEarly = [ cluster.namesrv, cluster.broker ].some(s => s && !s.alive);
+        const diedEarly = cluster.servers.some(s => !s.alive);
         cluster.dumpDiagnostics(`cluster start attempt ${attempt} failed: ${err.message}`);
         await cluster.stop({ keep: true }).catch(() => {});
         if (!diedEarly) break; // a hang/protocol problem will not be fixed by new ports
@@ -443,22 +443,39 @@ class Cluster {
     throw lastError;
   }
 
-  constructor(name) {
+  constructor(name, { namesrvCount = 1 } = {}) {
     this.name = name;
+    this.namesrvCount = namesrvCount;
     this.id = ++clusterSeq;
     this.tmpDir = fs.mkdtempSync(path.join(os.tmpdir(), `comet-compat-${name}-`));
     this.logger = new CapturingLogger();
     this.clientErrors = [];
     this.clients = [];
-    this.namesrv = null;
+    this.namesrvs = [];
+    this.namesrvPorts = [];
     this.broker = null;
     this.admin = null;
     this.brokerName = `compat-${name}-a`;
     this.clusterName = 'CompatCluster';
   }
 
+  /** Name server addresses, for ali-ons' `nameSrv` option. */
+  get namesrvAddrs() {
+    return this.namesrvPorts.map(port => `${LOCALHOST}:${port}`);
+  }
+
+  /** The broker's `namesrvAddr` value: every name server, ';'-separated. */
   get namesrvAddr() {
-    return `${LOCALHOST}:${this.namesrvPort}`;
+    return this.namesrvAddrs.join(';');
+  }
+
+  get namesrv() {
+    return this.namesrvs[0] || null;
+  }
+
+  /** Every server process started so far. */
+  get servers() {
+    return [ ...this.namesrvs, this.broker ].filter(Boolean);
   }
 
   get brokerAddr() {
@@ -468,22 +485,13 @@ class Cluster {
   async _start() {
     const namesrvBin = findBinary('mqnamesrv');
     const brokerBin = findBinary('mqbroker');
-    this.namesrvPort = await freePort();
+    for (let i = 0; i < this.namesrvCount; i++) this.namesrvPorts.push(await freePort());
     this.brokerPort = await freePort([ -2, -1, 1 ]);
 
     const env = Object.assign({}, process.env, { HOME: this.tmpDir });
-    const namesrvDir = path.join(this.tmpDir, 'namesrv');
     const brokerDir = path.join(this.tmpDir, 'broker');
     const storeDir = path.join(brokerDir, 'store');
-    fs.mkdirSync(namesrvDir, { recursive: true });
     fs.mkdirSync(storeDir, { recursive: true });
-
-    const namesrvConf = path.join(namesrvDir, 'namesrv.conf');
-    writeProperties(namesrvConf, {
-      listenPort: this.namesrvPort,
-      kvConfigPath: path.join(namesrvDir, 'kvConfig.json'),
-      logDir: path.join(namesrvDir, 'logs'),
-    });
     const brokerProps = {
       brokerClusterName: this.clusterName,
       brokerName: this.brokerName,
@@ -508,10 +516,22 @@ class Cluster {
     const brokerConf = path.join(brokerDir, 'broker.conf');
     writeProperties(brokerConf, brokerProps);
 
-    this.namesrv = new ServerProcess('mqnamesrv', namesrvBin, [ '-c', namesrvConf ], {
-      cwd: namesrvDir, env, logFile: path.join(this.tmpDir, 'mqnamesrv.out'),
-    });
-    await this._waitForPort(this.namesrv, this.namesrvPort);
+    for (const [ i, port ] of this.namesrvPorts.entries()) {
+      const suffix = this.namesrvCount > 1 ? `-${i + 1}` : '';
+      const namesrvDir = path.join(this.tmpDir, `namesrv${suffix}`);
+      fs.mkdirSync(namesrvDir, { recursive: true });
+      const namesrvConf = path.join(namesrvDir, 'namesrv.conf');
+      writeProperties(namesrvConf, {
+        listenPort: port,
+        kvConfigPath: path.join(namesrvDir, 'kvConfig.json'),
+        logDir: path.join(namesrvDir, 'logs'),
+      });
+      const server = new ServerProcess(`mqnamesrv${suffix}`, namesrvBin, [ '-c', namesrvConf ], {
+        cwd: namesrvDir, env, logFile: path.join(this.tmpDir, `mqnamesrv${suffix}.out`),
+      });
+      this.namesrvs.push(server);
+      await this._waitForPort(server, port);
+    }
 
     this._brokerSpawn = () => new ServerProcess('mqbroker', brokerBin, [ '-c', brokerConf ], {
       cwd: brokerDir, env, logFile: path.join(this.tmpDir, 'mqbroker.out'),
@@ -561,6 +581,34 @@ class Cluster {
     return { exit, stopMs, startMs: Date.now() - t1 };
   }
 
+  /** Stops name server `index` (SIGTERM) on purpose; returns its exit status. */
+  async stopNamesrv(index) {
+    const server = this.namesrvs[index];
+    server.stoppedOnPurpose = true;
+    return server.stop();
+  }
+
+  /**
+   * Asks every name server separately (one short-lived ali-ons MQClientAPI each) for the route of
+   * `topic`; returns one entry per name server: the route, null for TOPIC_NOT_EXIST, or an Error.
+   */
+  async routeFromEach(topic) {
+    const out = [];
+    for (const addr of this.namesrvAddrs) {
+      const api = new MQClientAPI(this.clientOptions({ nameSrv: [ addr ], instanceName: `compat-probe-${this.id}` }));
+      api.on('error', err => this._recordClientError(`probe ${addr}`, err));
+      try {
+        await withTimeout(api.ready(), 5000, `probe client for ${addr}`);
+        out.push(await api.getTopicRouteInfoFromNameServer(topic, 3000));
+      } catch (err) {
+        out.push(err.name === 'MQClientException' && err.code === ResponseCode.TOPIC_NOT_EXIST ? null : err);
+      } finally {
+        await withTimeout(api.close(), 5000, `closing the probe client for ${addr}`).catch(() => {});
+      }
+    }
+    return out;
+  }
+
   async _waitForPort(server, port) {
     await waitFor(`${server.name} to listen on ${LOCALHOST}:${port}`, async () => {
       if (!server.alive) {
@@ -573,8 +621,8 @@ class Cluster {
 
   /** Throws if a server process is gone (crash) — tests call this so a crash is never silent. */
   assertServersAlive() {
-    for (const server of [ this.namesrv, this.broker ]) {
-      if (server && !server.alive) {
+    for (const server of this.servers) {
+      if (!server.alive && !server.stoppedOnPurpose) {
         throw Object.assign(new Error(`${server.name} is not running any more ` +
           `(${server.describeExit()}); see ${server.logFile}`), { fatal: true });
       }
@@ -584,7 +632,7 @@ class Cluster {
   /** Options shared by every ali-ons client of this cluster. Timers are shortened for test speed. */
   clientOptions(extra = {}) {
     return Object.assign({
-      nameSrv: [ this.namesrvAddr ],
+      nameSrv: this.namesrvAddrs,
       onsAddr: 'http://127.0.0.1:1/comet-compat-http-disabled',
       httpclient: offlineHttpClient,
       logger: this.logger,
@@ -694,8 +742,7 @@ class Cluster {
     const out = [];
     out.push(`\n======== compat diagnostics (${this.name}): ${reason}`);
     out.push(`temp dir (kept): ${this.tmpDir}`);
-    for (const server of [ this.namesrv, this.broker ]) {
-      if (!server) continue;
+    for (const server of this.servers) {
       out.push(`-------- ${server.name} (pid ${server.pid}, ${server.describeExit()}): ${server.logFile}`);
       out.push(tailOfFile(server.logFile, 120));
     }
@@ -751,8 +798,8 @@ class Cluster {
       this.admin = null;
     }
     const exits = {};
-    for (const server of [ this.broker, this.namesrv ]) {
-      if (server) exits[server.name] = await server.stop();
+    for (const server of this.servers.reverse()) {
+      exits[server.name] = await server.stop();
     }
     if (!keep && !this.keepTmp && process.env.COMPAT_KEEP_TMP !== '1') {
       fs.rmSync(this.tmpDir, { recursive: true, force: true });
@@ -769,10 +816,10 @@ class Cluster {
  * returns { cluster, test } where `test(name, { timeoutMs }, fn(t, cluster))` runs `fn` with its own
  * bounded timeout and prints diagnostics (server logs, ali-ons errors) when it fails.
  */
-function useCluster(name) {
+function useCluster(name, options = {}) {
   const holder = { cluster: null, failed: false };
   before(async () => {
-    holder.cluster = await Cluster.start({ name });
+    holder.cluster = await Cluster.start({ name, ...options });
   }, { timeout: 90000 });
   after(async () => {
     if (!holder.cluster) return;

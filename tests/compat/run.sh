@@ -45,9 +45,10 @@ if (( $# > 0 )); then
     FILES=("$@")
 elif [[ -n "${FAKE_DIR:-}" ]]; then
     # The stand-in keeps everything in memory, so a broker restart loses data by design: no restart test.
-    FILES=(send.test.js consume.test.js retry.test.js resume.test.js rebalance.test.js)
+    FILES=(send.test.js consume.test.js retry.test.js resume.test.js rebalance.test.js namesrv.test.js)
 else
-    FILES=(send.test.js consume.test.js retry.test.js resume.test.js rebalance.test.js restart.test.js)
+    FILES=(send.test.js consume.test.js retry.test.js resume.test.js rebalance.test.js restart.test.js
+           namesrv.test.js)
 fi
 
 # One file at a time (each starts its own cluster; the machine is small). --test-force-exit ends a

@@ -97,11 +97,15 @@ if (mode === 'namesrv') {
   const offsets = new Map();
   const groups = new Map(); // group -> Map(clientId -> sock)
   let waiters = [];
-  let nsSock = null;
   let opaque = 1;
 
+  const nsSocks = new Map();
   function register() {
-    const [ host, p ] = conf.namesrvAddr.split(':');
+    for (const addr of conf.namesrvAddr.split(';')) registerWith(addr);
+  }
+  function registerWith(addr) {
+    const [ host, p ] = addr.split(':');
+    let nsSock = nsSocks.get(addr);
     // RegisterBrokerBody as a RocketMQ broker sends it (uncompressed).
     const topicConfigTable = {};
     for (const [ name, t ] of topics) {
@@ -114,10 +118,11 @@ if (mode === 'namesrv') {
       extFields: { brokerName: conf.brokerName, brokerId: '0', clusterName: conf.brokerClusterName,
         brokerAddr: `127.0.0.1:${port}`, haServerAddr: `127.0.0.1:${port + 1}`, compressed: 'false' } },
     Buffer.from(stringify(body))));
-    if (!nsSock) {
+    if (!nsSock || nsSock.destroyed) {
       nsSock = net.connect(Number(p), host, send);
       nsSock.on('data', () => {});
       nsSock.on('error', () => {});
+      nsSocks.set(addr, nsSock);
     } else send();
   }
   function createTopic(t, n, perm = 6) {
