@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <map>
 #include <thread>
 
 #include "base/bytes.h"
@@ -204,6 +205,42 @@ TEST_F(RemotingServerTest, OnewayRequestIsProcessedAndNeverAnswered) {
     EXPECT_EQ(*frame->ext("k"), "after");
 }
 
+TEST_F(RemotingServerTest, FramesSplitAndCoalescedOnTheWireAreDecoded) {
+    start_server();
+    RawSocket raw(server_->port());
+    ASSERT_TRUE(raw.connected());
+    auto first = make_request(kEcho, "split", std::string(5000, 's'));
+    first.opaque = 1;
+    const std::string bytes = protocol::encode_frame(first);
+    // One frame in pieces: inside the length word, inside the header, inside the body.
+    size_t from = 0;
+    for (size_t cut : {size_t{2}, size_t{9}, size_t{40}, bytes.size()}) {
+        ASSERT_TRUE(raw.send_all(std::string_view(bytes).substr(from, cut - from)));
+        from = cut;
+        std::this_thread::sleep_for(2ms);  // let each piece arrive on its own
+    }
+    auto r1 = raw.read_frame();
+    ASSERT_TRUE(r1.is_ok()) << r1.status().to_string();
+    EXPECT_EQ(r1->opaque, 1);
+    EXPECT_EQ(r1->body, std::string(5000, 's'));
+    // Two frames in one write; the second uses the ROCKETMQ binary header.
+    auto a = make_request(kEcho, "a", "first");
+    a.opaque = 2;
+    auto b = make_request(kEcho, "b", "second");
+    b.opaque = 3;
+    b.serialize_type = protocol::SerializeType::kRocketMq;
+    ASSERT_TRUE(raw.send_all(protocol::encode_frame(a) + protocol::encode_frame(b)));
+    std::map<int32_t, std::string> got;
+    for (int i = 0; i < 2; ++i) {
+        auto r = raw.read_frame();
+        ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+        got[r->opaque] = r->body;
+        EXPECT_EQ(r->serialize_type, protocol::SerializeType::kJson);  // answers in JSON
+    }
+    EXPECT_EQ(got[2], "first");
+    EXPECT_EQ(got[3], "second");
+}
+
 TEST_F(RemotingServerTest, ClientOnewayReachesServer) {
     start_server();
     ASSERT_TRUE(client().invoke_oneway(addr_, make_request(kCount, "x"), 5s).is_ok());
@@ -284,7 +321,12 @@ TEST_F(RemotingServerTest, IdleConnectionIsClosed) {
         EXPECT_NE(listener_->closed[0].second.message().find("idle"), std::string::npos);
     }
     EXPECT_EQ(server_->connection_count(), 0u);
-    // The client notices and reconnects on the next call.
+    // The client notices the close (a request racing with it would fail with kUnavailable, as
+    // in Java) and reconnects on the next call.
+    for (int i = 0; i < 5000 && client().connection_count() > 0; ++i) {
+        std::this_thread::sleep_for(1ms);
+    }
+    EXPECT_EQ(client().connection_count(), 0u);
     expect_echo_works(client(), "y");
 }
 
