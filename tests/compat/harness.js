@@ -653,8 +653,10 @@ class Cluster {
   /** A started ali-ons Producer; closed by stop(). */
   async newProducer({ instanceName, ...options } = {}) {
     const label = `producer:${instanceName || 'default'}`;
+    // sendMsgTimeout 15 s instead of 3 s: on a loaded CI machine a slow answer must not turn into an
+    // ali-ons retry (which would store the message twice and blur what the test checks).
     const producer = new Producer(this.clientOptions({ instanceName: instanceName || `p-${this.id}`,
-      ...options }));
+      sendMsgTimeout: 15000, ...options }));
     producer.on('error', err => this._recordClientError(label, err));
     this.clients.push(producer);
     await withTimeout(producer.ready(), 15000, `${label} ready`);
