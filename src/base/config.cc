@@ -390,6 +390,12 @@ Status ConfigRegistry::update(const std::vector<PropertyEntry>& entries,
     return Status::ok();
 }
 
+Status ConfigRegistry::update_from_text(std::string_view text, std::string_view source,
+                                        std::vector<std::string>* warnings) {
+    COMET_ASSIGN_OR_RETURN(std::vector<PropertyEntry> entries, parse_properties(text, source));
+    return update(entries, warnings);
+}
+
 Result<std::string> ConfigRegistry::get(std::string_view key) const {
     MutexLock lock(mu_);
     const ConfigField* f = field(key);

@@ -144,6 +144,10 @@ public:
     // changes and the error lists every bad entry (one per line). Unknown keys are skipped and
     // described in *warnings ("unknown config key 'x' at broker.conf:7"), if warnings is set.
     Status update(const std::vector<PropertyEntry>& entries, std::vector<std::string>* warnings);
+    // update() on a properties text, e.g. an UPDATE_BROKER_CONFIG body ("key=value\n" lines);
+    // `source` names it in messages. Errors: those of update(), or a malformed \uXXXX escape.
+    Status update_from_text(std::string_view text, std::string_view source,
+                            std::vector<std::string>* warnings);
 
     // Current value of a key, formatted. Errors: kNotFound.
     Result<std::string> get(std::string_view key) const;

@@ -174,8 +174,8 @@ Result<std::vector<PropertyEntry>> parse_properties(std::string_view text,
                 ++v;
             }
         }
-        COMET_ASSIGN_OR_RETURN(std::string key,
-                               unescape(std::string_view(logical).substr(0, k), source, start_line));
+        const std::string_view raw_key = std::string_view(logical).substr(0, k);
+        COMET_ASSIGN_OR_RETURN(std::string key, unescape(raw_key, source, start_line));
         COMET_ASSIGN_OR_RETURN(std::string value, unescape(rest.substr(v), source, start_line));
         entries.push_back(
             PropertyEntry{std::move(key), std::move(value), std::string(source), start_line});

@@ -103,8 +103,8 @@ Status KvConfigManager::load() {
         const protocol::JsonValue* ct = protocol::find_member(doc.value(), "configTable");
         if (ct != nullptr) {
             if (!ct->IsObject()) {
-                return Status::error(Errc::kCorruption, "kv config {}: configTable is not an object",
-                                     path_);
+                return Status::error(Errc::kCorruption,
+                                     "kv config {}: configTable is not an object", path_);
             }
             for (auto it = ct->MemberBegin(); it != ct->MemberEnd(); ++it) {
                 std::string ns(it->name.GetString(), it->name.GetStringLength());

@@ -97,21 +97,20 @@ void NamesrvController::scan_not_active_broker() {
 
 void NamesrvController::scan_loop() {
     pthread_setname_np(pthread_self(), "NSScanBroker");
-    std::unique_lock<Mutex> lock(scan_mu_);
     while (true) {
         const auto interval =
             std::chrono::milliseconds(config_.scan_not_active_broker_interval.load());
-        // Real time is right here: this thread only paces the scan; expiry itself is decided by
-        // RouteInfoManager against the injected clock.
-        scan_cv_.wait_for(lock, interval, [this]() NO_THREAD_SAFETY_ANALYSIS {
-            return scan_stop_;
-        });
-        if (scan_stop_) {
-            break;
+        {
+            MutexLock lock(scan_mu_);
+            // Real time is right here: this thread only paces the scan; expiry itself is
+            // decided by RouteInfoManager against the injected clock.
+            scan_cv_.wait_for(scan_mu_, interval,
+                              [this]() NO_THREAD_SAFETY_ANALYSIS { return scan_stop_; });
+            if (scan_stop_) {
+                return;
+            }
         }
-        lock.unlock();
         scan_not_active_broker();
-        lock.lock();
     }
 }
 

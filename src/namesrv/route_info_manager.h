@@ -6,7 +6,8 @@
 //   clusterAddrTable  cluster -> {brokerName}
 //   brokerAddrTable   brokerName -> BrokerData {cluster, brokerId -> addr}
 //   topicQueueTable   topic -> brokerName -> QueueData (taken from the group's master only)
-//   brokerLiveTable   (cluster, brokerAddr) -> last heartbeat, timeout, DataVersion, channel, HA addr
+//   brokerLiveTable   (cluster, brokerAddr) -> last heartbeat, timeout, DataVersion, channel,
+//                     HA address
 //   filterServerTable (cluster, brokerAddr) -> filter servers
 //
 // Owner: NamesrvController. Threads: request executors and the scan timer call any method;

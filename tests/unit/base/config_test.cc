@@ -162,6 +162,24 @@ TEST_F(ConfigTest, UpdateIsAllOrNothingAndWarnsOnUnknownKeys) {
     EXPECT_EQ(warnings.size(), 1u);
 }
 
+TEST_F(ConfigTest, UpdateFromText) {
+    registry_.seal();
+    std::vector<std::string> warnings;
+    ASSERT_TRUE(registry_
+                    .update_from_text("brokerPermission=4\nslaveReadEnable=true\nzz=1\n",
+                                      "UPDATE_BROKER_CONFIG", &warnings)
+                    .is_ok());
+    EXPECT_EQ(cfg_.broker_permission.load(), 4);
+    EXPECT_TRUE(cfg_.slave_read_enable.load());
+    ASSERT_EQ(warnings.size(), 1u);
+    EXPECT_NE(warnings[0].find("UPDATE_BROKER_CONFIG:3"), std::string::npos) << warnings[0];
+    Status bad =
+        registry_.update_from_text("brokerPermission=8\n", "UPDATE_BROKER_CONFIG", nullptr);
+    EXPECT_EQ(bad.code(), Errc::kInvalidArgument);
+    EXPECT_NE(bad.message().find("UPDATE_BROKER_CONFIG:1"), std::string::npos) << bad.message();
+    EXPECT_EQ(cfg_.broker_permission.load(), 4);
+}
+
 TEST_F(ConfigTest, LastDuplicateWins) {
     auto entries = parse_properties("listenPort=1\nlistenPort=2\n", "d").value();
     ASSERT_TRUE(registry_.update(entries, nullptr).is_ok());

@@ -145,8 +145,9 @@ TEST_F(DefaultRequestProcessorTest, EmptyBodyRegistersWithoutTopics) {
 }
 
 TEST_F(DefaultRequestProcessorTest, KvConfigCodes) {
-    auto put = request(rc::kPutKvConfig,
-                       {{"namespace", "ORDER_TOPIC_CONFIG"}, {"key", "T"}, {"value", "broker-a:4"}});
+    auto put = request(rc::kPutKvConfig, {{"namespace", "ORDER_TOPIC_CONFIG"},
+                                          {"key", "T"},
+                                          {"value", "broker-a:4"}});
     EXPECT_EQ(call(put).code, rs::kSuccess);
     auto get = call(request(rc::kGetKvConfig, {{"namespace", "ORDER_TOPIC_CONFIG"}, {"key", "T"}}));
     EXPECT_EQ(get.code, rs::kSuccess);
@@ -170,7 +171,8 @@ TEST_F(DefaultRequestProcessorTest, KvConfigCodes) {
                                                  {"key", "T"}}))
                   .code,
               rs::kSuccess);
-    auto gone = call(request(rc::kGetKvConfig, {{"namespace", "ORDER_TOPIC_CONFIG"}, {"key", "T"}}));
+    auto gone =
+        call(request(rc::kGetKvConfig, {{"namespace", "ORDER_TOPIC_CONFIG"}, {"key", "T"}}));
     EXPECT_EQ(gone.code, rs::kQueryNotFound);
     EXPECT_EQ(gone.remark, "No config item, Namespace: ORDER_TOPIC_CONFIG Key: T");
     auto none = call(request(rc::kGetKvlistByNamespace, {{"namespace", "nope"}}));
@@ -199,7 +201,8 @@ TEST_F(DefaultRequestProcessorTest, ClusterTopicListMemberGroupDeleteTopic) {
     auto group = call(request(rc::kGetBrokerMemberGroup,
                               {{"clusterName", "DefaultCluster"}, {"brokerName", "broker-a"}}));
     EXPECT_EQ(group.body,
-              R"({"brokerMemberGroup":{"brokerAddrs":{"0":"127.0.0.1:10911","1":"127.0.0.1:11011"},)"
+              R"({"brokerMemberGroup":{"brokerAddrs":)"
+              R"({"0":"127.0.0.1:10911","1":"127.0.0.1:11011"},)"
               R"("brokerName":"broker-a","cluster":"DefaultCluster"}})");
 
     EXPECT_EQ(call(request(rc::kDeleteTopicInNamesrv, {{"topic", "TBW102"}})).code, rs::kSuccess);

@@ -16,7 +16,6 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
-#include <regex>
 #include <thread>
 
 #include "namesrv/route_json.h"
@@ -32,6 +31,32 @@ using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
 std::string binary_path() { return std::string(COMET_BINARY_DIR) + "/apps/mqnamesrv/mqnamesrv"; }
+
+// The port of "The Name Server boot success. serializeType=JSON, address <ip>:<port>\n".
+std::optional<uint16_t> parse_boot_port(const std::string& out) {
+    const std::string marker = "boot success. serializeType=JSON, address ";
+    size_t at = out.find(marker);
+    if (at == std::string::npos) {
+        return std::nullopt;
+    }
+    size_t eol = out.find('\n', at);
+    if (eol == std::string::npos) {
+        return std::nullopt;  // line not complete yet
+    }
+    size_t colon = out.rfind(':', eol);
+    if (colon == std::string::npos || colon < at) {
+        return std::nullopt;
+    }
+    int port = 0;
+    for (size_t i = colon + 1; i < eol; ++i) {
+        if (out[i] < '0' || out[i] > '9') {
+            return std::nullopt;
+        }
+        port = port * 10 + (out[i] - '0');
+    }
+    return port > 0 && port < 65536 ? std::optional<uint16_t>(static_cast<uint16_t>(port))
+                                    : std::nullopt;
+}
 
 // A running mqnamesrv child. The destructor stops it (SIGTERM, then SIGKILL after 5 s).
 class NamesrvProcess {
@@ -80,11 +105,9 @@ public:
     // Reads stdout until the boot line; returns the port, or nullopt after `timeout`.
     std::optional<uint16_t> wait_boot(milliseconds timeout) {
         const auto deadline = Clock::now() + timeout;
-        static const std::regex re("boot success\\. serializeType=JSON, address [0-9.]+:([0-9]+)");
         while (Clock::now() < deadline) {
-            std::smatch m;
-            if (std::regex_search(output_, m, re)) {
-                return static_cast<uint16_t>(std::stoi(m[1]));
+            if (auto port = parse_boot_port(output_)) {
+                return port;
             }
             pollfd pfd{out_fd_, POLLIN, 0};
             int left = static_cast<int>(
@@ -179,6 +202,11 @@ public:
             return Status(Errc::kIoError, "send failed");
         }
         return read_frame();
+    }
+    // True when data or a close arrives within `timeout`.
+    bool readable(milliseconds timeout) {
+        pollfd pfd{fd_, POLLIN, 0};
+        return ::poll(&pfd, 1, static_cast<int>(timeout.count())) > 0;
     }
     // True when the peer closed the connection within `timeout`.
     bool wait_peer_close(milliseconds timeout) {
@@ -281,6 +309,17 @@ TEST_F(NamesrvProcessTest, RegisterRouteThenRemovalOnConnectionClose) {
     ASSERT_TRUE(route.is_ok()) << route.status().to_string();
     EXPECT_EQ(route->code, rs::kSuccess);
     EXPECT_EQ(route->body, expected_route_);  // byte-identical to RocketMQ 4.9.8's answer
+
+    // A one-way registration (flag 2, as sent on topic auto-creation) gets no answer but
+    // adds its topics.
+    const std::string auto_query = testing::read_data_file("0028-c2s-GET_ROUTEINFO_BY_TOPIC.bin");
+    auto before = client.call(auto_query);
+    ASSERT_TRUE(before.is_ok());
+    EXPECT_EQ(before->code, rs::kTopicNotExist);
+    ASSERT_TRUE(broker.send_bytes(testing::read_data_file("0033-c2s-REGISTER_BROKER-oneway.bin")));
+    EXPECT_TRUE(eventually(port, auto_query, milliseconds(5000),
+                           [](const auto& r) { return r.code == rs::kSuccess; }));
+    EXPECT_FALSE(broker.readable(milliseconds(100)));  // no response, no close
 
     broker.close();  // the broker's connection drops: its routes go
     EXPECT_TRUE(eventually(port, route_query_, milliseconds(5000),

@@ -111,7 +111,8 @@ TEST(RouteJsonTest, ClusterInfoRoundTrip) {
 TEST(RouteJsonTest, SmallBodies) {
     EXPECT_EQ(encode_topic_list({"A", "B"}), R"({"topicList":["A","B"]})");
     EXPECT_EQ(encode_broker_member_group(BrokerMemberGroup{"C", "b", {{0, "a:1"}}}),
-              R"({"brokerMemberGroup":{"brokerAddrs":{"0":"a:1"},"brokerName":"b","cluster":"C"}})");
+              R"({"brokerMemberGroup":{"brokerAddrs":{"0":"a:1"},"brokerName":"b",)"
+              R"("cluster":"C"}})");
     EXPECT_EQ(encode_data_version(DataVersion{5, 2, 1}),
               R"({"counter":2,"stateVersion":1,"timestamp":5})");
     EXPECT_EQ(decode_data_version(R"({"counter":2,"timestamp":5})").value(),
