@@ -286,11 +286,11 @@ void MessageStore::scheduler_loop() {
     TimePoint last_clean = last_sample;
     while (true) {
         {
-            std::unique_lock<Mutex> l(sched_mu_);
+            MutexLock l(sched_mu_);
             if (sched_stop_) {
                 break;
             }
-            sched_cv_.wait_for(l, std::chrono::milliseconds(100));
+            sched_cv_.wait_for(sched_mu_, std::chrono::milliseconds(100));
             if (sched_stop_) {
                 break;
             }

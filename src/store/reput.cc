@@ -231,7 +231,7 @@ void ReputMessageService::run() {
     int64_t failures = 0;
     while (true) {
         {
-            std::unique_lock<Mutex> l(wake_mu_);
+            MutexLock l(wake_mu_);
             if (stopping_) {
                 break;
             }
@@ -247,10 +247,11 @@ void ReputMessageService::run() {
             failures = 0;
             idle = *r == 0;
         }
-        std::unique_lock<Mutex> l(wake_mu_);
+        MutexLock l(wake_mu_);
         if (idle && !wake_pending_ && !stopping_) {
-            // Java sleeps 1 ms between passes; puts wake us earlier.
-            wake_cv_.wait_for(l, std::chrono::milliseconds(r.is_ok() ? 1 : 100));
+            // Java sleeps 1 ms between passes; puts wake us earlier. The Mutex itself is the
+            // BasicLockable the condition variable releases while waiting.
+            wake_cv_.wait_for(wake_mu_, std::chrono::milliseconds(r.is_ok() ? 1 : 100));
         }
         wake_pending_ = false;
     }
