@@ -64,16 +64,15 @@ void ThreadPoolExecutor::run(size_t index) {
     set_current_thread_name(name_.substr(0, 15 - std::min<size_t>(suffix.size(), 15)) + suffix);
     for (;;) {
         std::function<void()> task;
-        {
-            std::unique_lock<Mutex> lock(mu_);
-            cv_.wait(lock,
-                     [this]() NO_THREAD_SAFETY_ANALYSIS { return stopping_ || !tasks_.empty(); });
-            if (tasks_.empty()) {
-                return;  // stopping and drained
-            }
-            task = std::move(tasks_.front());
-            tasks_.pop_front();
+        mu_.lock();  // plain lock/unlock so the thread-safety analysis follows it
+        cv_.wait(mu_, [this]() NO_THREAD_SAFETY_ANALYSIS { return stopping_ || !tasks_.empty(); });
+        if (tasks_.empty()) {
+            mu_.unlock();
+            return;  // stopping and drained
         }
+        task = std::move(tasks_.front());
+        tasks_.pop_front();
+        mu_.unlock();
         task();
     }
 }
