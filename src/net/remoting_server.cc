@@ -120,12 +120,13 @@ void RemotingServer::on_request(const ConnectionPtr& conn, protocol::RemotingCom
 }
 
 void RemotingServer::on_closed(const ConnectionPtr& conn, const Status& reason) {
-    if (listener_) {
-        listener_->on_closed(conn, reason);
-    }
     {
         MutexLock lock(mu_);
         connections_.erase(conn->id());
+    }
+    // The hook sees a server that no longer lists the connection.
+    if (listener_) {
+        listener_->on_closed(conn, reason);
     }
     closed_cv_.notify_all();
 }
