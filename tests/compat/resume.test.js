@@ -125,3 +125,35 @@ h.test('a consumer that committed -1 (nothing consumed yet) still gets what was 
       throw err;
     }
   });
+
+// SEARCH_OFFSET_BY_TIMESTAMP (29), the request behind ali-ons' CONSUME_FROM_TIMESTAMP. (A brand-new group
+// on a young topic never gets there: QUERY_CONSUMER_OFFSET answers 0 while message 0 is still in memory,
+// as a Java broker does for clients that do not send setZeroIfNotFound — ali-ons does not — so the
+// request is sent here through ali-ons' own MQClientAPI.searchOffset.) The timestamp lies ≥ 2 s after
+// the first batch and < 1.2 s before the second, so both the 5.x rule (first message stored at or after
+// it) and 4.9.8's "nearest message" give the first offset of the second batch in every queue.
+h.test('SEARCH_OFFSET_BY_TIMESTAMP finds the first message stored after the timestamp',
+  { timeoutMs: 60000 }, async (t, cluster) => {
+    const topic = uniqueName('CompatTimestamp');
+    await cluster.createTopic(topic, 4);
+    const producer = await cluster.newProducer({ instanceName: 'ts-producer', producerGroup: 'CompatTsP' });
+    const early = await sendAll(producer, makeMessages(topic, 'early', 40));
+    assert.deepEqual(early.failures, [], 'early sends must succeed');
+    const earlyPerQueue = new Map();
+    for (const r of early.results) {
+      const q = Number(r.messageQueue.queueId);
+      earlyPerQueue.set(q, (earlyPerQueue.get(q) || 0) + 1);
+    }
+
+    await new Promise(resolve => setTimeout(resolve, 2500));
+    const stamp = Date.now();
+    await new Promise(resolve => setTimeout(resolve, 200));
+    const late = await sendAll(producer, makeMessages(topic, 'late', 40));
+    assert.deepEqual(late.failures, [], 'late sends must succeed');
+
+    for (let q = 0; q < 4; q++) {
+      const offset = await cluster.admin.searchOffset(cluster.brokerAddr, topic, q, stamp, 3000);
+      assert.equal(offset, earlyPerQueue.get(q) || 0,
+        `queue ${q}: SEARCH_OFFSET_BY_TIMESTAMP(${stamp}) must return the first offset of the second batch`);
+    }
+  });

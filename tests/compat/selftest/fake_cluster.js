@@ -167,7 +167,7 @@ if (mode === 'namesrv') {
     i32(reconsume); i64(0); i32(body.length); body.copy(r, o); o += body.length;
     r.writeUInt8(tb.length, o); o += 1; tb.copy(r, o); o += tb.length;
     r.writeInt16BE(pb.length, o); o += 2; pb.copy(r, o);
-    const rec = { buf: r, topic, queueId, offset: q.length, phys, props: props2map(props), body, sysFlag, flag, reconsume };
+    const rec = { buf: r, topic, queueId, offset: q.length, phys, storeTime: Date.now(), props: props2map(props), body, sysFlag, flag, reconsume };
     q.push(rec);
     commitlog.set(phys, rec);
     phys += size;
@@ -246,6 +246,11 @@ if (mode === 'namesrv') {
         return reply(0);
       }
       case 30: return reply(0, { offset: (queues.get(`${ext.topic}#${ext.queueId}`) || []).length });
+      case 29: {
+        const q = queues.get(`${ext.topic}#${ext.queueId}`) || [];
+        const i = q.findIndex(r => r.storeTime >= Number(ext.timestamp));
+        return reply(0, { offset: i < 0 ? q.length : i });
+      }
       case 36: {
         const rec = commitlog.get(Number(ext.offset));
         if (!rec) return reply(1, {}, null, 'no such offset');
