@@ -1,7 +1,7 @@
 'use strict';
 // Test harness for the ali-ons compatibility tests.
 //
-// Starts a real Comet cluster (one mqnamesrv + one mqbroker master) on 127.0.0.1 with free ports and
+// Starts a real Comet cluster (one or more mqnamesrv + one mqbroker master) on 127.0.0.1 with free ports and
 // generated configs in a temp dir, hands out ali-ons clients wired to it, and tears everything down.
 // Every wait is bounded in time; server processes are always killed (end of suite, test failure,
 // process exit, SIGINT/SIGTERM); a guard shell also kills them when the test process dies (even by
@@ -12,6 +12,7 @@
 //                              (default build/release, relative to the repository root)
 //   COMPAT_KEEP_TMP=1          keep the temp dir (configs, stores, logs) even when everything passed
 //   COMPAT_VERBOSE=1           also record ali-ons info/debug log lines
+//   COMPAT_WIRE_LOG=<file>     append every ali-ons request/response to <file> (JSON lines)
 //   COMPAT_SERVER_MAX_SECONDS  hard lifetime of each server process (default 600)
 //   COMPAT_BROKER_EXTRA        extra broker config lines, ';'-separated key=value pairs
 
