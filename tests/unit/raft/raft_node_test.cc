@@ -436,3 +436,100 @@ TEST(RaftNodeTest, RejectsMalformedInputWithoutCrashing) {
 
 }  // namespace
 }  // namespace comet::raft
+
+namespace comet::raft {
+namespace {
+
+std::unique_ptr<RaftNode> open_follower(MemoryLogStorage* s, Rng* rng,
+                                        std::initializer_list<int64_t> terms) {
+    int64_t idx = 0;
+    for (int64_t t : terms) {
+        Entry e{Term(t), LogIndex(++idx), EntryType::kNormal, {}};
+        EXPECT_TRUE(s->append(std::span<const Entry>(&e, 1)).is_ok());
+    }
+    EXPECT_TRUE(s->save_hard_state(HardState{Term(3), kNoNode, LogIndex(0)}).is_ok());
+    RaftConfig c;
+    c.id = NodeId(2);
+    c.voters = {NodeId(1), NodeId(2), NodeId(3)};
+    auto node = RaftNode::open(c, s, rng);
+    EXPECT_TRUE(node.is_ok());
+    return std::move(node).value();
+}
+
+Message append_from_leader(LogIndex prev, Term prev_term) {
+    Message m;
+    m.type = MessageType::kAppend;
+    m.from = NodeId(1);
+    m.to = NodeId(2);
+    m.term = Term(3);
+    m.index = prev;
+    m.log_term = prev_term;
+    return m;
+}
+
+TEST(RaftNodeTest, RejectCarriesConflictTermAndItsFirstIndex) {
+    MemoryLogStorage s;
+    Rng rng(3);
+    auto node = open_follower(&s, &rng, {1, 1, 2, 2, 2});
+    ASSERT_TRUE(node->step(append_from_leader(LogIndex(5), Term(3))).is_ok());
+    Ready rd = node->take_ready();
+    ASSERT_EQ(rd.messages.size(), 1U);
+    EXPECT_TRUE(rd.messages[0].reject);
+    EXPECT_EQ(rd.messages[0].conflict_term, Term(2));
+    EXPECT_EQ(rd.messages[0].reject_hint, LogIndex(3));
+    EXPECT_EQ(rd.messages[0].index, LogIndex(5));
+    // prev beyond our log: hint is our log end + 1, no conflict term.
+    ASSERT_TRUE(node->step(append_from_leader(LogIndex(9), Term(3))).is_ok());
+    rd = node->take_ready();
+    ASSERT_EQ(rd.messages.size(), 1U);
+    EXPECT_EQ(rd.messages[0].conflict_term, Term(0));
+    EXPECT_EQ(rd.messages[0].reject_hint, LogIndex(6));
+}
+
+TEST(RaftNodeTest, AcceptedAppendTruncatesOnlyFromTheFirstConflict) {
+    MemoryLogStorage s;
+    Rng rng(3);
+    auto node = open_follower(&s, &rng, {1, 1, 2, 2, 2});
+    Message m = append_from_leader(LogIndex(2), Term(1));
+    m.entries.push_back(Entry{Term(2), LogIndex(3), EntryType::kNormal, {}});  // same: kept
+    m.entries.push_back(Entry{Term(3), LogIndex(4), EntryType::kNormal, {}});  // conflict
+    m.commit = LogIndex(4);
+    ASSERT_TRUE(node->step(m).is_ok());
+    EXPECT_EQ(s.last_index(), LogIndex(4));
+    EXPECT_EQ(s.term_at(LogIndex(4)), Term(3));
+    Ready rd = node->take_ready();
+    EXPECT_TRUE(rd.messages.empty()) << "ack must wait for the truncated log to be durable";
+    ASSERT_TRUE(rd.persist.has_value());
+    EXPECT_EQ(rd.apply_to, LogIndex(4));
+    node->persisted(rd.persist->seq);
+    rd = node->take_ready();
+    ASSERT_EQ(rd.messages.size(), 1U);
+    EXPECT_FALSE(rd.messages[0].reject);
+    EXPECT_EQ(rd.messages[0].index, LogIndex(4));
+    node->check_invariants();
+}
+
+TEST(RaftNodeTest, LeaderLeaseIgnoresVotesButNotTransfers) {
+    testing::TestCluster c(3);
+    ASSERT_TRUE(c.elect(1));
+    c.tick_all(2);
+    const Term t = c.node(2).term();
+    Message v;
+    v.type = MessageType::kVote;
+    v.from = NodeId(3);
+    v.to = NodeId(2);
+    v.term = t + 1;
+    v.index = c.storage(3).last_index();
+    v.log_term = *c.storage(3).term_at(v.index);
+    c.queue().clear();
+    ASSERT_TRUE(c.node(2).step(v).is_ok());
+    EXPECT_EQ(c.node(2).term(), t) << "a vote inside the leader lease must be ignored";
+    EXPECT_TRUE(c.node(2).take_ready().messages.empty());
+    v.transfer = true;
+    ASSERT_TRUE(c.node(2).step(v).is_ok());
+    EXPECT_EQ(c.node(2).term(), t + 1);
+    EXPECT_EQ(c.node(2).voted_for(), NodeId(3));
+}
+
+}  // namespace
+}  // namespace comet::raft
