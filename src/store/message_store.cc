@@ -102,7 +102,8 @@ Result<std::unique_ptr<MessageStore>> MessageStore::open(const MessageStoreConfi
 }
 
 MessageStore::~MessageStore() {
-    if (!shutdown_.load()) {
+    // A store whose open() failed half-way has nothing running and must not touch `abort`.
+    if (opened_ && !shutdown_.load()) {
         shutdown();
     }
 }
@@ -181,7 +182,9 @@ Status MessageStore::load_and_recover() {
     clean_ = std::make_unique<CleanService>(config_, clock_, flags_, probe_, std::move(hooks),
                                             *cqs_, *index_);
     commit_log_->set_append_listener([this](PhysicalOffset) { reput_->wakeup(); });
-    return create_abort_file();
+    COMET_RETURN_IF_ERROR(create_abort_file());
+    opened_ = true;
+    return Status::ok();
 }
 
 Status MessageStore::create_abort_file() {

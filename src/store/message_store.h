@@ -200,6 +200,7 @@ private:
     std::function<PhysicalOffset()> dispatch_limit_;
     std::atomic<int64_t> last_dispatched_store_ts_{0};
     bool last_exit_ok_ = true;
+    bool opened_ = false;  // load_and_recover() completed
     RecoveryResult recovery_;
     int64_t total_physical_memory_ = 0;
 

@@ -393,5 +393,38 @@ TEST_F(MessageStoreTest, DeleteTopicRemovesQueuesAndRestartsOffsets) {
     store->shutdown();
 }
 
+TEST_F(MessageStoreTest, BadConfigOrFilesAreErrorsNotCrashes) {
+    ManualClock clock;
+    auto config = tiny_config(root_);
+    config.mapped_file_size_consume_queue = 30;  // not a multiple of 20
+    EXPECT_FALSE(MessageStore::open(config, clock).is_ok());
+    config = tiny_config(root_);
+    config.max_index_num = 1;
+    EXPECT_FALSE(MessageStore::open(config, clock).is_ok());
+    // A ConsumeQueue segment of the wrong size fails open() with a message naming it.
+    config = tiny_config(root_);
+    const fs::path qdir = fs::path(config.consume_queue_dir()) / "Bad" / "0";
+    fs::create_directories(qdir);
+    std::ofstream(qdir / "00000000000000000000") << "short";
+    auto s = MessageStore::open(config, clock);
+    ASSERT_FALSE(s.is_ok());
+    EXPECT_NE(s.status().message().find("Bad"), std::string::npos) << s.status().to_string();
+    fs::remove_all(fs::path(config.consume_queue_dir()) / "Bad");
+    // A directory that is not a topic name is ignored.
+    fs::create_directories(fs::path(config.consume_queue_dir()) / "not a topic" / "0");
+    auto ok = open_store(clock, config);
+    ASSERT_NE(ok, nullptr);
+    EXPECT_TRUE(ok->consume_queues().queues().empty());
+    // Whether or not the CommitLog accepts a topic that cannot be a directory name, dispatch
+    // skips it and never stalls.
+    (void)put(*ok, make_message("bad/../topic", 0, "x"));
+    ASSERT_TRUE(put(*ok, make_message("Good", 0, "y")).ok());
+    ASSERT_TRUE(ok->dispatch_now().is_ok());
+    EXPECT_EQ(ok->dispatch_behind_bytes(), 0);
+    EXPECT_EQ(ok->consume_queues().find("bad/../topic", 0), nullptr);
+    EXPECT_EQ(ok->get_max_offset_in_queue("Good", 0).value(), 1);
+    ok->shutdown();
+}
+
 }  // namespace
 }  // namespace comet::store
