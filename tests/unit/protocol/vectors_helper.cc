@@ -12,7 +12,7 @@ std::string vectors_dir() {
     if (const char* env = std::getenv("COMET_VECTORS_DIR")) {
         return env;
     }
-    return "/work/shared/reference/vectors/frames";
+    return COMET_SOURCE_DIR "/../shared/reference/vectors/frames";
 }
 
 std::vector<std::string> all_frame_names() {

@@ -1,5 +1,5 @@
 #pragma once
-// Test helper: loads captured RocketMQ frames from /work/shared/reference/vectors/frames (or the
+// Test helper: loads captured RocketMQ frames from ../shared/reference/vectors/frames (beside the checkout) (or the
 // directory named by COMET_VECTORS_DIR).
 
 #include <string>
