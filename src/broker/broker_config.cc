@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <variant>
 
+#include "base/config.h"
 #include "broker/delay_levels.h"
 
 namespace comet::broker {
@@ -82,6 +83,32 @@ bool parse_int(std::string_view s, T* out) {
 }
 
 }  // namespace
+
+void register_broker_config(ConfigRegistry& registry, BrokerConfig* config) {
+    static const char* kImportant[] = {"brokerClusterName", "brokerName", "brokerId",
+                                       "listenPort", "namesrvAddr", "brokerIP1",
+                                       "storePathRootDir", "brokerRole", "flushDiskType",
+                                       "autoCreateTopicEnable"};
+    for (const auto& e : fields()) {
+        const std::string key(e.key);
+        const std::string desc = "RocketMQ broker property " + key;
+        ConfigField* f = nullptr;
+        if (auto* s = std::get_if<std::string BrokerConfig::*>(&e.field)) {
+            f = &registry.add_string(key, &(config->*(*s)), config->*(*s), desc);
+        } else if (auto* i64 = std::get_if<int64_t BrokerConfig::*>(&e.field)) {
+            f = &registry.add_int64(key, &(config->*(*i64)), config->*(*i64), desc);
+        } else if (auto* i32 = std::get_if<int32_t BrokerConfig::*>(&e.field)) {
+            f = &registry.add_int(key, &(config->*(*i32)), config->*(*i32), desc);
+        } else if (auto* b = std::get_if<bool BrokerConfig::*>(&e.field)) {
+            f = &registry.add_bool(key, &(config->*(*b)), config->*(*b), desc);
+        }
+        for (const char* imp : kImportant) {
+            if (f != nullptr && key == imp) {
+                f->important();
+            }
+        }
+    }
+}
 
 Status BrokerConfig::set(std::string_view key, std::string_view value) {
     for (const auto& e : fields()) {

@@ -14,6 +14,10 @@
 
 #include "base/status.h"
 
+namespace comet {
+class ConfigRegistry;
+}
+
 namespace comet::broker {
 
 inline constexpr std::string_view kDefaultMessageDelayLevel =
@@ -88,6 +92,10 @@ struct BrokerConfig {
     std::vector<std::string> namesrv_list() const;
     bool is_master() const { return broker_id == 0; }
 };
+
+// Registers every BrokerConfig field under its RocketMQ name in the shared config registry
+// (command line -c/-n/-p/-m/--key=value). Defaults are the struct's current values.
+void register_broker_config(ConfigRegistry& registry, BrokerConfig* config);
 
 // Parses a Java properties text ("k=v" / "k: v" lines, '#' and '!' comments, trimmed).
 // Errors: kInvalidArgument with the line number.

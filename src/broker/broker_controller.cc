@@ -49,8 +49,9 @@ private:
     BrokerController& owner_;
 };
 
-BrokerController::BrokerController(BrokerConfig config, Clock& clock)
-    : config_(std::move(config)), clock_(clock) {}
+BrokerController::BrokerController(BrokerConfig config, Clock& clock,
+                                   store::MessageStoreConfig store_base)
+    : config_(std::move(config)), clock_(clock), store_base_(std::move(store_base)) {}
 
 BrokerController::~BrokerController() { shutdown(); }
 
@@ -80,7 +81,7 @@ Status BrokerController::initialize() {
     locks_ = std::make_unique<RebalanceLockManager>(
         clock_, std::chrono::milliseconds(cfg.rebalance_lock_max_live_time));
 
-    COMET_ASSIGN_OR_RETURN(store::MessageStoreConfig store_cfg, make_store_config(cfg));
+    COMET_ASSIGN_OR_RETURN(store::MessageStoreConfig store_cfg, make_store_config(cfg, store_base_));
     auto store = store::MessageStore::open(store_cfg, clock_);
     if (!store.is_ok()) {
         return Status::error(store.status().code(), "open message store at {}: {}",

@@ -32,7 +32,10 @@ namespace comet::broker {
 
 class BrokerController {
 public:
-    explicit BrokerController(BrokerConfig config, Clock& clock = SystemClock::instance());
+    // `store_base`: store settings from the registry (register_store_config); broker-level
+    // fields override it (make_store_config).
+    explicit BrokerController(BrokerConfig config, Clock& clock = SystemClock::instance(),
+                              store::MessageStoreConfig store_base = {});
     ~BrokerController();
     BrokerController(const BrokerController&) = delete;
     BrokerController& operator=(const BrokerController&) = delete;
@@ -69,6 +72,7 @@ private:
 
     BrokerConfigHolder config_;
     Clock& clock_;
+    const store::MessageStoreConfig store_base_;
     std::string store_root_;
     BrokerStats stats_;
     std::unique_ptr<NotifyListener> notify_listener_;

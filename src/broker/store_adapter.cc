@@ -2,6 +2,8 @@
 
 #include <charconv>
 
+#include "base/config.h"
+
 namespace comet::broker {
 namespace {
 
@@ -27,8 +29,68 @@ Status parse_bool(const std::string& key, const std::string& v, bool* out) {
 
 }  // namespace
 
-Result<store::MessageStoreConfig> make_store_config(const BrokerConfig& config) {
-    store::MessageStoreConfig c;
+void register_store_config(ConfigRegistry& r, store::MessageStoreConfig* c) {
+    r.add_string("storePathCommitLog", &c->store_path_commit_log, c->store_path_commit_log,
+                 "CommitLog directory (empty: <storePathRootDir>/commitlog)");
+    r.add_int64("mappedFileSizeCommitLog", &c->mapped_file_size_commit_log,
+                c->mapped_file_size_commit_log, "CommitLog segment size in bytes")
+        .positive();
+    r.add_int64("mappedFileSizeConsumeQueue", &c->mapped_file_size_consume_queue,
+                c->mapped_file_size_consume_queue,
+                "ConsumeQueue file size in bytes (multiple of 20)")
+        .positive();
+    // RocketMQ 4.x spelling of the two sizes, bound to the same members.
+    r.add_int64("mapedFileSizeCommitLog", &c->mapped_file_size_commit_log,
+                c->mapped_file_size_commit_log, "alias of mappedFileSizeCommitLog (4.x name)")
+        .positive();
+    r.add_int64("mapedFileSizeConsumeQueue", &c->mapped_file_size_consume_queue,
+                c->mapped_file_size_consume_queue, "alias of mappedFileSizeConsumeQueue (4.x name)")
+        .positive();
+    r.add_int("flushIntervalCommitLog", &c->flush_interval_commit_log_ms,
+              c->flush_interval_commit_log_ms, "async flush period (ms)")
+        .positive();
+    r.add_int("flushCommitLogLeastPages", &c->flush_commit_log_least_pages,
+              c->flush_commit_log_least_pages, "pages an async flush waits for")
+        .non_negative();
+    r.add_int64("syncFlushTimeout", &c->sync_flush_timeout_ms, c->sync_flush_timeout_ms,
+                "SYNC_FLUSH wait before FLUSH_DISK_TIMEOUT (ms)")
+        .positive();
+    r.add_int("fileReservedTime", &c->file_reserved_time_hours, c->file_reserved_time_hours,
+              "hours CommitLog files are kept")
+        .positive();
+    r.add_string("deleteWhen", &c->delete_when, c->delete_when,
+                 "hour(s) of day when expired files are deleted, e.g. 04");
+    r.add_int("diskMaxUsedSpaceRatio", &c->disk_max_used_space_ratio,
+              c->disk_max_used_space_ratio, "disk usage (%) that forces deletion")
+        .range(10, 95);
+    r.add_bool("checkCRCOnRecover", &c->check_crc_on_recover, c->check_crc_on_recover,
+               "verify body CRCs during recovery");
+    r.add_bool("messageIndexEnable", &c->message_index_enable, c->message_index_enable,
+               "build the key index (QUERY_MESSAGE)");
+    r.add_int("flushIntervalConsumeQueue", &c->flush_interval_consume_queue_ms,
+              c->flush_interval_consume_queue_ms, "ConsumeQueue flush period (ms)")
+        .positive();
+    r.add_int("cleanResourceInterval", &c->clean_resource_interval_ms,
+              c->clean_resource_interval_ms, "retention check period (ms)")
+        .positive();
+    r.add_int("maxTransferBytesOnMessageInDisk", &c->max_transfer_bytes_on_message_in_disk,
+              c->max_transfer_bytes_on_message_in_disk, "pull batch byte cap when on disk")
+        .positive();
+    r.add_int("maxTransferCountOnMessageInDisk", &c->max_transfer_count_on_message_in_disk,
+              c->max_transfer_count_on_message_in_disk, "pull batch count cap when on disk")
+        .positive();
+    r.add_bool("warmMapedFileEnable", &c->warm_mapped_file_enable, c->warm_mapped_file_enable,
+               "pre-touch new CommitLog segments");
+    r.add_int("maxHashSlotNum", &c->max_hash_slot_num, c->max_hash_slot_num,
+              "index file hash slots")
+        .positive();
+    r.add_int("maxIndexNum", &c->max_index_num, c->max_index_num, "index file entries")
+        .positive();
+}
+
+Result<store::MessageStoreConfig> make_store_config(const BrokerConfig& config,
+                                                   store::MessageStoreConfig base) {
+    store::MessageStoreConfig c = std::move(base);
     c.store_path_root_dir = config.store_root();
     c.max_message_size = config.max_message_size;
     c.message_delay_level = config.message_delay_level;

@@ -12,10 +12,16 @@
 
 namespace comet::broker {
 
-// Store settings from the broker's properties (storePathRootDir, mappedFileSizeCommitLog,
-// flushDiskType, ... including Java's "maped" spellings). Errors: kInvalidArgument naming the
-// key.
-Result<store::MessageStoreConfig> make_store_config(const BrokerConfig& config);
+// Store settings: `base` (filled by the config registry, see register_store_config) with the
+// broker-level fields applied (storePathRootDir, flushDiskType, maxMessageSize,
+// messageDelayLevel, store host) and then any store keys left in config.extra (including Java's
+// "maped" spellings). Errors: kInvalidArgument naming the key.
+Result<store::MessageStoreConfig> make_store_config(const BrokerConfig& config,
+                                                   store::MessageStoreConfig base = {});
+
+// Registers the store's own properties (mappedFileSizeCommitLog, fileReservedTime, ...) that
+// BrokerConfig does not carry, bound to `config`.
+void register_store_config(ConfigRegistry& registry, store::MessageStoreConfig* config);
 
 class StoreAdapter final : public MessageStorePort, private store::MessageArrivingListener {
 public:
