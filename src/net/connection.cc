@@ -137,9 +137,12 @@ void Connection::invoke_until(protocol::RemotingCommand request, TimePoint deadl
     request.flag &= ~(protocol::kFlagResponse | protocol::kFlagOneway);
     OutFrame frame;
     frame.head = protocol::encode_frame(request);
+    bool collision = false;
     {
         MutexLock lock(mu_);
-        if (!closing_) {
+        if (!closing_ && pending_.contains(request.opaque)) {
+            collision = true;  // the 31-bit opaque wrapped onto a request still in flight
+        } else if (!closing_) {
             auto it = deadlines_.emplace(deadline, request.opaque);
             pending_.emplace(request.opaque, Pending{std::move(callback), it, timeout});
             out_queue_.push_back(std::move(frame));
@@ -150,6 +153,10 @@ void Connection::invoke_until(protocol::RemotingCommand request, TimePoint deadl
             }
             return;
         }
+    }
+    if (collision) {
+        invoke_until(std::move(request), deadline, timeout, std::move(callback));
+        return;
     }
     callback(Status::error(Errc::kUnavailable, "connection to {} is closed", remote_address_));
 }
