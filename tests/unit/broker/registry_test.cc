@@ -1,0 +1,41 @@
+#include <gtest/gtest.h>
+
+#include "base/config.h"
+#include "broker/broker_config.h"
+#include "broker/store_adapter.h"
+
+namespace comet::broker {
+namespace {
+
+TEST(BrokerRegistry, BrokerAndStoreKeysThroughTheSharedRegistry) {
+    BrokerConfig cfg;
+    store::MessageStoreConfig store_cfg;
+    ConfigRegistry r;
+    register_broker_config(r, &cfg);
+    register_store_config(r, &store_cfg);
+    ASSERT_TRUE(r.set("listenPort", "20911", "test").is_ok());
+    ASSERT_TRUE(r.set("autoCreateTopicEnable", "false", "test").is_ok());
+    ASSERT_TRUE(r.set("mapedFileSizeCommitLog", "1048576", "test").is_ok());
+    ASSERT_TRUE(r.set("flushDiskType", "SYNC_FLUSH", "test").is_ok());
+    EXPECT_FALSE(r.set("brokerId", "x", "test").is_ok());
+    EXPECT_EQ(cfg.listen_port, 20911);
+    EXPECT_FALSE(cfg.auto_create_topic_enable);
+    EXPECT_NE(r.important_properties_text().find("brokerName=broker-a"), std::string::npos);
+
+    cfg.store_path_root_dir = "/tmp/x";
+    auto sc = make_store_config(cfg, store_cfg);
+    ASSERT_TRUE(sc.is_ok()) << sc.status().to_string();
+    EXPECT_EQ(sc->mapped_file_size_commit_log, 1048576);
+    EXPECT_EQ(sc->flush_disk_type, store::FlushDiskType::kSyncFlush);
+    EXPECT_EQ(sc->store_path_root_dir, "/tmp/x");
+    EXPECT_EQ(sc->store_host, "127.0.0.1:20911");
+
+    cfg.flush_disk_type = "SOMETIMES";
+    EXPECT_FALSE(make_store_config(cfg, store_cfg).is_ok());
+    cfg.flush_disk_type = "ASYNC_FLUSH";
+    cfg.extra["fileReservedTime"] = "nope";
+    EXPECT_FALSE(make_store_config(cfg, store_cfg).is_ok());
+}
+
+}  // namespace
+}  // namespace comet::broker
