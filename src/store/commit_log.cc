@@ -418,7 +418,9 @@ void CommitLog::append_and_complete(const std::string& encoded, const std::vecto
         });
         return;
     }
-    flush_->wakeup();
+    if (!config_.flush_commit_log_timed) {
+        flush_->wakeup();  // timed flushing ignores wakeups: skip the futex call per put
+    }
     done(r);
 }
 

@@ -200,13 +200,15 @@ Status MappedFileQueue::truncate_dirty_files(int64_t offset) {
     if (flushed_where() > offset) {
         set_flushed_where(offset);
     }
+    // Zero the cut segment first, then delete later segments newest first: a crash at any
+    // point leaves a contiguous run of segments that the next recovery cuts the same way.
     if (to_zero != nullptr) {
         COMET_RETURN_IF_ERROR(to_zero->zero_tail());
     }
-    for (auto& f : to_destroy) {
+    for (auto it = to_destroy.rbegin(); it != to_destroy.rend(); ++it) {
         spdlog::warn("truncate {} at offset {}: removing segment {}", dir_, offset,
-                     f->file_name());
-        COMET_RETURN_IF_ERROR(f->destroy());
+                     (*it)->file_name());
+        COMET_RETURN_IF_ERROR((*it)->destroy());
     }
     return Status::ok();
 }

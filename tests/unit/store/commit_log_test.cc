@@ -475,3 +475,46 @@ TEST_F(CommitLogTest, EightThreadsKeepEveryQueueDense) {
 
 }  // namespace
 }  // namespace comet::store
+
+namespace comet::store {
+namespace {
+
+TEST(MessageStoreConfig, DefaultsMatchRocketMq) {
+    MessageStoreConfig c;
+    EXPECT_EQ(c.mapped_file_size_commit_log, 1073741824);
+    EXPECT_EQ(c.mapped_file_size_consume_queue, 6000000);
+    EXPECT_EQ(c.flush_disk_type, FlushDiskType::kAsyncFlush);
+    EXPECT_EQ(c.flush_interval_commit_log_ms, 500);
+    EXPECT_EQ(c.flush_commit_log_least_pages, 4);
+    EXPECT_EQ(c.sync_flush_timeout_ms, 5000);
+    EXPECT_EQ(c.max_message_size, 4194304);
+    EXPECT_TRUE(c.check_crc_on_recover);
+    EXPECT_EQ(c.file_reserved_time_hours, 72);
+    EXPECT_EQ(c.delete_when, "04");
+    EXPECT_EQ(c.disk_max_used_space_ratio, 75);
+    c.store_path_root_dir = "/data/store";
+    EXPECT_EQ(c.commit_log_dir(), "/data/store/commitlog");
+    EXPECT_EQ(c.checkpoint_path(), "/data/store/checkpoint");
+    EXPECT_EQ(c.abort_file_path(), "/data/store/abort");
+    c.store_path_commit_log = "/fast/cl";
+    EXPECT_EQ(c.commit_log_dir(), "/fast/cl");
+    MessageStoreConfig d;
+    EXPECT_EQ(d.commit_log_dir(), default_store_path_root_dir() + "/commitlog");
+}
+
+TEST(CommitLogOpen, RejectsBadConfig) {
+    testing::TempDir dir;
+    ManualClock clock;
+    RunningFlags flags;
+    MessageStoreConfig c = testing::small_config(dir.path());
+    c.mapped_file_size_commit_log = 100;
+    EXPECT_EQ(CommitLog::open(c, &clock, nullptr, nullptr, &flags).status().code(),
+              Errc::kInvalidArgument);
+    c = testing::small_config(dir.path());
+    c.store_host = "not-an-address";
+    EXPECT_EQ(CommitLog::open(c, &clock, nullptr, nullptr, &flags).status().code(),
+              Errc::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace comet::store

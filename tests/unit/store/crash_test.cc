@@ -117,6 +117,9 @@ std::unique_ptr<Opened> open_after_crash(const MessageStoreConfig& c, Clock* clo
                             static_cast<char>('a' + rng.uniform(0, 25)));
                 auto r = o->log->put_message(testing::sample_message("Crash", q, body)).get();
                 if (!r.ok()) {
+                    std::string why = fmt::format("child put failed: {} {}\n",
+                                                  put_message_status_name(r.status), r.remark);
+                    (void)!::write(2, why.data(), why.size());
                     failed.store(true);
                     break;
                 }
@@ -192,7 +195,8 @@ TEST(CommitLogCrash, AcknowledgedMessagesSurviveSigkill) {
         if (WIFSIGNALED(status)) {
             ++killed_mid_run;
         } else {
-            ASSERT_EQ(WEXITSTATUS(status), 0) << "child failed in round " << round;
+            ASSERT_EQ(WEXITSTATUS(status), 0) << "child failed in round " << round
+                                              << " (3: open/recovery, 4: a put failed)";
         }
         acked.insert(acked.end(), round_acks.begin(), round_acks.end());
 
