@@ -1,0 +1,65 @@
+#pragma once
+// Consumer-side RPC helpers shared by the pull and push consumers (Java MQClientAPIImpl parts):
+// PULL_MESSAGE (sync/async) with response decoding and tag filtering, consumer offsets, max/min
+// offsets, consumer id list, CONSUMER_SEND_MSG_BACK, LOCK/UNLOCK_BATCH_MQ. Stateless functions
+// over an MqClientInstance; thread-safe.
+
+#include <chrono>
+#include <functional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "client/client_types.h"
+#include "client/mq_client_instance.h"
+#include "protocol/heartbeat_body.h"
+#include "protocol/pull_headers.h"
+
+namespace comet::client {
+
+// A SubscriptionData for `expression` ("*", "" or "a || b"). sub_version is `version`.
+protocol::SubscriptionData build_subscription(const std::string& topic,
+                                              const std::string& expression, int64_t version);
+// Whether a message with `tags` passes the subscription's tag set ("*" passes everything).
+bool tags_match(const protocol::SubscriptionData& sub, const std::string& tags);
+
+// Turns a PULL_MESSAGE response into a PullResult; messages not matching `sub` are dropped
+// (the broker filters by hash code only). Retry-topic messages get their original topic back.
+Result<PullResult> process_pull_response(const protocol::RemotingCommand& resp,
+                                         const protocol::SubscriptionData& sub);
+
+using PullCallback = std::function<void(Result<PullResult>)>;
+// Requires: the broker master of mq.broker_name is known to `inst`.
+void pull_async(MqClientInstance& inst, const protocol::PullMessageRequestHeader& header,
+                const protocol::SubscriptionData& sub, const std::string& broker_name,
+                Duration timeout, PullCallback callback);
+
+// Address of the master of `broker_name`, refreshing `topic`'s route if unknown.
+Result<std::string> master_addr(MqClientInstance& inst, const std::string& broker_name,
+                                const std::string& topic);
+
+// Stored consumer offset; kNotFound when the broker has none.
+Result<int64_t> query_consumer_offset(MqClientInstance& inst, const std::string& group,
+                                      const MessageQueue& mq);
+Status update_consumer_offset(MqClientInstance& inst, const std::string& group,
+                              const MessageQueue& mq, int64_t offset, bool oneway);
+Result<int64_t> max_offset(MqClientInstance& inst, const MessageQueue& mq);
+Result<int64_t> min_offset(MqClientInstance& inst, const MessageQueue& mq);
+Result<int64_t> search_offset(MqClientInstance& inst, const MessageQueue& mq, int64_t timestamp);
+// Consumer ids of `group` as seen by some broker of `topic`.
+Result<std::vector<std::string>> consumer_id_list(MqClientInstance& inst,
+                                                  const std::string& topic,
+                                                  const std::string& group);
+// Sends `msg` back for redelivery through %RETRY%<group> (delay_level 0: broker decides).
+Status send_message_back(MqClientInstance& inst, const std::string& group, const MessageExt& msg,
+                         const std::string& broker_name, int32_t delay_level,
+                         int32_t max_reconsume_times);
+// LOCK_BATCH_MQ: the subset of `mqs` (all on broker `broker_name`) now locked for this client.
+Result<std::set<MessageQueue>> lock_batch_mq(MqClientInstance& inst, const std::string& group,
+                                             const std::string& broker_name,
+                                             const std::set<MessageQueue>& mqs);
+Status unlock_batch_mq(MqClientInstance& inst, const std::string& group,
+                       const std::string& broker_name, const std::set<MessageQueue>& mqs);
+
+}  // namespace comet::client

@@ -1,0 +1,466 @@
+#include "client/push_consumer.h"
+
+#include <algorithm>
+#include <set>
+
+#include <spdlog/spdlog.h>
+
+#include "base/check.h"
+#include "client/consumer_api.h"
+#include "client/topic_publish_info.h"
+#include "protocol/pull_headers.h"
+#include "protocol/request_code.h"
+#include "protocol/response_code.h"
+
+namespace comet::client {
+
+namespace Req = protocol::RequestCode;
+namespace RC = protocol::ResponseCode;
+using namespace std::chrono_literals;
+
+DefaultMqPushConsumer::DefaultMqPushConsumer(PushConsumerConfig config)
+    : config_(std::move(config)),
+      instance_(std::make_unique<MqClientInstance>(config_.client)),
+      consume_pool_(std::make_shared<net::ThreadPoolExecutor>(
+          "consume", std::max<size_t>(1, config_.consume_threads), 1000000)) {}
+
+DefaultMqPushConsumer::~DefaultMqPushConsumer() { shutdown(); }
+
+void DefaultMqPushConsumer::subscribe(const std::string& topic, const std::string& expression) {
+    subscriptions_[topic] = build_subscription(topic, expression, 0);
+}
+
+void DefaultMqPushConsumer::register_listener(MessageListenerConcurrently listener) {
+    listener_ = std::move(listener);
+}
+
+void DefaultMqPushConsumer::register_listener_orderly(MessageListenerOrderly listener) {
+    orderly_listener_ = std::move(listener);
+}
+
+const protocol::SubscriptionData* DefaultMqPushConsumer::subscription(
+    const std::string& topic) const {
+    auto it = subscriptions_.find(topic);
+    return it == subscriptions_.end() ? nullptr : &it->second;
+}
+
+std::vector<protocol::ConsumerData> DefaultMqPushConsumer::consumer_data() const {
+    protocol::ConsumerData cd;
+    cd.group_name = config_.group;
+    cd.consume_type = "CONSUME_PASSIVELY";
+    cd.message_model = "CLUSTERING";
+    cd.consume_from_where = std::string(consume_from_where_name(config_.consume_from_where));
+    for (const auto& [t, sub] : subscriptions_) {
+        cd.subscription_data_set.push_back(sub);
+    }
+    return {cd};
+}
+
+Status DefaultMqPushConsumer::start() {
+    if (!listener_ && !orderly_listener_) {
+        return Status::error(Errc::kFailedPrecondition, "no message listener registered");
+    }
+    if (subscriptions_.empty()) {
+        return Status::error(Errc::kFailedPrecondition, "no subscription");
+    }
+    if (started_.exchange(true)) {
+        return Status::ok();
+    }
+    const int64_t version = SystemClock::instance().wall_millis();
+    for (auto& [t, sub] : subscriptions_) {
+        sub.sub_version = version;
+    }
+    if (!orderly_listener_) {
+        // Clustering mode also consumes the group's retry topic (Java copySubscription).
+        const std::string rt = retry_topic(config_.group);
+        subscriptions_[rt] = build_subscription(rt, "*", version);
+    }
+    instance_->set_consumer_data_source([this] { return consumer_data(); });
+    instance_->register_processor(Req::kNotifyConsumerIdsChanged,
+                                  [this](protocol::RemotingCommand req) {
+                                      rebalance_soon();
+                                      return protocol::RemotingCommand::response_to(
+                                          req, RC::kSuccess);
+                                  });
+    COMET_RETURN_IF_ERROR(instance_->start());
+    for (const auto& [t, sub] : subscriptions_) {
+        auto r = instance_->route(t);
+        if (!r.is_ok() && t.rfind(kRetryGroupTopicPrefix, 0) != 0) {
+            return Status::error(r.status().code(), "consumer {} cannot subscribe to {}: {}",
+                                 config_.group, t, r.status().message());
+        }
+    }
+    instance_->send_heartbeat_to_all();
+    auto& sched = instance_->scheduler();
+    sched.schedule_every(0ms, config_.rebalance_interval, [this] { do_rebalance(); });
+    sched.schedule_every(config_.client.persist_consumer_offset_interval,
+                         config_.client.persist_consumer_offset_interval,
+                         [this] { persist_offsets(true); });
+    return Status::ok();
+}
+
+void DefaultMqPushConsumer::shutdown() {
+    if (!started_.load() || stopping_.exchange(true)) {
+        return;
+    }
+    std::vector<PqPtr> pqs;
+    {
+        MutexLock lock(mu_);
+        for (auto& [mq, pq] : queues_) {
+            pqs.push_back(pq);
+        }
+    }
+    for (auto& pq : pqs) {
+        pq->dropped = true;
+    }
+    consume_pool_->shutdown();
+    persist_offsets(false);
+    if (orderly_listener_) {
+        std::map<std::string, std::set<MessageQueue>> by_broker;
+        for (auto& pq : pqs) {
+            by_broker[pq->mq.broker_name].insert(pq->mq);
+        }
+        for (auto& [b, mqs] : by_broker) {
+            (void)unlock_batch_mq(*instance_, config_.group, b, mqs);
+        }
+    }
+    for (const auto& addr : instance_->all_master_addrs()) {
+        protocol::UnregisterClientRequestHeader h;
+        h.client_id = instance_->client_id();
+        h.consumer_group = config_.group;
+        auto req = protocol::RemotingCommand::request(Req::kUnregisterClient);
+        h.to_ext(req);
+        (void)instance_->invoke(addr, std::move(req));
+    }
+    instance_->shutdown();
+}
+
+std::vector<MessageQueue> DefaultMqPushConsumer::assigned_queues() const {
+    MutexLock lock(mu_);
+    std::vector<MessageQueue> out;
+    for (const auto& [mq, pq] : queues_) {
+        out.push_back(mq);
+    }
+    return out;
+}
+
+void DefaultMqPushConsumer::rebalance_soon() {
+    instance_->scheduler().schedule_after(0ms, [this] { do_rebalance(); });
+}
+
+void DefaultMqPushConsumer::do_rebalance() {
+    if (stopping_) {
+        return;
+    }
+    for (const auto& [topic, sub] : subscriptions_) {
+        rebalance_topic(topic);
+    }
+}
+
+void DefaultMqPushConsumer::rebalance_topic(const std::string& topic) {
+    auto route = instance_->route(topic);
+    if (!route.is_ok()) {
+        return;  // e.g. the retry topic before the broker registered it
+    }
+    std::vector<MessageQueue> all = TopicPublishInfo::subscribe_queues(topic, *route);
+    auto cids = consumer_id_list(*instance_, topic, config_.group);
+    if (!cids.is_ok()) {
+        spdlog::warn("rebalance of {} for {}: {}", topic, config_.group,
+                     cids.status().to_string());
+        return;
+    }
+    std::vector<std::string> ids = *cids;
+    std::sort(ids.begin(), ids.end());
+    const auto mine = allocate_averagely(instance_->client_id(), all, ids);
+    const std::set<MessageQueue> want(mine.begin(), mine.end());
+
+    std::vector<PqPtr> removed;
+    std::vector<MessageQueue> added;
+    {
+        MutexLock lock(mu_);
+        for (auto it = queues_.begin(); it != queues_.end();) {
+            if (it->first.topic == topic && want.count(it->first) == 0) {
+                removed.push_back(it->second);
+                it = queues_.erase(it);
+            } else {
+                ++it;
+            }
+        }
+        for (const auto& mq : want) {
+            if (queues_.count(mq) == 0) {
+                added.push_back(mq);
+            }
+        }
+    }
+    for (auto& pq : removed) {
+        remove_queue(pq);
+    }
+    std::vector<PqPtr> started;
+    for (const auto& mq : added) {
+        auto from = compute_pull_from(mq);
+        if (!from.is_ok()) {
+            spdlog::warn("cannot compute the start offset of {}:{}:{}: {}", mq.topic,
+                         mq.broker_name, mq.queue_id, from.status().to_string());
+            continue;
+        }
+        auto pq = std::make_shared<ProcessQueue>(mq);
+        pq->next_offset = *from;
+        pq->consumed_offset = *from;
+        {
+            MutexLock lock(mu_);
+            if (stopping_) {
+                return;
+            }
+            queues_[mq] = pq;
+        }
+        started.push_back(pq);
+    }
+    if (orderly_listener_) {
+        std::vector<PqPtr> all_pqs;
+        {
+            MutexLock lock(mu_);
+            for (auto& [mq, pq] : queues_) {
+                if (mq.topic == topic) {
+                    all_pqs.push_back(pq);
+                }
+            }
+        }
+        lock_queues(all_pqs);
+    }
+    for (auto& pq : started) {
+        pull(pq);
+    }
+}
+
+void DefaultMqPushConsumer::lock_queues(const std::vector<PqPtr>& pqs) {
+    std::map<std::string, std::set<MessageQueue>> by_broker;
+    for (const auto& pq : pqs) {
+        by_broker[pq->mq.broker_name].insert(pq->mq);
+    }
+    for (const auto& [broker, mqs] : by_broker) {
+        auto locked = lock_batch_mq(*instance_, config_.group, broker, mqs);
+        for (const auto& pq : pqs) {
+            if (pq->mq.broker_name == broker) {
+                pq->locked = locked.is_ok() && locked->count(pq->mq) != 0;
+            }
+        }
+    }
+}
+
+Result<int64_t> DefaultMqPushConsumer::compute_pull_from(const MessageQueue& mq) {
+    auto stored = query_consumer_offset(*instance_, config_.group, mq);
+    if (stored.is_ok() && *stored >= 0) {
+        return *stored;
+    }
+    if (!stored.is_ok() && stored.status().code() != Errc::kNotFound) {
+        return stored.status();
+    }
+    const bool retry = mq.topic.rfind(kRetryGroupTopicPrefix, 0) == 0;
+    switch (config_.consume_from_where) {
+        case ConsumeFromWhere::kFirstOffset: return int64_t{0};
+        case ConsumeFromWhere::kLastOffset:
+            return retry ? Result<int64_t>(int64_t{0}) : max_offset(*instance_, mq);
+        case ConsumeFromWhere::kTimestamp:
+            return retry ? Result<int64_t>(int64_t{0})
+                         : search_offset(*instance_, mq, config_.consume_timestamp);
+    }
+    return int64_t{0};
+}
+
+void DefaultMqPushConsumer::remove_queue(const PqPtr& pq) {
+    pq->dropped = true;
+    const int64_t off = pq->consumed_offset.load();
+    if (off >= 0) {
+        (void)update_consumer_offset(*instance_, config_.group, pq->mq, off, true);
+    }
+    if (orderly_listener_) {
+        (void)unlock_batch_mq(*instance_, config_.group, pq->mq.broker_name, {pq->mq});
+    }
+}
+
+void DefaultMqPushConsumer::pull_later(const PqPtr& pq, Duration delay) {
+    instance_->scheduler().schedule_after(delay, [this, pq] { pull(pq); });
+}
+
+void DefaultMqPushConsumer::pull(const PqPtr& pq) {
+    if (stopping_ || pq->dropped) {
+        return;
+    }
+    if (orderly_listener_ && !pq->locked) {
+        // Try to (re)lock; the pull chain resumes once the broker grants the lock.
+        instance_->scheduler().schedule_after(config_.suspend_current_queue_time, [this, pq] {
+            if (stopping_ || pq->dropped) {
+                return;
+            }
+            lock_queues({pq});
+            pull(pq);
+        });
+        return;
+    }
+    const protocol::SubscriptionData* sub = subscription(pq->mq.topic);
+    COMET_CHECK(sub != nullptr, "pulling unsubscribed topic {}", pq->mq.topic);
+    protocol::PullMessageRequestHeader h;
+    h.consumer_group = config_.group;
+    h.topic = pq->mq.topic;
+    h.queue_id = pq->mq.queue_id;
+    h.queue_offset = pq->next_offset;
+    h.max_msg_nums = config_.pull_batch_size;
+    h.sys_flag = protocol::kPullFlagSuspend | protocol::kPullFlagSubscription;
+    const int64_t commit = pq->consumed_offset.load();
+    if (commit > 0) {
+        h.sys_flag |= protocol::kPullFlagCommitOffset;
+        h.commit_offset = commit;
+    }
+    h.suspend_timeout_millis = config_.broker_suspend_max.count();
+    h.subscription = sub->sub_string;
+    h.sub_version = sub->sub_version;
+    h.expression_type = "TAG";
+    h.broker_name = pq->mq.broker_name;
+    pull_async(*instance_, h, *sub, pq->mq.broker_name, config_.pull_timeout_when_suspend,
+               [this, pq](Result<PullResult> r) { on_pull(pq, std::move(r)); });
+}
+
+void DefaultMqPushConsumer::on_pull(const PqPtr& pq, Result<PullResult> r) {
+    if (stopping_ || pq->dropped) {
+        return;
+    }
+    if (!r.is_ok()) {
+        spdlog::debug("pull {}:{}:{} failed: {}", pq->mq.topic, pq->mq.broker_name,
+                      pq->mq.queue_id, r.status().to_string());
+        pull_later(pq, config_.pull_delay_on_error);
+        return;
+    }
+    PullResult& res = *r;
+    pq->next_offset = res.next_begin_offset;
+    size_t pending = 0;
+    switch (res.status) {
+        case PullStatus::kFound: {
+            bool submit = false;
+            {
+                MutexLock lock(pq->mu);
+                for (auto& m : res.messages) {
+                    pq->pending.push_back(std::move(m));
+                }
+                pending = pq->pending.size();
+                if (!pq->consuming) {
+                    pq->consuming = true;
+                    submit = true;
+                }
+            }
+            if (submit) {
+                submit_drain(pq);
+            }
+            break;
+        }
+        case PullStatus::kNoNewMsg:
+        case PullStatus::kNoMatchedMsg:
+        case PullStatus::kOffsetIllegal: {
+            MutexLock lock(pq->mu);
+            if (pq->pending.empty() && !pq->consuming) {
+                pq->consumed_offset = res.next_begin_offset;
+            }
+            break;
+        }
+    }
+    if (pending > config_.pull_threshold_for_queue) {
+        pull_later(pq, 50ms);  // flow control: let the listener catch up
+    } else {
+        pull(pq);
+    }
+}
+
+void DefaultMqPushConsumer::submit_drain(const PqPtr& pq) {
+    if (!consume_pool_->execute([this, pq] { drain(pq); })) {
+        MutexLock lock(pq->mu);
+        pq->consuming = false;  // pool shut down: stop quietly
+    }
+}
+
+void DefaultMqPushConsumer::drain(const PqPtr& pq) {
+    while (!stopping_ && !pq->dropped) {
+        std::vector<MessageExt> batch;
+        {
+            MutexLock lock(pq->mu);
+            const size_t n = std::min(pq->pending.size(),
+                                      std::max<size_t>(1, config_.consume_message_batch_max_size));
+            if (n == 0) {
+                pq->consuming = false;
+                return;
+            }
+            batch.assign(pq->pending.begin(), pq->pending.begin() + static_cast<ptrdiff_t>(n));
+        }
+        if (!consume_batch(pq, batch)) {
+            // Retry the same batch later, keeping queue order.
+            instance_->scheduler().schedule_after(config_.suspend_current_queue_time,
+                                                  [this, pq] { submit_drain(pq); });
+            return;
+        }
+        MutexLock lock(pq->mu);
+        pq->pending.erase(pq->pending.begin(),
+                          pq->pending.begin() + static_cast<ptrdiff_t>(batch.size()));
+        // Java commits the smallest offset still in flight; with one batch at a time that is
+        // the next pending message, or the pull position when nothing is pending.
+        pq->consumed_offset =
+            pq->pending.empty() ? batch.back().queue_offset + 1 : pq->pending.front().queue_offset;
+    }
+    MutexLock lock(pq->mu);
+    pq->consuming = false;
+}
+
+bool DefaultMqPushConsumer::consume_batch(const PqPtr& pq, const std::vector<MessageExt>& batch) {
+    if (orderly_listener_) {
+        if (!pq->locked) {
+            return false;
+        }
+        ConsumeOrderlyStatus s = orderly_listener_(batch, pq->mq);
+        if (s == ConsumeOrderlyStatus::kSuccess) {
+            pq->orderly_reconsumes = 0;
+            return true;
+        }
+        if (++pq->orderly_reconsumes <= config_.max_reconsume_times) {
+            return false;
+        }
+        // Exhausted: hand the batch to the broker (dead-letter path), then move on.
+        for (const auto& m : batch) {
+            if (!send_message_back(*instance_, config_.group, m, pq->mq.broker_name, 0,
+                                   config_.max_reconsume_times)
+                     .is_ok()) {
+                return false;
+            }
+        }
+        pq->orderly_reconsumes = 0;
+        return true;
+    }
+    ConsumeStatus s = listener_(batch, pq->mq);
+    if (s == ConsumeStatus::kConsumeSuccess) {
+        return true;
+    }
+    for (const auto& m : batch) {
+        Status st = send_message_back(*instance_, config_.group, m, pq->mq.broker_name, 0,
+                                      config_.max_reconsume_times);
+        if (!st.is_ok()) {
+            spdlog::warn("send back of {} failed, consuming it again locally: {}", m.unique_id(),
+                         st.to_string());
+            return false;
+        }
+    }
+    return true;
+}
+
+void DefaultMqPushConsumer::persist_offsets(bool oneway) {
+    std::vector<PqPtr> pqs;
+    {
+        MutexLock lock(mu_);
+        for (auto& [mq, pq] : queues_) {
+            pqs.push_back(pq);
+        }
+    }
+    for (const auto& pq : pqs) {
+        const int64_t off = pq->consumed_offset.load();
+        if (off >= 0) {
+            (void)update_consumer_offset(*instance_, config_.group, pq->mq, off, oneway);
+        }
+    }
+}
+
+}  // namespace comet::client

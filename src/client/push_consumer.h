@@ -1,0 +1,133 @@
+#pragma once
+// DefaultMqPushConsumer: clustering-mode push consumer (Java DefaultMQPushConsumer +
+// RebalancePushImpl + ConsumeMessageConcurrently/OrderlyService, simplified).
+// - HEART_BEAT with the group's subscriptions (and %RETRY%<group>) to every master.
+// - Rebalance: average allocation of each subscribed topic's queues over the group's consumer
+//   ids, every rebalance_interval and at once on NOTIFY_CONSUMER_IDS_CHANGED.
+// - One long-polling pull chain per assigned queue (at most one pull in flight per queue).
+// - Messages of a queue are consumed strictly in queue order, one batch at a time, on the
+//   consume thread pool; queues run in parallel.
+// - Concurrent mode: RECONSUME_LATER -> CONSUMER_SEND_MSG_BACK (redelivery via %RETRY%).
+//   Orderly mode: queues are locked on the broker (LOCK_BATCH_MQ) before they are pulled;
+//   SUSPEND retries the same batch after suspend_current_queue_time, up to
+//   max_reconsume_times, then sends it back.
+// - Offsets: kept locally, UPDATE_CONSUMER_OFFSET every persist interval, on queue removal and
+//   on shutdown; also piggybacked on pulls (commitOffset flag).
+//
+// Owner: the application. Threads: the client timer thread (rebalance, offset commit, delayed
+// pulls), I/O threads (pull callbacks, which only queue work), "consume" pool threads
+// (listeners). Locks: mu_ (queue table) before ProcessQueue::mu (pending messages); neither is
+// held across an RPC or a listener call.
+
+#include <atomic>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/mutex.h"
+#include "base/status.h"
+#include "client/client_config.h"
+#include "client/client_types.h"
+#include "client/mq_client_instance.h"
+#include "net/thread_pool_executor.h"
+#include "protocol/heartbeat_body.h"
+
+namespace comet::client {
+
+enum class ConsumeStatus { kConsumeSuccess, kReconsumeLater };
+enum class ConsumeOrderlyStatus { kSuccess, kSuspendCurrentQueueAMoment };
+
+using MessageListenerConcurrently =
+    std::function<ConsumeStatus(const std::vector<MessageExt>&, const MessageQueue&)>;
+using MessageListenerOrderly =
+    std::function<ConsumeOrderlyStatus(const std::vector<MessageExt>&, const MessageQueue&)>;
+
+struct PushConsumerConfig {
+    ClientConfig client;
+    std::string group = "DEFAULT_CONSUMER";
+    ConsumeFromWhere consume_from_where = ConsumeFromWhere::kLastOffset;
+    int64_t consume_timestamp = 0;  // ms, for kTimestamp
+    size_t consume_threads = 4;
+    int32_t pull_batch_size = 32;
+    size_t consume_message_batch_max_size = 1;
+    size_t pull_threshold_for_queue = 1000;  // pending messages before pulls pause
+    std::chrono::milliseconds rebalance_interval{20000};
+    std::chrono::milliseconds broker_suspend_max{15000};
+    std::chrono::milliseconds pull_timeout_when_suspend{30000};
+    std::chrono::milliseconds pull_delay_on_error{3000};
+    std::chrono::milliseconds suspend_current_queue_time{1000};
+    int32_t max_reconsume_times = 16;
+};
+
+class DefaultMqPushConsumer {
+public:
+    explicit DefaultMqPushConsumer(PushConsumerConfig config);
+    ~DefaultMqPushConsumer();
+    DefaultMqPushConsumer(const DefaultMqPushConsumer&) = delete;
+    DefaultMqPushConsumer& operator=(const DefaultMqPushConsumer&) = delete;
+
+    // Before start(). expression: "*" or "tagA || tagB".
+    void subscribe(const std::string& topic, const std::string& expression = "*");
+    void register_listener(MessageListenerConcurrently listener);
+    void register_listener_orderly(MessageListenerOrderly listener);
+
+    // Errors: no listener / subscription, no name server, route lookup failure.
+    Status start();
+    // Stops pulling, finishes the batches being consumed, commits offsets, unregisters.
+    void shutdown();
+
+    // Queues assigned to this consumer right now (sorted).
+    std::vector<MessageQueue> assigned_queues() const;
+    // Runs a rebalance on the timer thread as soon as possible.
+    void rebalance_soon();
+    MqClientInstance& instance() { return *instance_; }
+    const std::string& group() const { return config_.group; }
+
+private:
+    struct ProcessQueue {
+        explicit ProcessQueue(MessageQueue q) : mq(std::move(q)) {}
+        const MessageQueue mq;
+        std::atomic<bool> dropped{false};
+        std::atomic<bool> locked{false};
+        std::atomic<int64_t> consumed_offset{-1};  // next offset to commit
+        int64_t next_offset = 0;                   // only the pull chain touches it
+        int32_t orderly_reconsumes = 0;            // only the drain touches it
+        Mutex mu;
+        std::deque<MessageExt> pending GUARDED_BY(mu);
+        bool consuming GUARDED_BY(mu) = false;
+    };
+    using PqPtr = std::shared_ptr<ProcessQueue>;
+
+    std::vector<protocol::ConsumerData> consumer_data() const;
+    void do_rebalance();
+    void rebalance_topic(const std::string& topic);
+    Result<int64_t> compute_pull_from(const MessageQueue& mq);
+    void lock_queues(const std::vector<PqPtr>& pqs);
+    void pull(const PqPtr& pq);
+    void pull_later(const PqPtr& pq, Duration delay);
+    void on_pull(const PqPtr& pq, Result<PullResult> r);
+    void submit_drain(const PqPtr& pq);
+    void drain(const PqPtr& pq);
+    // Consumes one batch; true when done with it (offsets may advance), false to retry later.
+    bool consume_batch(const PqPtr& pq, const std::vector<MessageExt>& batch);
+    void persist_offsets(bool oneway);
+    void remove_queue(const PqPtr& pq);
+    const protocol::SubscriptionData* subscription(const std::string& topic) const;
+
+    const PushConsumerConfig config_;
+    std::unique_ptr<MqClientInstance> instance_;
+    std::shared_ptr<net::ThreadPoolExecutor> consume_pool_;
+    MessageListenerConcurrently listener_;
+    MessageListenerOrderly orderly_listener_;
+    std::map<std::string, protocol::SubscriptionData> subscriptions_;  // fixed after start()
+    std::atomic<bool> stopping_{false};
+    std::atomic<bool> started_{false};
+
+    mutable Mutex mu_;
+    std::map<MessageQueue, PqPtr> queues_ GUARDED_BY(mu_);
+};
+
+}  // namespace comet::client
