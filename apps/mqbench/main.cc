@@ -1,0 +1,327 @@
+// mqbench: producer / consumer benchmark over the Comet C++ client (the model is RocketMQ's
+// benchmark/producer.sh and consumer.sh). See docs/benchmarks.md.
+//
+//   mqbench producer -n NAMESRV -t TOPIC [-s SIZE] [--threads N] [--window N]
+//                    [--duration SEC | --count N] [--keys] [--batch N] [--json]
+//   mqbench consumer -n NAMESRV -t TOPIC [-g GROUP] [--duration SEC | --count N] [--json]
+//
+// Every second: TPS, max RT, average RT, failures. At the end: throughput and latency
+// percentiles (p50, p99, p99.9, max); with --json one machine-readable summary line.
+// Producer exit status: 0 when every send succeeded and at least one was sent, 1 otherwise.
+
+#include <CLI/CLI.hpp>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <csignal>
+#include <cstdio>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/clock.h"
+#include "client/producer.h"
+#include "client/push_consumer.h"
+
+namespace {
+
+using namespace comet;
+using namespace comet::client;
+using Clock = std::chrono::steady_clock;
+
+std::atomic<bool> g_stop{false};
+
+void on_signal(int) { g_stop = true; }
+
+struct Options {
+    std::string mode;
+    std::string namesrv;
+    std::string topic;
+    std::string group;
+    size_t size = 128;
+    size_t threads = 1;
+    size_t window = 1;
+    double duration = 0;
+    int64_t count = 0;
+    bool keys = false;
+    size_t batch = 1;
+    bool json = false;
+    bool from_first = false;
+    int64_t send_timeout_ms = 3000;
+};
+
+// Per-second window plus every sample, for the percentiles at the end.
+class Stats {
+public:
+    void record(int64_t us, bool ok, int64_t n = 1) {
+        if (!ok) {
+            failed_ += n;
+            sec_failed_ += n;
+            return;
+        }
+        ok_ += n;
+        sec_ok_ += n;
+        sec_sum_us_ += us * n;
+        int64_t m = sec_max_us_.load();
+        while (us > m && !sec_max_us_.compare_exchange_weak(m, us)) {
+        }
+        std::lock_guard<std::mutex> lock(mu_);
+        samples_.push_back(us);
+    }
+    struct Second {
+        int64_t ok, failed, sum_us, max_us;
+    };
+    Second take_second() {
+        return Second{sec_ok_.exchange(0), sec_failed_.exchange(0), sec_sum_us_.exchange(0),
+                      sec_max_us_.exchange(0)};
+    }
+    int64_t ok() const { return ok_; }
+    int64_t failed() const { return failed_; }
+    std::vector<int64_t> samples() {
+        std::lock_guard<std::mutex> lock(mu_);
+        return samples_;
+    }
+
+private:
+    std::atomic<int64_t> ok_{0}, failed_{0};
+    std::atomic<int64_t> sec_ok_{0}, sec_failed_{0}, sec_sum_us_{0}, sec_max_us_{0};
+    std::mutex mu_;
+    std::vector<int64_t> samples_;
+};
+
+double pct_ms(const std::vector<int64_t>& sorted, double q) {
+    if (sorted.empty()) {
+        return 0;
+    }
+    size_t i = static_cast<size_t>(q * static_cast<double>(sorted.size()));
+    i = std::min(i, sorted.size() - 1);
+    return static_cast<double>(sorted[i]) / 1000.0;
+}
+
+// Prints one line per second until `done` says stop; returns the elapsed seconds.
+double report_loop(Stats& stats, const char* what, const std::function<bool()>& done) {
+    const auto start = Clock::now();
+    auto next = start + std::chrono::seconds(1);
+    while (!done()) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        if (Clock::now() >= next) {
+            next += std::chrono::seconds(1);
+            auto s = stats.take_second();
+            std::printf("%s TPS: %lld Max RT(ms): %.3f Average RT(ms): %.3f Failed: %lld "
+                        "Total: %lld\n",
+                        what, static_cast<long long>(s.ok), s.max_us / 1000.0,
+                        s.ok > 0 ? static_cast<double>(s.sum_us) / s.ok / 1000.0 : 0.0,
+                        static_cast<long long>(s.failed), static_cast<long long>(stats.ok()));
+            std::fflush(stdout);
+        }
+    }
+    return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+void print_summary(const Options& o, Stats& stats, double seconds, const char* rt_name) {
+    auto v = stats.samples();
+    std::sort(v.begin(), v.end());
+    const double tps = seconds > 0 ? static_cast<double>(stats.ok()) / seconds : 0;
+    const double p50 = pct_ms(v, 0.50), p99 = pct_ms(v, 0.99), p999 = pct_ms(v, 0.999);
+    const double mx = v.empty() ? 0 : static_cast<double>(v.back()) / 1000.0;
+    std::printf("Summary %s: ok %lld failed %lld in %.2f s, %.1f msg/s; %s p50 %.3f ms, p99 %.3f "
+                "ms, p99.9 %.3f ms, max %.3f ms\n",
+                o.mode.c_str(), static_cast<long long>(stats.ok()),
+                static_cast<long long>(stats.failed()), seconds, tps, rt_name, p50, p99, p999, mx);
+    if (o.json) {
+        std::printf("{\"mode\":\"%s\",\"topic\":\"%s\",\"ok\":%lld,\"failed\":%lld,"
+                    "\"seconds\":%.3f,\"tps\":%.1f,\"latency\":\"%s\",\"p50_ms\":%.3f,"
+                    "\"p99_ms\":%.3f,\"p999_ms\":%.3f,\"max_ms\":%.3f,\"size\":%zu,"
+                    "\"threads\":%zu,\"window\":%zu,\"batch\":%zu}\n",
+                    o.mode.c_str(), o.topic.c_str(), static_cast<long long>(stats.ok()),
+                    static_cast<long long>(stats.failed()), seconds, tps, rt_name, p50, p99,
+                    p999, mx, o.size, o.threads, o.window, o.batch);
+    }
+    std::fflush(stdout);
+}
+
+int run_producer(const Options& o) {
+    ProducerConfig cfg;
+    cfg.client.namesrv_addr = o.namesrv;
+    cfg.group = o.group.empty() ? "mqbench_producer" : o.group;
+    cfg.send_timeout = std::chrono::milliseconds(o.send_timeout_ms);
+    cfg.client.io_threads = 1;
+    DefaultMqProducer producer(cfg);
+    if (Status s = producer.start(); !s.is_ok()) {
+        std::fprintf(stderr, "mqbench: producer start failed: %s\n", s.to_string().c_str());
+        return 1;
+    }
+    Stats stats;
+    std::atomic<int64_t> remaining{o.count > 0 ? o.count : INT64_MAX};
+    std::atomic<uint64_t> key_seq{0};
+    const std::string body(o.size, 'x');
+    const auto deadline =
+        o.duration > 0 ? Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                             std::chrono::duration<double>(o.duration))
+                       : Clock::time_point::max();
+    auto make = [&] {
+        Message m(o.topic, body);
+        if (o.keys) {
+            m.set_keys("k" + std::to_string(key_seq.fetch_add(1)));
+        }
+        return m;
+    };
+    auto claim = [&]() -> int64_t {  // messages this send may carry, 0 = stop
+        if (g_stop || Clock::now() >= deadline) {
+            return 0;
+        }
+        const int64_t want = static_cast<int64_t>(o.batch);
+        const int64_t before = remaining.fetch_sub(want);
+        return std::max<int64_t>(0, std::min(want, before));
+    };
+    std::atomic<size_t> running{o.threads};
+    std::vector<std::thread> workers;
+    for (size_t t = 0; t < o.threads; ++t) {
+        workers.emplace_back([&] {
+            std::mutex mu;
+            std::condition_variable cv;
+            size_t in_flight = 0;
+            for (;;) {
+                const int64_t n = claim();
+                if (n == 0) {
+                    break;
+                }
+                std::vector<Message> msgs;
+                for (int64_t i = 0; i < n; ++i) {
+                    msgs.push_back(make());
+                }
+                const auto t0 = Clock::now();
+                auto us = [t0] {
+                    return std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - t0)
+                        .count();
+                };
+                if (o.window <= 1) {
+                    auto r = o.batch > 1 ? producer.send_batch(std::move(msgs))
+                                         : producer.send(std::move(msgs.front()));
+                    if (!r.is_ok()) {
+                        spdlog::warn("send failed: {}", r.status().to_string());
+                    }
+                    stats.record(us(), r.is_ok(), n);
+                    continue;
+                }
+                {
+                    std::unique_lock<std::mutex> lock(mu);
+                    cv.wait(lock, [&] { return in_flight < o.window; });
+                    ++in_flight;
+                }
+                auto done = [&, us, n](Result<SendResult> r) {
+                    if (!r.is_ok()) {
+                        spdlog::warn("send failed: {}", r.status().to_string());
+                    }
+                    stats.record(us(), r.is_ok(), n);
+                    std::lock_guard<std::mutex> lock(mu);
+                    --in_flight;
+                    cv.notify_all();
+                };
+                if (o.batch > 1) {
+                    producer.send_batch_async(std::move(msgs), done);
+                } else {
+                    producer.send_async(std::move(msgs.front()), done);
+                }
+            }
+            std::unique_lock<std::mutex> lock(mu);
+            cv.wait(lock, [&] { return in_flight == 0; });  // bounded by the send timeout
+            lock.unlock();
+            --running;
+        });
+    }
+    const double seconds = report_loop(stats, "Send", [&] { return running.load() == 0; });
+    for (auto& w : workers) {
+        w.join();
+    }
+    producer.shutdown();
+    print_summary(o, stats, seconds, "send RT");
+    return stats.failed() == 0 && stats.ok() > 0 ? 0 : 1;
+}
+
+int run_consumer(const Options& o) {
+    PushConsumerConfig cfg;
+    cfg.client.namesrv_addr = o.namesrv;
+    cfg.group = o.group.empty() ? "mqbench_consumer" : o.group;
+    cfg.consume_from_where =
+        o.from_first ? ConsumeFromWhere::kFirstOffset : ConsumeFromWhere::kLastOffset;
+    cfg.consume_threads = std::max<size_t>(1, o.threads);
+    cfg.rebalance_interval = std::chrono::milliseconds(5000);
+    DefaultMqPushConsumer consumer(cfg);
+    consumer.subscribe(o.topic, "*");
+    Stats stats;
+    std::atomic<int64_t> received{0};
+    consumer.register_listener([&](const std::vector<MessageExt>& msgs, const MessageQueue&) {
+        const int64_t now = SystemClock::instance().wall_millis();
+        for (const auto& m : msgs) {
+            stats.record(std::max<int64_t>(0, now - m.born_timestamp) * 1000, true);
+        }
+        received += static_cast<int64_t>(msgs.size());
+        return ConsumeStatus::kConsumeSuccess;
+    });
+    if (Status s = consumer.start(); !s.is_ok()) {
+        std::fprintf(stderr, "mqbench: consumer start failed: %s\n", s.to_string().c_str());
+        return 1;
+    }
+    std::printf("Consumer %s started\n", consumer.instance().client_id().c_str());
+    std::fflush(stdout);
+    const double limit = o.duration > 0 ? o.duration : (o.count > 0 ? 1e9 : 10.0);
+    const auto start = Clock::now();
+    const double seconds = report_loop(stats, "Receive", [&] {
+        return g_stop || (o.count > 0 && received.load() >= o.count) ||
+               std::chrono::duration<double>(Clock::now() - start).count() >= limit;
+    });
+    consumer.shutdown();
+    print_summary(o, stats, seconds, "end-to-end");
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    Options o;
+    CLI::App app{"mqbench: RocketMQ-protocol producer/consumer benchmark"};
+    app.require_subcommand(1);
+    auto add_common = [&](CLI::App* sub) {
+        sub->add_option("-n,--namesrv", o.namesrv, "name server address(es), a:p;b:p")
+            ->required();
+        sub->add_option("-t,--topic", o.topic, "topic")->required();
+        sub->add_option("-g,--group", o.group, "producer / consumer group");
+        sub->add_option("--threads", o.threads, "sending threads / consume threads")
+            ->check(CLI::Range(1, 1024));
+        auto* d = sub->add_option("--duration", o.duration, "seconds to run");
+        auto* c = sub->add_option("--count", o.count, "messages to send / receive");
+        d->excludes(c);
+        sub->add_flag("--json", o.json, "print a JSON summary line at the end");
+    };
+    auto* prod = app.add_subcommand("producer", "send messages");
+    add_common(prod);
+    prod->add_option("-s,--size", o.size, "message body bytes")->check(CLI::Range(1, 4 << 20));
+    prod->add_option("--window", o.window, "async sends in flight per thread (1 = sync)")
+        ->check(CLI::Range(1, 100000));
+    prod->add_flag("--keys", o.keys, "set a unique KEYS property on each message");
+    prod->add_option("--batch", o.batch, "messages per SEND_BATCH_MESSAGE")
+        ->check(CLI::Range(1, 1024));
+    prod->add_option("--send-timeout", o.send_timeout_ms, "send timeout in ms");
+    auto* cons = app.add_subcommand("consumer", "receive messages");
+    add_common(cons);
+    cons->add_flag("--from-first", o.from_first, "a new group starts at the first offset");
+    CLI11_PARSE(app, argc, argv);
+
+    spdlog::set_level(spdlog::level::warn);
+    std::signal(SIGINT, on_signal);
+    std::signal(SIGTERM, on_signal);
+    if (prod->parsed()) {
+        o.mode = "producer";
+        if (o.duration <= 0 && o.count <= 0) {
+            o.duration = 10;
+        }
+        return run_producer(o);
+    }
+    o.mode = "consumer";
+    return run_consumer(o);
+}
