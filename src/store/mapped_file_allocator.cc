@@ -59,33 +59,39 @@ Result<std::shared_ptr<MappedFile>> AllocateMappedFileService::get(const std::st
                                                                   const std::string& next_path,
                                                                   int64_t file_size) {
     std::shared_ptr<Request> mine;
-    bool running = false;
     {
         std::unique_lock<Mutex> l(mu_);
-        running = thread_.joinable() && !stopping_;
         auto it = requests_.find(path);
         if (it != requests_.end()) {
             mine = it->second;
             cv_.wait(l, [&] { return mine->done; });
             requests_.erase(path);
         }
+    }
+    Result<std::shared_ptr<MappedFile>> file =
+        (mine && mine->result && mine->result->is_ok()) ? *mine->result : create(path, file_size);
+    if (mine && mine->result && !mine->result->is_ok()) {
+        spdlog::warn("pre-allocation of {} failed ({}); created inline", path,
+                     mine->result->status().to_string());
+    }
+    if (!file.is_ok()) {
+        return file;
+    }
+    // Ask for the next segment only once this one exists on disk: a crash can then never leave
+    // a gap (segment N+1 present, N missing) that would stop the queue from loading.
+    {
+        MutexLock l(mu_);
+        bool running = thread_.joinable() && !stopping_;
         if (running && !next_path.empty() && requests_.count(next_path) == 0) {
             auto req = std::make_shared<Request>();
             req->path = next_path;
             req->file_size = file_size;
             requests_[next_path] = req;
             pending_.push_back(req);
-            cv_.notify_all();
         }
     }
-    if (mine && mine->result && mine->result->is_ok()) {
-        return *mine->result;
-    }
-    if (mine && mine->result) {
-        spdlog::warn("pre-allocation of {} failed ({}); retrying inline", path,
-                     mine->result->status().to_string());
-    }
-    return create(path, file_size);
+    cv_.notify_all();
+    return file;
 }
 
 void AllocateMappedFileService::run() {

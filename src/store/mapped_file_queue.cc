@@ -27,14 +27,12 @@ Status MappedFileQueue::load() {
         return Status::error(Errc::kIoError, "create directory {}: {}", dir_, ec.message());
     }
     std::vector<std::pair<int64_t, std::string>> names;
+    std::vector<fs::path> unfinished;
     for (const auto& entry : fs::directory_iterator(dir_, ec)) {
         std::string fname = entry.path().filename().string();
         if (fname.size() > 25 && fname.compare(20, 5, ".tmp.") == 0 &&
             file_name_to_offset(fname.substr(0, 20))) {
-            // An allocation interrupted by a crash: never published, never written.
-            spdlog::warn("removing unfinished segment allocation {}", entry.path().string());
-            std::error_code rec;
-            fs::remove(entry.path(), rec);
+            unfinished.push_back(entry.path());
             continue;
         }
         auto off = file_name_to_offset(fname);
@@ -44,6 +42,13 @@ Status MappedFileQueue::load() {
     }
     if (ec) {
         return Status::error(Errc::kIoError, "list directory {}: {}", dir_, ec.message());
+    }
+    // Removed after the listing, so the listing itself is never disturbed.
+    for (const auto& p : unfinished) {
+        // An allocation interrupted by a crash: never published, never written.
+        spdlog::warn("removing unfinished segment allocation {}", p.string());
+        std::error_code rec;
+        fs::remove(p, rec);
     }
     std::sort(names.begin(), names.end());
     std::vector<std::shared_ptr<MappedFile>> loaded;
