@@ -13,12 +13,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Captured RocketMQ 4.9.8 store files (see /work/shared/reference/vectors/INDEX.md §3).
+// Captured RocketMQ 4.9.8 store files (see ../shared/reference/vectors/INDEX.md §3).
 std::string store_vectors_dir() {
     if (const char* env = std::getenv("COMET_VECTORS_DIR")) {
         return std::string(env) + "/../store";
     }
-    return "/work/shared/reference/vectors/store";
+    return COMET_SOURCE_DIR "/../shared/reference/vectors/store";
 }
 
 std::string read_file(const std::string& path) {

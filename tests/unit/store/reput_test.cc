@@ -22,7 +22,7 @@ std::string store_vectors_dir() {
     if (const char* env = std::getenv("COMET_VECTORS_DIR")) {
         return std::string(env) + "/../store";
     }
-    return "/work/shared/reference/vectors/store";
+    return COMET_SOURCE_DIR "/../shared/reference/vectors/store";
 }
 
 std::string read_file(const std::string& path) {
