@@ -1,0 +1,130 @@
+#include "ha/group_transfer.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <optional>
+#include <vector>
+
+namespace comet::ha {
+namespace {
+
+using namespace std::chrono_literals;
+using store::PutMessageStatus;
+
+struct Outcome {
+    std::optional<PutMessageStatus> status;
+    GroupTransfer::Completion cb() {
+        return [this](PutMessageStatus s) {
+            ASSERT_FALSE(status.has_value()) << "completed twice";
+            status = s;
+        };
+    }
+};
+
+TEST(GroupTransfer, CompletesWhenKthHighestSlaveAckReachesOffset) {
+    ManualClock clock;
+    GroupTransfer gt(clock);
+    Outcome a, b, c;
+    gt.put_request(100, 2, 3s, a.cb());  // master + 1 slave
+    gt.put_request(200, 3, 3s, b.cb());  // master + 2 slaves
+    gt.put_request(300, 2, 3s, c.cb());
+    EXPECT_EQ(gt.pending(), 3u);
+
+    std::vector<int64_t> acks{150, 50};
+    gt.on_acks(acks);
+    EXPECT_EQ(a.status, PutMessageStatus::kPutOk);
+    EXPECT_FALSE(b.status);
+    EXPECT_FALSE(c.status);
+
+    acks = {250, 199};  // second-highest 199 < 200
+    gt.on_acks(acks);
+    EXPECT_FALSE(b.status);
+    acks = {250, 200};
+    gt.on_acks(acks);
+    EXPECT_EQ(b.status, PutMessageStatus::kPutOk);
+    EXPECT_FALSE(c.status);
+    EXPECT_EQ(gt.pending(), 1u);
+}
+
+TEST(GroupTransfer, TimesOutAtDeadlineOnly) {
+    ManualClock clock;
+    GroupTransfer gt(clock);
+    Outcome a, b;
+    gt.put_request(100, 2, 3000ms, a.cb());
+    clock.advance(1000ms);
+    gt.put_request(100, 2, 3000ms, b.cb());
+    EXPECT_EQ(gt.next_deadline(), clock.now() + 2000ms);
+    clock.advance(1999ms);
+    gt.expire();
+    EXPECT_FALSE(a.status);
+    clock.advance(1ms);
+    gt.expire();
+    EXPECT_EQ(a.status, PutMessageStatus::kFlushSlaveTimeout);
+    EXPECT_FALSE(b.status);
+    clock.advance(1000ms);
+    gt.expire();
+    EXPECT_EQ(b.status, PutMessageStatus::kFlushSlaveTimeout);
+    EXPECT_EQ(gt.pending(), 0u);
+    EXPECT_EQ(gt.next_deadline(), TimePoint::max());
+}
+
+TEST(GroupTransfer, NotEnoughSlavesConnectedWaitsThenTimesOut) {
+    ManualClock clock;
+    GroupTransfer gt(clock);
+    Outcome a;
+    gt.put_request(10, 3, 1s, a.cb());
+    std::vector<int64_t> acks{1000};  // only one slave: master + 1 < 3
+    gt.on_acks(acks);
+    EXPECT_FALSE(a.status);
+    clock.advance(1s);
+    gt.expire();
+    EXPECT_EQ(a.status, PutMessageStatus::kFlushSlaveTimeout);
+}
+
+TEST(GroupTransfer, AlreadyCoveredCompletesAtOnce) {
+    ManualClock clock;
+    GroupTransfer gt(clock);
+    std::vector<int64_t> acks{500, 400};
+    gt.on_acks(acks);
+    Outcome a, b;
+    gt.put_request(400, 3, 1s, a.cb());
+    EXPECT_EQ(a.status, PutMessageStatus::kPutOk);
+    gt.put_request(401, 3, 1s, b.cb());
+    EXPECT_FALSE(b.status);
+    EXPECT_EQ(gt.pending(), 1u);
+}
+
+TEST(GroupTransfer, ShutdownFailsWaitingPuts) {
+    ManualClock clock;
+    Outcome a;
+    {
+        GroupTransfer gt(clock);
+        gt.put_request(10, 2, 1s, a.cb());
+        gt.shutdown();
+        EXPECT_EQ(a.status, PutMessageStatus::kServiceNotAvailable);
+        gt.shutdown();  // idempotent
+    }
+}
+
+TEST(GroupTransfer, CompletionMayRegisterAnotherPut) {
+    // Completions run outside the lock: re-entering is safe.
+    ManualClock clock;
+    GroupTransfer gt(clock);
+    Outcome inner;
+    bool outer_done = false;
+    gt.put_request(10, 2, 1s, [&](PutMessageStatus) {
+        outer_done = true;
+        gt.put_request(20, 2, 1s, inner.cb());
+    });
+    std::vector<int64_t> acks{15};
+    gt.on_acks(acks);
+    EXPECT_TRUE(outer_done);
+    EXPECT_FALSE(inner.status);
+    acks = {20};
+    gt.on_acks(acks);
+    EXPECT_EQ(inner.status, PutMessageStatus::kPutOk);
+}
+
+}  // namespace
+}  // namespace comet::ha
