@@ -1,0 +1,157 @@
+// mqbench against a real mqnamesrv + mqbroker: a consumer process, then a ~3 s producer run;
+// the producer's JSON summary must show sends and zero failures, and the consumer must receive
+// them. Every process wait is bounded.
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "client/admin_client.h"
+#include "harness.h"
+
+extern char** environ;
+
+namespace comet::it {
+namespace {
+
+using namespace std::chrono_literals;
+
+// A child process with stdout+stderr in a file; killed on destruction if still running.
+class Child {
+public:
+    Child(const std::vector<std::string>& args, const std::string& out_path) : out_(out_path) {
+        posix_spawn_file_actions_t fa;
+        posix_spawn_file_actions_init(&fa);
+        posix_spawn_file_actions_addopen(&fa, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                         0644);
+        posix_spawn_file_actions_adddup2(&fa, 1, 2);
+        std::vector<char*> argv;
+        for (const auto& a : args) {
+            argv.push_back(const_cast<char*>(a.c_str()));
+        }
+        argv.push_back(nullptr);
+        if (posix_spawn(&pid_, argv[0], &fa, nullptr, argv.data(), environ) != 0) {
+            pid_ = -1;
+        }
+        posix_spawn_file_actions_destroy(&fa);
+    }
+    ~Child() {
+        if (pid_ > 0 && !reaped_) {
+            ::kill(pid_, SIGKILL);
+            ::waitpid(pid_, nullptr, 0);
+        }
+    }
+    // Exit code, or -1 on timeout.
+    int wait(std::chrono::milliseconds timeout) {
+        const auto end = std::chrono::steady_clock::now() + timeout;
+        while (std::chrono::steady_clock::now() < end) {
+            int st = 0;
+            if (::waitpid(pid_, &st, WNOHANG) == pid_) {
+                reaped_ = true;
+                return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+            }
+            std::this_thread::sleep_for(20ms);
+        }
+        return -1;
+    }
+    std::string output() const {
+        std::ifstream in(out_);
+        std::stringstream ss;
+        ss << in.rdbuf();
+        return ss.str();
+    }
+    // The last line that starts with '{'.
+    std::string json_line() const {
+        std::istringstream in(output());
+        std::string line, last;
+        while (std::getline(in, line)) {
+            if (!line.empty() && line[0] == '{') {
+                last = line;
+            }
+        }
+        return last;
+    }
+    bool started() const { return pid_ > 0; }
+
+private:
+    pid_t pid_ = -1;
+    bool reaped_ = false;
+    std::string out_;
+};
+
+// The integer value of "key": in a flat JSON line; -1 when absent.
+long long json_int(const std::string& json, const std::string& key) {
+    const auto pos = json.find("\"" + key + "\":");
+    if (pos == std::string::npos) {
+        return -1;
+    }
+    return std::stoll(json.substr(pos + key.size() + 3));
+}
+
+TEST(MqbenchIt, ProducerThenConsumerSummaries) {
+    TempDir dir("comet_it_mqbench");
+    const uint16_t ns_port = free_port();
+    const uint16_t broker_port = free_port();
+    auto ns = start_namesrv(dir, ns_port);
+    ASSERT_TRUE(ns.is_ok());
+    ASSERT_TRUE((*ns)->wait_for_port(ns_port, 10s).is_ok());
+    auto broker = start_broker(dir, broker_port, addr(ns_port));
+    ASSERT_TRUE(broker.is_ok());
+    ASSERT_TRUE((*broker)->wait_for_port(broker_port, 20s).is_ok());
+    {
+        client::ClientConfig cc;
+        cc.namesrv_addr = addr(ns_port);
+        client::AdminClient admin(cc);
+        ASSERT_TRUE(admin.start().is_ok());
+        client::TopicCreateOptions o;
+        o.read_queue_nums = 4;
+        o.write_queue_nums = 4;
+        ASSERT_TRUE(admin.create_topic(addr(broker_port), "BenchTopic", o).is_ok());
+        ASSERT_TRUE(eventually([&] { return admin.topic_route("BenchTopic").is_ok(); }, 10s));
+    }
+    const std::string bench = binary_path("mqbench");
+    Child consumer({bench, "consumer", "-n", addr(ns_port), "-t", "BenchTopic", "--duration",
+                    "12", "--from-first", "--json"},
+                   dir.sub("consumer.out"));
+    ASSERT_TRUE(consumer.started());
+    Child producer({bench, "producer", "-n", addr(ns_port), "-t", "BenchTopic", "-s", "256",
+                    "--threads", "2", "--window", "8", "--duration", "3", "--keys", "--json"},
+                   dir.sub("producer.out"));
+    ASSERT_TRUE(producer.started());
+    const int prc = producer.wait(30s);
+    const std::string pj = producer.json_line();
+    EXPECT_EQ(prc, 0) << producer.output();
+    EXPECT_GT(json_int(pj, "ok"), 0) << pj;
+    EXPECT_EQ(json_int(pj, "failed"), 0) << pj;
+    EXPECT_NE(producer.output().find("Send TPS:"), std::string::npos);
+    EXPECT_NE(pj.find("\"p999_ms\":"), std::string::npos);
+
+    EXPECT_EQ(consumer.wait(40s), 0) << consumer.output();
+    const std::string cj = consumer.json_line();
+    EXPECT_GE(json_int(cj, "ok"), json_int(pj, "ok")) << cj << "\n" << pj;
+    EXPECT_NE(consumer.output().find("Receive TPS:"), std::string::npos);
+
+    // A batch run: counts are exact.
+    Child batch({bench, "producer", "-n", addr(ns_port), "-t", "BenchTopic", "--count", "200",
+                 "--batch", "10", "--json"},
+                dir.sub("batch.out"));
+    EXPECT_EQ(batch.wait(30s), 0) << batch.output();
+    EXPECT_EQ(json_int(batch.json_line(), "ok"), 200) << batch.output();
+
+    // A bad name server address fails with a non-zero status instead of hanging.
+    Child bad({bench, "producer", "-n", "127.0.0.1:1", "-t", "BenchTopic", "--count", "1",
+               "--send-timeout", "1000"},
+              dir.sub("bad.out"));
+    EXPECT_EQ(bad.wait(30s), 1) << bad.output();
+}
+
+}  // namespace
+}  // namespace comet::it
