@@ -1,0 +1,38 @@
+#pragma once
+// mqadmin sub-commands: RocketMQ's names, flags and table layouts, run over client::AdminClient,
+// the producer and the pull consumer. Each command writes its result to `out` and returns a
+// Status; the caller prints a failed Status to stderr and exits non-zero.
+// Threads: called from main only; the client objects a command creates are shut down before it
+// returns.
+
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "mqadmin/options.h"
+
+namespace comet::mqadmin {
+
+struct Context {
+    const ParsedOptions& opts;
+    std::string namesrv_addr;  // -n, else $NAMESRV_ADDR
+    std::FILE* out;
+};
+
+struct Command {
+    std::string name;
+    std::string summary;
+    std::vector<OptionSpec> options;
+    std::function<Status(Context&)> run;
+};
+
+// Every command, in the order `mqadmin help` lists them.
+const std::vector<Command>& commands();
+const Command* find_command(const std::string& name);
+
+// The whole tool: argv as main gets it. Exit code 0 ok, 1 the command failed, 2 bad usage.
+int run_mqadmin(int argc, char** argv, std::FILE* out, std::FILE* err);
+
+}  // namespace comet::mqadmin
