@@ -1,0 +1,74 @@
+#pragma once
+// HaClient (slave side; Java DefaultHAClient). Connects to the master's HA address, sends the
+// Comet handshake (brokerName, brokerId; optional so it can also talk to a RocketMQ master —
+// which would misread it, so keep sendHandshake=false against one), then reports its CommitLog
+// max offset: right after connecting, after every batch of appended frames, and at least every
+// haSendHeartbeatInterval. Each received frame must start exactly at the local max offset;
+// otherwise (or on a malformed frame, an append error, or nothing read for
+// haHousekeepingInterval) it closes and reconnects after reconnect_interval.
+// Threads: one "HaClient" thread runs the io_context; the store port's append() is called on
+// it. Public methods from any thread; mu_ guards the master address and counters (leaf).
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "base/clock.h"
+#include "base/mutex.h"
+#include "base/status.h"
+#include "ha/ha_store_port.h"
+
+namespace comet::ha {
+
+struct HaClientConfig {
+    std::string master_host;  // haMasterAddress / register result haServerAddr (host part)
+    uint16_t master_port = 0;
+    std::string broker_name;
+    int64_t broker_id = 1;  // > 0
+    bool send_handshake = true;
+    std::chrono::milliseconds heartbeat_interval{5000};      // haSendHeartbeatInterval
+    std::chrono::milliseconds housekeeping_interval{20000};  // haHousekeepingInterval
+    std::chrono::milliseconds reconnect_interval{5000};      // RocketMQ retries every 5 s
+    std::chrono::milliseconds tick_interval{20};
+};
+
+struct HaClientStats {
+    bool connected = false;
+    int64_t frames = 0;          // data frames appended
+    int64_t heartbeats = 0;      // empty frames received
+    int64_t bytes = 0;           // CommitLog bytes appended
+    int64_t connects = 0;        // successful connections
+    int64_t protocol_errors = 0;  // frames refused (offset mismatch, bad frame, append error)
+};
+
+class HaClient {
+public:
+    // Starts the "HaClient" thread; it connects at once. Errors: bad config.
+    static Result<std::unique_ptr<HaClient>> start(HaClientConfig config, HaStorePort& store,
+                                                   Clock& clock);
+    ~HaClient();
+    HaClient(const HaClient&) = delete;
+    HaClient& operator=(const HaClient&) = delete;
+
+    void shutdown();  // closes, joins; idempotent
+    // Register result changed the master's HA address: reconnect there.
+    void update_master_address(std::string host, uint16_t port);
+    HaClientStats stats() const;
+
+private:
+    struct Impl;
+    HaClient(HaClientConfig config, HaStorePort& store, Clock& clock);
+
+    HaClientConfig config_;
+    HaStorePort& store_;
+    Clock& clock_;
+    std::unique_ptr<Impl> impl_;
+    std::thread thread_;
+    mutable Mutex mu_;
+    HaClientStats stats_ GUARDED_BY(mu_);
+    bool stopped_ GUARDED_BY(mu_) = false;
+};
+
+}  // namespace comet::ha

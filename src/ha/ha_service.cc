@@ -1,0 +1,381 @@
+#include "ha/ha_service.h"
+
+#include <pthread.h>
+
+#include <array>
+#include <set>
+
+#include "base/logging.h"
+#include "ha/ha_codec.h"
+#include "net/asio.h"
+
+namespace comet::ha {
+
+using asio::ip::tcp;
+
+struct HaService::Impl {
+    asio::io_context io;
+    asio::executor_work_guard<asio::io_context::executor_type> work{io.get_executor()};
+    tcp::acceptor acceptor{io};
+    asio::steady_timer tick{io};
+    std::set<std::shared_ptr<Connection>> conns;  // io thread only
+    uint64_t next_id = 1;                          // io thread only
+    bool stopping = false;                         // io thread only
+};
+
+// One slave connection; lives on the io thread only (no locks).
+class HaService::Connection : public std::enable_shared_from_this<HaService::Connection> {
+public:
+    Connection(HaService& svc, tcp::socket sock, uint64_t id)
+        : svc_(svc), sock_(std::move(sock)), id_(id) {
+        std::error_code ec;
+        auto ep = sock_.remote_endpoint(ec);
+        info_.connection_id = id;
+        info_.address = ec ? "?" : ep.address().to_string() + ":" + std::to_string(ep.port());
+        last_read_ = last_write_ = svc_.clock_.now();
+    }
+
+    void start() { read_more(); }
+
+    // Housekeeping and sending; called by the tick and by notify_new_data().
+    void poll() {
+        if (closed_) return;
+        if (svc_.clock_.now() - last_read_ >= svc_.config_.housekeeping_interval) {
+            spdlog::warn("HaService: slave {} (brokerId {}) silent for {} ms, dropping it",
+                         info_.address, info_.broker_id,
+                         svc_.config_.housekeeping_interval.count());
+            close(false);
+            return;
+        }
+        try_send();
+    }
+
+    void close(bool rejected) {
+        if (closed_) return;
+        closed_ = true;
+        std::error_code ec;
+        sock_.shutdown(tcp::socket::shutdown_both, ec);
+        sock_.close(ec);
+        svc_.on_slave_closed(id_, rejected);
+    }
+
+    bool closed() const { return closed_; }
+
+private:
+    void read_more() {
+        auto self = shared_from_this();
+        sock_.async_read_some(asio::buffer(rbuf_), [self](std::error_code ec, size_t n) {
+            if (ec || self->closed_) {
+                if (!self->closed_) {
+                    spdlog::info("HaService: slave {} disconnected: {}", self->info_.address,
+                                 ec.message());
+                }
+                self->close(false);
+                return;
+            }
+            self->last_read_ = self->svc_.clock_.now();
+            self->decoder_.feed(std::string_view(self->rbuf_.data(), n));
+            if (!self->process_input()) return;
+            self->read_more();
+            self->try_send();
+        });
+    }
+
+    // Returns false when the connection was closed.
+    bool process_input() {
+        for (;;) {
+            auto r = decoder_.next();
+            if (!r.is_ok()) {
+                spdlog::error("HaService: slave {}: {}; closing", info_.address,
+                              r.status().to_string());
+                close(true);
+                return false;
+            }
+            if (!r.value()) return true;
+            const auto& ev = *r.value();
+            if (ev.kind == SlaveStreamDecoder::Event::Kind::kHandshake) {
+                if (ev.handshake.broker_name != svc_.config_.broker_name ||
+                    ev.handshake.broker_id <= 0) {
+                    spdlog::error(
+                        "HaService: slave {} claims brokerName '{}' brokerId {}; this master "
+                        "serves '{}' (slaves need brokerId > 0); closing",
+                        info_.address, ev.handshake.broker_name, ev.handshake.broker_id,
+                        svc_.config_.broker_name);
+                    close(true);
+                    return false;
+                }
+                info_.broker_id = ev.handshake.broker_id;
+                handshaken_ = true;
+                continue;
+            }
+            if (!handshaken_ && svc_.config_.require_handshake) {
+                spdlog::error("HaService: slave {} sent no handshake (requireHandshake); closing",
+                              info_.address);
+                close(true);
+                return false;
+            }
+            if (!on_report(ev.offset)) return false;
+        }
+    }
+
+    bool on_report(int64_t offset) {
+        if (!got_request_) {
+            int64_t master_max = svc_.store_.max_offset();
+            if (offset > master_max) {
+                spdlog::error(
+                    "HaService: slave {} (brokerId {}) asks for offset {} beyond the master's "
+                    "end {}; closing",
+                    info_.address, info_.broker_id, offset, master_max);
+                close(true);
+                return false;
+            }
+            got_request_ = true;
+            // Comet: an empty slave copies from the first byte still on disk (RocketMQ starts at
+            // the last file); see docs/replication.md.
+            next_offset_ = offset == 0 ? svc_.store_.min_offset() : offset;
+            sent_end_ = next_offset_;
+            info_.ack_offset = offset;
+            info_.sent_offset = sent_end_;
+            spdlog::info("HaService: slave {} (brokerId {}) starts at offset {}", info_.address,
+                         info_.broker_id, next_offset_);
+            svc_.on_slave_update(id_, info_);
+            return true;
+        }
+        if (offset > sent_end_) {
+            spdlog::error(
+                "HaService: slave {} (brokerId {}) acked offset {} but only {} was sent on this "
+                "connection; closing",
+                info_.address, info_.broker_id, offset, sent_end_);
+            close(true);
+            return false;
+        }
+        info_.ack_offset = offset;
+        svc_.on_slave_update(id_, info_);
+        return true;
+    }
+
+    void try_send() {
+        if (closed_ || writing_ || !got_request_) return;
+        auto chunk = svc_.store_.read(next_offset_, svc_.config_.transfer_batch_size);
+        TimePoint now = svc_.clock_.now();
+        if (!chunk) {
+            if (now - last_write_ < svc_.config_.heartbeat_interval) return;
+            header_ = encode_transfer_header(next_offset_, 0);
+            chunk_.reset();
+            write(0);
+            return;
+        }
+        header_ = encode_transfer_header(next_offset_, static_cast<int32_t>(chunk->bytes.size()));
+        chunk_ = std::move(chunk);
+        write(static_cast<int64_t>(chunk_->bytes.size()));
+    }
+
+    void write(int64_t body_size) {
+        writing_ = true;
+        next_offset_ += body_size;
+        sent_end_ = next_offset_;  // handed to the socket: the slave may ack up to here
+        info_.sent_offset = sent_end_;
+        last_write_ = svc_.clock_.now();
+        std::array<asio::const_buffer, 2> bufs{
+            asio::buffer(header_),
+            chunk_ ? asio::buffer(chunk_->bytes.data(), chunk_->bytes.size())
+                   : asio::const_buffer()};
+        auto self = shared_from_this();
+        asio::async_write(sock_, bufs, [self](std::error_code ec, size_t) {
+            self->writing_ = false;
+            self->chunk_.reset();
+            if (ec) {
+                if (!self->closed_) {
+                    spdlog::info("HaService: write to slave {} failed: {}", self->info_.address,
+                                 ec.message());
+                }
+                self->close(false);
+                return;
+            }
+            self->try_send();  // pipelined: keep streaming without waiting for the ack
+        });
+    }
+
+    HaService& svc_;
+    tcp::socket sock_;
+    uint64_t id_;
+    SlaveInfo info_;
+    std::array<char, 4096> rbuf_{};
+    SlaveStreamDecoder decoder_;
+    bool closed_ = false;
+    bool handshaken_ = false;
+    bool got_request_ = false;
+    bool writing_ = false;
+    int64_t next_offset_ = 0;
+    int64_t sent_end_ = 0;
+    TimePoint last_read_;
+    TimePoint last_write_;
+    std::string header_;
+    std::optional<HaChunk> chunk_;
+};
+
+HaService::HaService(HaServiceConfig config, HaStorePort& store, Clock& clock)
+    : config_(std::move(config)),
+      store_(store),
+      clock_(clock),
+      group_transfer_(clock),
+      impl_(std::make_unique<Impl>()) {}
+
+Result<std::unique_ptr<HaService>> HaService::start(HaServiceConfig config, HaStorePort& store,
+                                                    Clock& clock) {
+    COMET_RETURN_IF_ERROR(validate_quorum_config(config.quorum, nullptr));
+    if (config.transfer_batch_size <= 0) {
+        return Status::error(Errc::kInvalidArgument, "haTransferBatchSize={} must be > 0",
+                             config.transfer_batch_size);
+    }
+    if (config.housekeeping_interval.count() <= 0 || config.heartbeat_interval.count() <= 0) {
+        return Status::error(Errc::kInvalidArgument,
+                             "haHousekeepingInterval and haSendHeartbeatInterval must be > 0");
+    }
+    std::unique_ptr<HaService> svc(new HaService(std::move(config), store, clock));
+    auto& im = *svc->impl_;
+    std::error_code ec;
+    auto addr = asio::ip::make_address(svc->config_.listen_host, ec);
+    if (ec) {
+        return Status::error(Errc::kInvalidArgument, "HA listen host '{}': {}",
+                             svc->config_.listen_host, ec.message());
+    }
+    tcp::endpoint ep(addr, svc->config_.listen_port);
+    im.acceptor.open(ep.protocol(), ec);
+    if (!ec) im.acceptor.set_option(tcp::acceptor::reuse_address(true), ec);
+    if (!ec) im.acceptor.bind(ep, ec);
+    if (!ec) im.acceptor.listen(asio::socket_base::max_listen_connections, ec);
+    if (ec) {
+        return Status::error(Errc::kIoError, "HA listen on {}:{}: {}", svc->config_.listen_host,
+                             svc->config_.listen_port, ec.message());
+    }
+    svc->port_ = im.acceptor.local_endpoint().port();
+    HaService* self = svc.get();
+    // Accept loop and tick, both on the io thread.
+    struct Loops {
+        static void accept(HaService* s) {
+            s->impl_->acceptor.async_accept([s](std::error_code aec, tcp::socket sock) {
+                auto& i = *s->impl_;
+                if (aec || i.stopping) return;
+                std::error_code nec;
+                sock.set_option(tcp::no_delay(true), nec);
+                auto c = std::make_shared<Connection>(*s, std::move(sock), i.next_id++);
+                i.conns.insert(c);
+                c->start();
+                accept(s);
+            });
+        }
+        static void tick(HaService* s) {
+            auto& i = *s->impl_;
+            i.tick.expires_after(s->config_.tick_interval);
+            i.tick.async_wait([s](std::error_code tec) {
+                auto& ii = *s->impl_;
+                if (tec || ii.stopping) return;
+                for (auto it = ii.conns.begin(); it != ii.conns.end();) {
+                    (*it)->poll();
+                    it = (*it)->closed() ? ii.conns.erase(it) : std::next(it);
+                }
+                s->group_transfer_.expire();
+                tick(s);
+            });
+        }
+    };
+    Loops::accept(self);
+    Loops::tick(self);
+    svc->thread_ = std::thread([self] {
+        pthread_setname_np(pthread_self(), "HaService");
+        self->impl_->io.run();
+    });
+    spdlog::info("HaService: broker '{}' listening for slaves on port {}",
+                 svc->config_.broker_name, svc->port_);
+    return svc;
+}
+
+HaService::~HaService() { shutdown(); }
+
+void HaService::shutdown() {
+    {
+        MutexLock l(mu_);
+        if (stopped_) return;
+        stopped_ = true;
+    }
+    Impl* im = impl_.get();
+    asio::post(im->io, [im] {
+        im->stopping = true;
+        std::error_code ec;
+        im->acceptor.close(ec);
+        im->tick.cancel();
+        for (auto& c : im->conns) c->close(false);
+        im->conns.clear();
+    });
+    im->work.reset();
+    if (thread_.joinable()) thread_.join();
+    group_transfer_.shutdown();
+}
+
+void HaService::notify_new_data() {
+    Impl* im = impl_.get();
+    asio::post(im->io, [im] {
+        if (im->stopping) return;
+        for (auto& c : im->conns) c->poll();
+    });
+}
+
+void HaService::on_slave_update(uint64_t id, const SlaveInfo& info) {
+    {
+        MutexLock l(mu_);
+        slaves_[id] = info;
+    }
+    publish_acks();
+}
+
+void HaService::on_slave_closed(uint64_t id, bool rejected) {
+    {
+        MutexLock l(mu_);
+        slaves_.erase(id);
+        if (rejected) ++rejected_;
+    }
+    publish_acks();
+}
+
+void HaService::publish_acks() {
+    std::vector<int64_t> acks = slave_ack_offsets();
+    group_transfer_.on_acks(acks);
+}
+
+std::vector<SlaveInfo> HaService::slaves() const {
+    MutexLock l(mu_);
+    std::vector<SlaveInfo> out;
+    for (const auto& [id, s] : slaves_) out.push_back(s);
+    return out;
+}
+
+std::vector<int64_t> HaService::slave_ack_offsets() const {
+    MutexLock l(mu_);
+    std::vector<int64_t> out;
+    for (const auto& [id, s] : slaves_) out.push_back(s.ack_offset);
+    return out;
+}
+
+int32_t HaService::in_sync_replica_nums(int64_t master_put_offset) const {
+    std::vector<int64_t> acks = slave_ack_offsets();
+    return ha::in_sync_replica_nums(config_.quorum, master_put_offset, acks);
+}
+
+QuorumDecision HaService::decide(bool wait_store_msg_ok, int32_t alive_replica_num,
+                                 int64_t master_put_offset) const {
+    std::vector<int64_t> acks = slave_ack_offsets();
+    QuorumInput in;
+    in.wait_store_msg_ok = wait_store_msg_ok;
+    in.alive_replica_num = alive_replica_num;
+    in.master_put_offset = master_put_offset;
+    in.slave_ack_offsets = acks;
+    return decide_quorum(config_.quorum, in);
+}
+
+int64_t HaService::rejected_connections() const {
+    MutexLock l(mu_);
+    return rejected_;
+}
+
+}  // namespace comet::ha

@@ -1,0 +1,107 @@
+#pragma once
+// HaService (master side; Java DefaultHAService + AcceptSocketService + DefaultHAConnection).
+// Listens on haListenPort; per slave connection it reads 8-byte offset reports (after an
+// optional Comet handshake naming brokerName/brokerId) and streams CommitLog bytes from the
+// slave's requested offset in frames of at most haTransferBatchSize, pipelined: the next frame
+// goes out as soon as the previous one is handed to the socket, without waiting for an ack.
+// Tracks each slave's ack offset, feeds GroupTransfer, and closes a connection that
+//  - acks above what was sent on it, or first asks for an offset beyond the master's end;
+//  - names another broker group or brokerId <= 0 in its handshake (or skips the handshake when
+//    requireHandshake is set);
+//  - has been silent (nothing read) for haHousekeepingInterval — a hung slave stops counting.
+// Threads: one "HaService" thread runs the asio io_context (accept, socket I/O, the tick timer,
+// GroupTransfer completions). Public methods from any thread. Locks: mu_ (slave table) is a
+// leaf; never held across I/O, store calls or completions. Invariant per connection:
+// ack_offset <= sent_end once the first report is processed.
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/mutex.h"
+#include "base/status.h"
+#include "ha/group_transfer.h"
+#include "ha/ha_store_port.h"
+#include "ha/quorum_policy.h"
+
+namespace comet::ha {
+
+struct HaServiceConfig {
+    std::string broker_name;            // brokerName: slaves must name it in the handshake
+    std::string listen_host = "0.0.0.0";
+    uint16_t listen_port = 0;           // haListenPort; 0 = ephemeral (tests)
+    int32_t transfer_batch_size = 32768;  // haTransferBatchSize
+    std::chrono::milliseconds heartbeat_interval{5000};      // haSendHeartbeatInterval
+    std::chrono::milliseconds housekeeping_interval{20000};  // haHousekeepingInterval
+    std::chrono::milliseconds tick_interval{10};  // new-data poll / timeout check period
+    bool require_handshake = false;  // false: plain RocketMQ slaves are accepted
+    QuorumConfig quorum;
+};
+
+// One connected slave, as shown by GET_BROKER_RUNTIME_INFO.
+struct SlaveInfo {
+    uint64_t connection_id = 0;
+    std::string address;     // ip:port of the slave's socket
+    int64_t broker_id = -1;  // from the handshake; -1 for a plain RocketMQ slave
+    int64_t ack_offset = 0;
+    int64_t sent_offset = 0;  // end of the bytes handed to the socket so far
+};
+
+class HaService {
+public:
+    // Binds and starts the "HaService" thread. `store` and `clock` must outlive the service.
+    // Errors: bad quorum config (names the keys), bind failure (kIoError).
+    static Result<std::unique_ptr<HaService>> start(HaServiceConfig config, HaStorePort& store,
+                                                    Clock& clock);
+    ~HaService();  // shutdown()
+    HaService(const HaService&) = delete;
+    HaService& operator=(const HaService&) = delete;
+
+    // Closes every connection, fails waiting puts (SERVICE_NOT_AVAILABLE), joins. Idempotent.
+    void shutdown();
+    uint16_t port() const { return port_; }
+
+    // Wake the senders now (call after an append; otherwise the tick finds new data).
+    void notify_new_data();
+
+    std::vector<SlaveInfo> slaves() const;
+    std::vector<int64_t> slave_ack_offsets() const;
+    // DefaultHAService#inSyncReplicasNums at the given master put offset.
+    int32_t in_sync_replica_nums(int64_t master_put_offset) const;
+    // QuorumPolicy decision with this service's live slave acks filled in.
+    QuorumDecision decide(bool wait_store_msg_ok, int32_t alive_replica_num,
+                          int64_t master_put_offset) const;
+    GroupTransfer& group_transfer() { return group_transfer_; }
+    const HaServiceConfig& config() const { return config_; }
+    // Connections closed for a protocol violation (bad ack, bad handshake) so far.
+    int64_t rejected_connections() const;
+
+private:
+    class Connection;
+    struct Impl;
+    HaService(HaServiceConfig config, HaStorePort& store, Clock& clock);
+
+    void on_slave_update(uint64_t id, const SlaveInfo& info);
+    void on_slave_closed(uint64_t id, bool rejected);
+    void publish_acks();
+
+    HaServiceConfig config_;
+    HaStorePort& store_;
+    Clock& clock_;
+    GroupTransfer group_transfer_;
+    std::unique_ptr<Impl> impl_;
+    uint16_t port_ = 0;
+    std::thread thread_;
+
+    mutable Mutex mu_;
+    std::map<uint64_t, SlaveInfo> slaves_ GUARDED_BY(mu_);
+    int64_t rejected_ GUARDED_BY(mu_) = 0;
+    bool stopped_ GUARDED_BY(mu_) = false;
+};
+
+}  // namespace comet::ha
