@@ -528,7 +528,8 @@ Status cmd_send_message(Context& ctx) {
     client::DefaultMqProducer producer(pc);
     COMET_RETURN_IF_ERROR(producer.start());
     client::Message msg(ctx.opts.get('t'), ctx.opts.get('p'), ctx.opts.get('c'), ctx.opts.get('k'));
-    Result<client::SendResult> res = Status::ok();
+    Result<client::SendResult> res =
+        Status::error(Errc::kInternal, "send not attempted");  // replaced below
     if (ctx.opts.has('b') || ctx.opts.has('i')) {
         if (!ctx.opts.has('b') || !ctx.opts.has('i')) {
             return Status::error(Errc::kInvalidArgument,
@@ -586,7 +587,8 @@ Status cmd_consume_message(Context& ctx) {
         matched_queue = true;
         COMET_ASSIGN_OR_RETURN(int64_t min_off, consumer.min_offset(mq));
         COMET_ASSIGN_OR_RETURN(int64_t max_off, consumer.max_offset(mq));
-        int64_t offset = start_offset >= 0 ? std::max(start_offset, min_off) : min_off;
+        // An empty queue may report min offset -1; pulls start at 0 at the earliest.
+        int64_t offset = std::max<int64_t>({start_offset, min_off, 0});
         // Bounded: each round advances the offset or stops.
         while (offset < max_off && printed < count) {
             const int32_t batch = static_cast<int32_t>(std::min<int64_t>(32, count - printed));
