@@ -233,8 +233,10 @@ void FlushService::run_sync() {
     int64_t last_checkpoint_ms = clock_->wall_millis();
     for (;;) {
         {
-            std::unique_lock<Mutex> l(mu_);
-            cv_.wait_for(l, kSyncIdleWait, [&] { return stopping_ || !waiters_.empty(); });
+            MutexLock l(mu_);
+            if (!stopping_ && waiters_.empty()) {
+                cv_.wait_for(mu_, kSyncIdleWait);  // Mutex is the BasicLockable released
+            }
             if (stopping_) {
                 return;
             }
@@ -256,17 +258,17 @@ void FlushService::run_async() {
     auto interval = std::chrono::milliseconds(std::max(1, config_.flush_interval_commit_log_ms));
     for (;;) {
         {
-            std::unique_lock<Mutex> l(mu_);
-            if (config_.flush_commit_log_timed) {
-                cv_.wait_for(l, interval, [&] { return stopping_; });
-            } else {
-                cv_.wait_for(l, interval, [&] { return stopping_ || wakeup_; });
+            MutexLock l(mu_);
+            // Timed mode sleeps the interval (an early wake only flushes early); otherwise a
+            // wakeup() cuts the wait short.
+            if (!stopping_ && (config_.flush_commit_log_timed || !wakeup_)) {
+                cv_.wait_for(mu_, interval);
             }
             wakeup_ = false;
-            if (stopping_ || failed_) {
-                if (stopping_) {
-                    return;
-                }
+            if (stopping_) {
+                return;
+            }
+            if (failed_) {
                 continue;
             }
         }
@@ -290,8 +292,10 @@ void FlushService::run_async() {
 void FlushService::run_reaper() {
     for (;;) {
         {
-            std::unique_lock<Mutex> l(mu_);
-            reaper_cv_.wait_for(l, kReaperPeriod, [&] { return stopping_; });
+            MutexLock l(mu_);
+            if (!stopping_) {
+                reaper_cv_.wait_for(mu_, kReaperPeriod);
+            }
             if (stopping_) {
                 return;
             }

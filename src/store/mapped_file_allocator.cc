@@ -60,11 +60,13 @@ Result<std::shared_ptr<MappedFile>> AllocateMappedFileService::get(const std::st
                                                                   int64_t file_size) {
     std::shared_ptr<Request> mine;
     {
-        std::unique_lock<Mutex> l(mu_);
+        MutexLock l(mu_);
         auto it = requests_.find(path);
         if (it != requests_.end()) {
             mine = it->second;
-            cv_.wait(l, [&] { return mine->done; });
+            while (!mine->done) {
+                cv_.wait(mu_);  // the annotated Mutex is the BasicLockable released while waiting
+            }
             requests_.erase(path);
         }
     }
@@ -98,8 +100,10 @@ void AllocateMappedFileService::run() {
     for (;;) {
         std::shared_ptr<Request> req;
         {
-            std::unique_lock<Mutex> l(mu_);
-            cv_.wait(l, [&] { return stopping_ || !pending_.empty(); });
+            MutexLock l(mu_);
+            while (!stopping_ && pending_.empty()) {
+                cv_.wait(mu_);
+            }
             if (stopping_) {
                 return;
             }
