@@ -94,15 +94,22 @@ Result<std::vector<std::string>> target_brokers(const Context& ctx, AdminClient&
                          "required");
 }
 
-// Bodies are shown as text; bytes outside printable ASCII/UTF-8 range are shown as \xNN.
+// Bodies are shown as text on one line: UTF-8 passes through, control bytes show as \n, \r,
+// \t or \xNN so every message stays one row of a table.
 std::string printable(const std::string& body) {
     std::string out;
     out.reserve(body.size());
     for (unsigned char ch : body) {
-        if (ch == '\n' || ch == '\t' || (ch >= 0x20 && ch != 0x7f)) {
-            out.push_back(static_cast<char>(ch));
-        } else {
+        if (ch == '\n') {
+            out += "\\n";
+        } else if (ch == '\r') {
+            out += "\\r";
+        } else if (ch == '\t') {
+            out += "\\t";
+        } else if (ch < 0x20 || ch == 0x7f) {
             out += fmt::format("\\x{:02x}", ch);
+        } else {
+            out.push_back(static_cast<char>(ch));
         }
     }
     return out;

@@ -462,6 +462,18 @@ TEST_F(MqadminIt, SendThenQueryAndConsume) {
     RunResult other_queue = admin({"consumeMessage", "-t", topic, "-i", "0"});
     ASSERT_EQ(other_queue.exit_code, 0) << other_queue.err;
     EXPECT_NE(other_queue.out.find("Consumed 0 message(s)"), std::string::npos);
+
+    // A multi-line body stays on its row, escaped; -i/-o pick the queue and start offset.
+    for (const char* b : {"first", "line1\nline2"}) {
+        RunResult s = admin({"sendMessage", "-t", topic, "-p", b, "-b", "broker-a", "-i", "0"});
+        ASSERT_EQ(s.exit_code, 0) << s.err;
+    }
+    RunResult from1 = admin({"consumeMessage", "-t", topic, "-i", "0", "-o", "1"});
+    ASSERT_EQ(from1.exit_code, 0) << from1.err;
+    EXPECT_NE(from1.out.find("QueueOffset: 1 BODY: line1\\nline2\n"), std::string::npos)
+        << from1.out;
+    EXPECT_EQ(from1.out.find("BODY: first"), std::string::npos) << from1.out;
+    EXPECT_NE(from1.out.find("Consumed 1 message(s)"), std::string::npos) << from1.out;
 }
 
 TEST_F(MqadminIt, SubGroupAndConsumerProgress) {
