@@ -22,6 +22,7 @@ struct HaClient::Impl {
     asio::executor_work_guard<asio::io_context::executor_type> work{io.get_executor()};
     asio::steady_timer tick{io};
     std::shared_ptr<tcp::socket> sock;  // null when disconnected; replaced per connection
+    std::shared_ptr<tcp::socket> pending;  // socket of a connect in progress
     bool connecting = false;
     bool stopping = false;
     std::string host;
@@ -68,8 +69,10 @@ struct HaClient::Impl {
         }
         connecting = true;
         auto s = std::make_shared<tcp::socket>(io);
+        pending = s;
         s->async_connect(tcp::endpoint(addr, port), [this, s](std::error_code cec) {
             connecting = false;
+            pending.reset();
             if (stopping) return;
             if (cec) {
                 spdlog::debug("HaClient: connect to {}:{} failed: {}", host, port,
@@ -243,6 +246,10 @@ void HaClient::shutdown() {
     asio::post(im->io, [im] {
         im->stopping = true;
         im->tick.cancel();
+        if (im->pending) {
+            std::error_code ec;
+            im->pending->close(ec);
+        }
         im->disconnect("shutdown");
     });
     im->work.reset();
@@ -254,6 +261,10 @@ void HaClient::update_master_address(std::string host, uint16_t port) {
     asio::post(im->io, [im, host = std::move(host), port] {
         if (im->host == host && im->port == port) return;
         im->disconnect("master address changed");
+        if (im->pending) {  // its handler sees the abort and retries at the new address
+            std::error_code ec;
+            im->pending->close(ec);
+        }
         im->host = host;
         im->port = port;
         im->next_connect = im->now();

@@ -283,6 +283,25 @@ TEST(HaService, PlainRocketMqSlaveAcceptedUnlessHandshakeRequired) {
     EXPECT_EQ(slave2.port->max_offset(), 0);
 }
 
+TEST(HaService, SlaveFollowsMasterAddressChange) {
+    SystemClock& clock = SystemClock::instance();
+    LogBox master(clock), slave(clock);
+    master.put_messages(10, 100, 0);
+    uint16_t dead_port = 0;
+    {
+        asio::io_context io;
+        asio::ip::tcp::acceptor a(io, {asio::ip::make_address("127.0.0.1"), 0});
+        dead_port = a.local_endpoint().port();
+    }  // closed: connects there are refused
+    auto cli = HaClient::start(slave_config(dead_port), *slave.port, clock).value();
+    auto svc = HaService::start(master_config(), *master.port, clock).value();
+    std::this_thread::sleep_for(30ms);
+    EXPECT_FALSE(cli->stats().connected);
+    cli->update_master_address("127.0.0.1", svc->port());
+    ASSERT_TRUE(wait_until([&] { return slave.port->max_offset() == master.port->max_offset(); }));
+    EXPECT_EQ(cli->stats().connects, 1);
+}
+
 TEST(HaService, RejectsBadConfig) {
     SystemClock& clock = SystemClock::instance();
     LogBox master(clock);
