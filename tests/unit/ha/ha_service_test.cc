@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <chrono>
 #include <future>
 #include <thread>
@@ -165,6 +166,44 @@ TEST(HaService, StreamsWholeCommitLogAcrossSegmentsAndKeepsUp) {
 
     cli.value()->shutdown();
     svc.value()->shutdown();
+}
+
+TEST(HaService, StreamsPipelinedWithoutWaitingForAcks) {
+    // A slave that requests once and never acks still receives everything: the master does not
+    // wait for an ack per batch. (If it did, it would stall and drop this silent slave after
+    // haHousekeepingInterval, and the read below would end with EOF, not hang.)
+    SystemClock& clock = SystemClock::instance();
+    LogBox master(clock);
+    master.put_messages(150, 900, 3);
+    const int64_t end = master.port->max_offset();
+    auto svc = HaService::start(master_config(), *master.port, clock).value();
+    RawSlave quiet(svc->port());
+    quiet.send(encode_handshake({"broker-a", 4}) + encode_report(0));
+    TransferDecoder dec;
+    std::string copy;
+    int frames = 0;
+    std::array<char, 65536> buf;
+    while (static_cast<int64_t>(copy.size()) < end) {
+        std::error_code ec;
+        size_t n = quiet.sock.read_some(asio::buffer(buf), ec);
+        ASSERT_FALSE(ec) << "master closed after " << copy.size() << " of " << end << " bytes";
+        dec.feed(std::string_view(buf.data(), n));
+        for (;;) {
+            auto f = dec.next();
+            ASSERT_TRUE(f.is_ok());
+            if (!f.value()) break;
+            if (f.value()->data.empty()) continue;
+            ASSERT_EQ(f.value()->offset, static_cast<int64_t>(copy.size()));
+            ASSERT_LE(f.value()->data.size(), 4096u);  // haTransferBatchSize
+            copy += f.value()->data;
+            ++frames;
+        }
+    }
+    EXPECT_EQ(copy, master.all_bytes());
+    EXPECT_GE(frames, static_cast<int>(end / 4096));
+    // It acked nothing beyond its request.
+    ASSERT_EQ(svc->slave_ack_offsets().size(), 1u);
+    EXPECT_EQ(svc->slave_ack_offsets()[0], 0);
 }
 
 TEST(HaService, InSyncCountFollowsGap) {
