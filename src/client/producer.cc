@@ -62,21 +62,51 @@ Status DefaultMqProducer::start() { return instance_->start(); }
 
 void DefaultMqProducer::shutdown() { instance_->shutdown(); }
 
+void DefaultMqProducer::refresh_route_in_background(const std::string& topic) {
+    instance_->scheduler().schedule_after(Duration(0), [this, topic] {
+        (void)instance_->fetch_route(topic);
+    });
+}
+
 Result<std::shared_ptr<TopicPublishInfo>> DefaultMqProducer::publish_info(
-    const std::string& topic) {
+    const std::string& topic, bool may_block) {
+    const TimePoint now = clock_->now();
+    std::shared_ptr<TopicPublishInfo> stale;
     {
         MutexLock lock(mu_);
         auto it = publish_.find(topic);
         if (it != publish_.end()) {
-            return it->second;
+            if (now < it->second.expires) {
+                return it->second.info;
+            }
+            stale = it->second.info;
         }
+    }
+    // Rebuild from the instance's cache (refreshed by its timer) without any RPC.
+    if (auto cached = instance_->cached_route(topic)) {
+        auto info = TopicPublishInfo::from_route(topic, *cached);
+        if (info->ok()) {
+            MutexLock lock(mu_);
+            publish_[topic] = PublishEntry{info, now + kPublishRecheck};
+            return info;
+        }
+    }
+    if (stale != nullptr || !may_block) {
+        refresh_route_in_background(topic);
+        if (stale == nullptr) {
+            return Status::error(Errc::kUnavailable, "route of topic {} not known yet", topic);
+        }
+        MutexLock lock(mu_);
+        publish_[topic] = PublishEntry{stale, now + kPublishRecheck};
+        return stale;
     }
     auto route = instance_->route(topic);
     std::shared_ptr<TopicPublishInfo> info;
     if (route.is_ok()) {
         info = TopicPublishInfo::from_route(topic, *route);
     } else if (route.status().code() == Errc::kNotFound) {
-        // Java: fall back to the auto-create topic's route; the broker creates the topic.
+        // Java: fall back to the auto-create topic's route; the broker creates the topic. The
+        // topic's own route is looked up again at the next recheck.
         COMET_ASSIGN_OR_RETURN(auto def, instance_->route(kAutoCreateTopicKey));
         for (auto& qd : def.queue_datas) {
             qd.read_queue_nums = std::min(qd.read_queue_nums, config_.default_topic_queue_nums);
@@ -91,12 +121,7 @@ Result<std::shared_ptr<TopicPublishInfo>> DefaultMqProducer::publish_info(
                              topic);
     }
     MutexLock lock(mu_);
-    publish_[topic] = info;
-    // Forget it after a while so route changes (refreshed by the instance timer) are seen.
-    instance_->scheduler().schedule_after(kPublishRecheck, [this, topic] {
-        MutexLock l(mu_);
-        publish_.erase(topic);
-    });
+    publish_[topic] = PublishEntry{info, now + kPublishRecheck};
     return info;
 }
 
@@ -212,7 +237,8 @@ void DefaultMqProducer::update_fault(const std::string& broker, Duration elapsed
                               LatencyFaultTolerance::not_available_duration(latency));
 }
 
-void DefaultMqProducer::attempt_async(std::shared_ptr<Prepared> p, SendCallback callback) {
+void DefaultMqProducer::attempt_async(std::shared_ptr<Prepared> p, SendCallback callback,
+                                      bool may_block) {
     const TimePoint now = clock_->now();
     if (now >= p->deadline) {
         Status err = p->last_error.is_ok()
@@ -227,7 +253,7 @@ void DefaultMqProducer::attempt_async(std::shared_ptr<Prepared> p, SendCallback 
     if (p->fixed_queue) {
         mq = *p->fixed_queue;
     } else {
-        auto info = publish_info(p->topic);
+        auto info = publish_info(p->topic, may_block);
         if (!info.is_ok()) {
             callback(info.status());
             return;
@@ -236,7 +262,11 @@ void DefaultMqProducer::attempt_async(std::shared_ptr<Prepared> p, SendCallback 
     }
     auto addr = instance_->find_broker_master(mq.broker_name);
     if (!addr) {
-        (void)instance_->route(p->topic, true);
+        if (may_block) {
+            (void)instance_->route(p->topic, true);
+        } else {
+            refresh_route_in_background(p->topic);
+        }
         addr = instance_->find_broker_master(mq.broker_name);
         if (!addr) {
             callback(Status::error(Errc::kNotFound, "no master address of broker {}",
@@ -271,7 +301,7 @@ void DefaultMqProducer::attempt_async(std::shared_ptr<Prepared> p, SendCallback 
             }
             if (retry && p->attempts < p->max_attempts && !p->fixed_queue &&
                 clock_->now() < p->deadline) {
-                attempt_async(std::move(p), std::move(callback));
+                attempt_async(std::move(p), std::move(callback), false);
                 return;
             }
             callback(std::move(p->last_error));
@@ -287,7 +317,7 @@ Result<SendResult> DefaultMqProducer::send(Message msg) {
     p->deadline = p->start + config_.send_timeout;
     std::promise<Result<SendResult>> done;
     auto fut = done.get_future();
-    attempt_async(p, [&done](Result<SendResult> r) { done.set_value(std::move(r)); });
+    attempt_async(p, [&done](Result<SendResult> r) { done.set_value(std::move(r)); }, true);
     return fut.get();
 }
 
@@ -302,7 +332,7 @@ void DefaultMqProducer::send_async(Message msg, SendCallback callback) {
     (*p)->max_attempts = 1 + config_.retry_times_when_send_async_failed;
     (*p)->start = clock_->now();
     (*p)->deadline = (*p)->start + config_.send_timeout;
-    attempt_async(std::move(*p), std::move(callback));
+    attempt_async(std::move(*p), std::move(callback), true);
 }
 
 Result<SendResult> DefaultMqProducer::send_to_queue(Message msg, const MessageQueue& mq) {
@@ -317,7 +347,7 @@ Result<SendResult> DefaultMqProducer::send_to_queue(Message msg, const MessageQu
     p->deadline = p->start + config_.send_timeout;
     std::promise<Result<SendResult>> done;
     auto fut = done.get_future();
-    attempt_async(p, [&done](Result<SendResult> r) { done.set_value(std::move(r)); });
+    attempt_async(p, [&done](Result<SendResult> r) { done.set_value(std::move(r)); }, true);
     return fut.get();
 }
 
@@ -350,7 +380,7 @@ void DefaultMqProducer::send_batch_async(std::vector<Message> msgs, SendCallback
     (*p)->max_attempts = 1 + config_.retry_times_when_send_failed;
     (*p)->start = clock_->now();
     (*p)->deadline = (*p)->start + config_.send_timeout;
-    attempt_async(std::move(*p), std::move(callback));
+    attempt_async(std::move(*p), std::move(callback), true);
 }
 
 }  // namespace comet::client

@@ -66,14 +66,18 @@ public:
 
     MqClientInstance& instance() { return *instance_; }
     const LatencyFaultTolerance& faults() const { return faults_; }
-    // The publish info used for `topic` (fetching the route if needed).
-    Result<std::shared_ptr<TopicPublishInfo>> publish_info(const std::string& topic);
+    // The publish info used for `topic`. Rebuilt from the instance's cached route once a second;
+    // when the route is unknown it is fetched (blocking) only if `may_block`, else fetched in
+    // the background while the previous info keeps being used.
+    Result<std::shared_ptr<TopicPublishInfo>> publish_info(const std::string& topic,
+                                                           bool may_block = true);
 
 private:
     struct Prepared;  // a request ready to go, with bookkeeping
     Result<std::shared_ptr<Prepared>> prepare(std::vector<Message> msgs, bool batch);
-    void attempt_async(std::shared_ptr<Prepared> p, SendCallback callback);
-    void attempt_sync_async(std::shared_ptr<Prepared> p, SendCallback callback);
+    // may_block: false on client I/O threads (retries), where no blocking RPC is allowed.
+    void attempt_async(std::shared_ptr<Prepared> p, SendCallback callback, bool may_block);
+    void refresh_route_in_background(const std::string& topic);
     void update_fault(const std::string& broker, Duration elapsed, bool isolation);
     protocol::RemotingCommand build_request(const Prepared& p, const MessageQueue& mq) const;
     Result<SendResult> process_response(const Prepared& p, const MessageQueue& mq,
@@ -87,7 +91,11 @@ private:
     std::string born_host_;
 
     Mutex mu_;
-    std::map<std::string, std::shared_ptr<TopicPublishInfo>> publish_ GUARDED_BY(mu_);
+    struct PublishEntry {
+        std::shared_ptr<TopicPublishInfo> info;
+        TimePoint expires;
+    };
+    std::map<std::string, PublishEntry> publish_ GUARDED_BY(mu_);
 };
 
 // Status codes after which Java retries a send on another broker.
