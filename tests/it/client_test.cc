@@ -436,5 +436,46 @@ TEST_F(ClientIt, AdminClientQueries) {
     EXPECT_TRUE(eventually([&] { return !admin.topic_route("CliAdmin").is_ok(); }, 5s));
 }
 
+TEST_F(ClientIt, SendsRetryOnAnotherBrokerAndAvoidTheDeadOne) {
+    const uint16_t port_b = free_port();
+    auto b = start_broker(*dir_, port_b, addr(ns_port_), {}, "broker-b");
+    ASSERT_TRUE(b.is_ok()) << b.status().to_string();
+    ASSERT_TRUE((*b)->wait_for_port(port_b, 20s).is_ok()) << (*b)->log_tail();
+    AdminClient admin(client_config());
+    ASSERT_TRUE(admin.start().is_ok());
+    TopicCreateOptions o;
+    o.read_queue_nums = 2;
+    o.write_queue_nums = 2;
+    ASSERT_TRUE(admin.create_topic(addr(broker_port_), "CliFail", o).is_ok());
+    ASSERT_TRUE(admin.create_topic(addr(port_b), "CliFail", o).is_ok());
+    ASSERT_TRUE(eventually(
+        [&] {
+            auto r = admin.topic_route("CliFail");
+            return r.is_ok() && r->broker_datas.size() == 2;
+        },
+        10s));
+    ProducerConfig pc;
+    pc.client = client_config();
+    DefaultMqProducer producer(pc);
+    ASSERT_TRUE(producer.start().is_ok());
+    std::set<std::string> used;
+    for (int i = 0; i < 8; ++i) {
+        auto r = producer.send(Message("CliFail", "before"));
+        ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+        used.insert(r->message_queue.broker_name);
+    }
+    EXPECT_EQ(used, (std::set<std::string>{"broker-a", "broker-b"}));  // round robin over both
+
+    (*b)->sigkill();  // connection refused from now on; the name server still routes it
+    ASSERT_TRUE((*b)->wait_exit(10s).is_ok());
+    for (int i = 0; i < 20; ++i) {
+        auto r = producer.send(Message("CliFail", "after"));
+        ASSERT_TRUE(r.is_ok()) << i << ": " << r.status().to_string();
+        EXPECT_EQ(r->message_queue.broker_name, "broker-a");
+    }
+    EXPECT_FALSE(producer.faults().is_available("broker-b"));
+    EXPECT_TRUE(producer.faults().is_available("broker-a"));
+}
+
 }  // namespace
 }  // namespace comet::it
