@@ -24,6 +24,7 @@ const std::vector<Entry>& fields() {
         {"brokerName", &BrokerConfig::broker_name},
         {"brokerId", &BrokerConfig::broker_id},
         {"listenPort", &BrokerConfig::listen_port},
+        {"listenHost", &BrokerConfig::listen_host},
         {"namesrvAddr", &BrokerConfig::namesrv_addr},
         {"brokerIP1", &BrokerConfig::broker_ip1},
         {"brokerIP2", &BrokerConfig::broker_ip2},

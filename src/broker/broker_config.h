@@ -28,6 +28,7 @@ struct BrokerConfig {
     std::string broker_name = "broker-a";                // brokerName (Java: hostname)
     int64_t broker_id = 0;                               // brokerId, 0 = master
     int32_t listen_port = 10911;                         // listenPort
+    std::string listen_host = "0.0.0.0";                 // listenHost (Comet: bind address)
     std::string namesrv_addr;                            // namesrvAddr "a:9876;b:9876"
     std::string broker_ip1 = "127.0.0.1";                // brokerIP1 (advertised)
     std::string broker_ip2;                              // brokerIP2 (HA; empty = brokerIP1)

@@ -126,7 +126,7 @@ Status BrokerController::initialize() {
 
     net::RemotingServerConfig server_cfg;
     server_cfg.name = "BrokerServer";
-    server_cfg.listen_host = "0.0.0.0";
+    server_cfg.listen_host = cfg.listen_host.empty() ? "0.0.0.0" : cfg.listen_host;
     server_cfg.listen_port = static_cast<uint16_t>(cfg.listen_port);
     server_cfg.io_threads = 3;
     server_ = std::make_unique<net::RemotingServer>(server_cfg, &clock_);

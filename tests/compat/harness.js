@@ -499,6 +499,7 @@ class Cluster {
       brokerId: 0,
       brokerIP1: LOCALHOST,
       listenPort: this.brokerPort,
+      listenHost: LOCALHOST,
       namesrvAddr: this.namesrvAddr,
       storePathRootDir: storeDir,
       storePathCommitLog: path.join(storeDir, 'commitlog'),
@@ -524,6 +525,7 @@ class Cluster {
       const namesrvConf = path.join(namesrvDir, 'namesrv.conf');
       writeProperties(namesrvConf, {
         listenPort: port,
+        listenHost: LOCALHOST,
         kvConfigPath: path.join(namesrvDir, 'kvConfig.json'),
         logDir: path.join(namesrvDir, 'logs'),
       });

@@ -210,6 +210,7 @@ Result<std::unique_ptr<Process>> start_namesrv(const TempDir& dir, uint16_t port
     o.name = name;
     o.binary = binary_path("mqnamesrv");
     o.config = {{"listenPort", std::to_string(port)},
+                {"listenHost", "127.0.0.1"},
                 {"kvConfigPath", dir.sub(name + "/kvConfig.json")},
                 {"logDir", dir.sub(name + "/logs")}};
     for (auto& [k, v] : extra) {
@@ -227,6 +228,7 @@ Result<std::unique_ptr<Process>> start_broker(const TempDir& dir, uint16_t port,
     o.binary = binary_path("mqbroker");
     o.config = {{"brokerName", name},
                 {"listenPort", std::to_string(port)},
+                {"listenHost", "127.0.0.1"},
                 {"haListenPort", std::to_string(free_port())},
                 {"namesrvAddr", namesrv_addr},
                 {"brokerIP1", "127.0.0.1"},
