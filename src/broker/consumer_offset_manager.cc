@@ -12,18 +12,6 @@
 namespace comet::broker {
 namespace {
 
-std::string write_doc(const rapidjson::Document& doc, bool pretty) {
-    rapidjson::StringBuffer buf;
-    if (pretty) {
-        rapidjson::PrettyWriter<rapidjson::StringBuffer> w(buf);
-        doc.Accept(w);
-    } else {
-        rapidjson::Writer<rapidjson::StringBuffer> w(buf);
-        doc.Accept(w);
-    }
-    return std::string(buf.GetString(), buf.GetSize());
-}
-
 rapidjson::Value int_map_to_json(const std::map<int32_t, int64_t>& m,
                                  rapidjson::Document::AllocatorType& a) {
     rapidjson::Value v(rapidjson::kObjectType);
@@ -99,7 +87,7 @@ std::string ConsumerOffsetManager::encode(bool pretty) const {
         }
     }
     doc.AddMember("offsetTable", table, a);
-    return write_doc(doc, pretty);
+    return to_json(doc, pretty);
 }
 
 Status ConsumerOffsetManager::persist() {
@@ -186,7 +174,7 @@ std::string encode_int_offset_table(const std::map<int32_t, int64_t>& table, boo
     rapidjson::Document doc(rapidjson::kObjectType);
     auto& a = doc.GetAllocator();
     doc.AddMember("offsetTable", int_map_to_json(table, a), a);
-    return write_doc(doc, pretty);
+    return to_json(doc, pretty);
 }
 
 Result<std::map<int32_t, int64_t>> decode_int_offset_table(std::string_view json,

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <rapidjson/error/en.h>
+#include <rapidjson/prettywriter.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 #include <unistd.h>
@@ -193,10 +194,15 @@ Result<std::string> read_config_file(const std::string& path) {
     return main.status();
 }
 
-std::string to_json(const rapidjson::Value& v) {
+std::string to_json(const rapidjson::Value& v, bool pretty) {
     rapidjson::StringBuffer buf;
-    rapidjson::Writer<rapidjson::StringBuffer> w(buf);
-    v.Accept(w);
+    if (pretty) {
+        rapidjson::PrettyWriter<rapidjson::StringBuffer> w(buf);
+        v.Accept(w);
+    } else {
+        rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+        v.Accept(w);
+    }
     return std::string(buf.GetString(), buf.GetSize());
 }
 

@@ -32,8 +32,8 @@ Status write_file_atomic(const std::string& path, std::string_view content);
 // kNotFound when neither exists (a fresh store).
 Result<std::string> read_config_file(const std::string& path);
 
-// Compact JSON serialisation of a value.
-std::string to_json(const rapidjson::Value& v);
+// JSON text of a value: compact, or indented like RocketMQ's config files when `pretty`.
+std::string to_json(const rapidjson::Value& v, bool pretty = false);
 
 // Field readers that tolerate numbers sent as strings and vice versa (Java headers and bodies).
 int64_t json_int(const rapidjson::Value& obj, const char* key, int64_t dflt);

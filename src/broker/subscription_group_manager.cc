@@ -16,19 +16,6 @@ constexpr std::array<const char*, 8> kSystemGroups = {
     "CID_ONS-HTTP-PROXY",    "CID_ONSAPI_PULL",       "CID_ONSAPI_PERMISSION",
     "CID_ONSAPI_OWNER",      "CID_SYS_RMQ_TRANS",
 };
-
-template <typename Doc>
-std::string write_doc(const Doc& doc, bool pretty) {
-    rapidjson::StringBuffer buf;
-    if (pretty) {
-        rapidjson::PrettyWriter<rapidjson::StringBuffer> w(buf);
-        doc.Accept(w);
-    } else {
-        rapidjson::Writer<rapidjson::StringBuffer> w(buf);
-        doc.Accept(w);
-    }
-    return std::string(buf.GetString(), buf.GetSize());
-}
 }  // namespace
 
 rapidjson::Value SubscriptionGroupConfig::to_json(rapidjson::Document::AllocatorType& a) const {
@@ -152,7 +139,7 @@ std::string SubscriptionGroupManager::encode(bool pretty) const {
         }
         doc.AddMember("subscriptionGroupTable", table, a);
     }
-    return write_doc(doc, pretty);
+    return to_json(doc, pretty);
 }
 
 Status SubscriptionGroupManager::persist() {

@@ -112,15 +112,7 @@ std::string TopicConfigManager::encode(bool pretty) const {
         }
         doc.AddMember("topicConfigTable", table, a);
     }
-    rapidjson::StringBuffer buf;
-    if (pretty) {
-        rapidjson::PrettyWriter<rapidjson::StringBuffer> w(buf);
-        doc.Accept(w);
-    } else {
-        rapidjson::Writer<rapidjson::StringBuffer> w(buf);
-        doc.Accept(w);
-    }
-    return std::string(buf.GetString(), buf.GetSize());
+    return to_json(doc, pretty);
 }
 
 Status TopicConfigManager::persist() {
