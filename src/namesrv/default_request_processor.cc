@@ -180,6 +180,9 @@ RemotingCommand DefaultRequestProcessor::register_broker(const RemotingCommand& 
         r.filter_server_list = std::move(body->filter_server_list);
     }
     Result<RegisterBrokerResult> result = routes_.register_broker(r);
+    if (after_membership_change_) {
+        after_membership_change_();
+    }
     if (!result.is_ok()) {
         return error(req, rs::kSystemError,
                      fmt::format("register broker failed: {}", result.status().message()));
@@ -207,6 +210,9 @@ RemotingCommand DefaultRequestProcessor::unregister_broker(const RemotingCommand
         return bad_header(req, h.status());
     }
     routes_.unregister_broker(h->cluster_name, h->broker_addr, h->broker_name, h->broker_id);
+    if (after_membership_change_) {
+        after_membership_change_();
+    }
     return ok(req);
 }
 
@@ -215,6 +221,7 @@ RemotingCommand DefaultRequestProcessor::get_route_info_by_topic(const RemotingC
     if (!h.is_ok()) {
         return bad_header(req, h.status());
     }
+    routes_.set_support_acting_master(config_.support_acting_master.load());
     std::optional<TopicRouteData> route = routes_.pick_topic_route_data(h->topic);
     if (!route) {
         return error(req, rs::kTopicNotExist,

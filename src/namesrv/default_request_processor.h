@@ -13,6 +13,7 @@
 // Owner: NamesrvController. Threads: any executor thread; all state lives in the managers,
 // which lock themselves. The referenced objects must outlive the processor.
 
+#include <functional>
 #include <vector>
 
 #include "base/config.h"
@@ -38,6 +39,12 @@ public:
 
     void process(const net::ConnectionPtr& conn, protocol::RemotingCommand request,
                  net::Responder respond) override;
+
+    // Called after REGISTER_BROKER / UNREGISTER_BROKER were applied (the controller sends the
+    // queued NOTIFY_MIN_BROKER_ID_CHANGE requests). Set before serving.
+    void set_after_membership_change(std::function<void()> hook) {
+        after_membership_change_ = std::move(hook);
+    }
 
     // Request codes handle() answers.
     static std::vector<int32_t> handled_codes();
@@ -65,6 +72,7 @@ private:
     KvConfigManager& kv_;
     const NamesrvConfig& config_;
     ConfigRegistry& registry_;
+    std::function<void()> after_membership_change_;
 };
 
 }  // namespace comet::namesrv

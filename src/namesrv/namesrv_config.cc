@@ -58,6 +58,11 @@ void register_namesrv_config(ConfigRegistry& r, NamesrvConfig* c) {
                 "heartbeatTimeoutMillis)")
         .important()
         .range(1, 24LL * 3600 * 1000);
+    r.add_bool("notifyMinBrokerIdChanged", &c->notify_min_broker_id_changed, false,
+               "send NOTIFY_MIN_BROKER_ID_CHANGE to an acting-master group when its smallest "
+               "brokerId changes");
+    r.add_bool("supportActingMaster", &c->support_acting_master, false,
+               "routes of a group without master name its smallest brokerId as the master");
     r.add_string("logDir", &c->log_dir, "", "log directory (empty: ~/logs/comet)");
     r.add_enum("logLevel", &c->log_level, "info",
                {"trace", "debug", "info", "warn", "error", "critical", "off"}, "log level");

@@ -33,6 +33,9 @@ struct NamesrvConfig {
     int32_t default_thread_pool_queue_capacity = 10000;
     std::atomic<int64_t> scan_not_active_broker_interval{5000};  // ms
     int64_t broker_channel_expired_time = 120000;                // ms
+    // RocketMQ 5 acting-master support (both off by default, as in RocketMQ).
+    std::atomic<bool> notify_min_broker_id_changed{false};  // send NOTIFY_MIN_BROKER_ID_CHANGE
+    std::atomic<bool> support_acting_master{false};  // routes name an acting master as id 0
     // Comet logging
     std::string log_dir;  // empty: $HOME/logs/comet
     std::string log_level;

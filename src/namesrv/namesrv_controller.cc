@@ -2,26 +2,32 @@
 
 #include <pthread.h>
 
+#include <fmt/ranges.h>
+
 #include <unordered_set>
 
 #include "base/logging.h"
+#include "namesrv/min_broker_id_notifier.h"
 #include "protocol/request_code.h"
 
 namespace comet::namesrv {
 
 class NamesrvController::BrokerHousekeeping final : public net::ConnectionListener {
 public:
-    explicit BrokerHousekeeping(RouteInfoManager& routes) : routes_(routes) {}
+    explicit BrokerHousekeeping(NamesrvController& owner) : owner_(owner) {}
     void on_closed(const net::ConnectionPtr& conn, const Status& reason) override {
-        std::vector<std::string> removed = routes_.on_channel_destroy(conn->id());
+        std::vector<std::string> removed = owner_.routes_.on_channel_destroy(conn->id());
         for (const std::string& addr : removed) {
             spdlog::info("broker {} removed: its connection {} closed ({})", addr,
                          conn->remote_address(), reason.message());
         }
+        if (!removed.empty()) {
+            owner_.send_min_broker_id_changes();
+        }
     }
 
 private:
-    RouteInfoManager& routes_;
+    NamesrvController& owner_;
 };
 
 NamesrvController::NamesrvController(NamesrvConfig& config, ConfigRegistry& registry,
@@ -46,7 +52,12 @@ Status NamesrvController::start() {
     sc.connection.max_idle = std::chrono::seconds(config_.server_channel_max_idle_time_seconds);
     server_ = std::make_unique<net::RemotingServer>(sc, &clock_);
 
+    net::RemotingClientConfig notify_cfg;
+    notify_cfg.name = "NSNotify";
+    notify_client_ = std::make_unique<net::RemotingClient>(notify_cfg, &clock_);
+    notify_client_->start();
     processor_ = std::make_shared<DefaultRequestProcessor>(routes_, kv_, config_, registry_);
+    processor_->set_after_membership_change([this] { send_min_broker_id_changes(); });
     auto default_pool = std::make_shared<net::ThreadPoolExecutor>(
         "NSDefault", static_cast<size_t>(config_.default_thread_pool_nums),
         static_cast<size_t>(config_.default_thread_pool_queue_capacity));
@@ -60,7 +71,7 @@ Status NamesrvController::start() {
             code, processor_,
             code == protocol::RequestCode::kGetRouteinfoByTopic ? client_pool : default_pool);
     }
-    server_->set_connection_listener(std::make_shared<BrokerHousekeeping>(routes_));
+    server_->set_connection_listener(std::make_shared<BrokerHousekeeping>(*this));
     COMET_RETURN_IF_ERROR(server_->start());
     {
         MutexLock lock(scan_mu_);
@@ -77,11 +88,35 @@ uint16_t NamesrvController::port() const {
     return server_->port();
 }
 
+void NamesrvController::send_min_broker_id_changes() {
+    std::vector<MinBrokerIdChange> changes = routes_.take_min_broker_id_changes();
+    if (changes.empty() || !config_.notify_min_broker_id_changed.load() ||
+        notify_client_ == nullptr) {
+        return;
+    }
+    for (const MinBrokerIdChange& c : changes) {
+        spdlog::info("min broker id of {} changed to {} ({}), offline broker {}: notify {}",
+                     c.broker_name, c.min_broker_id, c.min_broker_addr,
+                     c.offline_broker_addr.empty() ? "-" : c.offline_broker_addr,
+                     fmt::join(c.notify_addrs, ","));
+        for (const std::string& addr : c.notify_addrs) {
+            notify_client_->invoke_oneway_async(
+                addr, make_min_broker_id_change_request(c), [addr](Status st) {
+                    if (!st.is_ok()) {
+                        spdlog::warn("NOTIFY_MIN_BROKER_ID_CHANGE to {} failed: {}", addr,
+                                     st.message());
+                    }
+                });
+        }
+    }
+}
+
 void NamesrvController::scan_not_active_broker() {
     std::vector<ExpiredBroker> expired = routes_.scan_not_active_broker();
     if (expired.empty() || server_ == nullptr) {
         return;
     }
+    send_min_broker_id_changes();
     std::unordered_set<ChannelId> channels;
     for (const ExpiredBroker& e : expired) {
         if (e.channel != 0) {
@@ -128,6 +163,9 @@ void NamesrvController::shutdown() {
         scan_thread_.join();
     }
     server_->shutdown();
+    if (notify_client_) {
+        notify_client_->shutdown();
+    }
     spdlog::info("name server shut down");
 }
 

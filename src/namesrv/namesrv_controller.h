@@ -6,7 +6,8 @@
 // Owner: main() of mqnamesrv (or a test). Threads: "NSScanBroker" (expiry scan every
 // scanNotActiveBrokerInterval), the server's I/O threads ("NSServer_N"), executors "NSDefault"
 // (registration, admin, KV) and "NSClient" (route queries). start()/shutdown() from the owner's
-// thread only. Lock: scan_mu_ guards the scan thread's stop flag (leaf).
+// thread only. Lock: scan_mu_ guards the scan thread's stop flag (leaf). "NSNotify" client
+// threads send NOTIFY_MIN_BROKER_ID_CHANGE one-way (RocketMQ 5 acting master).
 // Lifecycle: initialize() (load KV config) -> start() (bind, start the scan) -> shutdown()
 // (stop the scan, stop the server; idempotent, also run by the destructor).
 
@@ -22,6 +23,7 @@
 #include "namesrv/kv_config_manager.h"
 #include "namesrv/namesrv_config.h"
 #include "namesrv/route_info_manager.h"
+#include "net/remoting_client.h"
 #include "net/remoting_server.h"
 
 namespace comet::namesrv {
@@ -50,6 +52,10 @@ public:
     // One expiry scan now: removes expired brokers and closes their connections.
     void scan_not_active_broker();
 
+    // Sends the queued NOTIFY_MIN_BROKER_ID_CHANGE requests (one-way, to each broker's
+    // address) when notifyMinBrokerIdChanged is on; drops them otherwise.
+    void send_min_broker_id_changes();
+
 private:
     class BrokerHousekeeping;  // ConnectionListener: a closed connection unregisters its broker
     void scan_loop();
@@ -61,6 +67,7 @@ private:
     KvConfigManager kv_;
     std::shared_ptr<DefaultRequestProcessor> processor_;
     std::unique_ptr<net::RemotingServer> server_;
+    std::unique_ptr<net::RemotingClient> notify_client_;  // NOTIFY_MIN_BROKER_ID_CHANGE
 
     Mutex scan_mu_;
     std::condition_variable_any scan_cv_;

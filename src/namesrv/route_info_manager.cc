@@ -6,6 +6,25 @@
 
 namespace comet::namesrv {
 
+namespace {
+
+constexpr int32_t kPermWrite = 2;  // PermName.PERM_WRITE
+
+// RouteInfoManager#chooseBrokerAddrsToNotify: after a removal (or for a lone broker) everyone
+// left; after a registration of a smaller id, everyone but the new minimum.
+std::vector<std::string> choose_addrs_to_notify(const std::map<int64_t, std::string>& addrs,
+                                                bool offline) {
+    std::vector<std::string> out;
+    for (const auto& [id, addr] : addrs) {
+        if (offline || addrs.size() == 1 || id != addrs.begin()->first) {
+            out.push_back(addr);
+        }
+    }
+    return out;
+}
+
+}  // namespace
+
 RouteInfoManager::RouteInfoManager(const Clock& clock,
                                    std::chrono::milliseconds default_expired_time)
     : clock_(clock), default_expired_time_(default_expired_time) {}
@@ -52,6 +71,9 @@ Result<RegisterBrokerResult> RouteInfoManager::register_broker(const RegisterBro
         bd.broker_name = req.broker_name;
     }
     bd.enable_acting_master = req.enable_acting_master;
+    // A smaller brokerId than every registered one: the group's minimum changes.
+    const bool min_id_changed =
+        !bd.broker_addrs.empty() && req.broker_id < bd.broker_addrs.begin()->first;
     if (req.zone_name) {
         bd.zone_name = req.zone_name;
     }
@@ -71,13 +93,24 @@ Result<RegisterBrokerResult> RouteInfoManager::register_broker(const RegisterBro
     }
     register_first = register_first || inserted;
 
-    if (req.broker_id == kMasterId) {
+    // The master's topics make the route; so do those of the "prime slave" (the smallest
+    // brokerId of a group without master whose brokers support acting master), with the write
+    // permission wiped so producers skip the group.
+    const bool is_prime_slave = req.enable_acting_master && req.broker_id != kMasterId &&
+                                req.broker_id == bd.broker_addrs.begin()->first;
+    if (req.broker_id == kMasterId || is_prime_slave) {
         auto live = broker_live_table_.find(key);
         const bool changed =
             live == broker_live_table_.end() || !(live->second.data_version == req.data_version);
         if (changed || register_first) {
             for (const auto& [name, tc] : req.topic_config_table) {
-                create_and_update_queue_data_locked(req.broker_name, tc);
+                if (is_prime_slave) {
+                    TopicConfig wiped = tc;
+                    wiped.perm &= ~kPermWrite;
+                    create_and_update_queue_data_locked(req.broker_name, wiped);
+                } else {
+                    create_and_update_queue_data_locked(req.broker_name, tc);
+                }
             }
         }
     }
@@ -117,6 +150,18 @@ Result<RegisterBrokerResult> RouteInfoManager::register_broker(const RegisterBro
                 result.master_addr = master->second;
             }
         }
+    }
+    if (min_id_changed && bd.enable_acting_master) {
+        MinBrokerIdChange change;
+        change.cluster_name = req.cluster_name;
+        change.broker_name = req.broker_name;
+        change.min_broker_id = bd.broker_addrs.begin()->first;
+        change.min_broker_addr = bd.broker_addrs.begin()->second;
+        change.ha_broker_addr = req.ha_server_addr;
+        change.notify_addrs = choose_addrs_to_notify(bd.broker_addrs, false);
+        spdlog::info("min broker id of {} changed to {} ({}): a smaller id registered",
+                     req.broker_name, change.min_broker_id, change.min_broker_addr);
+        min_id_changes_.push_back(std::move(change));
     }
     return result;
 }
@@ -160,8 +205,14 @@ void RouteInfoManager::remove_broker_locked(const LiveKey& key) {
     std::vector<std::string> emptied;
     for (auto it = broker_addr_table_.begin(); it != broker_addr_table_.end();) {
         BrokerData& bd = it->second;
-        if (bd.cluster == key.cluster) {
-            std::erase_if(bd.broker_addrs, [&](const auto& e) { return e.second == key.addr; });
+        bool was_min = false;
+        if (bd.cluster == key.cluster && !bd.broker_addrs.empty()) {
+            was_min = bd.broker_addrs.begin()->second == key.addr;
+            const size_t erased = std::erase_if(
+                bd.broker_addrs, [&](const auto& e) { return e.second == key.addr; });
+            if (erased > 0 && !bd.broker_addrs.empty() && bd.enable_acting_master) {
+                on_member_removed_locked(bd, key, was_min);
+            }
         }
         if (bd.broker_addrs.empty()) {
             emptied.push_back(it->first);
@@ -196,6 +247,39 @@ void RouteInfoManager::unregister_broker(const std::string& cluster_name,
     remove_broker_locked(key);
 }
 
+void RouteInfoManager::on_member_removed_locked(const BrokerData& bd, const LiveKey& removed,
+                                                bool was_min) {
+    if (bd.broker_addrs.begin()->first != kMasterId) {
+        // No master left: producers must skip the group (RocketMQ cleanTopicByUnRegisterRequests).
+        for (auto& [topic, by_broker] : topic_queue_table_) {
+            auto q = by_broker.find(bd.broker_name);
+            if (q != by_broker.end() && (q->second.perm & kPermWrite) != 0) {
+                q->second.perm &= ~kPermWrite;
+            }
+        }
+    }
+    if (!was_min) {
+        return;
+    }
+    MinBrokerIdChange change;
+    change.cluster_name = removed.cluster;
+    change.broker_name = bd.broker_name;
+    change.min_broker_id = bd.broker_addrs.begin()->first;
+    change.min_broker_addr = bd.broker_addrs.begin()->second;
+    change.offline_broker_addr = removed.addr;
+    change.notify_addrs = choose_addrs_to_notify(bd.broker_addrs, true);
+    spdlog::info("min broker id of {} changed to {} ({}): {} went offline", bd.broker_name,
+                 change.min_broker_id, change.min_broker_addr, removed.addr);
+    min_id_changes_.push_back(std::move(change));
+}
+
+std::vector<MinBrokerIdChange> RouteInfoManager::take_min_broker_id_changes() {
+    MutexLock lock(mu_);
+    std::vector<MinBrokerIdChange> out;
+    out.swap(min_id_changes_);
+    return out;
+}
+
 std::optional<TopicRouteData> RouteInfoManager::pick_topic_route_data(
     const std::string& topic) const {
     MutexLock lock(mu_);
@@ -220,6 +304,27 @@ std::optional<TopicRouteData> RouteInfoManager::pick_topic_route_data(
     }
     if (route.broker_datas.empty() || route.queue_datas.empty()) {
         return std::nullopt;
+    }
+    if (support_acting_master_.load()) {
+        // RocketMQ 5 pickupTopicRouteData: a group without master, acting-master capable, whose
+        // queues are read-only, shows its smallest brokerId as the master (id 0).
+        for (BrokerData& bd : route.broker_datas) {
+            if (bd.broker_addrs.empty() || bd.broker_addrs.contains(kMasterId) ||
+                !bd.enable_acting_master) {
+                continue;
+            }
+            for (const QueueData& qd : route.queue_datas) {
+                if (qd.broker_name == bd.broker_name) {
+                    if ((qd.perm & kPermWrite) == 0) {
+                        auto min = bd.broker_addrs.begin();
+                        std::string acting = min->second;
+                        bd.broker_addrs.erase(min);
+                        bd.broker_addrs.emplace(kMasterId, std::move(acting));
+                    }
+                    break;
+                }
+            }
+        }
     }
     return route;
 }

@@ -17,6 +17,7 @@
 // address in a BrokerData has a live entry (it is removed together with it); topicQueueTable
 // holds no empty topic maps.
 
+#include <atomic>
 #include <chrono>
 #include <map>
 #include <optional>
@@ -52,6 +53,19 @@ struct RegisterBrokerRequest {
 struct RegisterBrokerResult {
     std::string ha_server_addr;
     std::string master_addr;
+};
+
+// A group's minimum live brokerId changed (RocketMQ 5 RouteInfoManager#notifyMinBrokerIdChanged):
+// the name server sends NOTIFY_MIN_BROKER_ID_CHANGE (905) one-way to every address in
+// `notify_addrs`. Only groups whose brokers registered with enableActingMaster=true produce one.
+struct MinBrokerIdChange {
+    std::string cluster_name;
+    std::string broker_name;
+    int64_t min_broker_id = kMasterId;
+    std::string min_broker_addr;
+    std::string offline_broker_addr;  // empty: none (a broker with a smaller id registered)
+    std::string ha_broker_addr;       // HA address of the registering broker (register path)
+    std::vector<std::string> notify_addrs;
 };
 
 // A broker removed by the expiry scan; its channel (if any) should be closed.
@@ -112,6 +126,16 @@ public:
     // (RouteInfoManager#onChannelDestroy). Returns the removed addresses.
     std::vector<std::string> on_channel_destroy(ChannelId channel);
 
+    // Pending minimum-brokerId changes, oldest first; the queue is emptied. Filled by
+    // register_broker (a smaller brokerId joined), unregister_broker, scan_not_active_broker and
+    // on_channel_destroy (the group's minimum left while others stay), only for groups that
+    // registered with enableActingMaster=true. The caller sends the notifications.
+    std::vector<MinBrokerIdChange> take_min_broker_id_changes();
+
+    // NamesrvConfig.supportActingMaster: a route of a group without master whose queues lost
+    // their write permission names its smallest brokerId as brokerId 0 (the acting master).
+    void set_support_acting_master(bool on) { support_acting_master_.store(on); }
+
     // Number of live brokers (for logs and tests).
     size_t live_broker_count() const;
 
@@ -132,8 +156,14 @@ private:
         std::string ha_server_addr;
     };
 
-    // Removes one live broker (cluster, addr) and everything only it kept alive.
+    // Removes one live broker (cluster, addr) and everything only it kept alive. When the
+    // group's master (or minimum brokerId) leaves and others stay, queues of an acting-master
+    // group lose their write permission and a MinBrokerIdChange is queued.
     void remove_broker_locked(const LiveKey& key) REQUIRES(mu_);
+    // A member of an acting-master group left and others stay: wipe write perms when no master
+    // is left, queue a MinBrokerIdChange when it was the minimum.
+    void on_member_removed_locked(const BrokerData& bd, const LiveKey& removed, bool was_min)
+        REQUIRES(mu_);
     // Drops the queue data of a group that has no member left.
     void remove_topic_by_broker_name_locked(const std::string& broker_name) REQUIRES(mu_);
     void create_and_update_queue_data_locked(const std::string& broker_name,
@@ -148,6 +178,8 @@ private:
     std::map<std::string, std::map<std::string, QueueData>> topic_queue_table_ GUARDED_BY(mu_);
     std::map<LiveKey, BrokerLiveInfo> broker_live_table_ GUARDED_BY(mu_);
     std::map<LiveKey, std::vector<std::string>> filter_server_table_ GUARDED_BY(mu_);
+    std::vector<MinBrokerIdChange> min_id_changes_ GUARDED_BY(mu_);
+    std::atomic<bool> support_acting_master_{false};
 };
 
 }  // namespace comet::namesrv
