@@ -4,6 +4,7 @@
 
 #include "broker/broker_processors.h"
 #include "broker/json_file.h"
+#include "broker/replication_service.h"
 #include "broker/schedule_message_service.h"
 #include "protocol/admin_headers.h"
 #include "protocol/json_body.h"
@@ -429,6 +430,11 @@ void AdminBrokerProcessor::runtime_info(const RemotingCommand& req, const Reply&
     table["pullSuspendedTotal"] = std::to_string(ctx_.stats->pulls_suspended.load());
     table["pullRequestsHeld"] = std::to_string(ctx_.holds->held_count());
     table["brokerRole"] = cfg.broker_role;
+    if (ctx_.replication != nullptr) {
+        for (auto& [k, v] : ctx_.replication->runtime_info()) {
+            table[k] = std::move(v);
+        }
+    }
     protocol::JsonWriter w;
     w.begin_object().key("table").begin_object();
     for (const auto& [k, v] : table) {

@@ -62,6 +62,20 @@ const std::vector<Entry>& fields() {
         {"sendMessageThreadPoolNums", &BrokerConfig::send_message_thread_pool_nums},
         {"pullMessageThreadPoolNums", &BrokerConfig::pull_message_thread_pool_nums},
         {"startAcceptSendRequestTimeStamp", &BrokerConfig::start_accept_send_request_time_stamp},
+        {"haMasterAddress", &BrokerConfig::ha_master_address},
+        {"haSendHeartbeatInterval", &BrokerConfig::ha_send_heartbeat_interval},
+        {"haHousekeepingInterval", &BrokerConfig::ha_housekeeping_interval},
+        {"haTransferBatchSize", &BrokerConfig::ha_transfer_batch_size},
+        {"haMaxGapNotInSync", &BrokerConfig::ha_max_gap_not_in_sync},
+        {"slaveTimeout", &BrokerConfig::slave_timeout},
+        {"totalReplicas", &BrokerConfig::total_replicas},
+        {"inSyncReplicas", &BrokerConfig::in_sync_replicas},
+        {"minInSyncReplicas", &BrokerConfig::min_in_sync_replicas},
+        {"enableAutoInSyncReplicas", &BrokerConfig::enable_auto_in_sync_replicas},
+        {"enableSlaveActingMaster", &BrokerConfig::enable_slave_acting_master},
+        {"requireHandshake", &BrokerConfig::require_handshake},
+        {"sendHandshake", &BrokerConfig::send_handshake},
+        {"slaveNotAvailableFastFail", &BrokerConfig::slave_not_available_fast_fail},
     };
     return kFields;
 }
@@ -197,6 +211,21 @@ Status BrokerConfig::validate() const {
     if (max_message_size <= 0) {
         return Status::error(Errc::kInvalidArgument, "maxMessageSize must be > 0");
     }
+    if (broker_role != "ASYNC_MASTER" && broker_role != "SYNC_MASTER" && broker_role != "SLAVE") {
+        return Status::error(Errc::kInvalidArgument,
+                             "brokerRole '{}' is not ASYNC_MASTER, SYNC_MASTER or SLAVE",
+                             broker_role);
+    }
+    if (broker_role == "SLAVE" && broker_id <= 0) {
+        return Status::error(Errc::kInvalidArgument,
+                             "brokerRole=SLAVE needs brokerId > 0 (brokerId is {})", broker_id);
+    }
+    if (ha_send_heartbeat_interval <= 0 || ha_housekeeping_interval <= 0 ||
+        ha_transfer_batch_size <= 0 || slave_timeout <= 0) {
+        return Status::error(Errc::kInvalidArgument,
+                             "haSendHeartbeatInterval, haHousekeepingInterval, "
+                             "haTransferBatchSize and slaveTimeout must be > 0");
+    }
     COMET_ASSIGN_OR_RETURN(auto levels, DelayLevels::parse(message_delay_level));
     (void)levels;
     return Status::ok();
@@ -207,7 +236,15 @@ std::string BrokerConfig::broker_addr() const {
 }
 
 std::string BrokerConfig::ha_server_addr() const {
-    return (broker_ip2.empty() ? broker_ip1 : broker_ip2) + ":" + std::to_string(ha_listen_port);
+    return (broker_ip2.empty() ? broker_ip1 : broker_ip2) + ":" +
+           std::to_string(effective_ha_listen_port());
+}
+
+int32_t BrokerConfig::effective_ha_listen_port() const {
+    if (ha_listen_port > 0) {
+        return ha_listen_port;
+    }
+    return listen_port > 0 ? listen_port + 1 : 0;
 }
 
 std::string BrokerConfig::store_root() const {

@@ -32,7 +32,9 @@ struct BrokerConfig {
     std::string namesrv_addr;                            // namesrvAddr "a:9876;b:9876"
     std::string broker_ip1 = "127.0.0.1";                // brokerIP1 (advertised)
     std::string broker_ip2;                              // brokerIP2 (HA; empty = brokerIP1)
-    int32_t ha_listen_port = 10912;                      // haListenPort
+    // haListenPort; 0 = listenPort + 1 (RocketMQ BrokerStartup), or ephemeral when listenPort
+    // is 0 too (tests). effective_ha_listen_port() resolves it.
+    int32_t ha_listen_port = 0;
     std::string store_path_root_dir;                     // storePathRootDir (empty: ~/store)
     std::string log_dir;                                 // logDir (empty: ~/logs/comet)
     std::string broker_role = "ASYNC_MASTER";            // brokerRole
@@ -66,6 +68,21 @@ struct BrokerConfig {
     int32_t send_message_thread_pool_nums = 4;           // sendMessageThreadPoolNums
     int32_t pull_message_thread_pool_nums = 4;           // pullMessageThreadPoolNums
     int64_t start_accept_send_request_time_stamp = 0;    // startAcceptSendRequestTimeStamp
+    // --- replication (docs/replication.md; BrokerConfig + MessageStoreConfig keys in Java) ---
+    std::string ha_master_address;                       // haMasterAddress (slave, host:port)
+    int32_t ha_send_heartbeat_interval = 5000;           // haSendHeartbeatInterval (ms)
+    int32_t ha_housekeeping_interval = 20000;            // haHousekeepingInterval (ms)
+    int32_t ha_transfer_batch_size = 32768;              // haTransferBatchSize (bytes)
+    int64_t ha_max_gap_not_in_sync = 256LL * 1024 * 1024;  // haMaxGapNotInSync (bytes)
+    int64_t slave_timeout = 3000;                        // slaveTimeout (ms)
+    int32_t total_replicas = 1;                          // totalReplicas
+    int32_t in_sync_replicas = 1;                        // inSyncReplicas
+    int32_t min_in_sync_replicas = 1;                    // minInSyncReplicas
+    bool enable_auto_in_sync_replicas = false;           // enableAutoInSyncReplicas
+    bool enable_slave_acting_master = false;             // enableSlaveActingMaster
+    bool require_handshake = false;                      // requireHandshake (Comet)
+    bool send_handshake = true;                          // sendHandshake (Comet)
+    bool slave_not_available_fast_fail = true;           // slaveNotAvailableFastFail (Comet)
 
     // Properties this struct does not model, passed through (store settings and the like).
     std::map<std::string, std::string> extra;
@@ -87,6 +104,8 @@ struct BrokerConfig {
     std::string broker_addr() const;
     // "brokerIP2:haListenPort" (brokerIP1 when brokerIP2 is empty).
     std::string ha_server_addr() const;
+    // haListenPort, or listenPort + 1 when unset (0 when listenPort is 0: ephemeral).
+    int32_t effective_ha_listen_port() const;
     // storePathRootDir, with "~" and empty resolved to $HOME/store.
     std::string store_root() const;
     // namesrvAddr split on ';' (and ','), trimmed, empty entries dropped.

@@ -27,6 +27,7 @@
 namespace comet::broker {
 
 class ScheduleMessageService;
+class ReplicationService;
 
 // The live BrokerConfig (UPDATE_BROKER_CONFIG changes it). Thread-safe copy-out access.
 class BrokerConfigHolder {
@@ -78,6 +79,9 @@ struct BrokerContext {
     PullRequestHoldService* holds = nullptr;
     MessageStorePort* store = nullptr;
     ScheduleMessageService* schedule = nullptr;  // may be null (tests)
+    // Master/slave replication (send-path quorum decision, slave refusal, runtime info). Null
+    // in processor unit tests: sends then go straight to the store.
+    ReplicationService* replication = nullptr;
     DelayLevels delay_levels;
     BrokerStats* stats = nullptr;
     // Topic table changed: register with the name servers (one-way, soon).

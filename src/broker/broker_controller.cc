@@ -88,6 +88,17 @@ Status BrokerController::initialize() {
                              store_cfg.store_path_root_dir, store.status().message());
     }
     store_ = std::make_unique<StoreAdapter>(std::move(store).value());
+    std::vector<std::string> repl_warnings;
+    auto repl_cfg = make_replication_config(cfg, &repl_warnings);
+    if (!repl_cfg.is_ok()) {
+        return repl_cfg.status();
+    }
+    for (const std::string& w : repl_warnings) {
+        spdlog::warn("REPLICATION CONFIG WARNING: {}", w);
+    }
+    ha_store_ = std::make_unique<ha::CommitLogHaStore>(store_->store().commit_log());
+    replication_ =
+        std::make_unique<ReplicationService>(std::move(repl_cfg).value(), clock_, *ha_store_);
     const Duration hold_check = cfg.long_polling_enable
                                     ? Duration(5s)
                                     : Duration(std::chrono::milliseconds(
@@ -113,6 +124,7 @@ Status BrokerController::initialize() {
     ctx_.holds = holds_.get();
     ctx_.store = store_.get();
     ctx_.schedule = schedule_.get();
+    ctx_.replication = replication_.get();
     ctx_.delay_levels = levels;
     ctx_.stats = &stats_;
     ctx_.on_topics_changed = [this] { request_registration(); };
@@ -218,7 +230,10 @@ Status BrokerController::start() {
             holds_->notify_message_arriving(topic, qid, max_offset, tags_code);
         });
     holds_->start();
-    schedule_->start(200ms, 10s);
+    if (!replication_->is_slave()) {
+        schedule_->start(200ms, 10s);  // slaves never deliver delayed messages (RocketMQ)
+    }
+    COMET_RETURN_IF_ERROR(replication_->start());
     COMET_RETURN_IF_ERROR(server_->start());
     namesrv_client_->start();
     started_ = true;
@@ -239,6 +254,15 @@ Status BrokerController::start() {
 }
 
 uint16_t BrokerController::port() const { return server_->port(); }
+
+std::string BrokerController::ha_server_addr() const {
+    const BrokerConfig cfg = config_.get();
+    const uint16_t bound = replication_ ? replication_->ha_port() : 0;
+    if (bound == 0) {
+        return cfg.ha_server_addr();
+    }
+    return (cfg.broker_ip2.empty() ? cfg.broker_ip1 : cfg.broker_ip2) + ":" + std::to_string(bound);
+}
 
 void BrokerController::request_registration() {
     {
@@ -266,9 +290,9 @@ Status BrokerController::register_broker_all(bool oneway) {
     h.broker_name = cfg.broker_name;
     h.broker_addr = cfg.broker_addr();
     h.cluster_name = cfg.broker_cluster_name;
-    h.ha_server_addr = cfg.ha_server_addr();
+    h.ha_server_addr = ha_server_addr();
     h.broker_id = cfg.broker_id;
-    h.enable_acting_master = false;
+    h.enable_acting_master = cfg.enable_slave_acting_master;
     h.compressed = false;
     h.body_crc32 = protocol::body_crc32(body);
     Status first_error;
@@ -303,6 +327,11 @@ Status BrokerController::register_broker_all(bool oneway) {
             }
         } else {
             spdlog::debug("registered with name server {}", addr);
+            // A slave learns its master's HA address (and broker address) from the result.
+            auto rh = protocol::RegisterBrokerResponseHeader::from_ext(*r);
+            if (rh.is_ok() && replication_) {
+                replication_->on_register_result(rh->ha_server_addr, rh->master_addr);
+            }
         }
     }
     return first_error;
@@ -445,6 +474,9 @@ void BrokerController::shutdown() {
     }
     if (namesrv_client_) {
         namesrv_client_->shutdown();
+    }
+    if (replication_) {
+        replication_->shutdown();  // before the store: the slave's HaClient appends to it
     }
     if (schedule_) {
         schedule_->shutdown();

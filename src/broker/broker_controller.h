@@ -23,8 +23,10 @@
 #include "base/mutex.h"
 #include "broker/broker_context.h"
 #include "broker/broker_processors.h"
+#include "broker/replication_service.h"
 #include "broker/schedule_message_service.h"
 #include "broker/store_adapter.h"
+#include "ha/ha_store_port.h"
 #include "net/remoting_client.h"
 #include "net/remoting_server.h"
 
@@ -49,11 +51,16 @@ public:
     void shutdown();
 
     uint16_t port() const;
+    // brokerIP2 (or brokerIP1) : the bound HA port (haListenPort), as registered.
+    std::string ha_server_addr() const;
     BrokerConfig config() const { return config_.get(); }
     // Registers with every name server now; returns the first failure (all are attempted).
     Status register_broker_all(bool oneway);
     TopicConfigManager& topics() { return *topics_; }
     ConsumerOffsetManager& offsets() { return *offsets_; }
+    // Replication (HaService on a master, HaClient on a slave); null before initialize().
+    ReplicationService* replication() { return replication_.get(); }
+    StoreAdapter* store_adapter() { return store_.get(); }
 
 private:
     class NotifyListener;
@@ -84,6 +91,8 @@ private:
     std::unique_ptr<RebalanceLockManager> locks_;
     std::unique_ptr<PullRequestHoldService> holds_;
     std::unique_ptr<StoreAdapter> store_;
+    std::unique_ptr<ha::CommitLogHaStore> ha_store_;
+    std::unique_ptr<ReplicationService> replication_;
     std::unique_ptr<ScheduleMessageService> schedule_;
     BrokerContext ctx_;
     std::unique_ptr<SendMessageProcessor> send_;

@@ -3,6 +3,7 @@
 #include <random>
 
 #include "broker/broker_processors.h"
+#include "broker/replication_service.h"
 #include "protocol/message_decoder.h"
 #include "protocol/pull_headers.h"
 #include "protocol/request_code.h"
@@ -34,6 +35,35 @@ protocol::HostAddress host_of(const std::string& addr) {
         return h.value();
     }
     return protocol::HostAddress::ipv4(127, 0, 0, 1, 0);
+}
+
+// The store append, through the replication service when there is one (quorum decision,
+// slave refusal, durability); straight to the store otherwise (processor unit tests).
+void put_through(BrokerContext& ctx, protocol::MessageExt msg, bool batch,
+                 bool wait_store_msg_ok, ReplicationService::Done done) {
+    if (ctx.replication == nullptr) {
+        auto cb = [done = std::move(done)](store::PutMessageResult r) {
+            done(std::move(r), SendDurability{});
+        };
+        if (batch) {
+            ctx.store->put_messages(std::move(msg), std::move(cb));
+        } else {
+            ctx.store->put_message(std::move(msg), std::move(cb));
+        }
+        return;
+    }
+    auto shared = std::make_shared<protocol::MessageExt>(std::move(msg));
+    MessageStorePort* store = ctx.store;
+    ctx.replication->put(
+        wait_store_msg_ok,
+        [store, shared, batch](ReplicationService::PutCallback cb) {
+            if (batch) {
+                store->put_messages(std::move(*shared), std::move(cb));
+            } else {
+                store->put_message(std::move(*shared), std::move(cb));
+            }
+        },
+        std::move(done));
 }
 
 }  // namespace
@@ -273,6 +303,9 @@ void SendMessageProcessor::send(const RequestContext& rc, RemotingCommand req,
         return;
     }
     msg.set_property(protocol::property::kCluster, cfg.broker_cluster_name);
+    // WAIT=false: the producer does not wait for flush or replication (Java isWaitStoreMsgOK).
+    const std::string* wait_prop = msg.property(protocol::property::kWaitStoreMsgOk);
+    const bool wait_store_msg_ok = wait_prop == nullptr || *wait_prop != "false";
     if (!batch) {
         msg.erase_property(protocol::property::kWaitStoreMsgOk);
         apply_schedule_topic(ctx_.delay_levels, &msg);
@@ -293,7 +326,7 @@ void SendMessageProcessor::send(const RequestContext& rc, RemotingCommand req,
     req.body.clear();
     auto done = [this, req = std::move(req), reply, transaction_id, answered_queue,
                  region = cfg.region_id, trace_on = cfg.trace_on,
-                 oneway](store::PutMessageResult r) {
+                 oneway](store::PutMessageResult r, SendDurability dur) {
         const PutResponse pr = map_put_status(r);
         if (store::is_stored(r.status)) {
             ctx_.stats->put_messages.fetch_add(r.append.msg_num, std::memory_order_relaxed);
@@ -313,17 +346,18 @@ void SendMessageProcessor::send(const RequestContext& rc, RemotingCommand req,
             h.msg_region = region;
             h.trace_on = trace_on ? "true" : "false";
             h.to_ext(resp);
+            // Durability (docs/replication.md): replicas holding it when answered.
+            resp.set_ext("replicas", std::to_string(dur.replicas));
+            if (dur.degraded) {
+                resp.set_ext("degraded", "true");
+            }
         } else {
             resp.set_ext("MSG_REGION", region);
             resp.set_ext("TRACE_ON", trace_on ? "true" : "false");
         }
         reply(std::move(resp), {});
     };
-    if (batch) {
-        ctx_.store->put_messages(std::move(msg), std::move(done));
-    } else {
-        ctx_.store->put_message(std::move(msg), std::move(done));
-    }
+    put_through(ctx_, std::move(msg), batch, wait_store_msg_ok, std::move(done));
 }
 
 void SendMessageProcessor::send_back(const RequestContext& rc, RemotingCommand req,
@@ -422,7 +456,9 @@ void SendMessageProcessor::send_back(const RequestContext& rc, RemotingCommand r
     }
     apply_schedule_topic(ctx_.delay_levels, &msg);
     (void)rc;
-    auto done = [this, req = std::move(req), reply](store::PutMessageResult r) {
+    auto done = [this, req = std::move(req), reply](store::PutMessageResult r,
+                                                    SendDurability dur) {
+        (void)dur;
         const PutResponse pr = map_put_status(r);
         if (store::is_stored(r.status)) {
             ctx_.stats->put_messages.fetch_add(1, std::memory_order_relaxed);
@@ -431,7 +467,8 @@ void SendMessageProcessor::send_back(const RequestContext& rc, RemotingCommand r
             reply_code(reply, req, pr.code, pr.remark);
         }
     };
-    ctx_.store->put_message(std::move(msg), std::move(done));
+    // Java sets WAIT=false on send-back messages: no flush or replica wait.
+    put_through(ctx_, std::move(msg), false, false, std::move(done));
 }
 
 }  // namespace comet::broker

@@ -1,0 +1,166 @@
+#pragma once
+// ReplicationService: the broker side of classic master–slave replication (src/ha). Owns the
+// HaService (ASYNC_MASTER / SYNC_MASTER: listens on haListenPort, streams the CommitLog) or
+// the HaClient (SLAVE: connects to haMasterAddress or to the register result's haServerAddr),
+// and is the one place the send path asks "may this put go ahead, and when is it durable?":
+//   put(): slave -> refused (SERVICE_NOT_AVAILABLE, RocketMQ's remark); otherwise
+//   decide_quorum() with the live slave acks and the alive replica count;
+//   IN_SYNC_REPLICAS_NOT_ENOUGH -> refused before the append; else the append runs and, once
+//   the store answered (after its flush wait), a kWaitForSlaves put registers with
+//   GroupTransfer and completes on the acks or at slaveTimeout (FLUSH_SLAVE_TIMEOUT). No thread
+//   ever waits: completions run on the store's or the HA thread.
+// Threads: put() from the send executors; completions on store / HaService threads;
+// on_register_result() from the broker scheduler; everything else from any thread.
+// Locks: mu_ (master address, alive-count function, slave client) is a leaf, never held across
+// a store call, HA call or completion. Counters are atomics.
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/mutex.h"
+#include "base/status.h"
+#include "broker/broker_config.h"
+#include "ha/group_transfer.h"
+#include "ha/ha_client.h"
+#include "ha/ha_service.h"
+#include "ha/ha_store_port.h"
+#include "ha/quorum_policy.h"
+#include "store/put_message_status.h"
+
+namespace comet::broker {
+
+// The replication keys of a BrokerConfig, parsed and resolved.
+struct ReplicationConfig {
+    ha::QuorumConfig quorum;
+    std::string broker_name;
+    int64_t broker_id = 0;
+    std::string listen_host = "0.0.0.0";
+    uint16_t ha_listen_port = 0;        // effective haListenPort (0 = ephemeral)
+    std::string ha_master_address;      // haMasterAddress, "" = from the register result
+    int32_t ha_transfer_batch_size = 32768;
+    std::chrono::milliseconds heartbeat_interval{5000};
+    std::chrono::milliseconds housekeeping_interval{20000};
+    std::chrono::milliseconds slave_timeout{3000};
+    bool require_handshake = false;
+    bool send_handshake = true;
+    std::chrono::milliseconds reconnect_interval{5000};  // slave: retry period (tests shorten)
+    std::chrono::milliseconds tick_interval{10};         // HaService new-data poll period
+
+    bool is_slave() const { return quorum.broker_role == ha::BrokerRole::kSlave; }
+};
+
+// Builds the replication config and validates it (validate_quorum_config). Errors name the
+// keys; warnings (e.g. SYNC_MASTER with inSyncReplicas=1) are appended to *warnings.
+Result<ReplicationConfig> make_replication_config(const BrokerConfig& config,
+                                                  std::vector<std::string>* warnings);
+
+// What the send path needs from the master's replica set: HaService in production, a fake in
+// unit tests. Thread-safe.
+class ReplicaSet {
+public:
+    virtual ~ReplicaSet() = default;
+    virtual std::vector<int64_t> slave_ack_offsets() const = 0;
+    virtual ha::GroupTransfer& group_transfer() = 0;
+    virtual void notify_new_data() = 0;
+};
+
+// How durable a send became when it was answered (the `replicas` ext field).
+struct SendDurability {
+    int32_t replicas = 1;       // replicas known to hold it, the master included
+    int32_t need_ack_nums = 1;  // what the quorum decision required
+    bool degraded = false;      // needAckNums lowered below inSyncReplicas
+};
+
+class ReplicationService {
+public:
+    using AliveReplicaFn = std::function<int32_t()>;
+    using PutCallback = std::function<void(store::PutMessageResult)>;
+    using PutFn = std::function<void(PutCallback)>;
+    using Done = std::function<void(store::PutMessageResult, SendDurability)>;
+
+    // `store`: the local CommitLog (source on a master, sink on a slave); must outlive this.
+    // `alive`: alive replicas in the group, master included (GET_BROKER_MEMBER_GROUP); empty
+    // = totalReplicas.
+    ReplicationService(ReplicationConfig config, Clock& clock, ha::HaStorePort& store,
+                       AliveReplicaFn alive = {});
+    ~ReplicationService();
+    ReplicationService(const ReplicationService&) = delete;
+    ReplicationService& operator=(const ReplicationService&) = delete;
+
+    // Master: binds haListenPort and starts HaService. Slave: starts HaClient when a master
+    // address is known (haMasterAddress), else waits for on_register_result(). Errors: bind.
+    Status start();
+    // Tests: a master over a fake replica set (no sockets).
+    void start_with(ReplicaSet* replicas);
+    // Stops HA (waiting puts complete with SERVICE_NOT_AVAILABLE). Idempotent.
+    void shutdown();
+
+    void set_alive_replica_fn(AliveReplicaFn alive);
+    int32_t alive_replica_num() const;
+
+    // The send path (SEND_MESSAGE[_V2], batch, send-back). `put` appends to the store and
+    // calls its callback once; `done` runs once with the final result and durability.
+    void put(bool wait_store_msg_ok, const PutFn& put, Done done);
+
+    // Slave: the name server's register result. haServerAddr (re)points the HaClient unless
+    // haMasterAddress is configured; masterAddr is kept for metadata sync.
+    void on_register_result(const std::optional<std::string>& ha_server_addr,
+                            const std::optional<std::string>& master_addr);
+    // The master's broker address (brokerIP1:listenPort) from the last register result.
+    std::optional<std::string> master_addr() const;
+    // The HA address the slave connects to ("" when none yet).
+    std::string master_ha_addr() const;
+
+    const ReplicationConfig& config() const { return config_; }
+    bool is_slave() const { return config_.is_slave(); }
+    // Bound HA port (master, after start()); 0 otherwise.
+    uint16_t ha_port() const;
+    ha::HaService* ha_service() { return ha_service_.get(); }
+
+    // GET_BROKER_RUNTIME_INFO keys (docs/replication.md, "Runtime info").
+    std::map<std::string, std::string> runtime_info() const;
+
+    struct Counters {
+        std::atomic<int64_t> quorum_acks{0};         // waits completed PUT_OK
+        std::atomic<int64_t> degraded_acks{0};       // acked with needAckNums < inSyncReplicas
+        std::atomic<int64_t> slave_timeouts{0};      // FLUSH_SLAVE_TIMEOUT answers
+        std::atomic<int64_t> slave_not_available{0}; // SLAVE_NOT_AVAILABLE answers
+        std::atomic<int64_t> isr_not_enough{0};      // IN_SYNC_REPLICAS_NOT_ENOUGH refusals
+        std::atomic<int64_t> slave_refused{0};       // producer writes refused on a slave
+    };
+    const Counters& counters() const { return counters_; }
+
+    // The remark RocketMQ gives for SERVICE_NOT_AVAILABLE (puts to a slave among the reasons).
+    static std::string service_not_available_remark();
+
+private:
+    void finish_wait(store::PutMessageResult r, const ha::QuorumDecision& d,
+                     store::PutMessageStatus status, const Done& done);
+    int32_t replicas_holding(int64_t end_offset) const;
+    void connect_slave(const std::string& ha_addr);
+
+    const ReplicationConfig config_;
+    Clock& clock_;
+    ha::HaStorePort& store_;
+    std::unique_ptr<ha::HaService> ha_service_;
+    std::unique_ptr<ReplicaSet> own_replicas_;
+    ReplicaSet* replicas_ = nullptr;  // set by start()/start_with() before any put
+    Counters counters_;
+
+    mutable Mutex mu_;
+    AliveReplicaFn alive_ GUARDED_BY(mu_);
+    std::optional<std::string> master_addr_ GUARDED_BY(mu_);
+    std::string master_ha_addr_ GUARDED_BY(mu_);
+    std::unique_ptr<ha::HaClient> ha_client_ GUARDED_BY(mu_);
+    bool stopped_ GUARDED_BY(mu_) = false;
+};
+
+}  // namespace comet::broker

@@ -1,0 +1,375 @@
+// ReplicationService on fakes: a fake replica set (slave acks + a real GroupTransfer on a
+// ManualClock) and a fake CommitLog end. Every quorum verdict is driven through put() and the
+// resulting PutMessageStatus is mapped to the response code the send processor answers with.
+
+#include "broker/replication_service.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <optional>
+#include <vector>
+
+#include "broker/broker_processors.h"
+#include "protocol/response_code.h"
+
+namespace comet::broker {
+namespace {
+
+using namespace std::chrono_literals;
+using store::PutMessageStatus;
+namespace RC = protocol::ResponseCode;
+
+class FakeHaStore final : public ha::HaStorePort {
+public:
+    int64_t end = 1000;
+    int64_t min_offset() const override { return 0; }
+    int64_t max_offset() const override { return end; }
+    std::optional<ha::HaChunk> read(int64_t, int64_t) const override { return std::nullopt; }
+    Status append(int64_t, std::string_view) override {
+        return Status::error(Errc::kFailedPrecondition, "not a slave");
+    }
+};
+
+class FakeReplicas final : public ReplicaSet {
+public:
+    explicit FakeReplicas(Clock& clock) : gt(clock) {}
+    std::vector<int64_t> acks;
+    ha::GroupTransfer gt;
+    int notified = 0;
+    std::vector<int64_t> slave_ack_offsets() const override { return acks; }
+    ha::GroupTransfer& group_transfer() override { return gt; }
+    void notify_new_data() override { ++notified; }
+    void ack(std::vector<int64_t> a) {
+        acks = std::move(a);
+        gt.on_acks(acks);
+    }
+};
+
+struct Outcome {
+    std::optional<store::PutMessageResult> result;
+    SendDurability durability;
+    int calls = 0;
+    ReplicationService::Done cb() {
+        return [this](store::PutMessageResult r, SendDurability d) {
+            ++calls;
+            result = std::move(r);
+            durability = d;
+        };
+    }
+    int32_t code() const { return map_put_status(*result).code; }
+};
+
+// One message of 100 bytes appended at the fake store's end; the store answers `status`.
+struct FakeAppend {
+    FakeHaStore* store;
+    PutMessageStatus status = PutMessageStatus::kPutOk;
+    int calls = 0;
+    ReplicationService::PutFn fn() {
+        return [this](ReplicationService::PutCallback cb) {
+            ++calls;
+            store::PutMessageResult r;
+            r.status = status;
+            r.append.wrote_offset = store::PhysicalOffset(store->end);
+            r.append.wrote_bytes = 100;
+            store->end += 100;
+            cb(r);
+        };
+    }
+};
+
+class ReplicationServiceTest : public ::testing::Test {
+protected:
+    ReplicationConfig config(ha::BrokerRole role, int32_t total, int32_t isr) {
+        ReplicationConfig c;
+        c.quorum.broker_role = role;
+        c.quorum.total_replicas = total;
+        c.quorum.in_sync_replicas = isr;
+        c.broker_name = "broker-a";
+        c.slave_timeout = 3000ms;
+        return c;
+    }
+    std::unique_ptr<ReplicationService> make(ReplicationConfig c) {
+        auto s = std::make_unique<ReplicationService>(std::move(c), clock_, store_);
+        s->start_with(&replicas_);
+        return s;
+    }
+
+    ManualClock clock_;
+    FakeHaStore store_;
+    FakeReplicas replicas_{clock_};
+};
+
+TEST_F(ReplicationServiceTest, AsyncMasterAnswersAtOnceWithOneReplica) {
+    auto svc = make(config(ha::BrokerRole::kAsyncMaster, 3, 3));
+    FakeAppend app{&store_};
+    Outcome o;
+    svc->put(true, app.fn(), o.cb());
+    ASSERT_EQ(o.calls, 1);
+    EXPECT_EQ(o.code(), RC::kSuccess);
+    EXPECT_EQ(o.durability.replicas, 1);
+    EXPECT_EQ(replicas_.notified, 1);
+}
+
+TEST_F(ReplicationServiceTest, SyncMasterWaitsForTheQuorumThenSucceeds) {
+    auto svc = make(config(ha::BrokerRole::kSyncMaster, 3, 2));
+    replicas_.ack({1000, 1000});
+    FakeAppend app{&store_};
+    Outcome o;
+    svc->put(true, app.fn(), o.cb());
+    EXPECT_EQ(app.calls, 1);
+    EXPECT_EQ(o.calls, 0) << "waits for a slave ack of offset 1100";
+    replicas_.ack({1050, 1000});
+    EXPECT_EQ(o.calls, 0);
+    replicas_.ack({1100, 1000});
+    ASSERT_EQ(o.calls, 1);
+    EXPECT_EQ(o.code(), RC::kSuccess);
+    EXPECT_EQ(o.durability.replicas, 2);
+    EXPECT_EQ(o.durability.need_ack_nums, 2);
+    EXPECT_EQ(svc->counters().quorum_acks.load(), 1);
+}
+
+TEST_F(ReplicationServiceTest, AllSlavesAckedCountsEveryReplica) {
+    auto svc = make(config(ha::BrokerRole::kSyncMaster, 3, 2));
+    replicas_.ack({1000, 1000});
+    FakeAppend app{&store_};
+    Outcome o;
+    svc->put(true, app.fn(), o.cb());
+    replicas_.ack({1100, 1100});
+    ASSERT_EQ(o.calls, 1);
+    EXPECT_EQ(o.durability.replicas, 3);
+}
+
+TEST_F(ReplicationServiceTest, TimeoutAnswersFlushSlaveTimeout) {
+    auto svc = make(config(ha::BrokerRole::kSyncMaster, 2, 2));
+    replicas_.ack({1000});
+    FakeAppend app{&store_};
+    Outcome o;
+    svc->put(true, app.fn(), o.cb());
+    clock_.advance(2999ms);
+    replicas_.gt.expire();
+    EXPECT_EQ(o.calls, 0);
+    clock_.advance(2ms);
+    replicas_.gt.expire();
+    ASSERT_EQ(o.calls, 1);
+    EXPECT_EQ(o.result->status, PutMessageStatus::kFlushSlaveTimeout);
+    EXPECT_EQ(o.code(), RC::kFlushSlaveTimeout);
+    EXPECT_EQ(o.durability.replicas, 1);
+    EXPECT_EQ(svc->counters().slave_timeouts.load(), 1);
+    EXPECT_TRUE(store::is_stored(o.result->status)) << "the master holds it: header is filled";
+}
+
+TEST_F(ReplicationServiceTest, NoSlaveConnectedAnswersSlaveNotAvailable) {
+    auto svc = make(config(ha::BrokerRole::kSyncMaster, 2, 2));
+    FakeAppend app{&store_};
+    Outcome o;
+    svc->put(true, app.fn(), o.cb());
+    EXPECT_EQ(app.calls, 1) << "stored on the master";
+    ASSERT_EQ(o.calls, 1);
+    EXPECT_EQ(o.code(), RC::kSlaveNotAvailable);
+    EXPECT_EQ(svc->counters().slave_not_available.load(), 1);
+}
+
+TEST_F(ReplicationServiceTest, WithoutFastFailNoSlaveWaitsAndTimesOut) {
+    auto c = config(ha::BrokerRole::kSyncMaster, 2, 2);
+    c.quorum.slave_not_available_fast_fail = false;
+    auto svc = make(c);
+    FakeAppend app{&store_};
+    Outcome o;
+    svc->put(true, app.fn(), o.cb());
+    EXPECT_EQ(o.calls, 0);
+    clock_.advance(3001ms);
+    replicas_.gt.expire();
+    ASSERT_EQ(o.calls, 1);
+    EXPECT_EQ(o.code(), RC::kFlushSlaveTimeout);
+}
+
+TEST_F(ReplicationServiceTest, InSyncReplicasNotEnoughRefusesBeforeTheAppend) {
+    auto c = config(ha::BrokerRole::kSyncMaster, 3, 2);
+    c.quorum.enable_slave_acting_master = true;
+    c.quorum.ha_max_gap_not_in_sync = 100;
+    auto svc = make(c);
+    replicas_.ack({0, 0});  // both slaves 1000 bytes behind: not in sync
+    FakeAppend app{&store_};
+    Outcome o;
+    svc->put(true, app.fn(), o.cb());
+    EXPECT_EQ(app.calls, 0) << "nothing written";
+    ASSERT_EQ(o.calls, 1);
+    EXPECT_EQ(o.result->status, PutMessageStatus::kInSyncReplicasNotEnough);
+    EXPECT_EQ(o.code(), RC::kSystemError);
+    EXPECT_EQ(map_put_status(*o.result).remark, "in-sync replicas not enough");
+    EXPECT_EQ(svc->counters().isr_not_enough.load(), 1);
+}
+
+TEST_F(ReplicationServiceTest, AliveReplicaCountComesFromTheInjectedFunction) {
+    auto c = config(ha::BrokerRole::kSyncMaster, 3, 2);
+    c.quorum.enable_slave_acting_master = true;
+    auto svc = make(c);
+    replicas_.ack({1000, 1000});  // both in sync by gap
+    int32_t alive = 1;            // ...but the name server says only the master is alive
+    svc->set_alive_replica_fn([&alive] { return alive; });
+    FakeAppend app{&store_};
+    Outcome o;
+    svc->put(true, app.fn(), o.cb());
+    ASSERT_EQ(o.calls, 1);
+    EXPECT_EQ(o.result->status, PutMessageStatus::kInSyncReplicasNotEnough);
+    alive = 3;
+    Outcome o2;
+    svc->put(true, app.fn(), o2.cb());
+    EXPECT_EQ(o2.calls, 0) << "now waits for a slave";
+    replicas_.ack({1100, 1000});
+    ASSERT_EQ(o2.calls, 1);
+    EXPECT_EQ(o2.code(), RC::kSuccess);
+}
+
+TEST_F(ReplicationServiceTest, AutoDowngradeAcksOnTheMasterAloneAndCountsIt) {
+    auto c = config(ha::BrokerRole::kSyncMaster, 3, 2);
+    c.quorum.enable_slave_acting_master = true;
+    c.quorum.enable_auto_in_sync_replicas = true;
+    c.quorum.min_in_sync_replicas = 1;
+    c.quorum.ha_max_gap_not_in_sync = 100;
+    auto svc = make(c);
+    replicas_.ack({0, 0});
+    FakeAppend app{&store_};
+    Outcome o;
+    svc->put(true, app.fn(), o.cb());
+    ASSERT_EQ(o.calls, 1);
+    EXPECT_EQ(o.code(), RC::kSuccess);
+    EXPECT_TRUE(o.durability.degraded);
+    EXPECT_EQ(o.durability.replicas, 1);
+    EXPECT_EQ(o.durability.need_ack_nums, 1);
+    EXPECT_EQ(svc->counters().degraded_acks.load(), 1);
+    auto info = svc->runtime_info();
+    EXPECT_EQ(info["degradedAckTotal"], "1");
+    EXPECT_EQ(info["inSyncReplicaNums"], "1");
+    EXPECT_EQ(info["needAckNums"], "1");
+    EXPECT_EQ(info["needAckNumsDegraded"], "true");
+}
+
+TEST_F(ReplicationServiceTest, WaitFalseNeverWaits) {
+    auto svc = make(config(ha::BrokerRole::kSyncMaster, 2, 2));
+    replicas_.ack({1000});
+    FakeAppend app{&store_};
+    Outcome o;
+    svc->put(false, app.fn(), o.cb());
+    ASSERT_EQ(o.calls, 1);
+    EXPECT_EQ(o.code(), RC::kSuccess);
+    EXPECT_EQ(replicas_.gt.pending(), 0u);
+}
+
+TEST_F(ReplicationServiceTest, StoreFailureWinsOverReplication) {
+    auto svc = make(config(ha::BrokerRole::kSyncMaster, 2, 2));
+    replicas_.ack({1000});
+    FakeAppend app{&store_};
+    app.status = PutMessageStatus::kFlushDiskTimeout;
+    Outcome o;
+    svc->put(true, app.fn(), o.cb());
+    ASSERT_EQ(o.calls, 1);
+    EXPECT_EQ(o.code(), RC::kFlushDiskTimeout);
+    EXPECT_EQ(replicas_.gt.pending(), 0u);
+    app.status = PutMessageStatus::kCreateMappedFileFailed;
+    Outcome o2;
+    svc->put(true, app.fn(), o2.cb());
+    EXPECT_EQ(o2.code(), RC::kSystemError);
+}
+
+TEST_F(ReplicationServiceTest, ShutdownCompletesWaitingPuts) {
+    auto svc = make(config(ha::BrokerRole::kSyncMaster, 2, 2));
+    replicas_.ack({1000});
+    FakeAppend app{&store_};
+    Outcome o;
+    svc->put(true, app.fn(), o.cb());
+    replicas_.gt.shutdown();
+    ASSERT_EQ(o.calls, 1);
+    EXPECT_EQ(o.code(), RC::kServiceNotAvailable);
+}
+
+TEST_F(ReplicationServiceTest, SlaveRefusesProducerWritesLikeRocketMq) {
+    auto c = config(ha::BrokerRole::kSlave, 1, 1);
+    c.broker_id = 1;
+    ReplicationService svc(c, clock_, store_);
+    ASSERT_TRUE(svc.start().is_ok()) << "no master address yet: nothing to connect";
+    FakeAppend app{&store_};
+    Outcome o;
+    svc.put(true, app.fn(), o.cb());
+    EXPECT_EQ(app.calls, 0);
+    ASSERT_EQ(o.calls, 1);
+    EXPECT_EQ(o.code(), RC::kServiceNotAvailable);
+    EXPECT_NE(map_put_status(*o.result).remark->find("messages are put to the slave"),
+              std::string::npos);
+    EXPECT_EQ(svc.counters().slave_refused.load(), 1);
+    auto info = svc.runtime_info();
+    EXPECT_EQ(info["haClientConnected"], "false");
+    EXPECT_EQ(info["haMasterAddress"], "");
+    svc.on_register_result(std::nullopt, std::string("127.0.0.1:10911"));
+    EXPECT_EQ(svc.master_addr(), "127.0.0.1:10911");
+    svc.shutdown();
+}
+
+TEST(ReplicationConfig, KeysFromBrokerConfigAndValidation) {
+    BrokerConfig b;
+    b.listen_port = 20911;
+    ASSERT_TRUE(b.apply({{"brokerRole", "SYNC_MASTER"},
+                         {"totalReplicas", "3"},
+                         {"inSyncReplicas", "2"},
+                         {"minInSyncReplicas", "1"},
+                         {"enableAutoInSyncReplicas", "true"},
+                         {"enableSlaveActingMaster", "true"},
+                         {"haMaxGapNotInSync", "1024"},
+                         {"slaveTimeout", "1500"},
+                         {"haSendHeartbeatInterval", "1000"},
+                         {"haHousekeepingInterval", "4000"},
+                         {"haTransferBatchSize", "65536"},
+                         {"requireHandshake", "true"}})
+                    .is_ok());
+    std::vector<std::string> warnings;
+    auto c = make_replication_config(b, &warnings);
+    ASSERT_TRUE(c.is_ok()) << c.status().message();
+    EXPECT_TRUE(warnings.empty());
+    EXPECT_EQ(c->ha_listen_port, 20912) << "haListenPort defaults to listenPort + 1";
+    EXPECT_EQ(c->quorum.broker_role, ha::BrokerRole::kSyncMaster);
+    EXPECT_EQ(c->quorum.in_sync_replicas, 2);
+    EXPECT_EQ(c->quorum.ha_max_gap_not_in_sync, 1024);
+    EXPECT_EQ(c->slave_timeout, 1500ms);
+    EXPECT_EQ(c->housekeeping_interval, 4000ms);
+    EXPECT_EQ(c->ha_transfer_batch_size, 65536);
+    EXPECT_TRUE(c->require_handshake);
+    EXPECT_EQ(b.ha_server_addr(), "127.0.0.1:20912");
+
+    ASSERT_TRUE(b.set("haListenPort", "30000").is_ok());
+    EXPECT_EQ(make_replication_config(b, nullptr)->ha_listen_port, 30000);
+
+    // The upgrade trap: SYNC_MASTER with inSyncReplicas=1 is loud.
+    BrokerConfig trap;
+    ASSERT_TRUE(trap.set("brokerRole", "SYNC_MASTER").is_ok());
+    warnings.clear();
+    ASSERT_TRUE(make_replication_config(trap, &warnings).is_ok());
+    ASSERT_FALSE(warnings.empty());
+    EXPECT_NE(warnings[0].find("inSyncReplicas"), std::string::npos);
+
+    BrokerConfig bad;
+    ASSERT_TRUE(bad.apply({{"totalReplicas", "2"}, {"inSyncReplicas", "3"}}).is_ok());
+    auto e = make_replication_config(bad, nullptr);
+    ASSERT_FALSE(e.is_ok());
+    EXPECT_NE(e.status().message().find("inSyncReplicas"), std::string::npos);
+    EXPECT_NE(e.status().message().find("totalReplicas"), std::string::npos);
+
+    BrokerConfig slave;
+    ASSERT_TRUE(slave.apply({{"brokerRole", "SLAVE"}, {"brokerId", "0"}}).is_ok());
+    EXPECT_FALSE(slave.validate().is_ok());
+    EXPECT_FALSE(make_replication_config(slave, nullptr).is_ok());
+
+    BrokerConfig addr;
+    ASSERT_TRUE(addr.apply({{"brokerRole", "SLAVE"}, {"brokerId", "1"},
+                            {"haMasterAddress", "nohostport"}})
+                    .is_ok());
+    auto ae = make_replication_config(addr, nullptr);
+    ASSERT_FALSE(ae.is_ok());
+    EXPECT_NE(ae.status().message().find("haMasterAddress"), std::string::npos);
+
+    BrokerConfig role;
+    EXPECT_FALSE(role.set("brokerRole", "MASTER").is_ok() && role.validate().is_ok());
+}
+
+}  // namespace
+}  // namespace comet::broker
