@@ -6,10 +6,14 @@
 // BM_DispatchLagUnderLoad/<writers>: that many threads put 256-byte messages (ASYNC_FLUSH) for
 // ~2 s while the bench thread samples dispatch_behind_bytes every 200 us. Reports puts/s and the
 // mean / max lag in bytes, plus the time to drain after the load stops.
+// BM_NewQueueVisible: 40 sends, each to a queue that does not exist yet (new topic); for each,
+// the time from the put's acknowledgement until get_max_offset_in_queue shows the message (the
+// ConsumeQueue exists and holds its unit). Reports mean / p50 / max in ms.
 // Files go to $COMET_BENCH_DIR (default ./comet-bench-store).
 
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -180,6 +184,48 @@ void BM_DispatchLagUnderLoad(benchmark::State& state) {
 }
 BENCHMARK(BM_DispatchLagUnderLoad)->Arg(1)->Arg(4)->Iterations(1)->Unit(benchmark::kMillisecond)
     ->UseRealTime();
+
+void BM_NewQueueVisible(benchmark::State& state) {
+    using Clk = std::chrono::steady_clock;
+    const std::string root = get_bench_root("newqueue");
+    constexpr int kQueues = 40;
+    for (auto _ : state) {
+        fs::remove_all(root);
+        auto opened = MessageStore::open(get_bench_config(root), SystemClock::instance());
+        if (!opened.is_ok()) {
+            state.SkipWithError(opened.status().to_string().c_str());
+            return;
+        }
+        auto store = std::move(opened).value();
+        store->start();
+        std::vector<double> ms;
+        for (int q = 0; q < kQueues; ++q) {
+            auto m = get_bench_message(256, 0, q);
+            m.topic = "NewQueue" + std::to_string(q);
+            if (!store->put_message(std::move(m)).get().ok()) {
+                state.SkipWithError("put failed");
+                return;
+            }
+            const auto acked = Clk::now();
+            while (store->get_max_offset_in_queue("NewQueue" + std::to_string(q), 0).value() < 1 &&
+                   Clk::now() - acked < std::chrono::seconds(5)) {
+                std::this_thread::yield();
+            }
+            ms.push_back(std::chrono::duration<double, std::milli>(Clk::now() - acked).count());
+        }
+        store->shutdown();
+        std::sort(ms.begin(), ms.end());
+        double sum = 0;
+        for (double v : ms) {
+            sum += v;
+        }
+        state.counters["visible_mean_ms"] = sum / static_cast<double>(ms.size());
+        state.counters["visible_p50_ms"] = ms[ms.size() / 2];
+        state.counters["visible_max_ms"] = ms.back();
+    }
+    fs::remove_all(root);
+}
+BENCHMARK(BM_NewQueueVisible)->Iterations(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 }  // namespace comet::store

@@ -3,12 +3,14 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstring>
 
 #include "base/bytes.h"
 #include "protocol/message_decoder.h"
 #include "protocol/message_id.h"
 #include "store/store_checkpoint.h"
+#include "store/stored_message_encoder.h"
 
 namespace comet::store {
 
@@ -87,6 +89,36 @@ std::string& tls_buffer() {
     return buf;
 }
 
+// "topic-queueId" built into a thread-local buffer (no allocation once warm).
+std::string_view tls_queue_key(std::string_view topic, int32_t queue_id) {
+    thread_local std::string key;
+    key.assign(topic);
+    key.push_back('-');
+    char digits[16];
+    auto r = std::to_chars(digits, digits + sizeof(digits), queue_id);
+    key.append(digits, r.ptr);
+    return key;
+}
+
+// Appends the offset message id (protocol::create_offset_msg_id: hex of store ip, port and
+// physical offset, upper case) without temporaries.
+void append_offset_msg_id(std::string* out, const pm::HostAddress& host, int64_t offset) {
+    static constexpr char kDigits[] = "0123456789ABCDEF";
+    uint8_t raw[28];
+    size_t n = host.ip_len();
+    std::memcpy(raw, host.ip.data(), n);
+    put_be32(raw + n, static_cast<uint32_t>(host.port));
+    put_be64(raw + n + 4, static_cast<uint64_t>(offset));
+    n += 12;
+    const size_t at = out->size();
+    out->resize(at + 2 * n);
+    char* d = out->data() + at;
+    for (size_t i = 0; i < n; ++i) {
+        d[2 * i] = kDigits[raw[i] >> 4];
+        d[2 * i + 1] = kDigits[raw[i] & 0xF];
+    }
+}
+
 }  // namespace
 
 std::string CommitLog::queue_key(std::string_view topic, int32_t queue_id) {
@@ -122,13 +154,21 @@ CommitLog::CommitLog(const MessageStoreConfig& config, Clock* clock,
       checkpoint_(checkpoint),
       flags_(flags),
       store_host_(store_host),
-      queue_(config.commit_log_dir(), config.mapped_file_size_commit_log, allocator) {
+      queue_(config.commit_log_dir(), config.mapped_file_size_commit_log, allocator),
+      prefault_(std::min(config.commit_log_prefault_ahead_bytes,
+                         config.mapped_file_size_commit_log)) {
     flush_ = std::make_unique<FlushService>(config_, &queue_, clock_, flags_, checkpoint_);
+    // The pre-allocated next segment arrives with its head already faulted in.
+    queue_.set_prefault_on_preallocate(
+        std::max<int64_t>(config.commit_log_prefault_ahead_bytes, 0));
 }
 
 CommitLog::~CommitLog() { shutdown(); }
 
-void CommitLog::start() { flush_->start(); }
+void CommitLog::start() {
+    flush_->start();
+    prefault_.start();
+}
 
 void CommitLog::shutdown() {
     if (flush_ == nullptr) {
@@ -140,6 +180,7 @@ void CommitLog::shutdown() {
         MutexLock l(put_mu_);
     }
     flush_->shutdown();
+    prefault_.shutdown();
 }
 
 void CommitLog::set_append_listener(AppendListener listener) { listener_ = std::move(listener); }
@@ -164,10 +205,15 @@ void CommitLog::put_message(pm::MessageExt msg, PutCompletion done) {
                                 msg.body.size(), config_.max_message_size)));
         return;
     }
-    std::string props = msg.properties_string();
-    if (props.size() > static_cast<size_t>(pm::kMaxPropertiesLength)) {
+    std::string built_props;
+    if (!msg.stored_properties) {
+        built_props = pm::message_properties_to_string(msg.properties);  // built once
+    }
+    const std::string_view props = msg.stored_properties ? *msg.stored_properties : built_props;
+    const size_t props_size = props.size();
+    if (props_size > static_cast<size_t>(pm::kMaxPropertiesLength)) {
         done(failed(PutMessageStatus::kPropertiesSizeExceeded,
-                    fmt::format("properties size {} exceeds {}", props.size(),
+                    fmt::format("properties size {} exceeds {}", props_size,
                                 pm::kMaxPropertiesLength)));
         return;
     }
@@ -183,7 +229,7 @@ void CommitLog::put_message(pm::MessageExt msg, PutCompletion done) {
     msg.store_timestamp = 0;
     std::string& buf = tls_buffer();
     buf.clear();
-    Status st = pm::encode_message(msg, &buf);
+    Status st = encode_stored_message(msg, props, &buf);
     if (!st.is_ok()) {
         done(failed(PutMessageStatus::kMessageIllegal, st.message()));
         return;
@@ -195,12 +241,12 @@ void CommitLog::put_message(pm::MessageExt msg, PutCompletion done) {
                     fmt::format("message record of {} bytes is too large", len)));
         return;
     }
-    std::vector<Slice> slices{{0, static_cast<int32_t>(len),
-                               static_cast<int32_t>(get_be32(
-                                   reinterpret_cast<const uint8_t*>(buf.data()) +
-                                   pm::kMsgSysFlagPos))}};
-    append_and_complete(buf, slices, queue_key(msg.topic, msg.queue_id), msg.wait_store_msg_ok(),
-                        std::move(done));
+    thread_local std::vector<Slice> slices;
+    const auto sys_flag = static_cast<int32_t>(
+        get_be32(reinterpret_cast<const uint8_t*>(buf.data()) + pm::kMsgSysFlagPos));
+    slices.assign(1, Slice{0, static_cast<int32_t>(len), sys_flag});
+    append_and_complete(buf, slices, tls_queue_key(msg.topic, msg.queue_id),
+                        msg.wait_store_msg_ok(), std::move(done));
 }
 
 void CommitLog::put_messages(MessageBatch batch, PutCompletion done) {
@@ -279,7 +325,7 @@ void CommitLog::put_messages(MessageBatch batch, PutCompletion done) {
         m.properties = pm::string_to_message_properties(*m.stored_properties);
         wait_ok = wait_ok && m.wait_store_msg_ok();
         size_t pos = buf.size();
-        Status st = pm::encode_message(m, &buf);
+        Status st = encode_stored_message(m, *m.stored_properties, &buf);
         if (!st.is_ok()) {
             done(failed(PutMessageStatus::kMessageIllegal, st.message()));
             return;
@@ -296,7 +342,7 @@ void CommitLog::put_messages(MessageBatch batch, PutCompletion done) {
                     fmt::format("batch of {} bytes does not fit a CommitLog segment", len)));
         return;
     }
-    append_and_complete(buf, slices, queue_key(batch.topic, batch.queue_id), wait_ok,
+    append_and_complete(buf, slices, tls_queue_key(batch.topic, batch.queue_id), wait_ok,
                         std::move(done));
 }
 
@@ -316,7 +362,7 @@ std::future<PutMessageResult> CommitLog::put_messages(MessageBatch batch) {
 
 PutMessageResult CommitLog::append_locked(const std::string& encoded,
                                           const std::vector<Slice>& slices,
-                                          const std::string& key) {
+                                          std::string_view key) {
     if (!accepting_.load() || !flags_->is_writeable()) {
         return failed(PutMessageStatus::kServiceNotAvailable,
                       "message store is not writeable or not running");
@@ -352,7 +398,11 @@ PutMessageResult CommitLog::append_locked(const std::string& encoded,
     const int32_t wrote = file->wrote_position();
     const int64_t phys = file->file_from_offset() + wrote;
     const int64_t store_ts = clock_->wall_millis();
-    int64_t& next_queue_offset = topic_queue_table_[key];
+    auto slot = topic_queue_table_.find(key);
+    if (slot == topic_queue_table_.end()) {
+        slot = topic_queue_table_.emplace(std::string(key), 0).first;
+    }
+    int64_t& next_queue_offset = slot->second;
     const int64_t first_queue_offset = next_queue_offset;
     uint8_t* dst = file->data() + wrote;
     std::memcpy(dst, encoded.data(), encoded.size());
@@ -386,7 +436,7 @@ PutMessageResult CommitLog::append_locked(const std::string& encoded,
 }
 
 void CommitLog::append_and_complete(const std::string& encoded, const std::vector<Slice>& slices,
-                                    const std::string& key, bool wait_store_msg_ok,
+                                    std::string_view key, bool wait_store_msg_ok,
                                     PutCompletion done) {
     PutMessageResult r;
     {
@@ -398,20 +448,28 @@ void CommitLog::append_and_complete(const std::string& encoded, const std::vecto
         return;
     }
     // Offset message ids, outside the lock.
+    r.append.msg_id.reserve(slices.size() * (store_host_.ip_len() + 12) * 2 + slices.size());
     for (size_t i = 0; i < slices.size(); ++i) {
         if (i > 0) {
             r.append.msg_id.push_back(',');
         }
-        r.append.msg_id += pm::create_offset_msg_id(
-            store_host_, r.append.wrote_offset.value() + static_cast<int64_t>(slices[i].pos));
+        append_offset_msg_id(&r.append.msg_id, store_host_,
+                             r.append.wrote_offset.value() + static_cast<int64_t>(slices[i].pos));
+    }
+    const int64_t end = r.append.end_offset().value();
+    if (prefault_.wants(end)) {
+        if (auto file = queue_.find_mapped_file_by_offset(end - 1)) {
+            prefault_.request(file, static_cast<int32_t>(end - file->file_from_offset()));
+        }
     }
     if (listener_) {
         listener_(r.append.end_offset());
     }
     if (config_.flush_disk_type == FlushDiskType::kSyncFlush && wait_store_msg_ok) {
-        PhysicalOffset end = r.append.end_offset();
-        flush_->wait_for_flush(end, [r, done = std::move(done)](PutMessageStatus status,
-                                                                 const std::string& remark) mutable {
+        const PhysicalOffset end_offset = r.append.end_offset();
+        flush_->wait_for_flush(end_offset, [r = std::move(r), done = std::move(done)](
+                                               PutMessageStatus status,
+                                               const std::string& remark) mutable {
             r.status = status;
             r.remark = remark;
             done(r);
@@ -538,23 +596,27 @@ Status CommitLog::for_each_record(
 
 QueueOffset CommitLog::next_queue_offset(std::string_view topic, int32_t queue_id) const {
     MutexLock l(put_mu_);
-    auto it = topic_queue_table_.find(queue_key(topic, queue_id));
+    auto it = topic_queue_table_.find(tls_queue_key(topic, queue_id));
     return QueueOffset(it == topic_queue_table_.end() ? 0 : it->second);
 }
 
 void CommitLog::set_topic_queue_table(std::unordered_map<std::string, int64_t> table) {
+    QueueTable t(table.begin(), table.end());
     MutexLock l(put_mu_);
-    topic_queue_table_ = std::move(table);
+    topic_queue_table_ = std::move(t);
 }
 
 std::unordered_map<std::string, int64_t> CommitLog::topic_queue_table() const {
     MutexLock l(put_mu_);
-    return topic_queue_table_;
+    return {topic_queue_table_.begin(), topic_queue_table_.end()};
 }
 
 void CommitLog::remove_queue_from_topic_queue_table(std::string_view topic, int32_t queue_id) {
     MutexLock l(put_mu_);
-    topic_queue_table_.erase(queue_key(topic, queue_id));
+    auto it = topic_queue_table_.find(tls_queue_key(topic, queue_id));
+    if (it != topic_queue_table_.end()) {
+        topic_queue_table_.erase(it);
+    }
 }
 
 Status CommitLog::rebuild_topic_queue_table() {

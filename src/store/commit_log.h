@@ -41,6 +41,7 @@
 #include "store/mapped_file.h"
 #include "store/mapped_file_queue.h"
 #include "store/message_store_config.h"
+#include "store/prefault_service.h"
 #include "store/put_message_status.h"
 
 namespace comet::store {
@@ -140,6 +141,8 @@ public:
     const MessageStoreConfig& config() const { return config_; }
     const protocol::HostAddress& store_host() const { return store_host_; }
 
+    PrefaultService& prefault_service() { return prefault_; }
+
     // COMET_CHECKs the invariants (contiguous segments, flushed <= max).
     void check_invariants() const;
 
@@ -155,11 +158,18 @@ private:
     CommitLog(const MessageStoreConfig& config, Clock* clock, AllocateMappedFileService* allocator,
               StoreCheckpoint* checkpoint, RunningFlags* flags, protocol::HostAddress store_host);
 
+    // topicQueueTable keyed by "topic-queueId", looked up by string_view (no allocation).
+    struct KeyHash {
+        using is_transparent = void;
+        size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+    };
+    using QueueTable = std::unordered_map<std::string, int64_t, KeyHash, std::equal_to<>>;
+
     // Appends pre-encoded records under put_mu_ and finishes the put.
     void append_and_complete(const std::string& encoded, const std::vector<Slice>& slices,
-                             const std::string& key, bool wait_store_msg_ok, PutCompletion done);
+                             std::string_view key, bool wait_store_msg_ok, PutCompletion done);
     PutMessageResult append_locked(const std::string& encoded, const std::vector<Slice>& slices,
-                                   const std::string& key) REQUIRES(put_mu_);
+                                   std::string_view key) REQUIRES(put_mu_);
     Result<RecoveryResult> recover_from(size_t first_index, bool check_crc);
 
     const MessageStoreConfig config_;
@@ -169,9 +179,10 @@ private:
     const protocol::HostAddress store_host_;
     MappedFileQueue queue_;
     std::unique_ptr<FlushService> flush_;
+    PrefaultService prefault_;
 
     mutable Mutex put_mu_;
-    std::unordered_map<std::string, int64_t> topic_queue_table_ GUARDED_BY(put_mu_);
+    QueueTable topic_queue_table_ GUARDED_BY(put_mu_);
     std::atomic<int64_t> max_offset_{0};
     // Puts are accepted from open() (SYNC_FLUSH puts made before start() complete once the
     // flush thread runs) until shutdown().

@@ -31,15 +31,6 @@ std::string base_of(const std::string& path) {
     return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-// Makes a newly created directory entry durable.
-void fsync_dir(const std::string& dir) {
-    int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd >= 0) {
-        ::fsync(dfd);
-        ::close(dfd);
-    }
-}
-
 std::atomic<bool> g_flush_fault{false};
 
 }  // namespace
@@ -82,6 +73,7 @@ Result<std::shared_ptr<MappedFile>> MappedFile::open_path(const std::string& pat
                              file_size, path);
     }
     int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+    bool created = false;
     if (fd < 0 && errno == ENOENT) {
         // Create under a temporary name, reserve every block (a full disk fails here, not as
         // SIGBUS through the mapping later), then publish the name without replacing anything.
@@ -107,8 +99,8 @@ Result<std::shared_ptr<MappedFile>> MappedFile::open_path(const std::string& pat
             }
             fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);  // someone else created it
         } else {
-            fsync_dir(dir_of(path));
             fd = tfd;
+            created = true;
         }
     }
     if (fd < 0) {
@@ -132,8 +124,10 @@ Result<std::shared_ptr<MappedFile>> MappedFile::open_path(const std::string& pat
         ::close(fd);
         return errno_status("mmap", path, err);
     }
-    return std::shared_ptr<MappedFile>(
+    std::shared_ptr<MappedFile> file(
         new MappedFile(path, *from, file_size, fd, static_cast<uint8_t*>(p)));
+    file->dir_sync_pending_.store(created, std::memory_order_relaxed);
+    return file;
 }
 
 MappedFile::MappedFile(std::string path, int64_t from, int64_t size, int fd, uint8_t* base)
@@ -189,6 +183,21 @@ Result<int32_t> MappedFile::flush(int32_t least_pages) {
     int64_t begin = (flushed / kOsPageSize) * kOsPageSize;
     if (g_flush_fault.load(std::memory_order_relaxed)) {
         return errno_status("msync", path_, EIO);
+    }
+    if (dir_sync_pending_.load(std::memory_order_acquire)) {
+        // First data flush: the name first (a crash must not keep bytes we report durable in
+        // a file whose directory entry was never committed).
+        const std::string dir = dir_of(path_);
+        int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd < 0 || ::fsync(dfd) != 0) {
+            int err = errno;
+            if (dfd >= 0) {
+                ::close(dfd);
+            }
+            return errno_status("fsync directory", dir, err);
+        }
+        ::close(dfd);
+        dir_sync_pending_.store(false, std::memory_order_release);
     }
     if (::msync(base_ + begin, static_cast<size_t>(wrote - begin), MS_SYNC) != 0) {
         int err = errno;
@@ -256,6 +265,19 @@ Status MappedFile::destroy() {
     spdlog::info("mapped file destroyed: {} (wrote {} flushed {})", path_, wrote_position(),
                  flushed_position());
     return Status::ok();
+}
+
+bool MappedFile::prefault(int64_t from, int64_t len) {
+#ifndef MADV_POPULATE_WRITE
+    constexpr int MADV_POPULATE_WRITE = 23;  // Linux 5.14 uapi value
+#endif
+    from = std::clamp<int64_t>(from, 0, file_size_);
+    int64_t begin = (from / kOsPageSize) * kOsPageSize;
+    int64_t end = std::min<int64_t>(from + std::max<int64_t>(len, 0), file_size_);
+    if (end <= begin) {
+        return true;
+    }
+    return ::madvise(base_ + begin, static_cast<size_t>(end - begin), MADV_POPULATE_WRITE) == 0;
 }
 
 void MappedFile::warm() {

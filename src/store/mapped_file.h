@@ -14,6 +14,11 @@
 //
 // The file is fallocate'd to its full size before mapping, so a full disk fails open() with an
 // error instead of raising SIGBUS later through the mapping.
+//
+// A new file's directory entry is made durable (fsync of the directory) by its first flush()
+// that writes data, before that data, not at creation: creating a file costs no journal commit
+// on the creating thread (the dispatch thread creating a ConsumeQueue, a put rolling over), and
+// no flushed byte can be in a file whose name could vanish in a crash.
 
 #include <atomic>
 #include <cstdint>
@@ -46,7 +51,7 @@ class MappedFile : public std::enable_shared_from_this<MappedFile> {
 public:
     // Opens (creating when missing) `dir/<20-digit file_from_offset>` of exactly file_size
     // bytes. An existing file of another size is an error (kCorruption). A new file is
-    // allocated on disk and its name made durable (fsync of the directory).
+    // allocated on disk; its name is made durable by its first flush().
     static Result<std::shared_ptr<MappedFile>> open(const std::string& dir,
                                                     int64_t file_from_offset, int64_t file_size);
     // Opens the file at `path` whose name must be a 20-digit offset.
@@ -104,6 +109,10 @@ public:
 
     // Touches every page so the first writes do not fault (warmMapedFileEnable).
     void warm();
+    // Faults [from, from + len) in writable (madvise MADV_POPULATE_WRITE) without changing a
+    // byte, so it is safe while the writer appends. Returns false when the kernel cannot
+    // (before Linux 5.14); the writer then takes the faults itself.
+    bool prefault(int64_t from, int64_t len);
 
 private:
     MappedFile(std::string path, int64_t from, int64_t size, int fd, uint8_t* base);
@@ -117,6 +126,7 @@ private:
     std::atomic<int32_t> flushed_position_{0};
     std::atomic<int64_t> store_timestamp_{0};
     std::atomic<bool> destroyed_{false};
+    std::atomic<bool> dir_sync_pending_{false};  // created; name not yet made durable
 };
 
 // 20-digit zero-padded decimal (UtilAll.offset2FileName).

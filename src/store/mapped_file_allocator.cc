@@ -57,7 +57,8 @@ Result<std::shared_ptr<MappedFile>> AllocateMappedFileService::create(const std:
 
 Result<std::shared_ptr<MappedFile>> AllocateMappedFileService::get(const std::string& path,
                                                                   const std::string& next_path,
-                                                                  int64_t file_size) {
+                                                                  int64_t file_size,
+                                                                  int64_t prefault_bytes) {
     std::shared_ptr<Request> mine;
     {
         MutexLock l(mu_);
@@ -88,6 +89,7 @@ Result<std::shared_ptr<MappedFile>> AllocateMappedFileService::get(const std::st
             auto req = std::make_shared<Request>();
             req->path = next_path;
             req->file_size = file_size;
+            req->prefault_bytes = prefault_bytes;
             requests_[next_path] = req;
             pending_.push_back(req);
         }
@@ -111,6 +113,9 @@ void AllocateMappedFileService::run() {
             pending_.pop_front();
         }
         auto result = create(req->path, req->file_size);
+        if (result.is_ok() && !warm_ && req->prefault_bytes > 0) {
+            (void)result.value()->prefault(0, req->prefault_bytes);
+        }
         if (!result.is_ok()) {
             spdlog::error("AllocateMappedFileService: creating {} failed: {}", req->path,
                           result.status().to_string());

@@ -32,9 +32,10 @@ public:
 
     // Returns the file at `path` (waiting for it if the worker is creating it now, creating it
     // inline if nobody asked for it), then asks the worker to pre-create `next_path`.
-    // next_path empty: no pre-allocation.
+    // next_path empty: no pre-allocation. The worker faults in the first prefault_bytes of
+    // the next file writable (MappedFile::prefault) before publishing it.
     Result<std::shared_ptr<MappedFile>> get(const std::string& path, const std::string& next_path,
-                                            int64_t file_size);
+                                            int64_t file_size, int64_t prefault_bytes = 0);
 
     int64_t created_in_background() const;
 
@@ -42,6 +43,7 @@ private:
     struct Request {
         std::string path;
         int64_t file_size = 0;
+        int64_t prefault_bytes = 0;
         bool done = false;
         std::optional<Result<std::shared_ptr<MappedFile>>> result;
     };

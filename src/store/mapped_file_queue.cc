@@ -96,8 +96,9 @@ Result<std::shared_ptr<MappedFile>> MappedFileQueue::get_last_mapped_file(int64_
     std::string path = dir_ + "/" + offset_to_file_name(create_offset);
     std::string next = dir_ + "/" + offset_to_file_name(create_offset + mapped_file_size_);
     Result<std::shared_ptr<MappedFile>> file =
-        allocator_ != nullptr ? allocator_->get(path, next, mapped_file_size_)
-                              : MappedFile::open_path(path, mapped_file_size_);
+        allocator_ != nullptr
+            ? allocator_->get(path, next, mapped_file_size_, prefault_on_preallocate_)
+            : MappedFile::open_path(path, mapped_file_size_);
     if (!file.is_ok()) {
         spdlog::error("create mapped file {} failed: {}", path, file.status().to_string());
         return file;

@@ -37,6 +37,9 @@ public:
 
     const std::string& dir() const { return dir_; }
     int64_t mapped_file_size() const { return mapped_file_size_; }
+    // Bytes at the head of each segment the allocator pre-creates in the background to fault
+    // in writable before handing it over (0: none). Set before the first put.
+    void set_prefault_on_preallocate(int64_t bytes) { prefault_on_preallocate_ = bytes; }
 
     // The last segment; when it is full or absent and `create` is set, creates the next one,
     // starting at `start_offset` rounded down to a segment boundary if the queue is empty.
@@ -94,6 +97,7 @@ private:
     const std::string dir_;
     const int64_t mapped_file_size_;
     AllocateMappedFileService* const allocator_;
+    int64_t prefault_on_preallocate_ = 0;
     mutable Mutex mu_;
     std::vector<std::shared_ptr<MappedFile>> files_ GUARDED_BY(mu_);
     std::atomic<int64_t> flushed_where_{0};

@@ -153,6 +153,7 @@ Status MessageStore::load_and_recover() {
     reput_ = std::make_unique<ReputMessageService>(
         *reader_, [this](const DispatchRequest& req) { return dispatch(req); },
         parse_message_delay_level(config_.message_delay_level));
+    reput_->set_read_keys(config_.message_index_enable);
     reput_->set_reput_from_offset(PhysicalOffset(from));
     auto dispatched = reput_->do_reput();
     if (!dispatched.is_ok()) {

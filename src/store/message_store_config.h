@@ -30,6 +30,10 @@ struct MessageStoreConfig {
     int32_t delete_commit_log_files_interval_ms = 100;  // deleteCommitLogFilesInterval
     int32_t destroy_mapped_file_interval_forcibly_ms = 1000 * 120;  // destroyMapedFileIntervalForcibly
     bool warm_mapped_file_enable = false;           // warmMapedFileEnable
+    // Comet only (no Java key): bytes of the current CommitLog segment kept faulted in ahead of
+    // the write position by PrefaultService (and of the next segment by its pre-allocation);
+    // 0 disables. A sliding-window warmMapedFile: puts copy into resident pages.
+    int64_t commit_log_prefault_ahead_bytes = 16LL * 1024 * 1024;
     bool auto_message_version_on_topic_len = true;  // autoMessageVersionOnTopicLen
     bool enabled_append_prop_crc = false;           // enabledAppendPropCRC (not implemented: ignored)
     bool duplication_enable = false;                // duplicationEnable (keep physical offsets)

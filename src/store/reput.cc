@@ -52,9 +52,100 @@ std::vector<int64_t> parse_message_delay_level(std::string_view text) {
     return out;
 }
 
+namespace {
+
+// Bounds-checked big-endian reads over one record (the light dispatch decoder).
+struct RecordCursor {
+    const uint8_t* p;
+    size_t size;
+    size_t pos = 0;
+
+    bool skip(size_t n) {
+        if (size - pos < n) {
+            return false;
+        }
+        pos += n;
+        return true;
+    }
+    bool be16(uint32_t* v) {
+        if (size - pos < 2) {
+            return false;
+        }
+        *v = (static_cast<uint32_t>(p[pos]) << 8) | p[pos + 1];
+        pos += 2;
+        return true;
+    }
+    bool be32(uint32_t* v) {
+        if (size - pos < 4) {
+            return false;
+        }
+        *v = get_be32(p + pos);
+        pos += 4;
+        return true;
+    }
+    bool be64(uint64_t* v) {
+        if (size - pos < 8) {
+            return false;
+        }
+        *v = get_be64(p + pos);
+        pos += 8;
+        return true;
+    }
+    bool bytes(size_t n, std::string_view* out) {
+        if (size - pos < n) {
+            return false;
+        }
+        *out = std::string_view(reinterpret_cast<const char*>(p + pos), n);
+        pos += n;
+        return true;
+    }
+};
+
+// The property values dispatch needs, found by one scan of the §5.3 string without building a
+// map. Same leniency as string_to_message_properties: items without a separator, with an empty
+// name or an empty value are ignored; a later duplicate wins.
+struct DispatchProperties {
+    std::string_view tags;
+    std::string_view keys;
+    std::string_view uniq_key;
+    std::string_view delay;
+};
+
+DispatchProperties scan_dispatch_properties(std::string_view s) {
+    namespace prop = protocol::property;
+    DispatchProperties out;
+    size_t start = 0;
+    while (start < s.size()) {
+        size_t end = s.find(protocol::kPropertySeparator, start);
+        if (end == std::string_view::npos) {
+            end = s.size();
+        }
+        const std::string_view item = s.substr(start, end - start);
+        start = end + 1;
+        const size_t sep = item.find(protocol::kNameValueSeparator);
+        if (sep == std::string_view::npos || sep == 0 || sep + 1 >= item.size()) {
+            continue;
+        }
+        const std::string_view name = item.substr(0, sep);
+        const std::string_view value = item.substr(sep + 1);
+        if (name == prop::kTags) {
+            out.tags = value;
+        } else if (name == prop::kKeys) {
+            out.keys = value;
+        } else if (name == prop::kUniqClientMessageIdKeyIdx) {
+            out.uniq_key = value;
+        } else if (name == prop::kDelayTimeLevel) {
+            out.delay = value;
+        }
+    }
+    return out;
+}
+
+}  // namespace
+
 CheckResult check_message_and_return_size(const uint8_t* data, size_t len, bool check_crc,
                                           const std::vector<int64_t>& delay_levels_ms,
-                                          DispatchRequest* out, int32_t* size) {
+                                          DispatchRequest* out, int32_t* size, bool read_keys) {
     if (len < 8) {
         return CheckResult::kEnd;
     }
@@ -70,34 +161,70 @@ CheckResult check_message_and_return_size(const uint8_t* data, size_t len, bool 
         return CheckResult::kEnd;
     }
     *size = total;
-    protocol::DecodeOptions opts;
-    opts.read_body = check_crc;
-    opts.check_crc = check_crc;
-    auto msg = protocol::decode_message(
-        std::string_view(reinterpret_cast<const char*>(data), static_cast<size_t>(total)), opts);
-    if (!msg.is_ok()) {
-        spdlog::error("dispatch: record of {} bytes does not decode: {}", total,
-                      msg.status().to_string());
+    // Light decode: only the fields the ConsumeQueue, the index and the arrival notification
+    // need; the body is skipped (read only to check its CRC) and no message id is formatted.
+    RecordCursor r{data, static_cast<size_t>(total), 8};
+    uint32_t body_crc = 0;
+    uint32_t queue_id = 0;
+    uint64_t queue_offset = 0;
+    uint64_t phys = 0;
+    uint32_t sys_flag = 0;
+    uint64_t store_ts = 0;
+    uint64_t prepared = 0;
+    uint32_t body_len = 0;
+    std::string_view body;
+    bool ok = r.be32(&body_crc) && r.be32(&queue_id) && r.skip(4) /* FLAG */ &&
+              r.be64(&queue_offset) && r.be64(&phys) && r.be32(&sys_flag);
+    const auto sflag = static_cast<int32_t>(sys_flag);
+    ok = ok && r.skip(8) /* BORNTIMESTAMP */ &&
+         r.skip((sflag & protocol::sysflag::kBornHostV6) != 0 ? 20 : 8) && r.be64(&store_ts) &&
+         r.skip((sflag & protocol::sysflag::kStoreHostAddressV6) != 0 ? 20 : 8) &&
+         r.skip(4) /* RECONSUMETIMES */ && r.be64(&prepared) && r.be32(&body_len) &&
+         r.bytes(body_len, &body);
+    uint32_t topic_len = 0;
+    if (ok && magic == protocol::kMessageMagicCodeV2) {
+        ok = r.be16(&topic_len);
+    } else if (ok) {
+        ok = r.skip(1);
+        topic_len = data[r.pos - 1];
+        ok = ok && topic_len <= 127;  // Java reads the v1 length byte signed
+    }
+    std::string_view topic;
+    uint32_t props_len = 0;
+    std::string_view props;
+    ok = ok && r.bytes(topic_len, &topic) && r.be16(&props_len) && r.bytes(props_len, &props) &&
+         r.pos == r.size;
+    if (!ok) {
+        spdlog::error("dispatch: record of {} bytes does not decode (lengths inconsistent)",
+                      total);
         return CheckResult::kCorrupt;
     }
-    out->topic = std::move(msg->topic);
-    out->queue_id = msg->queue_id;
-    out->commit_log_offset = PhysicalOffset(msg->commit_log_offset);
+    if (check_crc && protocol::body_crc32(body) != static_cast<int32_t>(body_crc)) {
+        spdlog::error("dispatch: record of {} bytes has a bad body CRC", total);
+        return CheckResult::kCorrupt;
+    }
+    const DispatchProperties p = scan_dispatch_properties(props);
+    out->topic.assign(topic);
+    out->queue_id = static_cast<int32_t>(queue_id);
+    out->commit_log_offset = PhysicalOffset(static_cast<int64_t>(phys));
     out->msg_size = total;
-    out->store_timestamp = msg->store_timestamp;
-    out->consume_queue_offset = QueueOffset(msg->queue_offset);
-    out->sys_flag = msg->sys_flag;
-    out->prepared_transaction_offset = msg->prepared_transaction_offset;
-    out->keys = msg->keys();
-    const std::string* uniq = msg->property(protocol::property::kUniqClientMessageIdKeyIdx);
-    out->uniq_key = uniq != nullptr ? *uniq : std::string();
-    out->tags_code = tags_string_to_tags_code(msg->tags());
+    out->store_timestamp = static_cast<int64_t>(store_ts);
+    out->consume_queue_offset = QueueOffset(static_cast<int64_t>(queue_offset));
+    out->sys_flag = sflag;
+    out->prepared_transaction_offset = static_cast<int64_t>(prepared);
+    if (read_keys) {
+        out->keys.assign(p.keys);
+        out->uniq_key.assign(p.uniq_key);
+    } else {
+        out->keys.clear();
+        out->uniq_key.clear();
+    }
+    out->tags_code = tags_string_to_tags_code(p.tags);
     if (out->topic == kScheduleTopic) {
         // Java CommitLog#checkMessageAndReturnSize: tagsCode = delivery timestamp.
-        const std::string* delay = msg->property(protocol::property::kDelayTimeLevel);
         int level = 0;
-        if (delay != nullptr &&
-            std::from_chars(delay->data(), delay->data() + delay->size(), level).ec ==
+        if (!p.delay.empty() &&
+            std::from_chars(p.delay.data(), p.delay.data() + p.delay.size(), level).ec ==
                 std::errc() &&
             level > 0 && !delay_levels_ms.empty()) {
             const size_t idx = std::min(static_cast<size_t>(level), delay_levels_ms.size()) - 1;
@@ -152,7 +279,8 @@ Result<int64_t> ReputMessageService::do_reput() {
         while (pos < avail) {
             int32_t size = 0;
             const CheckResult r = check_message_and_return_size(
-                view->data + pos, avail - pos, false, delay_levels_ms_, &req, &size);
+                view->data + pos, avail - pos, false, delay_levels_ms_, &req, &size,
+                read_keys_.load(std::memory_order_relaxed));
             if (r == CheckResult::kBlank) {
                 roll = true;
                 break;
@@ -218,9 +346,13 @@ void ReputMessageService::shutdown() {
 }
 
 void ReputMessageService::wakeup() {
+    // Called after every put: while a wake-up is already pending (the thread has not started
+    // its next pass yet), another one adds nothing, so skip the mutex and the futex call.
+    if (wake_pending_.exchange(true, std::memory_order_acq_rel)) {
+        return;
+    }
     {
-        MutexLock l(wake_mu_);
-        wake_pending_ = true;
+        MutexLock l(wake_mu_);  // orders the flag with the thread's check-then-wait
     }
     wake_cv_.notify_one();
 }
@@ -248,12 +380,13 @@ void ReputMessageService::run() {
             idle = *r == 0;
         }
         MutexLock l(wake_mu_);
-        if (idle && !wake_pending_ && !stopping_) {
+        if (idle && !wake_pending_.load(std::memory_order_acquire) && !stopping_) {
             // Java sleeps 1 ms between passes; puts wake us earlier. The Mutex itself is the
             // BasicLockable the condition variable releases while waiting.
             wake_cv_.wait_for(wake_mu_, std::chrono::milliseconds(r.is_ok() ? 1 : 100));
         }
-        wake_pending_ = false;
+        // Cleared before the next pass reads the write end: a put after this sets it again.
+        wake_pending_.store(false, std::memory_order_release);
     }
     // Java's shutdown waits (bounded) for dispatch to catch up before stopping.
     for (int i = 0; i < 50 && behind() > 0; ++i) {

@@ -72,9 +72,12 @@ enum class CheckResult {
 // Parses the record at data[0] (at most `len` bytes available) like Java
 // CommitLog#checkMessageAndReturnSize. On kMessage/kCorrupt sets *size to TOTALSIZE.
 // The tagsCode of a SCHEDULE_TOPIC_XXXX record with DELAY > 0 is its delivery time.
+// A light decoder: reads only the fields of DispatchRequest (the body only to check its CRC,
+// keys and UNIQ_KEY only when read_keys), builds no property map and formats no message id.
 CheckResult check_message_and_return_size(const uint8_t* data, size_t len, bool check_crc,
                                           const std::vector<int64_t>& delay_levels_ms,
-                                          DispatchRequest* out, int32_t* size);
+                                          DispatchRequest* out, int32_t* size,
+                                          bool read_keys = true);
 
 class ReputMessageService {
 public:
@@ -102,6 +105,9 @@ public:
     // Wakes the thread (called after each put so dispatch latency stays low).
     void wakeup();
 
+    // Whether DispatchRequest.keys / uniq_key are filled (only the index needs them).
+    void set_read_keys(bool read) { read_keys_.store(read, std::memory_order_relaxed); }
+
     int64_t dispatched_total() const { return dispatched_total_.load(std::memory_order_relaxed); }
     int64_t corrupt_skipped() const { return corrupt_skipped_.load(std::memory_order_relaxed); }
 
@@ -115,10 +121,11 @@ private:
     std::atomic<int64_t> reput_from_offset_{0};
     std::atomic<int64_t> dispatched_total_{0};
     std::atomic<int64_t> corrupt_skipped_{0};
+    std::atomic<bool> read_keys_{true};
 
     Mutex wake_mu_;
     std::condition_variable_any wake_cv_;
-    bool wake_pending_ GUARDED_BY(wake_mu_) = false;
+    std::atomic<bool> wake_pending_{false};  // set by wakeup(), cleared by the thread
     bool stopping_ GUARDED_BY(wake_mu_) = false;
     std::thread thread_;
 };

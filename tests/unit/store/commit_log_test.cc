@@ -95,6 +95,48 @@ TEST_F(CommitLogTest, PutAssignsOffsetsAndReadsBack) {
     log->check_invariants();
 }
 
+// The prefault worker keeps a window ahead of the writer faulted in (across roll-overs) and
+// never disturbs what puts write; topicQueueTable lookups by a reused key buffer stay exact.
+TEST_F(CommitLogTest, PrefaultWindowFollowsWriterWithoutTouchingData) {
+    auto c = small_config(dir_.path());
+    c.commit_log_prefault_ahead_bytes = 16 * 1024;
+    auto log = open_log(c);
+    std::vector<PutMessageResult> rs;
+    for (int i = 0; i < 300; ++i) {
+        std::string body(300 + i, static_cast<char>('a' + i % 26));
+        rs.push_back(put(*log, sample_message("Pf" + std::to_string(i % 3), i % 2, body)));
+        ASSERT_TRUE(rs.back().ok()) << rs.back().remark;
+    }
+    EXPECT_GT(log->mapped_file_queue().file_count(), 1u);  // rolled over at least once
+    for (int i = 0; i < 2000 && log->prefault_service().prefaulted_bytes() == 0 &&
+                    log->prefault_service().supported();
+         ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    if (log->prefault_service().supported()) {
+        EXPECT_GT(log->prefault_service().prefaulted_bytes(), 0);
+    }
+    for (int i = 0; i < 300; ++i) {
+        auto m = log->lookup_message(rs[i].append.wrote_offset);
+        ASSERT_TRUE(m.is_ok()) << i;
+        EXPECT_EQ(m.value().body, std::string(300 + i, static_cast<char>('a' + i % 26)));
+        EXPECT_EQ(m.value().topic, "Pf" + std::to_string(i % 3));
+        EXPECT_EQ(m.value().msg_id, rs[i].append.msg_id);
+    }
+    // Queue offsets per key are dense: 6 keys, 50 puts each.
+    for (int t = 0; t < 3; ++t) {
+        for (int q = 0; q < 2; ++q) {
+            EXPECT_EQ(log->next_queue_offset("Pf" + std::to_string(t), q), QueueOffset(50));
+        }
+    }
+    auto table = log->topic_queue_table();
+    EXPECT_EQ(table.size(), 6u);
+    EXPECT_EQ(table["Pf1-1"], 50);
+    log->remove_queue_from_topic_queue_table("Pf1", 1);
+    EXPECT_EQ(log->next_queue_offset("Pf1", 1), QueueOffset(0));
+    log->check_invariants();
+}
+
 TEST_F(CommitLogTest, RollsOverSegmentsWithBlankFillerAndRandomSizes) {
     auto log = open_log(small_config(dir_.path()));
     std::mt19937 rng(7);

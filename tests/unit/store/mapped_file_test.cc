@@ -1,12 +1,14 @@
 #include "store/mapped_file.h"
 
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "base/bytes.h"
 #include "store/mapped_file_allocator.h"
@@ -284,6 +286,69 @@ TEST(AllocateMappedFileService, PreallocatesNextSegment) {
     auto f = q.get_last_mapped_file(0, true);
     ASSERT_TRUE(f.is_ok());
     EXPECT_EQ(f.value()->file_from_offset(), 5 * kSeg);
+}
+
+// Prefaulting makes pages resident without changing a byte, also under written data.
+TEST(MappedFile, PrefaultKeepsBytesAndMakesPagesResident) {
+    TempDir dir;
+    auto f = MappedFile::open(dir.path(), 0, kSeg).value();
+    const std::string head(3 * kOsPageSize + 123, 'h');
+    ASSERT_TRUE(f->append(head));
+    const bool supported = f->prefault(kOsPageSize + 7, kSeg);  // overlaps written bytes
+    EXPECT_TRUE(f->prefault(0, 0));                             // empty range: nothing to do
+    EXPECT_TRUE(f->prefault(kSeg, kSeg));                       // past the end: clamped
+    EXPECT_EQ(f->select(0)->bytes(), head);
+    for (int64_t i = static_cast<int64_t>(head.size()); i < kSeg; ++i) {
+        ASSERT_EQ(f->data()[i], 0) << i;
+    }
+    if (supported) {
+        std::vector<unsigned char> vec(kSeg / kOsPageSize);
+        ASSERT_EQ(::mincore(f->data(), kSeg, vec.data()), 0);
+        for (size_t i = 0; i < vec.size(); ++i) {
+            EXPECT_TRUE(vec[i] & 1) << "page " << i << " not resident";
+        }
+    }
+}
+
+// A new file's directory entry is synced by its first data flush (not at creation); the
+// flush still reports the data durable and reopening finds the file.
+TEST(MappedFile, FirstFlushMakesNewFileDurable) {
+    TempDir dir;
+    {
+        auto f = MappedFile::open(dir.path(), kSeg, kSeg).value();
+        EXPECT_EQ(f->flush(0).value(), 0);  // nothing written: nothing to sync
+        ASSERT_TRUE(f->append("abc"));
+        EXPECT_EQ(f->flush(0).value(), 3);
+        ASSERT_TRUE(f->append("def"));
+        EXPECT_EQ(f->flush(0).value(), 6);
+    }
+    auto f = MappedFile::open(dir.path(), kSeg, kSeg).value();
+    f->set_positions(6);
+    EXPECT_EQ(f->select(0)->bytes(), "abcdef");
+}
+
+// The allocator faults in the head of a segment it pre-creates when asked to.
+TEST(AllocateMappedFileService, PrefaultsHeadOfPreallocatedSegment) {
+    TempDir dir;
+    AllocateMappedFileService alloc;
+    alloc.start();
+    MappedFileQueue q(dir.path(), kSeg, &alloc);
+    q.set_prefault_on_preallocate(2 * kOsPageSize);
+    ASSERT_TRUE(q.load().is_ok());
+    auto first = q.get_last_mapped_file(0, true);
+    ASSERT_TRUE(first.is_ok());
+    ASSERT_TRUE(first.value()->append(std::string(kSeg, 'x')));
+    auto second = q.get_last_mapped_file(0, true);  // served (or waited for) from the worker
+    ASSERT_TRUE(second.is_ok());
+    EXPECT_EQ(second.value()->file_from_offset(), kSeg);
+    std::vector<unsigned char> vec(2);
+    ASSERT_EQ(::mincore(second.value()->data(), 2 * kOsPageSize, vec.data()), 0);
+    if (alloc.created_in_background() >= 1 && second.value()->prefault(kSeg - 1, 1)) {
+        EXPECT_TRUE(vec[0] & 1);
+        EXPECT_TRUE(vec[1] & 1);
+    }
+    EXPECT_EQ(second.value()->wrote_position(), 0);
+    alloc.shutdown();
 }
 
 }  // namespace

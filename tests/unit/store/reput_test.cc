@@ -243,5 +243,155 @@ TEST_F(ReputTest, ThreadDispatchesAfterWakeup) {
     EXPECT_EQ(count.load(), 1);
 }
 
+// What the full decoder says dispatch should see (the reference for the light decoder).
+DispatchRequest expected_from_full_decode(const std::string& rec, bool read_keys,
+                                          const std::vector<int64_t>& levels) {
+    auto m = protocol::decode_message(rec, {.read_body = false, .check_crc = false}).value();
+    DispatchRequest d;
+    d.topic = m.topic;
+    d.queue_id = m.queue_id;
+    d.commit_log_offset = PhysicalOffset(m.commit_log_offset);
+    d.msg_size = static_cast<int32_t>(rec.size());
+    d.store_timestamp = m.store_timestamp;
+    d.consume_queue_offset = QueueOffset(m.queue_offset);
+    d.sys_flag = m.sys_flag;
+    d.prepared_transaction_offset = m.prepared_transaction_offset;
+    if (read_keys) {
+        d.keys = m.keys();
+        const std::string* u = m.property(protocol::property::kUniqClientMessageIdKeyIdx);
+        d.uniq_key = u != nullptr ? *u : "";
+    }
+    d.tags_code = tags_string_to_tags_code(m.tags());
+    const std::string* delay = m.property(protocol::property::kDelayTimeLevel);
+    if (m.topic == kScheduleTopic && delay != nullptr && std::atoi(delay->c_str()) > 0) {
+        const size_t level = static_cast<size_t>(std::atoi(delay->c_str()));
+        d.tags_code = m.store_timestamp + levels[std::min(level, levels.size()) - 1];
+    }
+    return d;
+}
+
+// The light dispatch decoder (no property map, no body copy, no message id) agrees with the
+// full decoder on every field dispatch uses, for IPv4/IPv6 hosts, v1/v2 magic, odd properties.
+TEST(ReputLightDecoderTest, MatchesFullDecoder) {
+    const auto levels = parse_message_delay_level(kDefaultMessageDelayLevel);
+    std::vector<protocol::MessageExt> msgs;
+    auto base = [](std::string topic) {
+        protocol::MessageExt m;
+        m.topic = std::move(topic);
+        m.queue_id = 3;
+        m.queue_offset = 41;
+        m.commit_log_offset = 123456;
+        m.sys_flag = 0;
+        m.body = "payload";
+        m.born_timestamp = 1'700'000'000'000;
+        m.store_timestamp = 1'700'000'000'500;
+        m.born_host = protocol::HostAddress::ipv4(10, 0, 0, 1, 1234);
+        m.store_host = protocol::HostAddress::ipv4(127, 0, 0, 1, 10911);
+        m.prepared_transaction_offset = 77;
+        return m;
+    };
+    msgs.push_back(base("Plain"));
+    {
+        auto m = base("Tagged");
+        m.set_property("TAGS", "TagA");
+        m.set_property("KEYS", "k1 k2");
+        m.set_property("UNIQ_KEY", "AC11000100002A9F0000000000000001");
+        msgs.push_back(m);
+    }
+    {
+        auto m = base("V6Hosts");
+        m.born_host.v6 = true;
+        m.born_host.ip[15] = 1;
+        m.store_host.v6 = true;
+        m.store_host.ip[0] = 0xfe;
+        m.set_property("TAGS", "six");
+        msgs.push_back(m);
+    }
+    msgs.push_back(base(std::string(200, 'L')));  // magic v2 (topic longer than 127)
+    {
+        auto m = base(std::string(kScheduleTopic));
+        m.set_property("DELAY", "3");
+        m.set_property("TAGS", "ignored");
+        msgs.push_back(m);
+    }
+    {
+        auto m = base(std::string(kScheduleTopic));
+        m.set_property("DELAY", "99");  // beyond the table: the last level
+        msgs.push_back(m);
+    }
+    {
+        // Raw properties string: empty value, empty name, no separator, duplicate TAGS.
+        auto m = base("OddProps");
+        m.stored_properties = std::string("TAGS\1first\2KEYS\1\2\1x\2junk\2TAGS\1second\2") +
+                              "UNIQ_KEY\1u1";
+        m.properties = protocol::string_to_message_properties(*m.stored_properties);
+        msgs.push_back(m);
+    }
+    {
+        auto m = base("Prepared");
+        m.sys_flag = protocol::sysflag::kTransactionPreparedType;
+        msgs.push_back(m);
+    }
+    for (const auto& m : msgs) {
+        std::string rec;
+        ASSERT_TRUE(protocol::encode_message(m, &rec).is_ok());
+        for (bool read_keys : {true, false}) {
+            SCOPED_TRACE(m.topic.substr(0, 20) + (read_keys ? " keys" : " no keys"));
+            DispatchRequest got;
+            int32_t size = 0;
+            ASSERT_EQ(check_message_and_return_size(reinterpret_cast<const uint8_t*>(rec.data()),
+                                                    rec.size(), true, levels, &got, &size,
+                                                    read_keys),
+                      CheckResult::kMessage);
+            const DispatchRequest want = expected_from_full_decode(rec, read_keys, levels);
+            EXPECT_EQ(size, static_cast<int32_t>(rec.size()));
+            EXPECT_EQ(got.topic, want.topic);
+            EXPECT_EQ(got.queue_id, want.queue_id);
+            EXPECT_EQ(got.commit_log_offset, want.commit_log_offset);
+            EXPECT_EQ(got.msg_size, want.msg_size);
+            EXPECT_EQ(got.store_timestamp, want.store_timestamp);
+            EXPECT_EQ(got.consume_queue_offset, want.consume_queue_offset);
+            EXPECT_EQ(got.sys_flag, want.sys_flag);
+            EXPECT_EQ(got.prepared_transaction_offset, want.prepared_transaction_offset);
+            EXPECT_EQ(got.keys, want.keys);
+            EXPECT_EQ(got.uniq_key, want.uniq_key);
+            EXPECT_EQ(got.tags_code, want.tags_code);
+        }
+    }
+}
+
+// Records whose lengths do not add up, or whose body CRC is wrong when checked, are corrupt
+// (skippable by TOTALSIZE); a truncated record is the end of data.
+TEST(ReputLightDecoderTest, RejectsInconsistentRecords) {
+    protocol::MessageExt m;
+    m.topic = "T";
+    m.body = "body";
+    m.set_property("TAGS", "a");
+    std::string rec;
+    ASSERT_TRUE(protocol::encode_message(m, &rec).is_ok());
+    auto check = [](const std::string& r, bool crc) {
+        DispatchRequest d;
+        int32_t size = 0;
+        return check_message_and_return_size(reinterpret_cast<const uint8_t*>(r.data()),
+                                             r.size(), crc, {}, &d, &size);
+    };
+    ASSERT_EQ(check(rec, true), CheckResult::kMessage);
+    EXPECT_EQ(check(rec.substr(0, rec.size() - 1), false), CheckResult::kEnd);
+    std::string bad_body_len = rec;
+    // Body length field: right after PREPAREDTRANSACTIONOFFSET (IPv4 hosts: byte 84).
+    put_be32(reinterpret_cast<uint8_t*>(bad_body_len.data()) + 84, 1000);
+    EXPECT_EQ(check(bad_body_len, false), CheckResult::kCorrupt);
+    std::string trailing = rec + "zz";
+    put_be32(reinterpret_cast<uint8_t*>(trailing.data()), static_cast<uint32_t>(trailing.size()));
+    EXPECT_EQ(check(trailing, false), CheckResult::kCorrupt);
+    std::string flipped = rec;
+    flipped[88] ^= 0x01;  // first body byte
+    EXPECT_EQ(check(flipped, false), CheckResult::kMessage);
+    EXPECT_EQ(check(flipped, true), CheckResult::kCorrupt);
+    std::string long_v1_topic = rec;
+    long_v1_topic[88 + 4] = static_cast<char>(0x80);  // v1 topic length byte read signed
+    EXPECT_EQ(check(long_v1_topic, false), CheckResult::kCorrupt);
+}
+
 }  // namespace
 }  // namespace comet::store
