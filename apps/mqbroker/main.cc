@@ -15,6 +15,7 @@
 #include "base/logging.h"
 #include "broker/broker_config.h"
 #include "broker/broker_controller.h"
+#include "broker/replication_service.h"
 #include "broker/store_adapter.h"
 
 int main(int argc, char** argv) {
@@ -28,8 +29,16 @@ int main(int argc, char** argv) {
     if (auto code = handle_command_line(argc, argv, registry, &parsed)) {
         return *code;
     }
+    const std::string source =
+        parsed.config_file.empty() ? std::string("command line") : parsed.config_file;
     if (Status st = config.validate(); !st.is_ok()) {
-        std::fprintf(stderr, "ERROR: %s\n", st.message().c_str());
+        std::fprintf(stderr, "ERROR: %s: %s\n", source.c_str(), st.message().c_str());
+        return 2;
+    }
+    // Replication keys (docs/replication.md): impossible combinations stop the broker here;
+    // warnings (SYNC_MASTER with inSyncReplicas=1, ...) are logged loudly by the controller.
+    if (auto repl = broker::make_replication_config(config, nullptr); !repl.is_ok()) {
+        std::fprintf(stderr, "ERROR: %s: %s\n", source.c_str(), repl.status().message().c_str());
         return 2;
     }
 
