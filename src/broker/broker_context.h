@@ -86,6 +86,8 @@ struct BrokerContext {
     BrokerStats* stats = nullptr;
     // Topic table changed: register with the name servers (one-way, soon).
     std::function<void()> on_topics_changed;
+    // This slave is its group's acting master (ActingMasterService); unset = never.
+    std::function<bool()> is_acting_master;
     // Runs `task` on the pull executor (long-polling wake-ups); inline in tests.
     std::function<void(std::function<void()>)> run_on_pull_executor;
 };

@@ -128,6 +128,7 @@ Status BrokerController::initialize() {
     ctx_.delay_levels = levels;
     ctx_.stats = &stats_;
     ctx_.on_topics_changed = [this] { request_registration(); };
+    ctx_.is_acting_master = [this] { return acting_ != nullptr && acting_->is_acting_master(); };
 
     send_ = std::make_unique<SendMessageProcessor>(ctx_);
     pull_ = std::make_unique<PullMessageProcessor>(ctx_);
@@ -148,6 +149,21 @@ Status BrokerController::initialize() {
     net::RemotingClientConfig client_cfg;
     client_cfg.name = "BrokerOuterAPI";
     namesrv_client_ = std::make_unique<net::RemotingClient>(client_cfg, &clock_);
+    ActingMasterService::Deps acting_deps;  // docs/replication.md "Slave metadata sync"
+    acting_deps.config = &config_;
+    acting_deps.clock = &clock_;
+    acting_deps.client = namesrv_client_.get();
+    acting_deps.tables = {topics_.get(), offsets_.get(), groups_.get(), schedule_.get(),
+                          config_path("delayOffset.json")};
+    COMET_ASSIGN_OR_RETURN(acting_, ActingMasterService::create(std::move(acting_deps)));
+    acting_->set_master_listener([this](const std::string& addr, const std::string& ha) {
+        if (!addr.empty() && !ha.empty()) {  // the master is back (NOTIFY / member group)
+            replication_->on_register_result(ha, addr);
+        }
+    });
+    if (acting_->enable_slave_acting_master()) {
+        replication_->set_alive_replica_fn(acting_->alive_replica_fn());
+    }
     spdlog::info("broker {} ({}) initialized, store at {}", cfg.broker_name, cfg.broker_addr(),
                  store_root_);
     return Status::ok();
@@ -220,6 +236,16 @@ void BrokerController::register_processors() {
           Req::kGetConsumeStats, Req::kGetBrokerConfig, Req::kUpdateBrokerConfig}) {
         server_->register_processor(code, admin, admin_exec);
     }
+    server_->register_processor(
+        Req::kNotifyMinBrokerIdChange,
+        net::make_processor([this](const net::ConnectionPtr&, protocol::RemotingCommand req,
+                                   net::Responder responder) {
+            protocol::RemotingCommand resp = acting_->handle_notify(req);
+            if (!responder.is_oneway()) {
+                responder(std::move(resp));
+            }
+        }),
+        admin_exec);
 }
 
 Status BrokerController::start() {
@@ -245,6 +271,7 @@ Status BrokerController::start() {
         spdlog::warn("first registration with the name servers failed (will retry): {}",
                      reg.message());
     }
+    acting_->start();
     {
         MutexLock l(mu_);
         stopping_ = false;
@@ -331,6 +358,10 @@ Status BrokerController::register_broker_all(bool oneway) {
             auto rh = protocol::RegisterBrokerResponseHeader::from_ext(*r);
             if (rh.is_ok() && replication_) {
                 replication_->on_register_result(rh->ha_server_addr, rh->master_addr);
+            }
+            if (rh.is_ok() && acting_) {
+                acting_->on_register_result(rh->master_addr.value_or(""),
+                                            rh->ha_server_addr.value_or(""));
             }
         }
     }
@@ -462,6 +493,9 @@ void BrokerController::shutdown() {
     cv_.notify_all();
     if (scheduler_.joinable()) {
         scheduler_.join();
+    }
+    if (acting_) {
+        acting_->shutdown();  // before the client it calls through
     }
     if (started_) {
         unregister_broker_all();

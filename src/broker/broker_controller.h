@@ -21,6 +21,7 @@
 
 #include "base/clock.h"
 #include "base/mutex.h"
+#include "broker/acting_master_service.h"
 #include "broker/broker_context.h"
 #include "broker/broker_processors.h"
 #include "broker/replication_service.h"
@@ -94,6 +95,7 @@ private:
     std::unique_ptr<ha::CommitLogHaStore> ha_store_;
     std::unique_ptr<ReplicationService> replication_;
     std::unique_ptr<ScheduleMessageService> schedule_;
+    std::unique_ptr<ActingMasterService> acting_;  // member group, slave sync, acting master
     BrokerContext ctx_;
     std::unique_ptr<SendMessageProcessor> send_;
     std::unique_ptr<PullMessageProcessor> pull_;

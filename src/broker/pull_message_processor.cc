@@ -1,5 +1,6 @@
 #include <spdlog/spdlog.h>
 
+#include "broker/broker_member_group.h"
 #include "broker/broker_processors.h"
 #include "protocol/pull_headers.h"
 #include "protocol/response_code.h"
@@ -15,21 +16,42 @@ namespace {
 int32_t pull_code(store::GetMessageStatus s, int64_t request_offset) {
     using G = store::GetMessageStatus;
     switch (s) {
-        case G::kFound: return RC::kSuccess;
+        case G::kFound:
+            return RC::kSuccess;
         case G::kMessageWasRemoving:
-        case G::kNoMatchedMessage: return RC::kPullRetryImmediately;
+        case G::kNoMatchedMessage:
+            return RC::kPullRetryImmediately;
         case G::kNoMatchedLogicQueue:
         case G::kNoMessageInQueue:
             return request_offset != 0 ? RC::kPullOffsetMoved : RC::kPullNotFound;
         case G::kOffsetFoundNull:
-        case G::kOffsetOverflowOne: return RC::kPullNotFound;
+        case G::kOffsetOverflowOne:
+            return RC::kPullNotFound;
         case G::kOffsetOverflowBadly:
-        case G::kOffsetTooSmall: return RC::kPullOffsetMoved;
+        case G::kOffsetTooSmall:
+            return RC::kPullOffsetMoved;
     }
     return RC::kSystemError;
 }
 
 }  // namespace
+
+SuggestBroker suggest_which_broker(bool serving_as_slave, bool slave_read_enable,
+                                   bool suggest_pulling_from_slave, int64_t group_broker_id,
+                                   int64_t which_broker_when_consume_slowly) {
+    SuggestBroker s;
+    if (slave_read_enable) {
+        // Consumer too slow (its data is out of memory): send it to a slave; otherwise to the
+        // group's configured broker (brokerId, 0 by default).
+        s.broker_id =
+            suggest_pulling_from_slave ? which_broker_when_consume_slowly : group_broker_id;
+    } else {
+        s.broker_id = 0;
+        // A slave that may not serve reads sends the consumer back to the master.
+        s.retry_at_master = serving_as_slave;
+    }
+    return s;
+}
 
 void PullMessageProcessor::process_request(const RequestContext& rc, RemotingCommand req,
                                            const Reply& reply, bool allow_suspend) {
@@ -77,8 +99,7 @@ void PullMessageProcessor::process_request(const RequestContext& rc, RemotingCom
         reply_code(reply, req, RC::kInvalidParameter,
                    fmt::format("queueId[{}] is illegal, topic:[{}] topicConfig.readQueueNums:[{}] "
                                "consumer:[{}]",
-                               h.queue_id, h.topic, topic_cfg->read_queue_nums,
-                               rc.remote_address));
+                               h.queue_id, h.topic, topic_cfg->read_queue_nums, rc.remote_address));
         return;
     }
     std::optional<SubscriptionData> sub;
@@ -94,9 +115,9 @@ void PullMessageProcessor::process_request(const RequestContext& rc, RemotingCom
     } else {
         auto info = ctx_.consumers->group(h.consumer_group);
         if (!info) {
-            reply_code(reply, req, RC::kSubscriptionNotExist,
-                       fmt::format("the consumer's group info not exist, group: {}",
-                                   h.consumer_group));
+            reply_code(
+                reply, req, RC::kSubscriptionNotExist,
+                fmt::format("the consumer's group info not exist, group: {}", h.consumer_group));
             return;
         }
         if (!group_cfg->consume_broadcast_enable && info->message_model == "BROADCASTING") {
@@ -134,14 +155,18 @@ void PullMessageProcessor::process_request(const RequestContext& rc, RemotingCom
     rh.next_begin_offset = result.next_begin_offset.value();
     rh.min_offset = result.min_offset.value();
     rh.max_offset = result.max_offset.value();
-    rh.suggest_which_broker_id =
-        (cfg.slave_read_enable && result.suggest_pulling_from_slave)
-            ? group_cfg->which_broker_when_consume_slowly
-            : 0;
-    const int32_t code = pull_code(result.status, h.queue_offset);
+    const bool acting_master = ctx_.is_acting_master && ctx_.is_acting_master();
+    const SuggestBroker suggest =
+        suggest_which_broker(cfg.broker_role == "SLAVE" && !acting_master, cfg.slave_read_enable,
+                             result.suggest_pulling_from_slave, group_cfg->broker_id,
+                             group_cfg->which_broker_when_consume_slowly);
+    rh.suggest_which_broker_id = suggest.broker_id;
+    const int32_t code = suggest.retry_at_master ? RC::kPullRetryImmediately
+                                                 : pull_code(result.status, h.queue_offset);
 
-    // Commit offset carried by the request (first execution only, master only).
-    if (allow_suspend && has_commit && cfg.is_master()) {
+    // Commit offset carried by the request (first execution only; the master, or the slave
+    // acting for it).
+    if (allow_suspend && has_commit && (cfg.is_master() || acting_master)) {
         ctx_.offsets->commit_offset(h.consumer_group, h.topic, h.queue_id, h.commit_offset);
     }
 
@@ -152,7 +177,8 @@ void PullMessageProcessor::process_request(const RequestContext& rc, RemotingCom
         held.topic = h.topic;
         held.queue_id = h.queue_id;
         held.pull_from_offset = h.queue_offset;
-        held.deadline = ctx_.clock->now() + std::chrono::milliseconds(std::max<int64_t>(hold_ms, 0));
+        held.deadline =
+            ctx_.clock->now() + std::chrono::milliseconds(std::max<int64_t>(hold_ms, 0));
         held.subscription = sub;
         // Re-execution must not commit the offset again nor suspend again.
         held.wake = [this, rc, req, reply]() mutable {

@@ -1,0 +1,223 @@
+#include "broker/slave_synchronize.h"
+
+#include <rapidjson/document.h>
+#include <spdlog/spdlog.h>
+
+#include "broker/consumer_offset_manager.h"
+#include "broker/data_version.h"
+#include "broker/json_file.h"
+#include "broker/schedule_message_service.h"
+#include "broker/subscription_group_manager.h"
+#include "broker/topic_config_manager.h"
+#include "protocol/request_code.h"
+#include "protocol/response_code.h"
+
+namespace comet::broker {
+
+namespace Req = protocol::RequestCode;
+namespace RC = protocol::ResponseCode;
+
+namespace {
+
+// The "dataVersion" of a wrapper body, or nullopt when absent.
+Result<std::optional<DataVersion>> body_version(std::string_view body, std::string_view what) {
+    rapidjson::Document doc;
+    COMET_RETURN_IF_ERROR(parse_lenient_json(body, what, &doc));
+    if (!doc.IsObject()) {
+        return Status::error(Errc::kCorruption, "{}: the master's body is not a JSON object", what);
+    }
+    auto dv = doc.FindMember("dataVersion");
+    if (dv == doc.MemberEnd() || !dv->value.IsObject()) {
+        return std::optional<DataVersion>{};
+    }
+    return std::optional<DataVersion>{DataVersion::from_json(dv->value)};
+}
+
+}  // namespace
+
+SlaveSynchronize::SlaveSynchronize(Tables tables, Invoke invoke)
+    : tables_(std::move(tables)), invoke_(std::move(invoke)) {}
+
+bool SlaveSynchronize::set_master_addr(const std::string& addr) {
+    MutexLock l(mu_);
+    if (master_addr_ == addr) {
+        return false;
+    }
+    spdlog::info("slave synchronize: master address {} -> {}",
+                 master_addr_.empty() ? "-" : master_addr_, addr.empty() ? "-" : addr);
+    master_addr_ = addr;
+    return true;
+}
+
+std::string SlaveSynchronize::master_addr() const {
+    MutexLock l(mu_);
+    return master_addr_;
+}
+
+SlaveSynchronize::Stats SlaveSynchronize::stats() const {
+    MutexLock l(mu_);
+    return stats_;
+}
+
+Result<protocol::RemotingCommand> SlaveSynchronize::call(const std::string& master, int32_t code) {
+    auto req = protocol::RemotingCommand::request(code);
+    req.language = protocol::LanguageCode::kJava;
+    COMET_ASSIGN_OR_RETURN(auto resp, invoke_(master, std::move(req)));
+    if (resp.code != RC::kSuccess) {
+        return Status::error(Errc::kUnavailable, "{} from master {}: code {} {}",
+                             protocol::request_code_name(code), master, resp.code,
+                             resp.remark.value_or(""));
+    }
+    return resp;
+}
+
+Status SlaveSynchronize::sync_all() {
+    const std::string master = master_addr();
+    if (master.empty()) {
+        return Status::ok();
+    }
+    Status first;
+    int64_t failed = 0;
+    for (auto fn : {&SlaveSynchronize::sync_topic_config, &SlaveSynchronize::sync_consumer_offset,
+                    &SlaveSynchronize::sync_delay_offset,
+                    &SlaveSynchronize::sync_subscription_group_config}) {
+        Status st = (this->*fn)(master);
+        if (!st.is_ok()) {
+            spdlog::warn("slave synchronize from {}: {}", master, st.message());
+            ++failed;
+            if (first.is_ok()) {
+                first = st;
+            }
+        }
+    }
+    MutexLock l(mu_);
+    ++stats_.rounds;
+    stats_.failures += failed;
+    if (!first.is_ok()) {
+        stats_.last_error = first.message();
+    }
+    return first;
+}
+
+Status SlaveSynchronize::sync_topic_config(const std::string& master) {
+    COMET_ASSIGN_OR_RETURN(auto resp, call(master, Req::kGetAllTopicConfig));
+    COMET_ASSIGN_OR_RETURN(auto version, body_version(resp.body, "GET_ALL_TOPIC_CONFIG"));
+    if (version && *version == tables_.topics->data_version()) {
+        return Status::ok();
+    }
+    COMET_RETURN_IF_ERROR(tables_.topics->decode(resp.body));
+    COMET_RETURN_IF_ERROR(tables_.topics->persist());
+    spdlog::info("update slave topic config from master, {}", master);
+    MutexLock l(mu_);
+    ++stats_.topic_replacements;
+    return Status::ok();
+}
+
+Status SlaveSynchronize::sync_subscription_group_config(const std::string& master) {
+    COMET_ASSIGN_OR_RETURN(auto resp, call(master, Req::kGetAllSubscriptionGroupConfig));
+    COMET_ASSIGN_OR_RETURN(auto version,
+                           body_version(resp.body, "GET_ALL_SUBSCRIPTIONGROUP_CONFIG"));
+    if (version && *version == tables_.groups->data_version()) {
+        return Status::ok();
+    }
+    COMET_RETURN_IF_ERROR(tables_.groups->decode(resp.body));
+    COMET_RETURN_IF_ERROR(tables_.groups->persist());
+    spdlog::info("update slave subscription group from master, {}", master);
+    MutexLock l(mu_);
+    ++stats_.group_replacements;
+    return Status::ok();
+}
+
+Status SlaveSynchronize::sync_consumer_offset(const std::string& master) {
+    COMET_ASSIGN_OR_RETURN(auto resp, call(master, Req::kGetAllConsumerOffset));
+    rapidjson::Document theirs;
+    COMET_RETURN_IF_ERROR(parse_lenient_json(resp.body, "GET_ALL_CONSUMER_OFFSET", &theirs));
+    if (!theirs.IsObject()) {
+        return Status::error(Errc::kCorruption, "GET_ALL_CONSUMER_OFFSET: not a JSON object");
+    }
+    auto& a = theirs.GetAllocator();
+    auto table = theirs.FindMember("offsetTable");
+    if (table == theirs.MemberEnd()) {
+        theirs.AddMember("offsetTable", rapidjson::Value(rapidjson::kObjectType), a);
+        table = theirs.FindMember("offsetTable");
+    }
+    if (!table->value.IsObject()) {
+        return Status::error(Errc::kCorruption,
+                             "GET_ALL_CONSUMER_OFFSET: offsetTable is not "
+                             "an object");
+    }
+    // putAll: keep the topic@group entries only this slave has.
+    rapidjson::Document ours;
+    COMET_RETURN_IF_ERROR(
+        parse_lenient_json(tables_.offsets->encode(false), "local consumer offsets", &ours));
+    auto mine = ours.FindMember("offsetTable");
+    if (mine != ours.MemberEnd() && mine->value.IsObject()) {
+        for (auto& m : mine->value.GetObject()) {
+            if (!table->value.HasMember(m.name)) {
+                table->value.AddMember(rapidjson::Value(m.name, a), rapidjson::Value(m.value, a),
+                                       a);
+            }
+        }
+    }
+    COMET_RETURN_IF_ERROR(tables_.offsets->decode(to_json(theirs)));
+    COMET_RETURN_IF_ERROR(tables_.offsets->persist());
+    spdlog::debug("update slave consumer offset from master, {}", master);
+    return Status::ok();
+}
+
+Result<int64_t> SlaveSynchronize::take_higher_offsets_from(const std::string& peer) {
+    COMET_ASSIGN_OR_RETURN(auto resp, call(peer, Req::kGetAllConsumerOffset));
+    rapidjson::Document doc;
+    COMET_RETURN_IF_ERROR(parse_lenient_json(resp.body, "GET_ALL_CONSUMER_OFFSET", &doc));
+    if (!doc.IsObject()) {
+        return Status::error(Errc::kCorruption, "GET_ALL_CONSUMER_OFFSET: not a JSON object");
+    }
+    auto table = doc.FindMember("offsetTable");
+    if (table == doc.MemberEnd() || !table->value.IsObject()) {
+        return int64_t{0};
+    }
+    int64_t moved = 0;
+    for (const auto& m : table->value.GetObject()) {
+        const std::string key(m.name.GetString(), m.name.GetStringLength());
+        const size_t at = key.find('@');
+        if (at == std::string::npos || !m.value.IsObject()) {
+            continue;
+        }
+        const std::string topic = key.substr(0, at);
+        const std::string group = key.substr(at + 1);
+        for (const auto& q : m.value.GetObject()) {
+            if (!q.value.IsInt64()) {
+                continue;
+            }
+            const int32_t qid = std::atoi(q.name.GetString());
+            const int64_t theirs = q.value.GetInt64();
+            if (theirs > tables_.offsets->query_offset(group, topic, qid)) {
+                tables_.offsets->commit_offset(group, topic, qid, theirs);
+                ++moved;
+            }
+        }
+    }
+    if (moved > 0) {
+        COMET_RETURN_IF_ERROR(tables_.offsets->persist());
+        spdlog::info("took {} higher consumer offsets from {}", moved, peer);
+    }
+    return moved;
+}
+
+Status SlaveSynchronize::sync_delay_offset(const std::string& master) {
+    if (tables_.schedule == nullptr || tables_.delay_offset_path.empty()) {
+        return Status::ok();
+    }
+    COMET_ASSIGN_OR_RETURN(auto resp, call(master, Req::kGetAllDelayOffset));
+    if (resp.body.empty()) {
+        return Status::ok();
+    }
+    // Validate before replacing the file.
+    COMET_RETURN_IF_ERROR(decode_int_offset_table(resp.body, "GET_ALL_DELAY_OFFSET").status());
+    COMET_RETURN_IF_ERROR(write_file_atomic(tables_.delay_offset_path, resp.body));
+    COMET_RETURN_IF_ERROR(tables_.schedule->load());
+    spdlog::debug("update slave delay offset from master, {}", master);
+    return Status::ok();
+}
+
+}  // namespace comet::broker
