@@ -8,12 +8,19 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
+
+#include "fault_proxy.h"
+#include "protocol/json_body.h"
+#include "protocol/message_ext.h"
+#include "protocol/request_code.h"
+#include "protocol/response_code.h"
 
 namespace comet::it {
 
@@ -269,6 +276,231 @@ bool eventually(const std::function<bool()>& fn, milliseconds timeout) {
             return false;
         }
         std::this_thread::sleep_for(milliseconds(20));
+    }
+}
+
+protocol::RemotingCommand send_message_request(const std::string& topic, const std::string& body,
+                                               int queue, std::map<std::string, std::string> props) {
+    protocol::MessageProperties p;
+    for (const auto& [k, v] : props) {
+        p.set(k, v);
+    }
+    return request(protocol::RequestCode::kSendMessageV2,
+                   {{"a", "PG"},
+                    {"b", topic},
+                    {"c", "TBW102"},
+                    {"d", "4"},
+                    {"e", std::to_string(queue)},
+                    {"f", "0"},
+                    {"g", "1700000000000"},
+                    {"h", "0"},
+                    {"i", protocol::message_properties_to_string(p)},
+                    {"j", "0"},
+                    {"k", "false"},
+                    {"m", "false"}},
+                   body);
+}
+
+protocol::RemotingCommand pull_message_request(const std::string& group,
+                                               const std::string& topic, int queue,
+                                               int64_t offset, int max_nums) {
+    return request(protocol::RequestCode::kPullMessage,
+                   {{"consumerGroup", group},
+                    {"topic", topic},
+                    {"queueId", std::to_string(queue)},
+                    {"queueOffset", std::to_string(offset)},
+                    {"maxMsgNums", std::to_string(max_nums)},
+                    {"sysFlag", "0"},
+                    {"commitOffset", "0"},
+                    {"suspendTimeoutMillis", "0"},
+                    {"subscription", "*"},
+                    {"subVersion", "0"},
+                    {"expressionType", "TAG"}});
+}
+
+protocol::RemotingCommand create_topic_request(const std::string& topic, int queues) {
+    return request(protocol::RequestCode::kUpdateAndCreateTopic,
+                   {{"topic", topic},
+                    {"defaultTopic", "TBW102"},
+                    {"readQueueNums", std::to_string(queues)},
+                    {"writeQueueNums", std::to_string(queues)},
+                    {"perm", "6"},
+                    {"topicFilterType", "SINGLE_TAG"},
+                    {"order", "false"}});
+}
+
+Result<std::map<std::string, std::string>> runtime_info(net::RemotingClient& client,
+                                                        uint16_t port) {
+    COMET_ASSIGN_OR_RETURN(auto r,
+                           call(client, port, request(protocol::RequestCode::kGetBrokerRuntimeInfo),
+                                milliseconds(3000)));
+    if (r.code != protocol::ResponseCode::kSuccess) {
+        return Status::error(Errc::kUnavailable, "GET_BROKER_RUNTIME_INFO from {}: code {} {}",
+                             addr(port), r.code, r.remark.value_or(""));
+    }
+    COMET_ASSIGN_OR_RETURN(auto doc, protocol::parse_json_body(r.body));
+    std::map<std::string, std::string> table;
+    if (!doc.IsObject() || !doc.HasMember("table")) {
+        return Status::error(Errc::kCorruption, "runtime info from {} has no table", addr(port));
+    }
+    COMET_RETURN_IF_ERROR(protocol::read_string_map(doc, "table", &table));
+    return table;
+}
+
+CommandResult run_command(const TempDir& dir, const std::vector<std::string>& argv,
+                          milliseconds timeout) {
+    static std::atomic<int> counter{0};
+    const std::string stem = dir.sub("cmd-" + std::to_string(++counter));
+    CommandResult r;
+    if (argv.empty()) {
+        r.err = "run_command: empty argv";
+        return r;
+    }
+    std::vector<std::string> args = argv;
+    std::vector<char*> cargv;
+    for (auto& a : args) {
+        cargv.push_back(a.data());
+    }
+    cargv.push_back(nullptr);
+    const pid_t pid = ::fork();
+    if (pid < 0) {
+        r.err = std::string("fork: ") + std::strerror(errno);
+        return r;
+    }
+    if (pid == 0) {
+        const int in = ::open("/dev/null", O_RDONLY);
+        const int out = ::open((stem + ".out").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        const int err = ::open((stem + ".err").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (in >= 0) {
+            ::dup2(in, 0);
+        }
+        if (out >= 0) {
+            ::dup2(out, 1);
+        }
+        if (err >= 0) {
+            ::dup2(err, 2);
+        }
+        ::setpgid(0, 0);
+        ::execv(cargv[0], cargv.data());
+        ::_exit(127);
+    }
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    int status = 0;
+    while (true) {
+        if (::waitpid(pid, &status, WNOHANG) == pid) {
+            break;
+        }
+        if (std::chrono::steady_clock::now() > deadline) {
+            ::kill(pid, SIGKILL);
+            ::waitpid(pid, &status, 0);
+            r.err = "timed out after " + std::to_string(timeout.count()) + " ms\n";
+            break;
+        }
+        std::this_thread::sleep_for(milliseconds(10));
+    }
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    auto slurp = [](const std::string& path) {
+        std::ifstream in(path, std::ios::binary);
+        std::ostringstream ss;
+        ss << in.rdbuf();
+        return ss.str();
+    };
+    r.out = slurp(stem + ".out");
+    r.err += slurp(stem + ".err");
+    return r;
+}
+
+Result<std::unique_ptr<BrokerGroup>> BrokerGroup::start(const TempDir& dir,
+                                                        const std::string& namesrv_addr,
+                                                        BrokerGroupOptions options) {
+    std::unique_ptr<BrokerGroup> g(new BrokerGroup(dir, std::move(options)));
+    const BrokerGroupOptions& o = g->options_;
+    for (int id = 0; id <= o.slaves; ++id) {
+        auto node = std::make_unique<BrokerNode>();
+        node->name = o.broker_name + "-" + std::to_string(id);
+        node->broker_id = id;
+        node->port = free_port();
+        node->ha_port = free_port();
+        node->config = {{"brokerName", o.broker_name},
+                        {"brokerClusterName", "DefaultCluster"},
+                        {"brokerId", std::to_string(id)},
+                        {"listenPort", std::to_string(node->port)},
+                        {"listenHost", "127.0.0.1"},
+                        {"haListenPort", std::to_string(node->ha_port)},
+                        {"namesrvAddr", namesrv_addr},
+                        {"brokerIP1", "127.0.0.1"},
+                        {"brokerIP2", "127.0.0.1"},
+                        {"storePathRootDir", dir.sub(node->name + "/store")},
+                        {"logDir", dir.sub(node->name + "/logs")},
+                        {"mappedFileSizeCommitLog", std::to_string(16 * 1024 * 1024)},
+                        {"mappedFileSizeConsumeQueue", std::to_string(30000 * 20)}};
+        if (id > 0) {
+            node->config["brokerRole"] = "SLAVE";
+        }
+        for (const auto& [k, v] : o.common_config) {
+            node->config[k] = v;
+        }
+        for (const auto& [k, v] : id == 0 ? o.master_config : o.slave_config) {
+            node->config[k] = v;
+        }
+        g->nodes_.push_back(std::move(node));
+    }
+    const uint16_t master_ha = g->nodes_[0]->ha_port;
+    for (size_t i = 1; i < g->nodes_.size() && o.proxy_ha_links; ++i) {
+        COMET_ASSIGN_OR_RETURN(g->nodes_[i]->ha_proxy, FaultProxy::start("127.0.0.1", master_ha));
+        g->nodes_[i]->config["haMasterAddress"] = g->nodes_[i]->ha_proxy->address();
+    }
+    for (auto& node : g->nodes_) {
+        COMET_RETURN_IF_ERROR(g->start_node(*node));
+    }
+    return g;
+}
+
+BrokerGroup::~BrokerGroup() {
+    for (auto& node : nodes_) {
+        node->process.reset();  // SIGCONT + SIGKILL + reap
+    }
+    for (auto& node : nodes_) {
+        if (node->ha_proxy != nullptr) {
+            node->ha_proxy->shutdown();
+        }
+    }
+}
+
+std::vector<BrokerNode*> BrokerGroup::nodes() {
+    std::vector<BrokerNode*> out;
+    for (auto& n : nodes_) {
+        out.push_back(n.get());
+    }
+    return out;
+}
+
+Status BrokerGroup::start_node(BrokerNode& node, bool wipe_store) {
+    kill_node(node);
+    if (wipe_store) {
+        std::error_code ec;
+        fs::remove_all(dir_.sub(node.name + "/store"), ec);
+        if (ec) {
+            return Status::error(Errc::kIoError, "wipe store of {}: {}", node.name, ec.message());
+        }
+    }
+    ProcessOptions po;
+    po.name = node.name;
+    po.binary = binary_path("mqbroker");
+    po.config = node.config;
+    COMET_ASSIGN_OR_RETURN(node.process, Process::start(po, dir_.path()));
+    return node.process->wait_for_port(node.port, options_.start_timeout);
+}
+
+void BrokerGroup::kill_node(BrokerNode& node) {
+    if (node.process != nullptr) {
+        node.process->sigkill();
+        (void)node.process->wait_exit(milliseconds(10000));
+        // Keep the old log next to the new one: a restart truncates <name>.log.
+        std::error_code ec;
+        fs::copy_file(node.process->log_path(), node.process->log_path() + ".prev",
+                      fs::copy_options::overwrite_existing, ec);
+        node.process.reset();
     }
 }
 

@@ -105,4 +105,87 @@ Result<protocol::RemotingCommand> call(net::RemotingClient& client, uint16_t por
 // Polls `fn` every 20 ms until it returns true or `timeout` passes. Returns the last value.
 bool eventually(const std::function<bool()>& fn, milliseconds timeout);
 
+// Request builders shared by the process tests (RocketMQ 4.9 Java client field names).
+// SEND_MESSAGE_V2 from producer group "PG"; queue -1 lets the broker pick.
+protocol::RemotingCommand send_message_request(const std::string& topic, const std::string& body,
+                                               int queue = 0,
+                                               std::map<std::string, std::string> props = {});
+// PULL_MESSAGE without commit and without suspension (sysFlag 0: no commit, no suspend).
+protocol::RemotingCommand pull_message_request(const std::string& group,
+                                               const std::string& topic, int queue,
+                                               int64_t offset, int max_nums = 32);
+// UPDATE_AND_CREATE_TOPIC, read/write queues = `queues`, perm 6.
+protocol::RemotingCommand create_topic_request(const std::string& topic, int queues);
+// GET_BROKER_RUNTIME_INFO's table. Errors: transport, non-SUCCESS code, bad JSON.
+Result<std::map<std::string, std::string>> runtime_info(net::RemotingClient& client,
+                                                        uint16_t port);
+
+// Runs `argv` (argv[0] = absolute binary path) to completion with stdin from /dev/null,
+// killing it after `timeout`. exit_code is 128+signal when killed, -1 when it could not start.
+struct CommandResult {
+    int exit_code = -1;
+    std::string out;
+    std::string err;
+};
+CommandResult run_command(const TempDir& dir, const std::vector<std::string>& argv,
+                          milliseconds timeout = milliseconds(30000));
+
+class FaultProxy;
+
+// One broker process of a group, with its fixed ports and config (restartable in place).
+struct BrokerNode {
+    std::string name;  // process/dir name, e.g. "broker-a-0" (master), "broker-a-2" (slave 2)
+    int64_t broker_id = 0;
+    uint16_t port = 0;
+    uint16_t ha_port = 0;
+    std::map<std::string, std::string> config;  // the full properties file
+    std::unique_ptr<Process> process;
+    // Slaves started with proxied HA links: slave → proxy → master haListenPort.
+    std::unique_ptr<FaultProxy> ha_proxy;
+    std::string address() const { return addr(port); }
+};
+
+struct BrokerGroupOptions {
+    std::string broker_name = "broker-a";
+    int slaves = 2;
+    std::map<std::string, std::string> common_config;  // every node
+    std::map<std::string, std::string> master_config;  // master only (brokerRole etc.)
+    std::map<std::string, std::string> slave_config;   // every slave
+    // true: each slave's haMasterAddress points to its own FaultProxy in front of the master's
+    // HA port; false: slaves learn the HA address from the name server's register result.
+    bool proxy_ha_links = false;
+    milliseconds start_timeout = milliseconds(20000);
+};
+
+// A master (brokerId 0) and N slaves sharing brokerName, on 127.0.0.1 with ephemeral ports,
+// stores under dir/<node name>/store. Owned by one test thread; the destructor kills every
+// process (SIGCONT first) and stops the proxies.
+class BrokerGroup {
+public:
+    static Result<std::unique_ptr<BrokerGroup>> start(const TempDir& dir,
+                                                      const std::string& namesrv_addr,
+                                                      BrokerGroupOptions options);
+    ~BrokerGroup();
+    BrokerGroup(const BrokerGroup&) = delete;
+    BrokerGroup& operator=(const BrokerGroup&) = delete;
+
+    BrokerNode& master() { return *nodes_[0]; }
+    BrokerNode& slave(size_t i) { return *nodes_[i + 1]; }  // i = 0 → brokerId 1
+    size_t slave_count() const { return nodes_.size() - 1; }
+    std::vector<BrokerNode*> nodes();
+
+    // (Re)starts a node's process with its config and waits for its port. wipe_store removes
+    // its store directory first (an empty slave must copy everything again).
+    Status start_node(BrokerNode& node, bool wipe_store = false);
+    // SIGKILL (after SIGCONT) and reap.
+    void kill_node(BrokerNode& node);
+
+private:
+    BrokerGroup(const TempDir& dir, BrokerGroupOptions options)
+        : dir_(dir), options_(std::move(options)) {}
+    const TempDir& dir_;
+    BrokerGroupOptions options_;
+    std::vector<std::unique_ptr<BrokerNode>> nodes_;
+};
+
 }  // namespace comet::it
