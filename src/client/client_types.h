@@ -57,6 +57,7 @@ struct PullResult {
     int64_t min_offset = 0;
     int64_t max_offset = 0;
     std::vector<MessageExt> messages;
+    int64_t suggest_which_broker_id = 0;  // where the broker wants the next pull (0 = master)
 };
 
 // Java ConsumeFromWhere (the three non-deprecated values).

@@ -24,7 +24,8 @@ protocol::SubscriptionData build_subscription(const std::string& topic,
     size_t pos = 0;
     while (pos <= expr.size()) {
         size_t bar = expr.find("||", pos);
-        std::string tag = expr.substr(pos, bar == std::string::npos ? std::string::npos : bar - pos);
+        std::string tag =
+            expr.substr(pos, bar == std::string::npos ? std::string::npos : bar - pos);
         const auto b = tag.find_first_not_of(' ');
         const auto e = tag.find_last_not_of(' ');
         if (b != std::string::npos) {
@@ -51,13 +52,23 @@ Result<PullResult> process_pull_response(const protocol::RemotingCommand& resp,
                                          const protocol::SubscriptionData& sub) {
     PullResult r;
     switch (resp.code) {
-        case RC::kSuccess: r.status = PullStatus::kFound; break;
-        case RC::kPullNotFound: r.status = PullStatus::kNoNewMsg; break;
-        case RC::kPullRetryImmediately: r.status = PullStatus::kNoMatchedMsg; break;
-        case RC::kPullOffsetMoved: r.status = PullStatus::kOffsetIllegal; break;
-        default: return response_error("pull", resp);
+        case RC::kSuccess:
+            r.status = PullStatus::kFound;
+            break;
+        case RC::kPullNotFound:
+            r.status = PullStatus::kNoNewMsg;
+            break;
+        case RC::kPullRetryImmediately:
+            r.status = PullStatus::kNoMatchedMsg;
+            break;
+        case RC::kPullOffsetMoved:
+            r.status = PullStatus::kOffsetIllegal;
+            break;
+        default:
+            return response_error("pull", resp);
     }
     COMET_ASSIGN_OR_RETURN(auto h, protocol::PullMessageResponseHeader::from_ext(resp));
+    r.suggest_which_broker_id = h.suggest_which_broker_id;
     r.next_begin_offset = h.next_begin_offset;
     r.min_offset = h.min_offset;
     r.max_offset = h.max_offset;
@@ -93,24 +104,48 @@ Result<std::string> master_addr(MqClientInstance& inst, const std::string& broke
     return Status::error(Errc::kNotFound, "no master address of broker {}", broker_name);
 }
 
+Result<std::string> subscribe_addr(MqClientInstance& inst, const std::string& broker_name,
+                                   const std::string& topic) {
+    if (auto f = inst.find_broker_address_in_subscribe(broker_name, 0, true)) {
+        return f->addr;
+    }
+    COMET_RETURN_IF_ERROR(inst.route(topic, true).status());
+    if (auto f = inst.find_broker_address_in_subscribe(broker_name, 0, false)) {
+        return f->addr;
+    }
+    return Status::error(Errc::kNotFound, "no address of broker {}", broker_name);
+}
+
 void pull_async(MqClientInstance& inst, const protocol::PullMessageRequestHeader& header,
                 const protocol::SubscriptionData& sub, const std::string& broker_name,
                 Duration timeout, PullCallback callback) {
-    auto addr = inst.find_broker_master(broker_name);
-    if (!addr) {
-        callback(Status::error(Errc::kNotFound, "no master address of broker {}", broker_name));
+    // PullAPIWrapper#pullKernelImpl: the suggested broker, else the next slave, else any member
+    // of the group (a slave when the master is gone from the route).
+    const MessageQueue mq{header.topic, broker_name, header.queue_id};
+    auto found = inst.find_broker_address_in_subscribe(
+        broker_name, inst.recalculate_pull_from_which_node(mq), false);
+    if (!found) {
+        callback(Status::error(Errc::kNotFound, "no address of broker {}", broker_name));
         return;
     }
+    protocol::PullMessageRequestHeader h = header;
+    if (found->slave) {
+        h.sys_flag &= ~protocol::kPullFlagCommitOffset;  // slaves do not take commits
+    }
     auto req = protocol::RemotingCommand::request(Req::kPullMessage);
-    header.to_ext(req);
+    h.to_ext(req);
     inst.remoting().invoke_async(
-        *addr, std::move(req), timeout,
-        [sub, callback = std::move(callback)](Result<protocol::RemotingCommand> resp) {
+        found->addr, std::move(req), timeout,
+        [&inst, mq, sub, callback = std::move(callback)](Result<protocol::RemotingCommand> resp) {
             if (!resp.is_ok()) {
                 callback(resp.status());
                 return;
             }
-            callback(process_pull_response(*resp, sub));
+            auto result = process_pull_response(*resp, sub);
+            if (result.is_ok()) {
+                inst.update_pull_from_which_node(mq, result->suggest_which_broker_id);
+            }
+            callback(std::move(result));
         });
 }
 
@@ -136,7 +171,14 @@ Result<int64_t> query_consumer_offset(MqClientInstance& inst, const std::string&
     h.queue_id = mq.queue_id;
     auto req = protocol::RemotingCommand::request(Req::kQueryConsumerOffset);
     h.to_ext(req);
-    return offset_call(inst, mq.topic, mq.broker_name, std::move(req), "query consumer offset");
+    // RemoteBrokerOffsetStore: the master, or any member of the group when it is gone.
+    COMET_ASSIGN_OR_RETURN(auto addr, subscribe_addr(inst, mq.broker_name, mq.topic));
+    COMET_ASSIGN_OR_RETURN(auto resp, inst.invoke(addr, std::move(req)));
+    if (resp.code != RC::kSuccess) {
+        return response_error("query consumer offset", resp);
+    }
+    COMET_ASSIGN_OR_RETURN(auto oh, protocol::OffsetResponseHeader::from_ext(resp));
+    return oh.offset;
 }
 
 Status update_consumer_offset(MqClientInstance& inst, const std::string& group,
@@ -148,7 +190,7 @@ Status update_consumer_offset(MqClientInstance& inst, const std::string& group,
     h.commit_offset = offset;
     auto req = protocol::RemotingCommand::request(Req::kUpdateConsumerOffset);
     h.to_ext(req);
-    COMET_ASSIGN_OR_RETURN(auto addr, master_addr(inst, mq.broker_name, mq.topic));
+    COMET_ASSIGN_OR_RETURN(auto addr, subscribe_addr(inst, mq.broker_name, mq.topic));
     if (oneway) {
         inst.remoting().invoke_oneway_async(addr, std::move(req));
         return Status::ok();
@@ -188,13 +230,16 @@ Result<int64_t> search_offset(MqClientInstance& inst, const MessageQueue& mq, in
     return offset_call(inst, mq.topic, mq.broker_name, std::move(req), "search offset");
 }
 
-Result<std::vector<std::string>> consumer_id_list(MqClientInstance& inst,
-                                                  const std::string& topic,
+Result<std::vector<std::string>> consumer_id_list(MqClientInstance& inst, const std::string& topic,
                                                   const std::string& group) {
     COMET_ASSIGN_OR_RETURN(auto route, inst.route(topic));
     Status last = Status::error(Errc::kNotFound, "topic {} has no broker", topic);
     for (const auto& bd : route.broker_datas) {
+        // findBrokerAddrByTopic: the master, else any member (slaves know consumers too).
         auto it = bd.broker_addrs.find(0);
+        if (it == bd.broker_addrs.end()) {
+            it = bd.broker_addrs.begin();
+        }
         if (it == bd.broker_addrs.end()) {
             continue;
         }

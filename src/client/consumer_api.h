@@ -30,10 +30,18 @@ Result<PullResult> process_pull_response(const protocol::RemotingCommand& resp,
                                          const protocol::SubscriptionData& sub);
 
 using PullCallback = std::function<void(Result<PullResult>)>;
-// Requires: the broker master of mq.broker_name is known to `inst`.
+// Pulls from the broker the last response suggested (suggestWhichBrokerId; master by default),
+// falling back to another member of the group when it is absent from the route; records the
+// new suggestion. The commit-offset flag is cleared when the target is a slave.
+// Requires: the addresses of broker_name are known to `inst` (route fetched).
 void pull_async(MqClientInstance& inst, const protocol::PullMessageRequestHeader& header,
                 const protocol::SubscriptionData& sub, const std::string& broker_name,
                 Duration timeout, PullCallback callback);
+
+// Where consumer offsets go (Java RemoteBrokerOffsetStore): the master; when the route has
+// none (even after a refresh), any member of the group (the smallest brokerId).
+Result<std::string> subscribe_addr(MqClientInstance& inst, const std::string& broker_name,
+                                   const std::string& topic);
 
 // Address of the master of `broker_name`, refreshing `topic`'s route if unknown.
 Result<std::string> master_addr(MqClientInstance& inst, const std::string& broker_name,

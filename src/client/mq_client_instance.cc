@@ -196,6 +196,57 @@ std::optional<std::string> MqClientInstance::find_broker_master(
     return m->second;
 }
 
+std::optional<FindBrokerResult> find_broker_address_in_subscribe(
+    const std::map<int64_t, std::string>& addrs, int64_t broker_id, bool only_this_broker) {
+    if (addrs.empty()) {
+        return std::nullopt;
+    }
+    if (auto it = addrs.find(broker_id); it != addrs.end()) {
+        return FindBrokerResult{it->second, broker_id != 0};
+    }
+    if (broker_id != 0) {
+        if (auto it = addrs.find(broker_id + 1); it != addrs.end()) {
+            return FindBrokerResult{it->second, true};
+        }
+    }
+    if (only_this_broker) {
+        return std::nullopt;
+    }
+    return FindBrokerResult{addrs.begin()->second, addrs.begin()->first != 0};
+}
+
+std::optional<FindBrokerResult> MqClientInstance::find_broker_address_in_subscribe(
+    const std::string& broker_name, int64_t broker_id, bool only_this_broker) const {
+    MutexLock lock(mu_);
+    auto it = broker_addrs_.find(broker_name);
+    if (it == broker_addrs_.end()) {
+        return std::nullopt;
+    }
+    return client::find_broker_address_in_subscribe(it->second, broker_id, only_this_broker);
+}
+
+void MqClientInstance::update_pull_from_which_node(const MessageQueue& mq, int64_t broker_id) {
+    MutexLock lock(mu_);
+    pull_from_which_node_[mq] = broker_id;
+}
+
+int64_t MqClientInstance::recalculate_pull_from_which_node(const MessageQueue& mq) const {
+    MutexLock lock(mu_);
+    auto it = pull_from_which_node_.find(mq);
+    return it == pull_from_which_node_.end() ? 0 : it->second;
+}
+
+std::vector<std::string> MqClientInstance::all_broker_addrs() const {
+    MutexLock lock(mu_);
+    std::vector<std::string> out;
+    for (const auto& [name, addrs] : broker_addrs_) {
+        for (const auto& [id, addr] : addrs) {
+            out.push_back(addr);
+        }
+    }
+    return out;
+}
+
 std::vector<std::string> MqClientInstance::all_master_addrs() const {
     MutexLock lock(mu_);
     std::vector<std::string> out;
@@ -226,13 +277,14 @@ void MqClientInstance::send_heartbeat_to_all() {
         return;
     }
     const std::string body = hb.encode();
-    for (const auto& addr : all_master_addrs()) {
+    const bool to_slaves_too = !hb.consumer_data_set.empty();
+    for (const auto& addr : to_slaves_too ? all_broker_addrs() : all_master_addrs()) {
         auto req = protocol::RemotingCommand::request(Req::kHeartBeat);
         req.body = body;
         auto r = invoke(addr, std::move(req));
         if (!r.is_ok() || r->code != RC::kSuccess) {
             spdlog::warn("heartbeat to {} failed: {}", addr,
-                           r.is_ok() ? r->remark.value_or("") : r.status().to_string());
+                         r.is_ok() ? r->remark.value_or("") : r.status().to_string());
         }
     }
 }

@@ -27,6 +27,19 @@
 
 namespace comet::client {
 
+// Java FindBrokerResult.
+struct FindBrokerResult {
+    std::string addr;
+    bool slave = false;
+    bool operator==(const FindBrokerResult&) const = default;
+};
+
+// Java MQClientInstance#findBrokerAddressInSubscribe over one group's addresses: `broker_id`
+// itself; else, for a slave id, the next id; else (unless `only_this_broker`) the smallest id
+// present (the master when alive, else the first slave). nullopt when nothing fits.
+std::optional<FindBrokerResult> find_broker_address_in_subscribe(
+    const std::map<int64_t, std::string>& addrs, int64_t broker_id, bool only_this_broker);
+
 class MqClientInstance {
 public:
     explicit MqClientInstance(ClientConfig config);
@@ -62,8 +75,18 @@ public:
     std::optional<std::string> find_broker_master(const std::string& broker_name) const;
     // Every known master address.
     std::vector<std::string> all_master_addrs() const;
+    // Every known broker address (masters and slaves).
+    std::vector<std::string> all_broker_addrs() const;
+    // findBrokerAddressInSubscribe on the cached addresses of `broker_name`.
+    std::optional<FindBrokerResult> find_broker_address_in_subscribe(
+        const std::string& broker_name, int64_t broker_id, bool only_this_broker) const;
+    // PullAPIWrapper's pullFromWhichNodeTable: the broker a queue's next pull goes to (the last
+    // suggestWhichBrokerId; 0 = master by default).
+    void update_pull_from_which_node(const MessageQueue& mq, int64_t broker_id);
+    int64_t recalculate_pull_from_which_node(const MessageQueue& mq) const;
 
-    // Sends HEART_BEAT to every master now (blocking, bounded by rpc_timeout each).
+    // Sends HEART_BEAT now (blocking, bounded by rpc_timeout each): to every master, and to the
+    // slaves too when there is consumer data (they serve pulls; Java sendHeartbeatToAllBroker).
     void send_heartbeat_to_all();
 
     // Sync RPC to one address; transport errors come back as Status.
@@ -92,6 +115,7 @@ private:
     std::map<std::string, std::map<int64_t, std::string>> broker_addrs_ GUARDED_BY(mu_);
     std::string producer_group_ GUARDED_BY(mu_);
     std::function<std::vector<protocol::ConsumerData>()> consumer_source_ GUARDED_BY(mu_);
+    std::map<MessageQueue, int64_t> pull_from_which_node_ GUARDED_BY(mu_);
 };
 
 // Builds an error Status from a non-success response: "<what>: <CODE_NAME> (<code>) <remark>".

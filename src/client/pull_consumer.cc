@@ -39,7 +39,7 @@ Result<PullResult> DefaultMqPullConsumer::do_pull(const MessageQueue& mq,
         return Status::error(Errc::kInvalidArgument, "bad pull offset {} or count {}", offset,
                              max_nums);
     }
-    COMET_RETURN_IF_ERROR(master_addr(*instance_, mq.broker_name, mq.topic).status());
+    COMET_RETURN_IF_ERROR(subscribe_addr(*instance_, mq.broker_name, mq.topic).status());
     const auto sub =
         build_subscription(mq.topic, expression, SystemClock::instance().wall_millis());
     protocol::PullMessageRequestHeader h;

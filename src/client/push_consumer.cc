@@ -124,7 +124,7 @@ void DefaultMqPushConsumer::shutdown() {
             (void)unlock_batch_mq(*instance_, config_.group, b, mqs);
         }
     }
-    for (const auto& addr : instance_->all_master_addrs()) {
+    for (const auto& addr : instance_->all_broker_addrs()) {
         protocol::UnregisterClientRequestHeader h;
         h.client_id = instance_->client_id();
         h.consumer_group = config_.group;
