@@ -160,8 +160,10 @@ Status ConsumeQueue::put_message_position_info(const CqUnit& unit, QueueOffset c
     }
     uint8_t buf[kCqStoreUnitSize];
     encode_cq_unit(unit, buf);
-    COMET_CHECK(file->append(std::string_view(reinterpret_cast<const char*>(buf), sizeof(buf))),
-                "ConsumeQueue {}-{}: unit does not fit in segment", topic_, queue_id_);
+    COMET_ASSIGN_OR_RETURN(
+        bool fits,
+        file->append_small(std::string_view(reinterpret_cast<const char*>(buf), sizeof(buf))));
+    COMET_CHECK(fits, "ConsumeQueue {}-{}: unit does not fit in segment", topic_, queue_id_);
     max_physic_offset_.store(unit.phy_offset.value() + unit.size, std::memory_order_release);
     return Status::ok();
 }

@@ -122,6 +122,10 @@ Result<std::shared_ptr<ConsumeQueue>> ConsumeQueueStore::find_or_create(std::str
         return Status::error(Errc::kInvalidArgument, "no ConsumeQueue for topic '{}' queue {}",
                              topic, queue_id);
     }
+    MutexLock creating(create_mu_);
+    if (auto cq = find(topic, queue_id)) {
+        return cq;  // created by another thread meanwhile
+    }
     auto cq = std::make_shared<ConsumeQueue>(std::string(topic), queue_id, root_dir_,
                                              mapped_file_size_, allocator_);
     COMET_RETURN_IF_ERROR(cq->load());  // creates the directory

@@ -40,6 +40,8 @@ public:
     PhysicalOffset max_physic_offset() const;
 
     std::shared_ptr<ConsumeQueue> find(std::string_view topic, int32_t queue_id) const;
+    // Creation is serialised (create_mu_): two threads asking for the same new queue get the
+    // same object, and only one of them touches its directory.
     Result<std::shared_ptr<ConsumeQueue>> find_or_create(std::string_view topic,
                                                          int32_t queue_id);
     std::vector<std::shared_ptr<ConsumeQueue>> queues() const;
@@ -66,6 +68,7 @@ private:
     const std::string root_dir_;
     const int64_t mapped_file_size_;
     AllocateMappedFileService* const allocator_;
+    Mutex create_mu_;  // serialises queue creation (held during its I/O; taken before mu_)
     mutable Mutex mu_;
     std::map<std::string, std::map<int32_t, std::shared_ptr<ConsumeQueue>>, std::less<>> table_
         GUARDED_BY(mu_);

@@ -84,6 +84,13 @@ public:
     // Copies `bytes` at wrote_position() and publishes them. Returns false (writing nothing)
     // when they do not fit.
     bool append(std::string_view bytes);
+    // Same contract, but bytes that start a page not yet written go through pwrite() instead
+    // of the mapping: on a journaling file system the first write fault on a page of a new
+    // (fallocate'd, unwritten) file takes a journal handle and can wait milliseconds for a
+    // commit, while pwrite() into the page cache does not. Later bytes of that page are
+    // copied through the mapping. For small records (ConsumeQueue units). Returns false when
+    // they do not fit; kIoError when pwrite fails.
+    Result<bool> append_small(std::string_view bytes);
     // Recovery / truncation only: sets wrote and flushed positions (no writer running).
     void set_positions(int32_t pos);
 

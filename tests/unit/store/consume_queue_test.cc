@@ -5,7 +5,9 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <thread>
 
+#include "store/consume_queue_store.h"
 #include "store/consume_queue_unit.h"
 
 namespace comet::store {
@@ -234,6 +236,55 @@ TEST_F(ConsumeQueueTest, LateStartIsBlankFilledAndMinOffsetMoves) {
     ASSERT_TRUE(u.has_value());
     EXPECT_EQ(u->phy_offset.value(), 1050);
     EXPECT_FALSE(again.get_unit(QueueOffset(9)).has_value());
+}
+
+// Two threads asking for the same new queue get one object; only one creates its files.
+TEST_F(ConsumeQueueTest, ConcurrentFindOrCreateYieldsOneQueue) {
+    ConsumeQueueStore store(cq_root(), 1000 * kCqStoreUnitSize, nullptr);
+    ASSERT_TRUE(store.load().is_ok());
+    for (int round = 0; round < 20; ++round) {
+        const std::string topic = "Race" + std::to_string(round);
+        std::shared_ptr<ConsumeQueue> a;
+        std::shared_ptr<ConsumeQueue> b;
+        std::thread t([&] { a = store.find_or_create(topic, 1).value(); });
+        b = store.find_or_create(topic, 1).value();
+        t.join();
+        ASSERT_EQ(a, b) << topic;
+        ASSERT_TRUE(a->put_message_position_info(CqUnit{PhysicalOffset(10), 5, 7}, QueueOffset(0))
+                        .is_ok());
+        EXPECT_EQ(store.find(topic, 1)->max_offset_in_queue(), QueueOffset(1));
+    }
+}
+
+// Units written across page boundaries (the first unit of each page goes through pwrite, the
+// rest through the mapping) read back through the mapping and after a reload.
+TEST_F(ConsumeQueueTest, UnitsAcrossPagesReadBackAndSurviveReload) {
+    constexpr int kUnits = 1000;  // ~5 pages
+    {
+        ConsumeQueue cq("PageTopic", 0, cq_root(), 2000 * kCqStoreUnitSize, nullptr);
+        ASSERT_TRUE(cq.load().is_ok());
+        ASSERT_TRUE(cq.recover().is_ok());
+        for (int i = 0; i < kUnits; ++i) {
+            ASSERT_TRUE(cq.put_message_position_info(
+                              CqUnit{PhysicalOffset(1000 + 100 * i), 100, i}, QueueOffset(i))
+                            .is_ok())
+                << i;
+        }
+        for (int i = 0; i < kUnits; ++i) {
+            auto u = cq.get_unit(QueueOffset(i));
+            ASSERT_TRUE(u.has_value()) << i;
+            EXPECT_EQ(u->phy_offset.value(), 1000 + 100 * i);
+            EXPECT_EQ(u->tags_code, i);
+        }
+        ASSERT_TRUE(cq.flush(0).is_ok());
+    }
+    ConsumeQueue again("PageTopic", 0, cq_root(), 2000 * kCqStoreUnitSize, nullptr);
+    ASSERT_TRUE(again.load().is_ok());
+    ASSERT_TRUE(again.recover().is_ok());
+    EXPECT_EQ(again.max_offset_in_queue(), QueueOffset(kUnits));
+    auto u = again.get_unit(QueueOffset(kUnits - 1));
+    ASSERT_TRUE(u.has_value());
+    EXPECT_EQ(u->phy_offset.value(), 1000 + 100 * (kUnits - 1));
 }
 
 }  // namespace
