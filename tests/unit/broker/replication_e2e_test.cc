@@ -40,10 +40,12 @@ bool wait_until(Pred pred, std::chrono::milliseconds limit = 10s) {
     return true;
 }
 
-RemotingCommand send_request(const std::string& topic, const std::string& body) {
+RemotingCommand send_request(const std::string& topic, const std::string& body,
+                             const std::string& keys = "") {
     RemotingCommand r = RemotingCommand::request(Req::kSendMessageV2);
+    const std::string props = keys.empty() ? std::string() : "KEYS\x01" + keys + "\x02";
     r.ext_fields = {{"a", "PG"}, {"b", topic}, {"c", "TBW102"}, {"d", "4"}, {"e", "0"},
-                    {"f", "0"},  {"g", "1700000000000"}, {"h", "0"}, {"i", ""}};
+                    {"f", "0"},  {"g", "1700000000000"}, {"h", "0"}, {"i", props}};
     r.body = body;
     return r;
 }
@@ -144,7 +146,8 @@ TEST_F(ReplicationE2E, SyncMasterWaitsForTheSlaveAndTheSlaveServesTheMessage) {
 
     // Now a send succeeds only after the slave holds it.
     for (int i = 0; i < 5; ++i) {
-        RemotingCommand ok = call(*master_, send_request(topic, "msg-" + std::to_string(i)));
+        RemotingCommand ok = call(*master_, send_request(topic, "msg-" + std::to_string(i),
+                                                         "key-" + std::to_string(i)));
         ASSERT_EQ(ok.code, RC::kSuccess) << ok.remark.value_or("");
         ASSERT_NE(ok.ext("replicas"), nullptr);
         EXPECT_EQ(*ok.ext("replicas"), "2");
@@ -166,6 +169,10 @@ TEST_F(ReplicationE2E, SyncMasterWaitsForTheSlaveAndTheSlaveServesTheMessage) {
     auto last = protocol::decode_message(got.messages.back().bytes());
     ASSERT_TRUE(last.is_ok());
     EXPECT_EQ(last->body, "msg-4");
+    // ... and its key index.
+    ASSERT_TRUE(wait_until([&] {
+        return slave_store.query_message(topic, "key-3", 32, 0, INT64_MAX).messages.size() == 1;
+    })) << "slave index never found key-3";
 
     // Runtime info on both sides.
     RemotingCommand info = call(*master_, RemotingCommand::request(Req::kGetBrokerRuntimeInfo));
