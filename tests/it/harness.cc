@@ -184,6 +184,30 @@ void Process::sigkill() {
 }
 void Process::sigstop() { signal(SIGSTOP); }
 void Process::sigcont() { signal(SIGCONT); }
+
+Status Process::sigstop_and_wait(milliseconds timeout) {
+    if (reaped_) {
+        return Status::error(Errc::kUnavailable, "process {} already exited", pid_);
+    }
+    ::kill(pid_, SIGSTOP);
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+        int status = 0;
+        const pid_t r = ::waitpid(pid_, &status, WNOHANG | WUNTRACED);
+        if (r == pid_ && WIFSTOPPED(status)) {
+            return Status::ok();
+        }
+        if (r == pid_) {
+            reaped_ = true;
+            exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+            return Status::error(Errc::kUnavailable, "process {} exited ({}) instead of stopping",
+                                 pid_, exit_code_);
+        }
+        std::this_thread::sleep_for(milliseconds(1));
+    }
+    return Status::error(Errc::kTimeout, "process {} not stopped after {} ms", pid_,
+                         timeout.count());
+}
 void Process::sigterm() { signal(SIGTERM); }
 
 Result<int> Process::wait_exit(milliseconds timeout) {
@@ -310,7 +334,7 @@ protocol::RemotingCommand pull_message_request(const std::string& group,
                     {"queueId", std::to_string(queue)},
                     {"queueOffset", std::to_string(offset)},
                     {"maxMsgNums", std::to_string(max_nums)},
-                    {"sysFlag", "0"},
+                    {"sysFlag", "4"},  // FLAG_SUBSCRIPTION only
                     {"commitOffset", "0"},
                     {"suspendTimeoutMillis", "0"},
                     {"subscription", "*"},

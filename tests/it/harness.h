@@ -66,7 +66,10 @@ public:
     Status wait_for_log(const std::string& text, milliseconds timeout);
     void signal(int sig);
     void sigkill();
-    void sigstop();
+    void sigstop();  // returns at once; the process may still run for a moment
+    // SIGSTOP and wait (bounded) until every thread of the process is stopped (waitpid
+    // WUNTRACED), so nothing it does afterwards can be mistaken for work done while hung.
+    Status sigstop_and_wait(milliseconds timeout = milliseconds(5000));
     void sigcont();
     void sigterm();
     // Waits for exit; the exit code (128+signal when killed), or kTimeout.
@@ -110,7 +113,7 @@ bool eventually(const std::function<bool()>& fn, milliseconds timeout);
 protocol::RemotingCommand send_message_request(const std::string& topic, const std::string& body,
                                                int queue = 0,
                                                std::map<std::string, std::string> props = {});
-// PULL_MESSAGE without commit and without suspension (sysFlag 0: no commit, no suspend).
+// PULL_MESSAGE with its subscription ("*"), no commit, no suspension (sysFlag 4).
 protocol::RemotingCommand pull_message_request(const std::string& group,
                                                const std::string& topic, int queue,
                                                int64_t offset, int max_nums = 32);
