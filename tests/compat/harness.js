@@ -15,6 +15,10 @@
 //   COMPAT_WIRE_LOG=<file>     append every ali-ons request/response to <file> (JSON lines)
 //   COMPAT_SERVER_MAX_SECONDS  hard lifetime of each server process (default 600)
 //   COMPAT_BROKER_EXTRA        extra broker config lines, ';'-separated key=value pairs
+//   COMPAT_GROUP               broker topology: '' (default: one ASYNC_MASTER), '1m2s' (a SYNC_MASTER
+//                              with inSyncReplicas=2 + two slaves of the same brokerName), or
+//                              '1m2s-stopped' (the same, with slave 2 SIGSTOPped once the group
+//                              replicates, and SIGCONTed at the end). Tests talk to the master as before.
 
 const assert = require('node:assert/strict');
 const childProcess = require('node:child_process');
@@ -30,6 +34,7 @@ const MQClientAPI = require('ali-ons/lib/mq_client_api');
 const Channel = require('ali-ons/lib/channel');
 const RemotingClient = require('ali-ons/lib/remoting_client');
 const ResponseCode = require('ali-ons/lib/protocol/response_code');
+const RemotingCommand = require('ali-ons/lib/protocol/command/remoting_command');
 
 const REPO_ROOT = path.resolve(__dirname, '..', '..');
 const LOCALHOST = '127.0.0.1';
@@ -183,6 +188,40 @@ function findBinary(name) {
   }
   throw new Error(`${name} not found (looked at ${candidates.join(', ')}); build it first, e.g. ` +
     `cmake --build ${dir} --target mqnamesrv mqbroker, or set COMET_BUILD_DIR`);
+}
+
+/** COMPAT_GROUP → null (single broker) or { slaves, stopSlave }. Unknown values are an error. */
+function groupMode() {
+  const mode = process.env.COMPAT_GROUP || '';
+  const modes = {
+    '': null,
+    '1m2s': { name: '1m2s', slaves: 2, stopSlave: false },
+    '1m2s-stopped': { name: '1m2s-stopped', slaves: 2, stopSlave: true },
+  };
+  if (!(mode in modes)) {
+    throw new Error(`COMPAT_GROUP=${mode}: expected one of ${Object.keys(modes).map(m => `'${m}'`).join(', ')}`);
+  }
+  return modes[mode];
+}
+
+/**
+ * The pid of the server a ServerProcess' guard shell started: the child of the guard whose
+ * executable is `binary` (read from /proc; Linux only). null if not found.
+ */
+function serverPidOf(server, binary) {
+  const want = fs.realpathSync(binary);
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid !== server.pid) continue;
+      if (fs.realpathSync(`/proc/${entry}/exe`) === want) return Number(entry);
+    } catch (_) {
+      // the process went away meanwhile
+    }
+  }
+  return null;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -455,6 +494,8 @@ class Cluster {
     this.namesrvs = [];
     this.namesrvPorts = [];
     this.broker = null;
+    this.slaves = []; // { server, port, id, stopped } in COMPAT_GROUP modes
+    this.group = groupMode();
     this.admin = null;
     this.brokerName = `compat-${name}-a`;
     this.clusterName = 'CompatCluster';
@@ -476,7 +517,7 @@ class Cluster {
 
   /** Every server process started so far. */
   get servers() {
-    return [ ...this.namesrvs, this.broker ].filter(Boolean);
+    return [ ...this.namesrvs, this.broker, ...this.slaves.map(s => s.server) ].filter(Boolean);
   }
 
   get brokerAddr() {
@@ -511,24 +552,59 @@ class Cluster {
       flushDiskType: 'ASYNC_FLUSH',
       logDir: path.join(brokerDir, 'logs'),
     };
+    if (this.group) {
+      // Quorum writes: master + one of the two slaves must hold every message before the answer.
+      // Short HA timers so a hung slave is noticed within seconds (defaults: 5 s / 20 s).
+      Object.assign(brokerProps, {
+        brokerRole: 'SYNC_MASTER',
+        totalReplicas: 3,
+        inSyncReplicas: 2,
+        haSendHeartbeatInterval: 1000,
+        haHousekeepingInterval: 5000,
+        slaveSynchronizePeriod: 1000,
+      });
+      // A hung broker must leave the routes (see _waitForGroup): register often, expire fast.
+      if (this.group.stopSlave) brokerProps.registerNameServerPeriod = 2000;
+    }
     for (const pair of (process.env.COMPAT_BROKER_EXTRA || '').split(';')) {
       const eq = pair.indexOf('=');
       if (eq > 0) brokerProps[pair.slice(0, eq).trim()] = pair.slice(eq + 1).trim();
     }
     const brokerConf = path.join(brokerDir, 'broker.conf');
     writeProperties(brokerConf, brokerProps);
+    const slaveSpawns = [];
+    for (let id = 1; this.group && id <= this.group.slaves; id++) {
+      const port = await freePort([ -2, -1, 1 ]);
+      const dir = path.join(this.tmpDir, `slave-${id}`);
+      const store = path.join(dir, 'store');
+      fs.mkdirSync(store, { recursive: true });
+      const conf = path.join(dir, 'broker.conf');
+      writeProperties(conf, Object.assign({}, brokerProps, {
+        brokerId: id,
+        brokerRole: 'SLAVE',
+        listenPort: port,
+        storePathRootDir: store,
+        storePathCommitLog: path.join(store, 'commitlog'),
+        logDir: path.join(dir, 'logs'),
+      }));
+      slaveSpawns.push({ id, port, spawn: () => new ServerProcess(`mqbroker-slave-${id}`, brokerBin,
+        [ '-c', conf ], { cwd: dir, env, logFile: path.join(this.tmpDir, `mqbroker-slave-${id}.out`) }) });
+    }
 
     for (const [ i, port ] of this.namesrvPorts.entries()) {
       const suffix = this.namesrvCount > 1 ? `-${i + 1}` : '';
       const namesrvDir = path.join(this.tmpDir, `namesrv${suffix}`);
       fs.mkdirSync(namesrvDir, { recursive: true });
       const namesrvConf = path.join(namesrvDir, 'namesrv.conf');
-      writeProperties(namesrvConf, {
+      writeProperties(namesrvConf, Object.assign({
         listenPort: port,
         listenHost: LOCALHOST,
         kvConfigPath: path.join(namesrvDir, 'kvConfig.json'),
         logDir: path.join(namesrvDir, 'logs'),
-      });
+      }, this.group && this.group.stopSlave ? {
+        brokerChannelExpiredTime: 8000,
+        scanNotActiveBrokerInterval: 1000,
+      } : {}));
       const server = new ServerProcess(`mqnamesrv${suffix}`, namesrvBin, [ '-c', namesrvConf ], {
         cwd: namesrvDir, env, logFile: path.join(this.tmpDir, `mqnamesrv${suffix}.out`),
       });
@@ -541,6 +617,11 @@ class Cluster {
     });
     this.broker = this._brokerSpawn();
     await this._waitForPort(this.broker, this.brokerPort);
+    for (const { id, port, spawn } of slaveSpawns) {
+      const slave = { id, port, server: spawn(), stopped: false };
+      this.slaves.push(slave);
+      await this._waitForPort(slave.server, port);
+    }
 
     this.admin = new MQClientAPI(this.clientOptions({ instanceName: `compat-admin-${this.id}` }));
     this.admin.on('error', err => this._recordClientError('admin', err));
@@ -554,6 +635,8 @@ class Cluster {
         return route && route.brokerDatas.some(b => b.brokerName === this.brokerName);
       }, { timeoutMs: 15000, intervalMs: 200 });
 
+    if (this.group) await this._waitForGroup();
+
     // ali-ons' process-wide internal producer (CLIENT_INNER_PRODUCER, used for retry fall-backs) is
     // created by the first client with that client's options; create it here with ours so it never
     // shares an MQClient with a test client, and so that it can be closed at the end.
@@ -561,6 +644,69 @@ class Cluster {
       await withTimeout(MQProducer.getDefaultProducer(
         this.clientOptions({ instanceName: `compat-inner-${this.id}` })), 15000, 'internal producer ready');
       MQProducer.defaultProducer.on('error', err => this._recordClientError('inner-producer', err));
+    }
+  }
+
+  /** GET_BROKER_RUNTIME_INFO (code 28) of `addr` through ali-ons' remoting client: the table. */
+  async runtimeInfo(addr = this.brokerAddr) {
+    const request = RemotingCommand.createRequestCommand(28, null);
+    const response = await this.admin.invoke(addr, request, 3000);
+    assert.equal(response.code, 0, `GET_BROKER_RUNTIME_INFO from ${addr}: code ${response.code} ${response.remark}`);
+    return JSON.parse(response.body.toString('utf8')).table;
+  }
+
+  /**
+   * Group modes: waits until the name server lists the master and both slaves under our brokerName and
+   * the master streams to both slaves; then, in '1m2s-stopped', SIGSTOPs slave 2's broker process.
+   */
+  async _waitForGroup() {
+    const ids = [ '0', ...this.slaves.map(s => String(s.id)) ];
+    await waitFor(`the name server to list brokerIds ${ids.join(',')} of ${this.brokerName}`, async () => {
+      this.assertServersAlive();
+      const route = await this.routeOf('TBW102');
+      const bd = route && route.brokerDatas.find(b => b.brokerName === this.brokerName);
+      return bd && ids.every(id => bd.brokerAddrs[id]);
+    }, { timeoutMs: 20000, intervalMs: 200 });
+    await waitFor(`the master to stream to ${this.slaves.length} slaves (haConnectionCount)`, async () => {
+      this.assertServersAlive();
+      const table = await this.runtimeInfo();
+      return Number(table.haConnectionCount) === this.slaves.length;
+    }, { timeoutMs: 20000, intervalMs: 200 });
+    if (this.group.stopSlave) {
+      const slave = this.slaves[this.slaves.length - 1];
+      const pid = serverPidOf(slave.server, findBinary('mqbroker'));
+      assert.ok(pid, `cannot find the broker process of ${slave.server.name}`);
+      process.kill(pid, 'SIGSTOP');
+      slave.stopped = pid;
+      // ali-ons talks to every broker of a route (heartbeats; UNREGISTER_CLIENT on close, whose
+      // timeout makes Consumer.close() reject), so a hung broker that is still routed fails tests
+      // for a client-side reason. The name server drops a broker that stopped registering after
+      // brokerChannelExpiredTime (RocketMQ default 120 s; 8 s here): wait for that, as a real
+      // deployment would, before the tests run. The master keeps the hung slave's HA connection
+      // until haHousekeepingInterval (5 s) and must keep quorum writes going meanwhile.
+      await waitFor(`the name server to drop the stopped ${slave.server.name} from the route`, async () => {
+        this.assertServersAlive();
+        const route = await this.routeOf('TBW102');
+        const bd = route && route.brokerDatas.find(b => b.brokerName === this.brokerName);
+        return bd && bd.brokerAddrs['0'] && !bd.brokerAddrs[String(slave.id)];
+      }, { timeoutMs: 30000, intervalMs: 250 });
+      await waitFor('the master to drop the hung slave and keep one (haConnectionCount 1)', async () => {
+        const table = await this.runtimeInfo();
+        return Number(table.haConnectionCount) === this.slaves.length - 1;
+      }, { timeoutMs: 20000, intervalMs: 250 });
+    }
+  }
+
+  /** SIGCONTs every slave stopped by the group mode (before stopping servers). */
+  resumeStoppedSlaves() {
+    for (const slave of this.slaves) {
+      if (!slave.stopped) continue;
+      try {
+        process.kill(slave.stopped, 'SIGCONT');
+      } catch (_) {
+        // already gone
+      }
+      slave.stopped = false;
     }
   }
 
@@ -802,6 +948,7 @@ class Cluster {
         .catch(err => this._recordClientError('close', err));
       this.admin = null;
     }
+    this.resumeStoppedSlaves();
     const exits = {};
     for (const server of this.servers.reverse()) {
       exits[server.name] = await server.stop();

@@ -3,6 +3,9 @@
 #   tests/compat/run.sh [test files...]               (default: every scenario file)
 #   tests/compat/run.sh --self-test [test files...]   the same tests against selftest/fake_cluster.js,
 #                                                     to check the suite itself without a Comet build
+#   tests/compat/run.sh --group MODE [test files...]  against a broker group instead of one broker:
+#                                                     MODE 1m2s (SYNC_MASTER inSyncReplicas=2 + 2 slaves)
+#                                                     or 1m2s-stopped (the same, one slave SIGSTOPped)
 # Env: COMET_BUILD_DIR (default build/release, relative to the repository root), plus the COMPAT_*
 # knobs documented in harness.js. COMPAT_TIMEOUT bounds the whole run (seconds, default 420),
 # COMPAT_FILE_TIMEOUT each file (default 240).
@@ -26,6 +29,15 @@ if [[ ! -d node_modules/ali-ons || ! -f $STAMP || "$(cat "$STAMP")" != "$WANT" ]
     echo "compat: installing locked dependencies (npm ci)"
     timeout 300 npm ci --no-audit --no-fund --ignore-scripts
     echo "$WANT" > "$STAMP"
+fi
+
+if [[ "${1:-}" == "--group" ]]; then
+    case "${2:-}" in
+        1m2s|1m2s-stopped) export COMPAT_GROUP=$2 ;;
+        *) echo "compat: --group needs 1m2s or 1m2s-stopped (got '${2:-}')" >&2; exit 2 ;;
+    esac
+    shift 2
+    echo "compat: broker group mode $COMPAT_GROUP (master + 2 slaves)"
 fi
 
 if [[ "${1:-}" == "--self-test" ]]; then
