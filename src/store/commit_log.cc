@@ -188,7 +188,7 @@ void CommitLog::set_append_listener(AppendListener listener) { listener_ = std::
 // ---------------------------------------------------------------------------------------------
 // Put path
 
-void CommitLog::put_message(pm::MessageExt msg, PutCompletion done) {
+void CommitLog::put_message(const pm::MessageExt& msg, PutCompletion done) {
     if (!accepting_.load()) {
         done(failed(PutMessageStatus::kServiceNotAvailable, "message store is not running"));
         return;
@@ -223,13 +223,10 @@ void CommitLog::put_message(pm::MessageExt msg, PutCompletion done) {
                     fmt::format("topic length {} is invalid", msg.topic.size())));
         return;
     }
-    msg.store_host = store_host_;
-    msg.queue_offset = 0;
-    msg.commit_log_offset = 0;
-    msg.store_timestamp = 0;
+    // QUEUEOFFSET, PHYSICALOFFSET and STORETIMESTAMP are patched at append; STOREHOST is ours.
     std::string& buf = tls_buffer();
     buf.clear();
-    Status st = encode_stored_message(msg, props, &buf);
+    Status st = encode_stored_message(msg, props, store_host_, &buf);
     if (!st.is_ok()) {
         done(failed(PutMessageStatus::kMessageIllegal, st.message()));
         return;
@@ -325,7 +322,7 @@ void CommitLog::put_messages(MessageBatch batch, PutCompletion done) {
         m.properties = pm::string_to_message_properties(*m.stored_properties);
         wait_ok = wait_ok && m.wait_store_msg_ok();
         size_t pos = buf.size();
-        Status st = encode_stored_message(m, *m.stored_properties, &buf);
+        Status st = encode_stored_message(m, *m.stored_properties, store_host_, &buf);
         if (!st.is_ok()) {
             done(failed(PutMessageStatus::kMessageIllegal, st.message()));
             return;
@@ -349,7 +346,7 @@ void CommitLog::put_messages(MessageBatch batch, PutCompletion done) {
 std::future<PutMessageResult> CommitLog::put_message(pm::MessageExt msg) {
     auto p = std::make_shared<std::promise<PutMessageResult>>();
     auto f = p->get_future();
-    put_message(std::move(msg), [p](const PutMessageResult& r) { p->set_value(r); });
+    put_message(msg, [p](const PutMessageResult& r) { p->set_value(r); });
     return f;
 }
 

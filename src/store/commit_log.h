@@ -96,7 +96,8 @@ public:
     // Stops accepting puts, flushes and completes every pending put.
     void shutdown();
 
-    void put_message(protocol::MessageExt msg, PutCompletion done);
+    // msg is only read (STOREHOST is this log's; the offsets and STORETIMESTAMP are assigned).
+    void put_message(const protocol::MessageExt& msg, PutCompletion done);
     void put_messages(MessageBatch batch, PutCompletion done);
     // Future-returning forms (tests, tools).
     std::future<PutMessageResult> put_message(protocol::MessageExt msg);

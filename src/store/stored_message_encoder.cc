@@ -21,8 +21,8 @@ uint8_t* put_host(uint8_t* p, const pm::HostAddress& h) {
 
 }  // namespace
 
-Status encode_stored_message(const pm::MessageExt& msg, std::string_view props, std::string* out,
-                             int32_t magic) {
+Status encode_stored_message(const pm::MessageExt& msg, std::string_view props,
+                             const pm::HostAddress& store_host, std::string* out, int32_t magic) {
     if (magic == 0) {
         magic = pm::magic_for_topic(msg.topic.size());
     }
@@ -43,7 +43,7 @@ Status encode_stored_message(const pm::MessageExt& msg, std::string_view props, 
     if (msg.born_host.v6) {
         sys_flag |= pm::sysflag::kBornHostV6;
     }
-    if (msg.store_host.v6) {
+    if (store_host.v6) {
         sys_flag |= pm::sysflag::kStoreHostAddressV6;
     }
     const int64_t total = pm::stored_message_length(
@@ -67,7 +67,7 @@ Status encode_stored_message(const pm::MessageExt& msg, std::string_view props, 
     put_be64(p + 40, static_cast<uint64_t>(msg.born_timestamp));
     p = put_host(p + 48, msg.born_host);
     put_be64(p, static_cast<uint64_t>(msg.store_timestamp));
-    p = put_host(p + 8, msg.store_host);
+    p = put_host(p + 8, store_host);
     put_be32(p, static_cast<uint32_t>(msg.reconsume_times));
     put_be64(p + 4, static_cast<uint64_t>(msg.prepared_transaction_offset));
     put_be32(p + 12, static_cast<uint32_t>(msg.body.size()));

@@ -12,11 +12,12 @@
 
 namespace comet::store {
 
-// Appends the record of `msg` with properties string `props` to *out; magic 0 chooses v1/v2 by
-// topic length. QUEUEOFFSET, PHYSICALOFFSET and STORETIMESTAMP are written as in msg (the
-// CommitLog patches them at append). Errors (kInvalidArgument), nothing appended: properties
+// Appends the record of `msg` with properties string `props` and STOREHOSTADDRESS `store_host`
+// (msg.store_host is ignored) to *out; magic 0 chooses v1/v2 by topic length. QUEUEOFFSET,
+// PHYSICALOFFSET and STORETIMESTAMP are written as in msg (the CommitLog patches them). Errors (kInvalidArgument), nothing appended: properties
 // > 32767 bytes, topic > 32767 bytes (> 127 with magic v1), record > INT32_MAX, bad magic.
 Status encode_stored_message(const protocol::MessageExt& msg, std::string_view props,
-                             std::string* out, int32_t magic = 0);
+                             const protocol::HostAddress& store_host, std::string* out,
+                             int32_t magic = 0);
 
 }  // namespace comet::store

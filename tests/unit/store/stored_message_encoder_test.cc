@@ -86,7 +86,7 @@ TEST(StoredMessageEncoder, SameBytesAsProtocolEncoder) {
         std::string want = "prefix";
         ASSERT_TRUE(pm::encode_message(m, &want).is_ok());
         std::string got = "prefix";
-        ASSERT_TRUE(encode_stored_message(m, props, &got).is_ok());
+        ASSERT_TRUE(encode_stored_message(m, props, m.store_host, &got).is_ok());
         EXPECT_EQ(got, want) << m.topic.substr(0, 10);
         auto back = pm::decode_message(std::string_view(got).substr(6), {.check_crc = true});
         ASSERT_TRUE(back.is_ok()) << back.status().to_string();
@@ -94,15 +94,34 @@ TEST(StoredMessageEncoder, SameBytesAsProtocolEncoder) {
     }
 }
 
+// STOREHOSTADDRESS (and its sysflag bit) come from the store_host argument, not the message.
+TEST(StoredMessageEncoder, StoreHostArgumentWins) {
+    auto m = message("Host", 16);
+    pm::HostAddress six;
+    six.v6 = true;
+    six.ip[15] = 1;
+    six.port = 10911;
+    std::string got;
+    ASSERT_TRUE(encode_stored_message(m, m.properties_string(), six, &got).is_ok());
+    auto with_six = m;
+    with_six.store_host = six;
+    std::string want;
+    ASSERT_TRUE(pm::encode_message(with_six, &want).is_ok());
+    EXPECT_EQ(got, want);
+    auto back = pm::decode_message(got).value();
+    EXPECT_EQ(back.store_host, six);
+    EXPECT_NE(back.sys_flag & pm::sysflag::kStoreHostAddressV6, 0);
+}
+
 TEST(StoredMessageEncoder, RejectsOversizedFieldsWithoutWriting) {
     auto m = message("T", 1);
     std::string out = "keep";
-    EXPECT_EQ(encode_stored_message(m, std::string(40000, 'p'), &out).code(),
+    EXPECT_EQ(encode_stored_message(m, std::string(40000, 'p'), m.store_host, &out).code(),
               Errc::kInvalidArgument);
     m.topic.assign(200, 't');
-    EXPECT_EQ(encode_stored_message(m, "", &out, pm::kMessageMagicCodeV1).code(),
+    EXPECT_EQ(encode_stored_message(m, "", m.store_host, &out, pm::kMessageMagicCodeV1).code(),
               Errc::kInvalidArgument);
-    EXPECT_EQ(encode_stored_message(m, "", &out, 12345).code(), Errc::kInvalidArgument);
+    EXPECT_EQ(encode_stored_message(m, "", m.store_host, &out, 12345).code(), Errc::kInvalidArgument);
     EXPECT_EQ(out, "keep");
 }
 
