@@ -7,12 +7,17 @@
 //
 // Every second: TPS, max RT, average RT, failures. At the end: throughput and latency
 // percentiles (p50, p99, p99.9, max); with --json one machine-readable summary line.
+// A send counts as ok only with SEND_OK: a reply FLUSH_SLAVE_TIMEOUT / SLAVE_NOT_AVAILABLE /
+// FLUSH_DISK_TIMEOUT (the message is on the master but not as durable as asked) counts as
+// failed and is also counted per status (JSON "not_send_ok"), so a quorum-write benchmark
+// never reports a timed-out send as throughput.
 // Producer exit status: 0 when every send succeeded and at least one was sent, 1 otherwise.
 
 #include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -93,6 +98,38 @@ private:
     std::vector<int64_t> samples_;
 };
 
+// Replies that arrived but were not SEND_OK, by SendStatus.
+class StatusCounts {
+public:
+    void add(SendStatus s, int64_t n) { counts_[static_cast<size_t>(s)] += n; }
+    int64_t total() const {
+        int64_t t = 0;
+        for (const auto& c : counts_) {
+            t += c.load();
+        }
+        return t;
+    }
+    // {"FLUSH_SLAVE_TIMEOUT":3,...} over the non-zero ones.
+    std::string json() const {
+        std::string out = "{";
+        for (size_t i = 0; i < counts_.size(); ++i) {
+            const int64_t c = counts_[i].load();
+            if (c == 0) {
+                continue;
+            }
+            if (out.size() > 1) {
+                out += ",";
+            }
+            out += "\"" + std::string(send_status_name(static_cast<SendStatus>(i))) +
+                   "\":" + std::to_string(c);
+        }
+        return out + "}";
+    }
+
+private:
+    std::array<std::atomic<int64_t>, 4> counts_{};
+};
+
 double pct_ms(const std::vector<int64_t>& sorted, double q) {
     if (sorted.empty()) {
         return 0;
@@ -122,7 +159,8 @@ double report_loop(Stats& stats, const char* what, const std::function<bool()>& 
     return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-void print_summary(const Options& o, Stats& stats, double seconds, const char* rt_name) {
+void print_summary(const Options& o, Stats& stats, double seconds, const char* rt_name,
+                   const StatusCounts* statuses = nullptr) {
     auto v = stats.samples();
     std::sort(v.begin(), v.end());
     const double tps = seconds > 0 ? static_cast<double>(stats.ok()) / seconds : 0;
@@ -132,14 +170,18 @@ void print_summary(const Options& o, Stats& stats, double seconds, const char* r
                 "ms, p99.9 %.3f ms, max %.3f ms\n",
                 o.mode.c_str(), static_cast<long long>(stats.ok()),
                 static_cast<long long>(stats.failed()), seconds, tps, rt_name, p50, p99, p999, mx);
+    if (statuses != nullptr && statuses->total() > 0) {
+        std::printf("Replies not SEND_OK (counted as failed): %s\n", statuses->json().c_str());
+    }
     if (o.json) {
         std::printf("{\"mode\":\"%s\",\"topic\":\"%s\",\"ok\":%lld,\"failed\":%lld,"
                     "\"seconds\":%.3f,\"tps\":%.1f,\"latency\":\"%s\",\"p50_ms\":%.3f,"
                     "\"p99_ms\":%.3f,\"p999_ms\":%.3f,\"max_ms\":%.3f,\"size\":%zu,"
-                    "\"threads\":%zu,\"window\":%zu,\"batch\":%zu}\n",
+                    "\"threads\":%zu,\"window\":%zu,\"batch\":%zu,\"not_send_ok\":%s}\n",
                     o.mode.c_str(), o.topic.c_str(), static_cast<long long>(stats.ok()),
                     static_cast<long long>(stats.failed()), seconds, tps, rt_name, p50, p99,
-                    p999, mx, o.size, o.threads, o.window, o.batch);
+                    p999, mx, o.size, o.threads, o.window, o.batch,
+                    statuses != nullptr ? statuses->json().c_str() : "{}");
     }
     std::fflush(stdout);
 }
@@ -156,6 +198,24 @@ int run_producer(const Options& o) {
         return 1;
     }
     Stats stats;
+    StatusCounts statuses;
+    // True for SEND_OK; a reply with another status is counted in `statuses` (logged once).
+    std::atomic<bool> status_logged{false};
+    auto accept = [&](const Result<SendResult>& r, int64_t n) {
+        if (!r.is_ok()) {
+            spdlog::warn("send failed: {}", r.status().to_string());
+            return false;
+        }
+        if (r.value().status == SendStatus::kSendOk) {
+            return true;
+        }
+        statuses.add(r.value().status, n);
+        if (!status_logged.exchange(true)) {
+            spdlog::warn("send replied {} (counted as failed; further ones only counted)",
+                         send_status_name(r.value().status));
+        }
+        return false;
+    };
     std::atomic<int64_t> remaining{o.count > 0 ? o.count : INT64_MAX};
     std::atomic<uint64_t> key_seq{0};
     const std::string body(o.size, 'x');
@@ -202,10 +262,7 @@ int run_producer(const Options& o) {
                 if (o.window <= 1) {
                     auto r = o.batch > 1 ? producer.send_batch(std::move(msgs))
                                          : producer.send(std::move(msgs.front()));
-                    if (!r.is_ok()) {
-                        spdlog::warn("send failed: {}", r.status().to_string());
-                    }
-                    stats.record(us(), r.is_ok(), n);
+                    stats.record(us(), accept(r, n), n);
                     continue;
                 }
                 {
@@ -214,10 +271,7 @@ int run_producer(const Options& o) {
                     ++in_flight;
                 }
                 auto done = [&, us, n](Result<SendResult> r) {
-                    if (!r.is_ok()) {
-                        spdlog::warn("send failed: {}", r.status().to_string());
-                    }
-                    stats.record(us(), r.is_ok(), n);
+                    stats.record(us(), accept(r, n), n);
                     std::lock_guard<std::mutex> lock(mu);
                     --in_flight;
                     cv.notify_all();
@@ -239,7 +293,7 @@ int run_producer(const Options& o) {
         w.join();
     }
     producer.shutdown();
-    print_summary(o, stats, seconds, "send RT");
+    print_summary(o, stats, seconds, "send RT", &statuses);
     return stats.failed() == 0 && stats.ok() > 0 ? 0 : 1;
 }
 

@@ -186,6 +186,25 @@ wait_port() {
     done
 }
 
+CLK_TCK="$(getconf CLK_TCK)"
+# cpu_ticks PID : user+system CPU of a running process, in clock ticks (0 if gone).
+cpu_ticks() {
+    awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat" 2>/dev/null || echo 0
+}
+# child_cpu : sets CHILD_CPU to the user+system seconds of this shell's reaped children so far.
+# `times` must run in this shell, not in a pipe or $(...) subshell, so it goes to a file.
+child_cpu() {
+    times >"$WORK/times.txt"
+    tail -n 1 "$WORK/times.txt" | awk '{ s = 0; for (i = 1; i <= 2; i++) { split($i, p, "m");
+                                 s += p[1] * 60 + substr(p[2], 1, length(p[2]) - 1) }
+                               printf "%.3f", s }' >"$WORK/times.sum"
+    CHILD_CPU="$(cat "$WORK/times.sum")"
+}
+# idle_ticks : the machine's idle time so far (all cores), in clock ticks.
+idle_ticks() {
+    awk '$1 == "cpu" { print $5 + $6; exit }' /proc/stat
+}
+
 # status_key FILE KEY : the value of KEY in saved `mqadmin brokerStatus` output ("?" if absent).
 status_key() {
     awk -v k="$2" -F': ' '{ n=$1; sub(/ +$/, "", n); if (n == k) { v=$2; exit } }
@@ -202,7 +221,7 @@ write_conf() {
 # Runs one scenario. Args: ID LABEL ROLE SLAVES ISR PROXY(0|1)
 run_scenario() {
     local id="$1" label="$2" role="$3" slaves="$4" isr="$5" proxy="$6"
-    local dir="$WORK/$id" group_pids=() ports ns_port
+    local dir="$WORK/$id" group_pids=() broker_pids=() ports ns_port
     mkdir -p "$dir"
     log "scenario ($id) $label"
     # namesrv, master listen+ha, per slave listen+ha(+proxy)
@@ -229,6 +248,7 @@ run_scenario() {
         "storePathRootDir=$dir/master/store" "logDir=$dir/master/logs"
     start "$dir/master.log" "$BROKER_BIN" -c "$dir/master.conf"
     group_pids+=("${PIDS[-1]}")
+    broker_pids=("${PIDS[-1]}")
     wait_port "master" "${PIDS[-1]}" "$m_port" "$dir/master.log"
     if [[ $slaves -gt 0 ]]; then
         wait_port "master HA" "${PIDS[-1]}" "$m_ha" "$dir/master.log"
@@ -253,8 +273,23 @@ run_scenario() {
             "storePathRootDir=$dir/slave$i/store" "logDir=$dir/slave$i/logs"
         start "$dir/slave$i.log" "$BROKER_BIN" -c "$dir/slave$i.conf"
         group_pids+=("${PIDS[-1]}")
+        broker_pids+=("${PIDS[-1]}")
         wait_port "slave $i" "${PIDS[-1]}" "$s_port" "$dir/slave$i.log"
     done
+
+    # Until every slave's HA connection is up (runtime info haConnectionCount), 30 s max.
+    if [[ $slaves -gt 0 ]]; then
+        local deadline=$((SECONDS + 30)) conns="?"
+        while [[ $SECONDS -lt $deadline ]]; do
+            run "$dir/status.txt" "$ADMIN_BIN" brokerStatus -n "$ns" -b "127.0.0.1:$m_port" || true
+            conns="$(status_key "$dir/status.txt" haConnectionCount)"
+            [[ "$conns" =~ ^[0-9]+$ && $conns -ge $slaves ]] && break
+            sleep 0.5
+        done
+        [[ "$conns" =~ ^[0-9]+$ && $conns -ge $slaves ]] ||
+            die "master reports haConnectionCount=$conns, want $slaves (logs: $dir/slave*.log)"
+        rm -f "$dir/status.txt"
+    fi
 
     local topic="Bench$id"
     run "$dir/updateTopic.log" "$ADMIN_BIN" updateTopic -n "$ns" -b "127.0.0.1:$m_port" \
@@ -262,7 +297,8 @@ run_scenario() {
 
     # Warm-up until a short run succeeds completely: the route is known and, for SYNC_MASTER,
     # enough slaves are connected (else SLAVE_NOT_AVAILABLE / FLUSH_SLAVE_TIMEOUT). 60 s max.
-    local deadline=$((SECONDS + 60)) ok=0
+    local ok=0
+    local deadline=$((SECONDS + 60))
     while [[ $SECONDS -lt $deadline ]]; do
         if run "$dir/warmup.log" "$BENCH_BIN" producer -n "$ns" -t "$topic" -s "$SIZE" \
             --threads 2 --window 16 --count 4000 --send-timeout 3000; then
@@ -279,6 +315,12 @@ run_scenario() {
         local la
         la="$(cut -d' ' -f1 /proc/loadavg)"
         log "  ($id) $load: $threads thread(s) x window $window, ${DURATION} s (load $la)"
+        local before=() after=() k
+        for k in "${broker_pids[@]}"; do before+=("$(cpu_ticks "$k")"); done
+        local idle0 child0
+        idle0="$(idle_ticks)"
+        child_cpu
+        child0="$CHILD_CPU"
         if ! run "$dir/$load.log" "$BENCH_BIN" producer -n "$ns" -t "$topic" -s "$SIZE" \
             --threads "$threads" --window "$window" --duration "$DURATION" --json; then
             log "  ($id) $load: mqbench reported failed sends (see table)"
@@ -286,7 +328,20 @@ run_scenario() {
         fi
         json="$(grep '^{' "$dir/$load.log" | tail -n 1 || true)"
         [[ -n "$json" ]] || { tail -n 20 "$dir/$load.log" >&2; die "no mqbench summary"; }
-        printf '%s\t%s\t%s\t%s\t%s\n' "$id" "$label" "$load" "$la" "$json" >>"$RESULTS"
+        local idle=$(($(idle_ticks) - idle0)) child1
+        child_cpu
+        child1="$CHILD_CPU"
+        for k in "${broker_pids[@]}"; do after+=("$(cpu_ticks "$k")"); done
+        # CPU seconds during the run: client (mqbench), master, each slave; machine idle.
+        local cpu
+        cpu="$(awk -v a="$child0" -v b="$child1" 'BEGIN { printf "%.2f", b - a }')"
+        for ((k = 0; k < ${#broker_pids[@]}; k++)); do
+            cpu+=" $(awk -v a="${before[$k]}" -v b="${after[$k]}" -v t="$CLK_TCK" \
+                     'BEGIN { printf "%.2f", (b - a) / t }')"
+        done
+        cpu+=" idle=$(awk -v i="$idle" -v t="$CLK_TCK" 'BEGIN { printf "%.2f", i / t }')"
+        printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$id" "$label" "$load" "$la" "$cpu" "$json" \
+            >>"$RESULTS"
     done
 
     # Evidence that the group replicated: runtime info of the master, and each slave's max
@@ -303,8 +358,10 @@ run_scenario() {
     done
     log "$line"
 
+    local t0=$SECONDS
     stop_pids "${group_pids[@]}"
     forget "${group_pids[@]}"
+    log "  ($id) stopped ${#group_pids[@]} processes in $((SECONDS - t0)) s"
     if [[ $proxy -eq 1 ]]; then  # proves the HA streams went through the proxies
         for ((i = 1; i <= slaves; i++)); do
             log "  ($id) proxy $i $(grep '^stopped:' "$dir/proxy$i.log" || echo 'no stats')"
@@ -315,7 +372,9 @@ run_scenario() {
         cp "$dir"/*.txt "$dir"/*.log "$dir"/*.conf "$OUT.d/$id/" 2>/dev/null || true
     fi
     # Free the disk (3 x up to ~1 GiB of CommitLog) but keep logs when asked to.
+    t0=$SECONDS
     rm -rf "$dir"/master/store "$dir"/slave*/store
+    log "  ($id) stores removed in $((SECONDS - t0)) s"
 }
 
 START_LOAD="$(cut -d" " -f1-3 /proc/loadavg)"
@@ -338,8 +397,8 @@ import json, sys
 path, cores, start_load, end_load, size, duration, commit, kernel = sys.argv[1:]
 rows = []
 for line in open(path):
-    sid, label, load, la, js = line.rstrip("\n").split("\t", 4)
-    rows.append((sid, label, load, la, json.loads(js)))
+    sid, label, load, la, cpu, js = line.rstrip("\n").split("\t", 5)
+    rows.append((sid, label, load, la, json.loads(js), cpu.split()))
 by = {(r[0], r[2]): r[4] for r in rows}
 
 def ratio(sid, load, base):
@@ -354,7 +413,7 @@ print()
 print("| setup | load | msgs/s | p50 ms | p99 ms | p99.9 ms | failed | vs (a) | vs (b) "
       "| load avg |")
 print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-for sid, label, load, la, j in rows:
+for sid, label, load, la, j, _ in rows:
     name = "4 thr × 64 async" if load == "throughput" else "1 thr sync"
     failed = str(j["failed"])
     bad = j.get("not_send_ok") or {}
@@ -364,6 +423,23 @@ for sid, label, load, la, j in rows:
     print(f"| ({sid}) {label} | {name} | {j['tps']:,.0f} | {j['p50_ms']:.3f} | "
           f"{j['p99_ms']:.3f} | {j['p999_ms']:.3f} | {failed} | {ratio(sid, load, 'a')} | "
           f"{vs_b} | {la} |")
+print()
+print("CPU seconds used during each measurement (utime+stime; client = mqbench) and per 1000 "
+      "messages sent; machine idle = idle CPU-seconds of all cores over the run (other users' "
+      "work included):")
+print()
+print("| setup | load | client s | master s | slaves s | total µs/msg | of which slaves "
+      "| machine idle s |")
+print("|---|---|---:|---:|---:|---:|---:|---:|")
+for sid, label, load, la, j, cpu in rows:
+    name = "4 thr × 64 async" if load == "throughput" else "1 thr sync"
+    idle = cpu[-1].split("=", 1)[1]
+    vals = [float(x) for x in cpu[:-1]]
+    client, master, slaves = vals[0], vals[1], sum(vals[2:])
+    n = max(1, j["ok"] + j["failed"])
+    total = (client + master + slaves) / n * 1e6
+    print(f"| ({sid}) | {name} | {client:.2f} | {master:.2f} | {slaves:.2f} | {total:.0f} | "
+          f"{slaves / n * 1e6:.0f} | {idle} |")
 print()
 def target(desc, sid, base, need):
     k, b = (sid, "throughput"), (base, "throughput")
