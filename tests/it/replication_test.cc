@@ -667,6 +667,43 @@ TEST_F(ReplicationIt, LaggingSlaveLeavesAndRejoinsInSyncCount) {
     EXPECT_EQ(rejoined.out.find("\"inSync\":false"), std::string::npos) << rejoined.out;
 }
 
+// A partitioned HA link (the proxy closes the slave's connection and refuses new ones) costs
+// the producers nothing while the other slave acks; once the link heals the slave reconnects
+// on its own and catches up with everything written meanwhile.
+TEST_F(ReplicationIt, PartitionedSlaveLinkHealsAndCatchesUp) {
+    BrokerGroupOptions o = three_replicas_isr2();
+    o.proxy_ha_links = true;
+    start_group(o);
+    ASSERT_TRUE(wait_slaves_connected(2));
+    const std::string topic = "RepPartition";
+    create_topic(topic, 2);
+    std::vector<Sent> acked = send_acked(topic, "before", 6, 2, 200, 2);
+    ASSERT_EQ(acked.size(), 6u);
+
+    FaultProxy& link = *slave(0).ha_proxy;
+    const uint64_t accepted_before = link.stats().accepted;
+    link.set_refuse(true);
+    link.drop();
+    ASSERT_TRUE(eventually([&] { return info_int(master(), "haConnectionCount") == 1; }, 5s));
+    EXPECT_TRUE(eventually([&] { return info(slave(0))["haClientConnected"] == "false"; }, 5s));
+    for (const Sent& s : send_acked(topic, "cut", 40, 2, 200, 2)) {
+        acked.push_back(s);
+    }
+    ASSERT_EQ(acked.size(), 46u);
+    EXPECT_EQ(info_int(master(), "inSyncReplicaNums"), 2);
+
+    link.resume();  // accept again; the slave retries on its own
+    ASSERT_TRUE(wait_slaves_connected(2, 20s)) << slave(0).process->log_tail();
+    EXPECT_GT(link.stats().accepted, accepted_before);
+    EXPECT_TRUE(wait_caught_up(slave(0)));
+    EXPECT_TRUE(eventually([&] { return info_int(master(), "inSyncReplicaNums") == 3; }, 10s));
+    const auto held = pull_all(slave(0), topic, acked, 2, 10s);
+    ASSERT_EQ(held.size(), acked.size()) << "last pull answer: " << last_pull_error_;
+    for (const Sent& s : acked) {
+        EXPECT_EQ(held.at({s.queue, s.queue_offset}).body, s.body);
+    }
+}
+
 // Issue 6, test 4: two replicas with the default totalReplicas=inSyncReplicas=1 replicate
 // asynchronously even as SYNC_MASTER (warned at start): a hung slave delays nothing.
 TEST_F(ReplicationIt, TwoReplicasDefaultInSyncReplicasIsAsync) {
