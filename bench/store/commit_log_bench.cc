@@ -10,12 +10,15 @@
 //   write1rec  one write() per record into a pre-allocated file, no fsync.
 // The put side starts like a running broker's steady state: the segment exists (pre-allocated
 // by AllocateMappedFileService, head faulted in as the allocator does for the next segment).
+// Also CPU time per message (put threads alone, and all store threads) against the write4M
+// ceiling's CPU: wall-time ratios are unreliable on a shared, loaded machine.
 // BM_SyncGroupCommit/<writers>: SYNC_FLUSH with that many concurrent writers, each with one
 // put in flight; reports puts/s, fsyncs/s and their ratio (group commit factor).
 // Files go to $COMET_BENCH_DIR (default: ./comet-bench-store), removed after each iteration.
 
 #include <benchmark/benchmark.h>
 #include <fcntl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -24,6 +27,7 @@
 #include <filesystem>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "base/clock.h"
@@ -89,20 +93,39 @@ double seconds_since(Clk::time_point t0) {
     return std::chrono::duration<double>(Clk::now() - t0).count();
 }
 
+// CPU seconds of the calling thread / of the whole process (user + system). On a shared
+// machine wall time depends on what else runs; CPU time per message does much less.
+double thread_cpu_seconds() {
+    timespec ts{};
+    ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+double process_cpu_seconds() {
+    timespec ts{};
+    ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+struct Timing {
+    double wall = 0;
+    double cpu = 0;
+};
+
 // Sequential write() of `count` records, `per_call` bytes per call, into a file of
 // `file_size` bytes pre-allocated with posix_fallocate (like a CommitLog segment); with
 // `sync`, a final fdatasync is timed too.
-double write_ceiling_seconds(const std::string& path, const std::string& record, int64_t count,
-                             size_t per_call, int64_t file_size, bool sync) {
+Timing write_ceiling(const std::string& path, const std::string& record, int64_t count,
+                     size_t per_call, int64_t file_size, bool sync) {
     std::string chunk;
     while (chunk.size() + record.size() <= std::max(per_call, record.size())) {
         chunk += record;
     }
     int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0 || ::posix_fallocate(fd, 0, file_size) != 0) {
-        return -1;
+        return {-1, -1};
     }
     int64_t recs_per_chunk = static_cast<int64_t>(chunk.size() / record.size());
+    const double cpu0 = thread_cpu_seconds();
     auto t0 = Clk::now();
     for (int64_t done = 0; done < count; done += recs_per_chunk) {
         int64_t n = std::min(recs_per_chunk, count - done);
@@ -113,10 +136,10 @@ double write_ceiling_seconds(const std::string& path, const std::string& record,
     if (sync) {
         ::fdatasync(fd);
     }
-    double s = seconds_since(t0);
+    Timing t{seconds_since(t0), thread_cpu_seconds() - cpu0};
     ::close(fd);
     ::unlink(path.c_str());
-    return s;
+    return t;
 }
 
 void BM_PutAsync(benchmark::State& state) {
@@ -126,18 +149,23 @@ void BM_PutAsync(benchmark::State& state) {
     std::string record;
     (void)protocol::encode_message(bench_message(body, 0), &record);
     double put_s = 0;
-    double chunk_s = 0;
-    double chunk_sync_s = 0;
-    double per_rec_s = 0;
+    double put_cpu_writers = 0;  // the writer threads' own CPU
+    double put_cpu_all = 0;      // the process's CPU during the puts (+ prefault, flush, ...)
+    Timing chunk;
+    Timing chunk_sync;
+    Timing per_rec;
     for (auto _ : state) {
         std::string dir = bench_root() + "/async";
         fs::remove_all(dir);
         auto store = open_store(dir, FlushDiskType::kAsyncFlush);
         std::atomic<int64_t> failures{0};
+        std::vector<double> writer_cpu(static_cast<size_t>(threads));
+        const double proc0 = process_cpu_seconds();
         auto t0 = Clk::now();
         std::vector<std::thread> ws;
         for (int t = 0; t < threads; ++t) {
             ws.emplace_back([&, t] {
+                const double c0 = thread_cpu_seconds();
                 auto msg = bench_message(body, t);
                 for (int64_t i = 0; i < total / threads; ++i) {
                     store->log->put_message(msg, [&](const PutMessageResult& r) {
@@ -146,12 +174,17 @@ void BM_PutAsync(benchmark::State& state) {
                         }
                     });
                 }
+                writer_cpu[static_cast<size_t>(t)] = thread_cpu_seconds() - c0;
             });
         }
         for (auto& w : ws) {
             w.join();
         }
         double s = seconds_since(t0);
+        put_cpu_all += process_cpu_seconds() - proc0;
+        for (double c : writer_cpu) {
+            put_cpu_writers += c;
+        }
         put_s += s;
         state.SetIterationTime(s);
         store->log->shutdown();
@@ -163,20 +196,31 @@ void BM_PutAsync(benchmark::State& state) {
         }
         fs::create_directories(bench_root());
         const std::string path = bench_root() + "/ceiling";
-        chunk_s += write_ceiling_seconds(path, record, total, 4 << 20, kSegment, false);
-        chunk_sync_s += write_ceiling_seconds(path, record, total, 4 << 20, kSegment, true);
-        per_rec_s += write_ceiling_seconds(path, record, total, 0, kSegment, false);
+        for (auto [acc, per_call, sync] : {std::tuple{&chunk, size_t{4} << 20, false},
+                                           std::tuple{&chunk_sync, size_t{4} << 20, true},
+                                           std::tuple{&per_rec, size_t{0}, false}}) {
+            const Timing t = write_ceiling(path, record, total, per_call, kSegment, sync);
+            acc->wall += t.wall;
+            acc->cpu += t.cpu;
+        }
     }
     const double n = static_cast<double>(total) * static_cast<double>(state.iterations());
     state.SetItemsProcessed(static_cast<int64_t>(n));
     state.counters["record_bytes"] = static_cast<double>(record.size());
     state.counters["put_msgs_per_s"] = n / put_s;
-    state.counters["write4M_msgs_per_s"] = n / chunk_s;
-    state.counters["write4M_sync_msgs_per_s"] = n / chunk_sync_s;
-    state.counters["write1rec_msgs_per_s"] = n / per_rec_s;
-    state.counters["ratio_vs_write4M"] = chunk_s / put_s;
-    state.counters["ratio_vs_write4M_sync"] = chunk_sync_s / put_s;
-    state.counters["ratio_vs_write1rec"] = per_rec_s / put_s;
+    state.counters["write4M_msgs_per_s"] = n / chunk.wall;
+    state.counters["write4M_sync_msgs_per_s"] = n / chunk_sync.wall;
+    state.counters["write1rec_msgs_per_s"] = n / per_rec.wall;
+    state.counters["ratio_vs_write4M"] = chunk.wall / put_s;
+    state.counters["ratio_vs_write4M_sync"] = chunk_sync.wall / put_s;
+    state.counters["ratio_vs_write1rec"] = per_rec.wall / put_s;
+    // CPU per message (ns) and CPU-based ratios: robust on a loaded machine. "writers" is the
+    // put threads' own CPU; "all" adds every store thread (prefault, flush, allocator).
+    state.counters["cpu_ns_put_writers"] = put_cpu_writers * 1e9 / n;
+    state.counters["cpu_ns_put_all"] = put_cpu_all * 1e9 / n;
+    state.counters["cpu_ns_write4M"] = chunk.cpu * 1e9 / n;
+    state.counters["cpu_ratio_writers_vs_write4M"] = chunk.cpu / put_cpu_writers;
+    state.counters["cpu_ratio_all_vs_write4M"] = chunk.cpu / put_cpu_all;
 }
 BENCHMARK(BM_PutAsync)
     ->Args({128, 1})
