@@ -133,6 +133,7 @@ TEST(MqbenchIt, ProducerThenConsumerSummaries) {
     EXPECT_EQ(json_int(pj, "failed"), 0) << pj;
     EXPECT_NE(producer.output().find("Send TPS:"), std::string::npos);
     EXPECT_NE(pj.find("\"p999_ms\":"), std::string::npos);
+    EXPECT_NE(pj.find("\"not_send_ok\":{}"), std::string::npos) << pj;
 
     EXPECT_EQ(consumer.wait(40s), 0) << consumer.output();
     const std::string cj = consumer.json_line();
@@ -151,6 +152,46 @@ TEST(MqbenchIt, ProducerThenConsumerSummaries) {
                "--send-timeout", "1000"},
               dir.sub("bad.out"));
     EXPECT_EQ(bad.wait(30s), 1) << bad.output();
+}
+
+// A SYNC_MASTER that needs a slave (inSyncReplicas=2) but has none answers SLAVE_NOT_AVAILABLE:
+// mqbench must count those replies as failed, per status, and exit 1 — never as throughput.
+TEST(MqbenchIt, RepliesOtherThanSendOkCountAsFailed) {
+    TempDir dir("comet_it_mqbench_sync");
+    const uint16_t ns_port = free_port();
+    const uint16_t broker_port = free_port();
+    auto ns = start_namesrv(dir, ns_port);
+    ASSERT_TRUE(ns.is_ok());
+    ASSERT_TRUE((*ns)->wait_for_port(ns_port, 10s).is_ok());
+    auto broker = start_broker(dir, broker_port, addr(ns_port),
+                               {{"brokerRole", "SYNC_MASTER"},
+                                {"totalReplicas", "2"},
+                                {"inSyncReplicas", "2"}});
+    ASSERT_TRUE(broker.is_ok());
+    ASSERT_TRUE((*broker)->wait_for_port(broker_port, 20s).is_ok());
+    {
+        client::ClientConfig cc;
+        cc.namesrv_addr = addr(ns_port);
+        client::AdminClient admin(cc);
+        ASSERT_TRUE(admin.start().is_ok());
+        client::TopicCreateOptions o;
+        o.read_queue_nums = 2;
+        o.write_queue_nums = 2;
+        ASSERT_TRUE(admin.create_topic(addr(broker_port), "SyncTopic", o).is_ok());
+        ASSERT_TRUE(eventually([&] { return admin.topic_route("SyncTopic").is_ok(); }, 10s));
+    }
+    const std::string bench = binary_path("mqbench");
+    Child producer({bench, "producer", "-n", addr(ns_port), "-t", "SyncTopic", "-s", "64",
+                    "--count", "7", "--json"},
+                   dir.sub("producer.out"));
+    ASSERT_TRUE(producer.started());
+    EXPECT_EQ(producer.wait(30s), 1) << producer.output();
+    const std::string pj = producer.json_line();
+    EXPECT_EQ(json_int(pj, "ok"), 0) << pj;
+    EXPECT_EQ(json_int(pj, "failed"), 7) << pj;
+    EXPECT_NE(pj.find("\"not_send_ok\":{\"SLAVE_NOT_AVAILABLE\":7}"), std::string::npos) << pj;
+    EXPECT_NE(producer.output().find("Replies not SEND_OK (counted as failed)"), std::string::npos)
+        << producer.output();
 }
 
 }  // namespace
