@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "fault_proxy.h"
 #include "net/remoting_client.h"
 #include "protocol/remoting_command.h"
 
@@ -132,8 +133,6 @@ struct CommandResult {
 };
 CommandResult run_command(const TempDir& dir, const std::vector<std::string>& argv,
                           milliseconds timeout = milliseconds(30000));
-
-class FaultProxy;
 
 // One broker process of a group, with its fixed ports and config (restartable in place).
 struct BrokerNode {
