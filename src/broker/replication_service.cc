@@ -184,16 +184,21 @@ void ReplicationService::put(bool wait_store_msg_ok, const PutFn& put, Done done
         done(std::move(r), SendDurability{});
         return;
     }
-    std::vector<int64_t> acks;
-    if (replicas_ != nullptr) {
-        acks = replicas_->slave_ack_offsets();
+    // Only a SYNC_MASTER put that waits can need replicas (CommitLog#needHandleHA); skip the
+    // snapshot of the HA state otherwise.
+    ha::QuorumDecision d;
+    if (config_.quorum.broker_role == ha::BrokerRole::kSyncMaster && wait_store_msg_ok) {
+        std::vector<int64_t> acks;
+        if (replicas_ != nullptr) {
+            acks = replicas_->slave_ack_offsets();
+        }
+        ha::QuorumInput in;
+        in.wait_store_msg_ok = wait_store_msg_ok;
+        in.alive_replica_num = alive_replica_num();
+        in.master_put_offset = store_.max_offset();
+        in.slave_ack_offsets = acks;
+        d = ha::decide_quorum(config_.quorum, in);
     }
-    ha::QuorumInput in;
-    in.wait_store_msg_ok = wait_store_msg_ok;
-    in.alive_replica_num = alive_replica_num();
-    in.master_put_offset = store_.max_offset();
-    in.slave_ack_offsets = acks;
-    const ha::QuorumDecision d = ha::decide_quorum(config_.quorum, in);
     if (d.verdict == QuorumVerdict::kInSyncReplicasNotEnough) {
         counters_.isr_not_enough.fetch_add(1, std::memory_order_relaxed);
         store::PutMessageResult r;

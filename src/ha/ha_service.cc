@@ -3,6 +3,7 @@
 #include <pthread.h>
 
 #include <array>
+#include <atomic>
 #include <set>
 
 #include "base/logging.h"
@@ -21,6 +22,8 @@ struct HaService::Impl {
     std::set<std::shared_ptr<Connection>> conns;  // io thread only
     uint64_t next_id = 1;                          // io thread only
     bool stopping = false;                         // io thread only
+    // A wake-up is queued and not yet run: puts coalesce into one post (any thread).
+    std::atomic<bool> notify_pending{false};
 };
 
 // One slave connection; lives on the io thread only (no locks).
@@ -315,7 +318,11 @@ void HaService::shutdown() {
 
 void HaService::notify_new_data() {
     Impl* im = impl_.get();
+    if (im->notify_pending.exchange(true, std::memory_order_acq_rel)) {
+        return;  // the queued wake-up will see this put's data too
+    }
     asio::post(im->io, [im] {
+        im->notify_pending.store(false, std::memory_order_release);
         if (im->stopping) return;
         for (auto& c : im->conns) c->poll();
     });
