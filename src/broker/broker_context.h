@@ -86,8 +86,9 @@ struct BrokerContext {
     BrokerStats* stats = nullptr;
     // Topic table changed: register with the name servers (one-way, soon).
     std::function<void()> on_topics_changed;
-    // This slave is its group's acting master (ActingMasterService); unset = never.
-    std::function<bool()> is_acting_master;
+    // The group's smallest live brokerId as this broker last learnt it (ActingMasterService;
+    // 0 while the master is alive). Unset = 0.
+    std::function<int64_t()> min_broker_id_in_group;
     // Runs `task` on the pull executor (long-polling wake-ups); inline in tests.
     std::function<void(std::function<void()>)> run_on_pull_executor;
 };

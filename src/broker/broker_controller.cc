@@ -128,7 +128,9 @@ Status BrokerController::initialize() {
     ctx_.delay_levels = levels;
     ctx_.stats = &stats_;
     ctx_.on_topics_changed = [this] { request_registration(); };
-    ctx_.is_acting_master = [this] { return acting_ != nullptr && acting_->is_acting_master(); };
+    ctx_.min_broker_id_in_group = [this] {
+        return acting_ != nullptr ? acting_->tracker().min_broker_id() : int64_t{0};
+    };
 
     send_ = std::make_unique<SendMessageProcessor>(ctx_);
     pull_ = std::make_unique<PullMessageProcessor>(ctx_);

@@ -66,19 +66,28 @@ struct MinBrokerChange {
     bool master_offline = false;      // the old minimum (our master) left
 };
 
-// suggestWhichBrokerId of PULL_MESSAGE responses (RocketMQ 4.9 / 5 PullMessageProcessor), as a
-// pure function so every combination is unit-tested (defined in pull_message_processor.cc).
+// suggestWhichBrokerId of PULL_MESSAGE responses (RocketMQ 5
+// PullMessageProcessor#composeResponseHeader), as a pure function so every combination is
+// unit-tested (defined in pull_message_processor.cc).
 struct SuggestBroker {
     int64_t broker_id = 0;         // suggestWhichBrokerId
-    bool retry_at_master = false;  // answer PULL_RETRY_IMMEDIATELY instead of the messages
+    bool retry_at_master = false;  // answer PULL_RETRY_IMMEDIATELY (nothing found on a slave)
 };
-// `serving_as_slave`: brokerRole=SLAVE and not the group's acting master.
-// - slaveReadEnable=true: whichBrokerWhenConsumeSlowly when the store says the consumer lags
-//   beyond accessMessageInMemoryMaxRatio of memory, else the group's brokerId;
-// - slaveReadEnable=false: 0 (the master); a slave then answers PULL_RETRY_IMMEDIATELY.
-SuggestBroker suggest_which_broker(bool serving_as_slave, bool slave_read_enable,
-                                   bool suggest_pulling_from_slave, int64_t group_broker_id,
-                                   int64_t which_broker_when_consume_slowly);
+struct PullSituation {
+    bool is_slave = false;           // brokerId != 0
+    bool master_is_minimum = true;   // the group's minimum brokerId is 0 (master alive)
+    bool slave_read_enable = false;  // slaveReadEnable
+    bool lagging = false;            // store: data beyond accessMessageInMemoryMaxRatio of RAM
+    bool found = false;              // GetMessageStatus FOUND
+    int64_t group_broker_id = 0;     // subscription group brokerId
+    int64_t which_broker_when_consume_slowly = 1;
+};
+// - slaveReadEnable: whichBrokerWhenConsumeSlowly when lagging, else the group's brokerId;
+//   otherwise 0 (the master).
+// - a slave whose group still has its master, for a consumer that is not lagging: suggests 0,
+//   serves what it FOUND, answers PULL_RETRY_IMMEDIATELY for anything else (back to the
+//   master). With the master gone (acting master, or its minimum moved) it serves normally.
+SuggestBroker suggest_which_broker(const PullSituation& s);
 
 class BrokerMemberGroupTracker {
 public:

@@ -36,19 +36,16 @@ int32_t pull_code(store::GetMessageStatus s, int64_t request_offset) {
 
 }  // namespace
 
-SuggestBroker suggest_which_broker(bool serving_as_slave, bool slave_read_enable,
-                                   bool suggest_pulling_from_slave, int64_t group_broker_id,
-                                   int64_t which_broker_when_consume_slowly) {
+SuggestBroker suggest_which_broker(const PullSituation& p) {
     SuggestBroker s;
-    if (slave_read_enable) {
+    if (p.slave_read_enable) {
         // Consumer too slow (its data is out of memory): send it to a slave; otherwise to the
         // group's configured broker (brokerId, 0 by default).
-        s.broker_id =
-            suggest_pulling_from_slave ? which_broker_when_consume_slowly : group_broker_id;
-    } else {
+        s.broker_id = p.lagging ? p.which_broker_when_consume_slowly : p.group_broker_id;
+    }
+    if (p.is_slave && !p.lagging && p.master_is_minimum) {
         s.broker_id = 0;
-        // A slave that may not serve reads sends the consumer back to the master.
-        s.retry_at_master = serving_as_slave;
+        s.retry_at_master = !p.found;
     }
     return s;
 }
@@ -155,18 +152,23 @@ void PullMessageProcessor::process_request(const RequestContext& rc, RemotingCom
     rh.next_begin_offset = result.next_begin_offset.value();
     rh.min_offset = result.min_offset.value();
     rh.max_offset = result.max_offset.value();
-    const bool acting_master = ctx_.is_acting_master && ctx_.is_acting_master();
-    const SuggestBroker suggest =
-        suggest_which_broker(cfg.broker_role == "SLAVE" && !acting_master, cfg.slave_read_enable,
-                             result.suggest_pulling_from_slave, group_cfg->broker_id,
-                             group_cfg->which_broker_when_consume_slowly);
+    PullSituation situation;
+    situation.is_slave = !cfg.is_master();
+    situation.master_is_minimum =
+        !ctx_.min_broker_id_in_group || ctx_.min_broker_id_in_group() == 0;
+    situation.slave_read_enable = cfg.slave_read_enable;
+    situation.lagging = result.suggest_pulling_from_slave;
+    situation.found = result.status == store::GetMessageStatus::kFound;
+    situation.group_broker_id = group_cfg->broker_id;
+    situation.which_broker_when_consume_slowly = group_cfg->which_broker_when_consume_slowly;
+    const SuggestBroker suggest = suggest_which_broker(situation);
     rh.suggest_which_broker_id = suggest.broker_id;
     const int32_t code = suggest.retry_at_master ? RC::kPullRetryImmediately
                                                  : pull_code(result.status, h.queue_offset);
 
-    // Commit offset carried by the request (first execution only; the master, or the slave
-    // acting for it).
-    if (allow_suspend && has_commit && (cfg.is_master() || acting_master)) {
+    // Commit offset carried by the request (first execution only; RocketMQ 5 tryCommitOffset
+    // stores it whatever the role: clients clear the flag when they pull from a slave).
+    if (allow_suspend && has_commit) {
         ctx_.offsets->commit_offset(h.consumer_group, h.topic, h.queue_id, h.commit_offset);
     }
 

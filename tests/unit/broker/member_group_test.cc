@@ -139,28 +139,41 @@ TEST(MemberGroupSettings, DefaultsAndErrorsNameTheKey) {
 namespace comet::broker {
 namespace {
 
-// Every combination of the inputs of suggestWhichBrokerId (RocketMQ 4.9 PullMessageProcessor).
+// Every combination of the inputs of suggestWhichBrokerId (RocketMQ 5
+// PullMessageProcessor#composeResponseHeader).
 TEST(SuggestWhichBroker, ExhaustiveTable) {
-    for (bool slave : {false, true}) {
-        for (bool read_enable : {false, true}) {
-            for (bool lagging : {false, true}) {
-                for (int64_t group_id : {0, 3}) {
-                    SCOPED_TRACE(::testing::Message()
-                                 << "slave=" << slave << " slaveReadEnable=" << read_enable
-                                 << " lagging=" << lagging << " group brokerId=" << group_id);
-                    const SuggestBroker s =
-                        suggest_which_broker(slave, read_enable, lagging, group_id, 1);
-                    if (!read_enable) {
-                        EXPECT_EQ(s.broker_id, 0);
-                        EXPECT_EQ(s.retry_at_master, slave);
-                    } else {
-                        EXPECT_EQ(s.broker_id, lagging ? 1 : group_id);
-                        EXPECT_FALSE(s.retry_at_master);
-                    }
-                }
-            }
+    for (int bits = 0; bits < 64; ++bits) {
+        PullSituation p;
+        p.is_slave = bits & 1;
+        p.master_is_minimum = bits & 2;
+        p.slave_read_enable = bits & 4;
+        p.lagging = bits & 8;
+        p.found = bits & 16;
+        p.group_broker_id = (bits & 32) ? 3 : 0;
+        p.which_broker_when_consume_slowly = 1;
+        SCOPED_TRACE(::testing::Message()
+                     << "slave=" << p.is_slave << " masterIsMin=" << p.master_is_minimum
+                     << " slaveReadEnable=" << p.slave_read_enable << " lagging=" << p.lagging
+                     << " found=" << p.found << " groupBrokerId=" << p.group_broker_id);
+        const SuggestBroker s = suggest_which_broker(p);
+        const bool redirect = p.is_slave && !p.lagging && p.master_is_minimum;
+        int64_t want = 0;
+        if (p.slave_read_enable) {
+            want = p.lagging ? 1 : p.group_broker_id;
         }
+        if (redirect) {
+            want = 0;
+        }
+        EXPECT_EQ(s.broker_id, want);
+        EXPECT_EQ(s.retry_at_master, redirect && !p.found);
     }
+    // Spot checks in words: a master never redirects; a slave of a live master serves what it
+    // found with suggestion 0 and sends everything else back; without master it serves.
+    EXPECT_FALSE(suggest_which_broker({false, true, false, false, false, 0, 1}).retry_at_master);
+    EXPECT_FALSE(suggest_which_broker({true, true, false, false, true, 0, 1}).retry_at_master);
+    EXPECT_TRUE(suggest_which_broker({true, true, false, false, false, 0, 1}).retry_at_master);
+    EXPECT_FALSE(suggest_which_broker({true, false, false, false, false, 0, 1}).retry_at_master);
+    EXPECT_EQ(suggest_which_broker({false, true, true, true, true, 0, 1}).broker_id, 1);
 }
 
 }  // namespace
