@@ -3,8 +3,9 @@
 #   (a) a single master, ASYNC_MASTER
 #   (b) 1 master + 2 slaves, SYNC_MASTER, inSyncReplicas=2
 #   (c) 1 master + 2 slaves, SYNC_MASTER, inSyncReplicas=3
-#   (d) (b) with an added one-way delay on both master<->slave HA links: each slave's
-#       haMasterAddress points at its own comet_faultproxy in front of the master's HA port
+#   (d) (b) with added latency on both master<->slave HA links: each slave's haMasterAddress
+#       points at its own comet_faultproxy (--delay-ms, default 2, applied in EACH direction,
+#       so the ack round trip grows by twice that) in front of the master's HA port
 # each with two loads: 4 threads x window 64 (throughput) and 1 thread synchronous (latency).
 # Prints a markdown table: msgs/s, p50/p99, ratios to (a) (and (d) to (b)) from the same run.
 #
@@ -17,7 +18,11 @@
 # Every process runs on 127.0.0.1 with ports that were free when the scenario started, under a
 # temp dir that is removed at the end (--keep leaves it, with every log). Every process this
 # script started is stopped on exit, error, Ctrl-C or SIGTERM (TERM, then KILL after 10 s).
-# Exit status: 0 when every measurement ran with zero failed sends, 1 otherwise, 2 on usage.
+# Exit status: 0 when every measurement ran with zero failed sends, 1 when some sends failed
+# (table still printed), 2 on usage / missing binaries, 3 when a setup step failed (a process
+# exited or never listened — its log tail is printed; a port taken between choosing and binding
+# shows up this way: just rerun — or slaves never connected), 130/143 on SIGINT/SIGTERM.
+# Needs python3 (free ports, table). The machine's load average is printed: measure when low.
 set -euo pipefail
 
 usage() {
