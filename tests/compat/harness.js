@@ -560,11 +560,12 @@ class Cluster {
         totalReplicas: 3,
         inSyncReplicas: 2,
         haSendHeartbeatInterval: 1000,
-        haHousekeepingInterval: 5000,
+        haHousekeepingInterval: 3000,
         slaveSynchronizePeriod: 1000,
       });
-      // A hung broker must leave the routes (see _waitForGroup): register often, expire fast.
-      if (this.group.stopSlave) brokerProps.registerNameServerPeriod = 2000;
+      // A hung broker must leave the routes (see _waitForGroup): brokers register every 10 s (the
+      // smallest period RocketMQ and Comet allow), the name server expires a broker after 15 s.
+      if (this.group.stopSlave) brokerProps.registerNameServerPeriod = 10000;
     }
     for (const pair of (process.env.COMPAT_BROKER_EXTRA || '').split(';')) {
       const eq = pair.indexOf('=');
@@ -602,7 +603,7 @@ class Cluster {
         kvConfigPath: path.join(namesrvDir, 'kvConfig.json'),
         logDir: path.join(namesrvDir, 'logs'),
       }, this.group && this.group.stopSlave ? {
-        brokerChannelExpiredTime: 8000,
+        brokerChannelExpiredTime: 15000,
         scanNotActiveBrokerInterval: 1000,
       } : {}));
       const server = new ServerProcess(`mqnamesrv${suffix}`, namesrvBin, [ '-c', namesrvConf ], {
@@ -681,9 +682,9 @@ class Cluster {
       // ali-ons talks to every broker of a route (heartbeats; UNREGISTER_CLIENT on close, whose
       // timeout makes Consumer.close() reject), so a hung broker that is still routed fails tests
       // for a client-side reason. The name server drops a broker that stopped registering after
-      // brokerChannelExpiredTime (RocketMQ default 120 s; 8 s here): wait for that, as a real
+      // brokerChannelExpiredTime (RocketMQ default 120 s; 15 s here): wait for that, as a real
       // deployment would, before the tests run. The master keeps the hung slave's HA connection
-      // until haHousekeepingInterval (5 s) and must keep quorum writes going meanwhile.
+      // until haHousekeepingInterval (3 s) and must keep quorum writes going meanwhile.
       await waitFor(`the name server to drop the stopped ${slave.server.name} from the route`, async () => {
         this.assertServersAlive();
         const route = await this.routeOf('TBW102');
