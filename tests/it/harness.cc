@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <set>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -439,12 +440,27 @@ Result<std::unique_ptr<BrokerGroup>> BrokerGroup::start(const TempDir& dir,
                                                         BrokerGroupOptions options) {
     std::unique_ptr<BrokerGroup> g(new BrokerGroup(dir, std::move(options)));
     const BrokerGroupOptions& o = g->options_;
+    // Ports are only reserved once a process binds them: never hand out one twice, and never
+    // let a proxy's ephemeral listen port be one a broker is about to bind.
+    std::set<uint16_t> used;
+    auto unique_port = [&used]() -> uint16_t {
+        for (int attempt = 0; attempt < 100; ++attempt) {
+            const uint16_t p = free_port();
+            if (p != 0 && used.insert(p).second) {
+                return p;
+            }
+        }
+        return 0;
+    };
     for (int id = 0; id <= o.slaves; ++id) {
         auto node = std::make_unique<BrokerNode>();
         node->name = o.broker_name + "-" + std::to_string(id);
         node->broker_id = id;
-        node->port = free_port();
-        node->ha_port = free_port();
+        node->port = unique_port();
+        node->ha_port = unique_port();
+        if (node->port == 0 || node->ha_port == 0) {
+            return Status::error(Errc::kResourceExhausted, "no free 127.0.0.1 ports");
+        }
         node->config = {{"brokerName", o.broker_name},
                         {"brokerClusterName", "DefaultCluster"},
                         {"brokerId", std::to_string(id)},
@@ -471,8 +487,17 @@ Result<std::unique_ptr<BrokerGroup>> BrokerGroup::start(const TempDir& dir,
     }
     const uint16_t master_ha = g->nodes_[0]->ha_port;
     for (size_t i = 1; i < g->nodes_.size() && o.proxy_ha_links; ++i) {
-        COMET_ASSIGN_OR_RETURN(g->nodes_[i]->ha_proxy, FaultProxy::start("127.0.0.1", master_ha));
-        g->nodes_[i]->config["haMasterAddress"] = g->nodes_[i]->ha_proxy->address();
+        std::unique_ptr<FaultProxy>& proxy = g->nodes_[i]->ha_proxy;
+        for (int attempt = 0; attempt < 20 && (proxy == nullptr || used.count(proxy->port()) > 0);
+             ++attempt) {
+            proxy.reset();  // its port collided with a broker's: bind another
+            COMET_ASSIGN_OR_RETURN(proxy, FaultProxy::start("127.0.0.1", master_ha));
+        }
+        if (used.count(proxy->port()) > 0) {
+            return Status::error(Errc::kResourceExhausted, "fault proxy: no distinct port");
+        }
+        used.insert(proxy->port());
+        g->nodes_[i]->config["haMasterAddress"] = proxy->address();
     }
     for (auto& node : g->nodes_) {
         COMET_RETURN_IF_ERROR(g->start_node(*node));
