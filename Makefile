@@ -1,5 +1,7 @@
 # Comet: the two commands a newcomer needs are `make run` and `make test`.
 BUILD_DIR ?= build/release
+# Topology of `make run`: single (one broker) or 1m2s (SYNC_MASTER + two slaves, quorum write).
+CLUSTER ?= single
 SAN_DIR   ?= build/sanitize
 FUZZ_DIR  ?= build/fuzz
 JOBS      ?= $(shell nproc)
@@ -28,7 +30,7 @@ build-fuzz: deps
 
 # The main job: a local cluster on 127.0.0.1 (see README).
 run: build
-	scripts/run-local.sh $(BUILD_DIR)
+	CLUSTER=$(CLUSTER) scripts/run-local.sh $(BUILD_DIR)
 
 # The whole test suite: release build + every test, sanitizer unit tests, bounded fuzzing.
 test: build build-sanitize

@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
-# The main job (`make run`): a name server and one broker on 127.0.0.1 with the configs in conf/,
-# data under ./data/, logs on the console (and ./data/logs/). Ctrl-C (or SIGTERM) stops both
-# cleanly: the broker unregisters, flushes and removes its abort marker, then the name server stops.
+# The main job (`make run`): a name server and brokers on 127.0.0.1 with the configs in conf/,
+# data under ./data/, logs on the console (and ./data/logs/). Ctrl-C (or SIGTERM) stops them
+# cleanly: each broker unregisters, flushes and removes its abort marker, then the name server stops.
 #   scripts/run-local.sh [build-dir]        (default build/release)
+# CLUSTER selects the topology:
+#   CLUSTER=single (default)  one ASYNC_MASTER broker, conf/broker.conf
+#   CLUSTER=1m2s              one SYNC_MASTER + two slaves of group broker-a with quorum write
+#                             (inSyncReplicas=2 of 3), conf/1m-2s-sync/*.properties
 # Point any RocketMQ client at the name server 127.0.0.1:9876 (e.g. NAMESRV_ADDR=127.0.0.1:9876).
 set -euo pipefail
 BUILD_DIR=${1:-build/release}
@@ -23,23 +27,40 @@ mkdir -p "$DATA/logs" "$DATA/namesrv"
 NAMESRV_PORT=$(sed -n 's/^listenPort=//p' conf/namesrv.conf | tail -1)
 NAMESRV_PORT=${NAMESRV_PORT:-9876}
 
+CLUSTER=${CLUSTER:-single}
+case $CLUSTER in
+    single) BROKERS=("conf/broker.conf:broker-a") ;;
+    1m2s) BROKERS=("conf/1m-2s-sync/broker-a.properties:broker-a-m"
+                   "conf/1m-2s-sync/broker-a-s1.properties:broker-a-s1"
+                   "conf/1m-2s-sync/broker-a-s2.properties:broker-a-s2") ;;
+    *) echo "run-local: unknown CLUSTER=$CLUSTER (single or 1m2s)" >&2; exit 2 ;;
+esac
+
 NS_PID=""
-BROKER_PID=""
+BROKER_PIDS=()
+STORES=()
 stop() {
     trap - INT TERM EXIT
-    if [[ -n $BROKER_PID ]] && kill -0 "$BROKER_PID" 2>/dev/null; then
-        echo "run-local: stopping mqbroker ($BROKER_PID)"
-        kill -TERM "$BROKER_PID" 2>/dev/null || true
-        wait "$BROKER_PID" 2>/dev/null || true
-    fi
+    local pid store
+    # Slaves first, master last (the master then has no slave to wait for while it stops).
+    for ((i = ${#BROKER_PIDS[@]} - 1; i >= 0; i--)); do
+        pid=${BROKER_PIDS[$i]}
+        if kill -0 "$pid" 2>/dev/null; then
+            echo "run-local: stopping mqbroker ($pid)"
+            kill -TERM "$pid" 2>/dev/null || true
+            wait "$pid" 2>/dev/null || true
+        fi
+    done
     if [[ -n $NS_PID ]] && kill -0 "$NS_PID" 2>/dev/null; then
         echo "run-local: stopping mqnamesrv ($NS_PID)"
         kill -TERM "$NS_PID" 2>/dev/null || true
         wait "$NS_PID" 2>/dev/null || true
     fi
-    if [[ -e $DATA/broker-a/abort ]]; then
-        echo "run-local: WARNING: abort marker left in $DATA/broker-a (unclean broker shutdown)" >&2
-    fi
+    for store in "${STORES[@]}"; do
+        if [[ -e $store/abort ]]; then
+            echo "run-local: WARNING: abort marker left in $store (unclean broker shutdown)" >&2
+        fi
+    done
 }
 trap 'stop; exit 130' INT
 trap 'stop; exit 143' TERM
@@ -59,13 +80,25 @@ for _ in $(seq 1 100); do
     sleep 0.1
 done
 
-"$BROKER_BIN" -c conf/broker.conf -n "127.0.0.1:$NAMESRV_PORT" \
-    --storePathRootDir="$DATA/broker-a" --logDir="$DATA/logs" &
-BROKER_PID=$!
-
-echo "run-local: name server 127.0.0.1:$NAMESRV_PORT, broker pid $BROKER_PID; Ctrl-C to stop"
-# Wait until either process exits (or a signal arrives: the trap stops both).
-while kill -0 "$NS_PID" 2>/dev/null && kill -0 "$BROKER_PID" 2>/dev/null; do
-    wait -n "$NS_PID" "$BROKER_PID" 2>/dev/null || true
+for entry in "${BROKERS[@]}"; do
+    conf=${entry%%:*}
+    store=$DATA/${entry##*:}
+    STORES+=("$store")
+    "$BROKER_BIN" -c "$conf" -n "127.0.0.1:$NAMESRV_PORT" \
+        --storePathRootDir="$store" --logDir="$DATA/logs" &
+    BROKER_PIDS+=($!)
 done
-echo "run-local: a server exited; stopping the other" >&2
+
+echo "run-local: CLUSTER=$CLUSTER, name server 127.0.0.1:$NAMESRV_PORT," \
+    "broker pids ${BROKER_PIDS[*]}; Ctrl-C to stop"
+all_alive() {
+    kill -0 "$NS_PID" 2>/dev/null || return 1
+    for pid in "${BROKER_PIDS[@]}"; do
+        kill -0 "$pid" 2>/dev/null || return 1
+    done
+}
+# Wait until any process exits (or a signal arrives: the trap stops them all).
+while all_alive; do
+    wait -n "$NS_PID" "${BROKER_PIDS[@]}" 2>/dev/null || true
+done
+echo "run-local: a server exited; stopping the others" >&2
