@@ -186,8 +186,8 @@ std::map<std::string, std::string> ActingMasterService::runtime_info() const {
     out["minBrokerIdInGroup"] = std::to_string(tracker_.min_broker_id());
     out["isActingMaster"] = tracker_.is_acting_master() ? "true" : "false";
     if (!start_config_.is_master()) {
-        const auto st = const_cast<SlaveSynchronize&>(sync_).stats();
-        out["slaveSyncMasterAddr"] = const_cast<SlaveSynchronize&>(sync_).master_addr();
+        const SlaveSynchronize::Stats st = sync_.stats();
+        out["slaveSyncMasterAddr"] = sync_.master_addr();
         out["slaveSyncRounds"] = std::to_string(st.rounds);
         out["slaveSyncFailures"] = std::to_string(st.failures);
     }
