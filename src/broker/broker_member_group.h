@@ -22,6 +22,7 @@
 #include "base/status.h"
 #include "broker/broker_config.h"
 #include "protocol/header_codec.h"
+#include "protocol/namesrv_headers.h"
 
 namespace comet::broker {
 
@@ -36,24 +37,8 @@ struct MemberGroupSettings {
     static Result<MemberGroupSettings> from(const BrokerConfig& config);
 };
 
-// NOTIFY_MIN_BROKER_ID_CHANGE (905) request header, as the broker reads it.
-struct MinBrokerIdChangeHeader {
-    int64_t min_broker_id = 0;
-    std::optional<std::string> broker_name;
-    std::optional<std::string> min_broker_addr;
-    std::optional<std::string> offline_broker_addr;
-    std::optional<std::string> ha_broker_addr;
-
-    template <typename Self, typename V>
-    static void fields(Self& s, V& v) {
-        v.required("minBrokerId", s.min_broker_id);
-        v.optional("brokerName", s.broker_name);
-        v.optional("minBrokerAddr", s.min_broker_addr);
-        v.optional("offlineBrokerAddr", s.offline_broker_addr);
-        v.optional("haBrokerAddr", s.ha_broker_addr);
-    }
-    COMET_EXT_HEADER(MinBrokerIdChangeHeader)
-};
+// NOTIFY_MIN_BROKER_ID_CHANGE (905) request header (protocol/namesrv_headers.h).
+using MinBrokerIdChangeHeader = protocol::NotifyMinBrokerIdChangeRequestHeader;
 
 // What changed when the group's minimum brokerId moved (BrokerController#onMinBrokerChange).
 struct MinBrokerChange {

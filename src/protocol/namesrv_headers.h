@@ -152,6 +152,26 @@ struct GetBrokerMemberGroupRequestHeader {
     COMET_EXT_HEADER(GetBrokerMemberGroupRequestHeader)
 };
 
+// NOTIFY_MIN_BROKER_ID_CHANGE (905): name server -> the brokers of a group whose minimum brokerId
+// changed (Java NotifyMinBrokerIdChangeRequestHeader).
+struct NotifyMinBrokerIdChangeRequestHeader {
+    int64_t min_broker_id = 0;
+    std::optional<std::string> broker_name;
+    std::optional<std::string> min_broker_addr;
+    std::optional<std::string> offline_broker_addr;
+    std::optional<std::string> ha_broker_addr;
+
+    template <typename Self, typename V>
+    static void fields(Self& s, V& v) {
+        v.required("minBrokerId", s.min_broker_id);
+        v.optional("brokerName", s.broker_name);
+        v.optional("minBrokerAddr", s.min_broker_addr);
+        v.optional("offlineBrokerAddr", s.offline_broker_addr);
+        v.optional("haBrokerAddr", s.ha_broker_addr);
+    }
+    COMET_EXT_HEADER(NotifyMinBrokerIdChangeRequestHeader)
+};
+
 struct DeleteTopicFromNamesrvRequestHeader {
     std::string topic;
     std::optional<std::string> cluster_name;
