@@ -435,6 +435,11 @@ void AdminBrokerProcessor::runtime_info(const RemotingCommand& req, const Reply&
             table[k] = std::move(v);
         }
     }
+    if (ctx_.extra_runtime_info) {
+        for (auto& [k, v] : ctx_.extra_runtime_info()) {
+            table[k] = std::move(v);
+        }
+    }
     protocol::JsonWriter w;
     w.begin_object().key("table").begin_object();
     for (const auto& [k, v] : table) {

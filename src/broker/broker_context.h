@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -82,6 +83,8 @@ struct BrokerContext {
     // Master/slave replication (send-path quorum decision, slave refusal, runtime info). Null
     // in processor unit tests: sends then go straight to the store.
     ReplicationService* replication = nullptr;
+    // More GET_BROKER_RUNTIME_INFO keys (member group, slave sync, acting master); may be empty.
+    std::function<std::map<std::string, std::string>()> extra_runtime_info;
     DelayLevels delay_levels;
     BrokerStats* stats = nullptr;
     // Topic table changed: register with the name servers (one-way, soon).

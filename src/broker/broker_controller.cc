@@ -166,6 +166,7 @@ Status BrokerController::initialize() {
     if (acting_->enable_slave_acting_master()) {
         replication_->set_alive_replica_fn(acting_->alive_replica_fn());
     }
+    ctx_.extra_runtime_info = [this] { return acting_->runtime_info(); };
     spdlog::info("broker {} ({}) initialized, store at {}", cfg.broker_name, cfg.broker_addr(),
                  store_root_);
     return Status::ok();

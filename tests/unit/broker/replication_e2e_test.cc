@@ -182,6 +182,10 @@ TEST_F(ReplicationE2E, SyncMasterWaitsForTheSlaveAndTheSlaveServesTheMessage) {
     EXPECT_NE(info.body.find("\"quorumAckTotal\":\"5\""), std::string::npos) << info.body;
     RemotingCommand sinfo = call(*slave_, RemotingCommand::request(Req::kGetBrokerRuntimeInfo));
     EXPECT_NE(sinfo.body.find("\"haClientConnected\":\"true\""), std::string::npos) << sinfo.body;
+    // Member group / acting master figures (ActingMasterService) are part of it too.
+    EXPECT_NE(info.body.find("\"isActingMaster\":\"false\""), std::string::npos) << info.body;
+    EXPECT_NE(sinfo.body.find("\"minBrokerIdInGroup\""), std::string::npos) << sinfo.body;
+    EXPECT_NE(sinfo.body.find("\"slaveSyncRounds\""), std::string::npos) << sinfo.body;
 }
 
 TEST_F(ReplicationE2E, SlaveGoneMeansSlaveNotAvailableAgain) {
