@@ -73,6 +73,7 @@ const std::vector<Entry>& fields() {
         {"minInSyncReplicas", &BrokerConfig::min_in_sync_replicas},
         {"enableAutoInSyncReplicas", &BrokerConfig::enable_auto_in_sync_replicas},
         {"enableSlaveActingMaster", &BrokerConfig::enable_slave_acting_master},
+        {"enableRemoteEscape", &BrokerConfig::enable_remote_escape},
         {"requireHandshake", &BrokerConfig::require_handshake},
         {"sendHandshake", &BrokerConfig::send_handshake},
         {"slaveNotAvailableFastFail", &BrokerConfig::slave_not_available_fast_fail},

@@ -80,6 +80,7 @@ struct BrokerConfig {
     int32_t min_in_sync_replicas = 1;                    // minInSyncReplicas
     bool enable_auto_in_sync_replicas = false;           // enableAutoInSyncReplicas
     bool enable_slave_acting_master = false;             // enableSlaveActingMaster
+    bool enable_remote_escape = false;                   // enableRemoteEscape
     bool require_handshake = false;                      // requireHandshake (Comet)
     bool send_handshake = true;                          // sendHandshake (Comet)
     bool slave_not_available_fast_fail = true;           // slaveNotAvailableFastFail (Comet)

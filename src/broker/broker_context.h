@@ -27,6 +27,7 @@
 
 namespace comet::broker {
 
+class EscapeBridge;
 class ScheduleMessageService;
 class ReplicationService;
 
@@ -92,6 +93,10 @@ struct BrokerContext {
     // The group's smallest live brokerId as this broker last learnt it (ActingMasterService;
     // 0 while the master is alive). Unset = 0.
     std::function<int64_t()> min_broker_id_in_group;
+    // Acting master (ActingMasterService::is_acting_master) and the bridge that puts its
+    // send-back messages on another group's master (enableRemoteEscape). Unset/null: no escape.
+    std::function<bool()> is_acting_master;
+    EscapeBridge* escape = nullptr;
     // Runs `task` on the pull executor (long-polling wake-ups); inline in tests.
     std::function<void(std::function<void()>)> run_on_pull_executor;
 };

@@ -167,6 +167,12 @@ Status BrokerController::initialize() {
         replication_->set_alive_replica_fn(acting_->alive_replica_fn());
     }
     ctx_.extra_runtime_info = [this] { return acting_->runtime_info(); };
+    escape_ = std::make_unique<EscapeBridge>(
+        cfg.broker_name,
+        EscapeBridge::remote_network(
+            namesrv_client_.get(), [this] { return config_.get().namesrv_list(); }, 3s));
+    ctx_.escape = escape_.get();
+    ctx_.is_acting_master = [this] { return acting_->is_acting_master(); };
     spdlog::info("broker {} ({}) initialized, store at {}", cfg.broker_name, cfg.broker_addr(),
                  store_root_);
     return Status::ok();

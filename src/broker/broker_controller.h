@@ -24,6 +24,7 @@
 #include "broker/acting_master_service.h"
 #include "broker/broker_context.h"
 #include "broker/broker_processors.h"
+#include "broker/escape_bridge.h"
 #include "broker/replication_service.h"
 #include "broker/schedule_message_service.h"
 #include "broker/store_adapter.h"
@@ -106,6 +107,7 @@ private:
     std::shared_ptr<net::ThreadPoolExecutor> pull_executor_;
     std::unique_ptr<net::RemotingServer> server_;
     std::unique_ptr<net::RemotingClient> namesrv_client_;
+    std::unique_ptr<EscapeBridge> escape_;  // acting master's send-back (enableRemoteEscape)
 
     mutable Mutex mu_;
     std::condition_variable_any cv_;

@@ -3,6 +3,7 @@
 #include <random>
 
 #include "broker/broker_processors.h"
+#include "broker/escape_bridge.h"
 #include "broker/replication_service.h"
 #include "protocol/message_decoder.h"
 #include "protocol/pull_headers.h"
@@ -453,6 +454,23 @@ void SendMessageProcessor::send_back(const RequestContext& rc, RemotingCommand r
     if (msg.property(protocol::property::kOriginMessageId) == nullptr) {
         msg.set_property(protocol::property::kOriginMessageId,
                          header.origin_msg_id.value_or(old.msg_id));
+    }
+    if (cfg.enable_remote_escape && ctx_.escape != nullptr && ctx_.is_acting_master &&
+        ctx_.is_acting_master()) {
+        // Acting master (docs/replication.md): the group has no master, so the retry/DLQ
+        // message goes to another group's master with its DELAY property; that master
+        // schedules it. Blocks this executor thread for the route lookup and the send.
+        auto r = ctx_.escape->escape(msg);
+        if (!r.is_ok()) {
+            reply_code(reply, req, RC::kSystemError,
+                       fmt::format("PUT_TO_REMOTE_BROKER_FAIL: {}", r.status().message()));
+        } else if (r.value().code == RC::kSuccess) {
+            ctx_.stats->put_messages.fetch_add(1, std::memory_order_relaxed);
+            reply_code(reply, req, RC::kSuccess);
+        } else {
+            reply_code(reply, req, r.value().code, r.value().remark.value_or(""));
+        }
+        return;
     }
     apply_schedule_topic(ctx_.delay_levels, &msg);
     (void)rc;
