@@ -84,8 +84,8 @@ protocol::RemotingCommand EscapeBridge::build_request(const protocol::MessageExt
 Result<protocol::RemotingCommand> EscapeBridge::escape(const protocol::MessageExt& msg) {
     COMET_ASSIGN_OR_RETURN(auto route, net_.route(msg.topic));
     const uint32_t pick = next_.fetch_add(1, std::memory_order_relaxed);
-    COMET_ASSIGN_OR_RETURN(auto target, pick_escape_target(route, msg.topic, own_broker_name_,
-                                                           pick));
+    COMET_ASSIGN_OR_RETURN(auto target,
+                           pick_escape_target(route, msg.topic, own_broker_name_, pick));
     return net_.send(target.addr, build_request(msg, target));
 }
 
@@ -108,8 +108,7 @@ EscapeBridge::Network EscapeBridge::remote_network(
             }
             if (r.value().code != RC::kSuccess) {
                 last = Status::error(Errc::kNotFound, "route of topic {} from {}: code {} {}",
-                                     topic, addr, r.value().code,
-                                     r.value().remark.value_or(""));
+                                     topic, addr, r.value().code, r.value().remark.value_or(""));
                 continue;
             }
             return protocol::TopicRouteData::decode(r.value().body);

@@ -42,8 +42,8 @@ protocol::TopicRouteData mixed_route() {
     protocol::TopicRouteData r;
     r.queue_datas = {queue("b1", 4), queue("b2", 4), queue("b3", 4, 4), queue("b4", 2)};
     r.broker_datas = {broker("b1", {{1, "10.0.0.1:10911"}}), broker("b2", {{1, "10.0.0.2:10911"}}),
-                      broker("b3", {{0, "10.0.0.3:10911"}}), broker("b4", {{0, "10.0.0.4:10911"},
-                                                                           {1, "10.0.0.5:10911"}})};
+                      broker("b3", {{0, "10.0.0.3:10911"}}),
+                      broker("b4", {{0, "10.0.0.4:10911"}, {1, "10.0.0.5:10911"}})};
     return r;
 }
 
@@ -52,7 +52,8 @@ TEST(EscapeTarget, OnlyWritableQueuesOfAnotherGroupsMaster) {
     for (uint32_t pick = 0; pick < 4; ++pick) {
         auto t = pick_escape_target(route, "T", "b1", pick);
         ASSERT_TRUE(t.is_ok()) << t.status().to_string();
-        EXPECT_EQ(t.value(), (EscapeTarget{"b4", "10.0.0.4:10911", static_cast<int32_t>(pick % 2)}));
+        EXPECT_EQ(t.value(),
+                  (EscapeTarget{"b4", "10.0.0.4:10911", static_cast<int32_t>(pick % 2)}));
     }
 }
 
@@ -86,8 +87,7 @@ struct FakeNetwork {
             }
             return it->second;
         };
-        n.send = [this](const std::string& addr,
-                        RemotingCommand req) -> Result<RemotingCommand> {
+        n.send = [this](const std::string& addr, RemotingCommand req) -> Result<RemotingCommand> {
             RemotingCommand resp = RemotingCommand::response_to(req, answer);
             if (!answer_remark.empty()) {
                 resp.remark = answer_remark;
@@ -189,10 +189,9 @@ protected:
     RemotingCommand run(RemotingCommand req) {
         RemotingCommand out;
         out.code = -1;
-        send_.process(rc_, std::move(req), [&out](RemotingCommand cmd,
-                                                  std::vector<net::SharedBuffer>) {
-            out = std::move(cmd);
-        });
+        send_.process(
+            rc_, std::move(req),
+            [&out](RemotingCommand cmd, std::vector<net::SharedBuffer>) { out = std::move(cmd); });
         return out;
     }
 
@@ -212,9 +211,7 @@ protected:
         return run(std::move(r));
     }
 
-    void enable_escape() {
-        ASSERT_TRUE(config_.update({{"enableRemoteEscape", "true"}}).is_ok());
-    }
+    void enable_escape() { ASSERT_TRUE(config_.update({{"enableRemoteEscape", "true"}}).is_ok()); }
 
     ManualClock clock_;
     BrokerConfigHolder config_;

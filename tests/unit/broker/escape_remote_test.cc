@@ -31,15 +31,15 @@ public:
         auto exec = std::make_shared<net::ThreadPoolExecutor>("EscapePeerExec", 1, 100);
         server_->register_processor(
             code,
-            net::make_processor([this](const net::ConnectionPtr&, RemotingCommand req,
-                                       net::Responder respond) {
-                RemotingCommand resp = answer_(req);
-                {
-                    std::lock_guard<std::mutex> l(mu_);
-                    requests_.push_back(std::move(req));
-                }
-                respond(std::move(resp));
-            }),
+            net::make_processor(
+                [this](const net::ConnectionPtr&, RemotingCommand req, net::Responder respond) {
+                    RemotingCommand resp = answer_(req);
+                    {
+                        std::lock_guard<std::mutex> l(mu_);
+                        requests_.push_back(std::move(req));
+                    }
+                    respond(std::move(resp));
+                }),
             exec);
         EXPECT_TRUE(server_->start().is_ok());
     }
@@ -96,9 +96,9 @@ TEST(EscapeRemote, RouteFromNameServerThenSendToOtherMaster) {
     client.start();
     // The first name server refuses connections (port 1): the second one answers.
     const std::vector<std::string> namesrvs = {"127.0.0.1:1", namesrv.addr()};
-    EscapeBridge bridge("b1", EscapeBridge::remote_network(
-                                  &client, [namesrvs] { return namesrvs; },
-                                  std::chrono::seconds(3)));
+    EscapeBridge bridge("b1",
+                        EscapeBridge::remote_network(
+                            &client, [namesrvs] { return namesrvs; }, std::chrono::seconds(3)));
     protocol::MessageExt msg;
     msg.topic = "%RETRY%G";
     msg.body = "hello";
