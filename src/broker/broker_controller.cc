@@ -265,8 +265,26 @@ Status BrokerController::start() {
             holds_->notify_message_arriving(topic, qid, max_offset, tags_code);
         });
     holds_->start();
+    const BrokerConfig start_cfg = config_.get();
     if (!replication_->is_slave()) {
-        schedule_->start(200ms, 10s);  // slaves never deliver delayed messages (RocketMQ)
+        schedule_->start(200ms, 10s);
+    } else if (start_cfg.enable_slave_acting_master && start_cfg.enable_remote_escape) {
+        // A slave delivers delayed messages only while it is the acting master, escaping each
+        // due message to another group's master (RocketMQ 5 escape bridge); otherwise never.
+        schedule_->set_remote_delivery(
+            [this] { return acting_->is_acting_master(); },
+            [this](const protocol::MessageExt& msg) -> Status {
+                auto r = escape_->escape(msg);
+                if (!r.is_ok()) {
+                    return r.status();
+                }
+                if (r->code != RC::kSuccess) {
+                    return Status::error(Errc::kUnavailable, "remote broker answered {}: {}",
+                                         r->code, r->remark.value_or(""));
+                }
+                return Status::ok();
+            });
+        schedule_->start(200ms, 10s);
     }
     COMET_RETURN_IF_ERROR(replication_->start());
     COMET_RETURN_IF_ERROR(server_->start());

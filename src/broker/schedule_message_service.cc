@@ -52,6 +52,9 @@ int64_t ScheduleMessageService::offset(int32_t level) const {
 int64_t ScheduleMessageService::deliver_due() {
     const std::string topic(kScheduleTopic);
     int64_t delivered = 0;
+    if (remote_deliver_ && !(remote_active_ && remote_active_())) {
+        return 0;  // a slave delivers only while it is the acting master
+    }
     for (int32_t level = 1; level <= levels_.max_level(); ++level) {
         const int32_t qid = level - 1;
         int64_t next = offset(level);
@@ -107,6 +110,18 @@ int64_t ScheduleMessageService::deliver_due() {
             out.erase_property(protocol::property::kDelayTimeLevel);
             out.set_property(protocol::property::kWaitStoreMsgOk, "false");
 
+            if (remote_deliver_) {
+                const Status st = remote_deliver_(out);
+                if (!st.is_ok()) {
+                    spdlog::warn("schedule level {}: escape of message at {} failed ({}), "
+                                 "retrying later",
+                                 level, unit->physical_offset, st.message());
+                    break;
+                }
+                ++next;
+                ++delivered;
+                continue;
+            }
             std::promise<store::PutMessageResult> p;
             auto f = p.get_future();
             store_.put_message(std::move(out), [&p](store::PutMessageResult r) {

@@ -10,6 +10,7 @@
 // any thread. mu_ guards the offset table; it is never held across a store call.
 
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <string>
 #include <thread>
@@ -35,6 +36,16 @@ public:
     int64_t offset(int32_t level) const;
     std::string encode(bool pretty) const;
 
+    // Acting master (enableSlaveActingMaster + enableRemoteEscape on a slave): due messages go
+    // through `deliver` (EscapeBridge: another group's master) instead of the local store, and
+    // only while `active()` is true; otherwise nothing is delivered and progress stays put.
+    // Set before start(); read-only afterwards.
+    using RemoteDeliver = std::function<Status(const protocol::MessageExt&)>;
+    void set_remote_delivery(std::function<bool()> active, RemoteDeliver deliver) {
+        remote_active_ = std::move(active);
+        remote_deliver_ = std::move(deliver);
+    }
+
     // Starts the delivery thread, polling every `tick`, persisting every `persist_every`.
     void start(Duration tick, Duration persist_every);
     void shutdown();
@@ -51,6 +62,8 @@ private:
     bool stopping_ GUARDED_BY(mu_) = false;
     std::condition_variable_any cv_;
     std::thread thread_;
+    std::function<bool()> remote_active_;
+    RemoteDeliver remote_deliver_;
 };
 
 }  // namespace comet::broker

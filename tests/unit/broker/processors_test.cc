@@ -260,6 +260,40 @@ TEST_F(Processors, DelayedSendGoesToScheduleTopic) {
     EXPECT_NE(schedule.encode(false).find("\"3\":1"), std::string::npos);
 }
 
+TEST_F(Processors, ActingMasterEscapesDueDelayedMessagesOnlyWhileActing) {
+    create("T", 2);
+    ASSERT_EQ(send("T", "x", 1, std::string("DELAY\x01") + "3").code, RC::kSuccess);
+    const size_t local_puts = store_.puts.size();
+    ScheduleMessageService schedule(clock_, store_,
+                                    DelayLevels::parse(kDefaultMessageDelayLevel).value(), "");
+    bool acting = false;
+    bool remote_ok = false;
+    std::vector<protocol::MessageExt> escaped;
+    schedule.set_remote_delivery([&] { return acting; },
+                                 [&](const protocol::MessageExt& m) -> Status {
+                                     if (!remote_ok) {
+                                         return Status::error(Errc::kUnavailable, "no master");
+                                     }
+                                     escaped.push_back(m);
+                                     return Status::ok();
+                                 });
+    store_.now_ms = clock_.wall_millis();
+    clock_.advance(2s);
+    EXPECT_EQ(schedule.deliver_due(), 0);  // due, but this slave is not the acting master
+    EXPECT_EQ(schedule.offset(3), 0);
+    acting = true;
+    EXPECT_EQ(schedule.deliver_due(), 0);  // remote put failed: retried later, never skipped
+    EXPECT_EQ(schedule.offset(3), 0);
+    remote_ok = true;
+    EXPECT_EQ(schedule.deliver_due(), 1);
+    EXPECT_EQ(schedule.offset(3), 1);
+    ASSERT_EQ(escaped.size(), 1u);
+    EXPECT_EQ(escaped[0].topic, "T");
+    EXPECT_EQ(escaped[0].body, "x");
+    EXPECT_EQ(escaped[0].property("DELAY"), nullptr);
+    EXPECT_EQ(store_.puts.size(), local_puts);  // nothing re-put locally
+}
+
 TEST_F(Processors, PullStatusPathsAndCommitOffset) {
     create("T", 2);
     ASSERT_EQ(send("T", "a", 0, std::string("TAGS\x01") + "A").code, RC::kSuccess);
