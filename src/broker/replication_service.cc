@@ -225,7 +225,8 @@ void ReplicationService::put(bool wait_store_msg_ok, const PutFn& put, Done done
                 const int64_t end = r.append.end_offset().value();
                 replicas_->group_transfer().put_request(
                     end, d.need_ack_nums, config_.slave_timeout,
-                    [this, r, d, done](PutMessageStatus status) mutable {
+                    [this, r = std::move(r), d, done = std::move(done)](
+                        PutMessageStatus status) mutable {
                         finish_wait(std::move(r), d, status, done);
                     });
                 return;

@@ -107,7 +107,8 @@ public:
     int32_t alive_replica_num() const;
 
     // The send path (SEND_MESSAGE[_V2], batch, send-back). `put` appends to the store and
-    // calls its callback once; `done` runs once with the final result and durability.
+    // calls its callback once; it runs at most once and before put() returns (callers may
+    // capture by reference). `done` runs once with the final result and durability.
     void put(bool wait_store_msg_ok, const PutFn& put, Done done);
 
     // Slave: the name server's register result. haServerAddr (re)points the HaClient unless

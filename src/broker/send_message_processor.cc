@@ -42,29 +42,22 @@ protocol::HostAddress host_of(const std::string& addr) {
 // slave refusal, durability); straight to the store otherwise (processor unit tests).
 void put_through(BrokerContext& ctx, protocol::MessageExt msg, bool batch,
                  bool wait_store_msg_ok, ReplicationService::Done done) {
-    if (ctx.replication == nullptr) {
-        auto cb = [done = std::move(done)](store::PutMessageResult r) {
-            done(std::move(r), SendDurability{});
-        };
+    // ReplicationService::put runs `append` (at most once) before it returns, so `msg` may be
+    // captured by reference: no copy, no allocation on the send path.
+    auto append = [&ctx, &msg, batch](ReplicationService::PutCallback cb) {
         if (batch) {
             ctx.store->put_messages(std::move(msg), std::move(cb));
         } else {
             ctx.store->put_message(std::move(msg), std::move(cb));
         }
+    };
+    if (ctx.replication == nullptr) {
+        append([done = std::move(done)](store::PutMessageResult r) {
+            done(std::move(r), SendDurability{});
+        });
         return;
     }
-    auto shared = std::make_shared<protocol::MessageExt>(std::move(msg));
-    MessageStorePort* store = ctx.store;
-    ctx.replication->put(
-        wait_store_msg_ok,
-        [store, shared, batch](ReplicationService::PutCallback cb) {
-            if (batch) {
-                store->put_messages(std::move(*shared), std::move(cb));
-            } else {
-                store->put_message(std::move(*shared), std::move(cb));
-            }
-        },
-        std::move(done));
+    ctx.replication->put(wait_store_msg_ok, append, std::move(done));
 }
 
 }  // namespace
