@@ -1,7 +1,11 @@
 // CommitLog put benchmarks (bench_store).
 //
-// BM_PutAsync/<body bytes>/<writer threads>: ASYNC_FLUSH puts, reported as msgs/s, next to
-// ceilings measured in the same iteration on the same file system:
+// BM_PutAsync/<body bytes>/<writer threads>/<write buffer>: ASYNC_FLUSH puts, timed until the
+// last put has completed (its bytes are in the page cache), reported as msgs/s, next to
+// ceilings measured in the same iteration on the same file system. <write buffer> 1: the
+// default write path (write buffer + commit thread, commitLogWriteBufferSize 16 MiB); 0: puts
+// copy into the mapping (commitLogWriteBufferSize=0, PrefaultService ahead of the writer).
+// Ceilings:
 //   write4M    sequential write() of the same record bytes in 4 MiB chunks into a file
 //              pre-allocated with posix_fallocate (as a CommitLog segment is), no fsync in the
 //              timed part (an async-flush put does not wait for the disk either) - the ceiling
@@ -71,11 +75,22 @@ struct Store {
     std::unique_ptr<CommitLog> log;
 };
 
-std::unique_ptr<Store> open_store(const std::string& dir, FlushDiskType type) {
+std::unique_ptr<Store> open_store(const std::string& dir, FlushDiskType type,
+                                  bool write_buffer = true) {
     auto s = std::make_unique<Store>();
     s->config.store_path_root_dir = dir;
     s->config.mapped_file_size_commit_log = kSegment;
     s->config.flush_disk_type = type;
+    if (!write_buffer) {
+        s->config.commit_log_write_buffer_bytes = 0;
+    }
+    if (const char* f = std::getenv("COMET_BENCH_RING_KB")) {
+        s->config.max_message_size = 64 * 1024;
+        s->config.commit_log_write_buffer_bytes = std::atoll(f) * 1024;
+    }
+    if (const char* f = std::getenv("COMET_BENCH_FLUSH_MS")) {
+        s->config.flush_interval_commit_log_ms = std::atoi(f);
+    }
     s->alloc.start();
     s->checkpoint = StoreCheckpoint::open(s->config.checkpoint_path()).value();
     s->log = CommitLog::open(s->config, &SystemClock::instance(), &s->alloc, s->checkpoint.get(),
@@ -83,7 +98,7 @@ std::unique_ptr<Store> open_store(const std::string& dir, FlushDiskType type) {
                  .value();
     (void)s->log->recover_normally().value();
     s->log->start();
-    if (type == FlushDiskType::kAsyncFlush) {
+    if (type == FlushDiskType::kAsyncFlush && !write_buffer) {
         // Steady state: the segment being written was pre-allocated in the background and
         // its head faulted in (AllocateMappedFileService does this for segment N+1).
         auto file = s->log->mapped_file_queue().get_last_mapped_file(0, true).value();
@@ -148,20 +163,23 @@ Timing write_ceiling(const std::string& path, const std::string& record, int64_t
 void BM_PutAsync(benchmark::State& state) {
     const auto body = static_cast<size_t>(state.range(0));
     const auto threads = static_cast<int>(state.range(1));
+    const bool write_buffer = state.range(2) != 0;
     const int64_t total = body <= 256 ? 400'000 : 100'000;
     std::string record;
     (void)protocol::encode_message(bench_message(body, 0), &record);
     double put_s = 0;
     double put_cpu_writers = 0;  // the writer threads' own CPU
     double put_cpu_all = 0;      // the process's CPU during the puts (+ prefault, flush, ...)
+    double rounds = 0;           // commit thread rounds (write buffer)
     Timing chunk;
     Timing chunk_sync;
     Timing per_rec;
     for (auto _ : state) {
         std::string dir = bench_root() + "/async";
         fs::remove_all(dir);
-        auto store = open_store(dir, FlushDiskType::kAsyncFlush);
+        auto store = open_store(dir, FlushDiskType::kAsyncFlush, write_buffer);
         std::atomic<int64_t> failures{0};
+        std::atomic<int64_t> completed{0};
         std::vector<double> writer_cpu(static_cast<size_t>(threads));
         const double proc0 = process_cpu_seconds();
         auto t0 = Clk::now();
@@ -175,6 +193,7 @@ void BM_PutAsync(benchmark::State& state) {
                         if (!r.ok()) {
                             failures.fetch_add(1);
                         }
+                        completed.fetch_add(1, std::memory_order_release);
                     });
                 }
                 writer_cpu[static_cast<size_t>(t)] = thread_cpu_seconds() - c0;
@@ -183,12 +202,22 @@ void BM_PutAsync(benchmark::State& state) {
         for (auto& w : ws) {
             w.join();
         }
+        const int64_t expected = (total / threads) * threads;
+        for (auto deadline = Clk::now() + std::chrono::seconds(60);
+             completed.load(std::memory_order_acquire) < expected && Clk::now() < deadline;) {
+            std::this_thread::yield();
+        }
         double s = seconds_since(t0);
+        if (completed.load() < expected) {
+            state.SkipWithError("puts did not complete within 60 s");
+            return;
+        }
         put_cpu_all += process_cpu_seconds() - proc0;
         for (double c : writer_cpu) {
             put_cpu_writers += c;
         }
         put_s += s;
+        rounds += static_cast<double>(store->log->commit_rounds());
         state.SetIterationTime(s);
         store->log->shutdown();
         store.reset();
@@ -210,6 +239,7 @@ void BM_PutAsync(benchmark::State& state) {
     const double n = static_cast<double>(total) * static_cast<double>(state.iterations());
     state.SetItemsProcessed(static_cast<int64_t>(n));
     state.counters["record_bytes"] = static_cast<double>(record.size());
+    state.counters["msgs_per_commit"] = rounds > 0 ? n / rounds : 0;
     state.counters["put_msgs_per_s"] = n / put_s;
     state.counters["write4M_msgs_per_s"] = n / chunk.wall;
     state.counters["write4M_sync_msgs_per_s"] = n / chunk_sync.wall;
@@ -226,10 +256,13 @@ void BM_PutAsync(benchmark::State& state) {
     state.counters["cpu_ratio_all_vs_write4M"] = chunk.cpu / put_cpu_all;
 }
 BENCHMARK(BM_PutAsync)
-    ->Args({128, 1})
-    ->Args({128, 4})
-    ->Args({1024, 1})
-    ->Args({1024, 4})
+    ->ArgNames({"body", "threads", "wbuf"})
+    ->Args({128, 1, 1})
+    ->Args({128, 4, 1})
+    ->Args({1024, 1, 1})
+    ->Args({1024, 4, 1})
+    ->Args({1024, 1, 0})
+    ->Args({1024, 4, 0})
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond)
     ->Iterations(3);

@@ -8,21 +8,39 @@
 //
 // Put path: the message is encoded outside any lock into a thread-local buffer; then, in one
 // short critical section (put_mu_), the queue offset (topicQueueTable) and physical offset are
-// assigned, STORETIMESTAMP/QUEUEOFFSET/PHYSICALOFFSET patched and the bytes copied into the
-// mapping. After the lock: SYNC_FLUSH puts (WAIT != false) complete when the group fsync that
-// covers them finishes (or FLUSH_DISK_TIMEOUT after syncFlushTimeout); others complete at once.
-// No thread blocks on the disk; completions run on the put thread or the flush threads.
+// assigned and STORETIMESTAMP/QUEUEOFFSET/PHYSICALOFFSET patched. Then, by configuration:
+// - write buffer (commitLogWriteBufferSize > 0, the default): the bytes are copied into the
+//   WriteRing at the reserved offset and the put is queued; the commit thread
+//   ("CommitRealTime") writes every reserved range into its segment with pwritev() (one call
+//   per segment per round, however many puts it holds), publishes it (max_offset(), the
+//   segment's wrote_position) and completes the queued puts in order. No page of the mapping
+//   is ever write-faulted. A put that does not fit the ring (a huge batch) waits for the ring
+//   to drain and writes itself.
+// - through the mapping (0): the bytes are copied into the mapping inside the lock
+//   (PrefaultService keeps the pages ahead faulted in); the put completes on its own thread.
+// Completion: SYNC_FLUSH puts (WAIT != false) complete when the group fsync that covers them
+// finishes (or FLUSH_DISK_TIMEOUT after syncFlushTimeout); others once their bytes are
+// published. Either way an acknowledged message is in the page cache (survives kill -9).
+// No thread blocks on the disk; completions run on the put, commit or flush threads.
+//
+// Readers (dispatch, pulls, HA) only ever see published bytes: max_offset() and each segment's
+// wrote_position() advance after the bytes are in the file.
 //
 // Owner: the message store. Threads: put_* from any thread; reads from any thread; recovery
 // and append_data (HA slave) with puts stopped or from one replication thread.
-// Lock order: put_mu_ -> MappedFileQueue::mu_. put_mu_ is never held across fsync or a
-// callback. Invariants: max_offset() only grows (except through recovery/truncate); every
-// topic-queue's offsets are dense; flushed_offset() <= max_offset().
+// Lock order: put_mu_ -> MappedFileQueue::mu_, put_mu_ -> commit_mu_. Queued puts pass from
+// the putting threads (one at a time, under put_mu_) to the commit thread through a
+// single-producer single-consumer slot ring (no lock, no allocation per put).
+// put_mu_ is never held across fsync or a callback; the commit thread never takes put_mu_.
+// Invariants: max_offset() only grows (except through recovery/truncate); max_offset() <=
+// reserved_offset() <= max_offset() + ring capacity; every topic-queue's offsets are dense;
+// flushed_offset() <= max_offset(); queued puts complete in offset order, each exactly once.
 // Torn tail: after a crash the last record may be partial or corrupt; recovery scans forward
 // (magic, sizes, PHYSICALOFFSET == position, CRC when checkCRCOnRecover), cuts at the first bad
 // record, zeroes the rest of that segment and deletes later ones, logging offset and reason.
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <future>
@@ -30,7 +48,9 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <unordered_map>
+#include <vector>
 
 #include "base/clock.h"
 #include "base/mutex.h"
@@ -43,6 +63,7 @@
 #include "store/message_store_config.h"
 #include "store/prefault_service.h"
 #include "store/put_message_status.h"
+#include "store/write_ring.h"
 
 namespace comet::store {
 
@@ -67,8 +88,8 @@ struct RecoveryResult {
     PhysicalOffset max_offset{0};  // end of the last valid record: ConsumeQueues truncate to it
     PhysicalOffset scan_from{0};   // where the forward scan started
     int64_t records_scanned = 0;
-    int64_t bytes_truncated = 0;   // segment space dropped past max_offset (incl. unwritten)
-    std::string cut_reason;        // empty when nothing invalid was found
+    int64_t bytes_truncated = 0;  // segment space dropped past max_offset (incl. unwritten)
+    std::string cut_reason;       // empty when nothing invalid was found
 };
 
 class CommitLog {
@@ -108,12 +129,19 @@ public:
     Status append_data(PhysicalOffset start, std::string_view data);
 
     PhysicalOffset min_offset() const;  // first byte still on disk (0 when empty)
+    // End of published bytes (readable, and what recovery would find after kill -9).
     PhysicalOffset max_offset() const { return PhysicalOffset(max_offset_.load()); }
+    // End of bytes assigned to puts; ahead of max_offset() while the commit thread catches up.
+    PhysicalOffset reserved_offset() const { return PhysicalOffset(reserved_pub_.load()); }
+    // Commit thread rounds that wrote something, and the bytes they wrote (write buffer only).
+    int64_t commit_rounds() const { return commit_rounds_.load(std::memory_order_relaxed); }
+    int64_t committed_bytes() const { return committed_bytes_.load(std::memory_order_relaxed); }
+    // Capacity of the write buffer in bytes (0: puts write through the mapping).
+    size_t write_buffer_capacity() const { return ring_ ? ring_->capacity() : 0; }
     PhysicalOffset flushed_offset() const { return PhysicalOffset(queue_.flushed_where()); }
     // Bytes from `offset` up to the end of written data in its segment, at most max_bytes;
     // nullopt when no segment holds offset or nothing is written there yet.
-    std::optional<MappedView> get_data(PhysicalOffset offset,
-                                       int64_t max_bytes = INT64_MAX) const;
+    std::optional<MappedView> get_data(PhysicalOffset offset, int64_t max_bytes = INT64_MAX) const;
     // Exactly [offset, offset + size), or nullopt.
     std::optional<MappedView> get_message(PhysicalOffset offset, int32_t size) const;
     // Decodes the record at offset. Errors: kNotFound (no data), kCorruption.
@@ -166,11 +194,54 @@ private:
     };
     using QueueTable = std::unordered_map<std::string, int64_t, KeyHash, std::equal_to<>>;
 
-    // Appends pre-encoded records under put_mu_ and finishes the put.
-    void append_and_complete(const std::string& encoded, const std::vector<Slice>& slices,
+    // A put whose bytes are in the write ring, waiting for the commit thread. Compact: the
+    // PutMessageResult (with its message ids) is built by the commit thread.
+    struct PendingPut {
+        int64_t end = 0;  // log offset after its last byte
+        int64_t wrote_offset = 0;
+        int64_t store_timestamp = 0;
+        int64_t logics_offset = 0;
+        int32_t wrote_bytes = 0;
+        int32_t msg_num = 0;
+        bool wait_store_msg_ok = false;
+        std::vector<uint32_t> batch_pos;  // batch: every record's start, relative to wrote_offset
+        PutCompletion done;
+    };
+    static constexpr uint64_t kPendingSlots = 4096;  // power of two
+
+    // Appends pre-encoded records (patching offsets into `encoded`) and finishes the put.
+    void append_and_complete(std::string& encoded, const std::vector<Slice>& slices,
                              std::string_view key, bool wait_store_msg_ok, PutCompletion done);
     PutMessageResult append_locked(const std::string& encoded, const std::vector<Slice>& slices,
                                    std::string_view key) REQUIRES(put_mu_);
+    // Write-buffer form: reserves, patches, copies into the ring and queues the put (or writes
+    // it directly when it cannot fit the ring). Returns nullopt when queued (`done` was moved),
+    // or the failure (nothing reserved, `done` untouched).
+    std::optional<PutMessageResult> append_to_ring_locked(std::string& encoded,
+                                                          const std::vector<Slice>& slices,
+                                                          std::string_view key,
+                                                          bool wait_store_msg_ok,
+                                                          PutCompletion& done) REQUIRES(put_mu_);
+    // Waits (put_mu_ held: puts queue behind) until [.., end) fits the ring and a pending slot
+    // is free. False when the store stopped being writable, no commit thread runs, or the
+    // caller is the commit thread itself (a completion that puts while the ring is full).
+    bool wait_for_ring_space(int64_t end) REQUIRES(put_mu_);
+    // Writes `bytes` at log offset `at` == max_offset() straight into the segment files (the
+    // ring is drained). Records never span segments; `at` may sit at a segment start.
+    Status write_direct_locked(int64_t at, std::string_view bytes) REQUIRES(put_mu_);
+    // After a put's bytes are published: SYNC_FLUSH wait or completion.
+    void finish_put(PutMessageResult r, bool wait_store_msg_ok, PutCompletion done);
+    void fill_msg_ids(PutMessageResult* r, const std::vector<Slice>& slices) const;
+    // Patches QUEUEOFFSET, PHYSICALOFFSET and STORETIMESTAMP of every slice of the records at
+    // `base` (to be written at log offset phys); returns the next queue offset.
+    static int64_t patch_records(uint8_t* base, const std::vector<Slice>& slices, int64_t phys,
+                                 int64_t qo, int64_t store_ts);
+    void run_committer();
+    // One commit round: writes [max_offset, reserved) to the segments, publishes it, completes
+    // the queued puts it covers. False when there was nothing to do.
+    bool commit_once();
+    void wake_committer();
+    void lock_put() ACQUIRE(put_mu_);
     Result<RecoveryResult> recover_from(size_t first_index, bool check_crc);
 
     const MessageStoreConfig config_;
@@ -185,6 +256,33 @@ private:
     mutable Mutex put_mu_;
     QueueTable topic_queue_table_ GUARDED_BY(put_mu_);
     std::atomic<int64_t> max_offset_{0};
+
+    // Write buffer (null when puts write through the mapping).
+    std::unique_ptr<WriteRing> ring_;
+    int64_t reserved_ GUARDED_BY(put_mu_) = 0;
+    // Segment holding reserved_ (cached: no queue lookup per put); reset by recovery.
+    std::shared_ptr<MappedFile> write_file_ GUARDED_BY(put_mu_);
+    std::atomic<int64_t> reserved_pub_{0};  // reserved_, published after the bytes are in
+    // Pending slots: slot i % kPendingSlots is written by the putting thread holding put_mu_,
+    // then published by slot_head_ (release) before reserved_pub_; the commit thread (holding
+    // commit_round_mu_) completes slots in order and frees them by advancing slot_tail_.
+    std::unique_ptr<PendingPut[]> slots_;
+    std::atomic<uint64_t> slot_head_{0};
+    std::atomic<uint64_t> slot_tail_{0};
+    Mutex commit_round_mu_;  // one commit round at a time (thread vs. shutdown drain)
+    Mutex commit_mu_;        // commit thread sleep/wake, ring-space waits
+    std::condition_variable_any commit_cv_;
+    std::condition_variable_any space_cv_;
+    bool commit_wake_ GUARDED_BY(commit_mu_) = false;
+    bool commit_stop_ GUARDED_BY(commit_mu_) = false;
+    std::atomic<bool> committer_idle_{false};
+    std::atomic<bool> committer_running_{false};
+    std::atomic<bool> space_wanted_{false};
+    std::atomic<bool> commit_failed_{false};
+    std::atomic<int64_t> commit_rounds_{0};
+    std::atomic<int64_t> committed_bytes_{0};
+    std::string commit_failure_ GUARDED_BY(commit_round_mu_);
+    std::thread committer_;
     // Puts are accepted from open() (SYNC_FLUSH puts made before start() complete once the
     // flush thread runs) until shutdown().
     std::atomic<bool> accepting_{true};

@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -32,10 +33,12 @@ std::string base_of(const std::string& path) {
 }
 
 std::atomic<bool> g_flush_fault{false};
+std::atomic<bool> g_write_fault{false};
 
 }  // namespace
 
 void set_flush_fault_for_test(bool fail) { g_flush_fault.store(fail); }
+void set_write_fault_for_test(bool fail) { g_write_fault.store(fail); }
 
 std::string offset_to_file_name(int64_t offset) { return fmt::format("{:020d}", offset); }
 
@@ -65,8 +68,8 @@ Result<std::shared_ptr<MappedFile>> MappedFile::open_path(const std::string& pat
                                                           int64_t file_size) {
     auto from = file_name_to_offset(base_of(path));
     if (!from) {
-        return Status::error(Errc::kInvalidArgument, "mapped file name is not a 20-digit offset: {}",
-                             path);
+        return Status::error(Errc::kInvalidArgument,
+                             "mapped file name is not a 20-digit offset: {}", path);
     }
     if (file_size <= 0 || file_size > INT32_MAX) {
         return Status::error(Errc::kInvalidArgument, "mapped file size {} out of range for {}",
@@ -117,8 +120,8 @@ Result<std::shared_ptr<MappedFile>> MappedFile::open_path(const std::string& pat
         return Status::error(Errc::kCorruption, "mapped file {} has size {}, expected {}", path,
                              static_cast<int64_t>(st.st_size), file_size);
     }
-    void* p = ::mmap(nullptr, static_cast<size_t>(file_size), PROT_READ | PROT_WRITE, MAP_SHARED,
-                     fd, 0);
+    void* p =
+        ::mmap(nullptr, static_cast<size_t>(file_size), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (p == MAP_FAILED) {
         int err = errno;
         ::close(fd);
@@ -188,6 +191,52 @@ Result<bool> MappedFile::append_small(std::string_view bytes) {
     }
     set_wrote_position(static_cast<int32_t>(end));
     return true;
+}
+
+Status MappedFile::write_at_end(std::string_view head, std::string_view tail) {
+    const int32_t pos = wrote_position();
+    const int64_t len = static_cast<int64_t>(head.size() + tail.size());
+    if (static_cast<int64_t>(pos) + len > file_size_) {
+        return Status::error(Errc::kInvalidArgument, "write of {} bytes at {} overruns {}", len,
+                             pos, path_);
+    }
+    if (g_write_fault.load(std::memory_order_relaxed)) {
+        return errno_status("pwritev", path_, EIO);
+    }
+    iovec iov[2];
+    int n_iov = 0;
+    for (std::string_view part : {head, tail}) {
+        if (!part.empty()) {
+            iov[n_iov].iov_base = const_cast<char*>(part.data());
+            iov[n_iov].iov_len = part.size();
+            ++n_iov;
+        }
+    }
+    int64_t done = 0;
+    int first = 0;
+    while (done < len) {
+        const ssize_t w = ::pwritev(fd_, iov + first, n_iov - first,
+                                    static_cast<off_t>(pos) + static_cast<off_t>(done));
+        if (w < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            return errno_status("pwritev", path_, errno);
+        }
+        done += w;
+        // Short write: skip what went out (rare: signals, page cache pressure).
+        auto left = static_cast<size_t>(w);
+        while (first < n_iov && left >= iov[first].iov_len) {
+            left -= iov[first].iov_len;
+            ++first;
+        }
+        if (first < n_iov) {
+            iov[first].iov_base = static_cast<char*>(iov[first].iov_base) + left;
+            iov[first].iov_len -= left;
+        }
+    }
+    set_wrote_position(static_cast<int32_t>(pos + len));
+    return Status::ok();
 }
 
 void MappedFile::set_positions(int32_t pos) {
@@ -261,8 +310,8 @@ Status MappedFile::zero_tail() {
     if (pos >= file_size_) {
         return Status::ok();
     }
-    int64_t page_end = std::min<int64_t>(((pos + kOsPageSize - 1) / kOsPageSize) * kOsPageSize,
-                                         file_size_);
+    int64_t page_end =
+        std::min<int64_t>(((pos + kOsPageSize - 1) / kOsPageSize) * kOsPageSize, file_size_);
     std::memset(base_ + pos, 0, static_cast<size_t>(page_end - pos));
     if (page_end < file_size_) {
         int64_t len = file_size_ - page_end;

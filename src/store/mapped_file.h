@@ -41,9 +41,7 @@ struct MappedView {
     size_t size = 0;
     int64_t start_offset = 0;  // global (log) offset of data[0]
 
-    std::string_view bytes() const {
-        return {reinterpret_cast<const char*>(data), size};
-    }
+    std::string_view bytes() const { return {reinterpret_cast<const char*>(data), size}; }
     bool empty() const { return size == 0; }
 };
 
@@ -91,6 +89,14 @@ public:
     // copied through the mapping. For small records (ConsumeQueue units). Returns false when
     // they do not fit; kIoError when pwrite fails.
     Result<bool> append_small(std::string_view bytes);
+    // Writes head then tail (at most two spans: a wrapped ring buffer) at wrote_position() with
+    // one pwritev() and publishes them. The bytes reach the page cache without touching the
+    // mapping: no write fault and no zero-filling of fresh pages (a copy over the new page
+    // cache page instead), which is what makes the CommitLog's write-buffer path cheaper than
+    // storing through the mapping. Same single-writer contract as append(). Errors:
+    // kInvalidArgument when they do not fit, kIoError/kResourceExhausted from pwritev; nothing
+    // is published on error.
+    Status write_at_end(std::string_view head, std::string_view tail = {});
     // Recovery / truncation only: sets wrote and flushed positions (no writer running).
     void set_positions(int32_t pos);
 
@@ -145,5 +151,7 @@ inline constexpr int32_t kOsPageSize = 4096;
 
 // Test-only fault injection: while set, MappedFile::flush() fails with EIO without syncing.
 void set_flush_fault_for_test(bool fail);
+// Test-only fault injection: while set, MappedFile::write_at_end() fails with EIO.
+void set_write_fault_for_test(bool fail);
 
 }  // namespace comet::store

@@ -55,8 +55,8 @@ Status MappedFileQueue::load() {
     for (const auto& [off, path] : names) {
         if (!loaded.empty() && off != loaded.back()->file_from_offset() + mapped_file_size_) {
             return Status::error(Errc::kCorruption,
-                                 "gap in {}: segment {} does not follow {} (segment size {})",
-                                 dir_, path, loaded.back()->file_name(), mapped_file_size_);
+                                 "gap in {}: segment {} does not follow {} (segment size {})", dir_,
+                                 path, loaded.back()->file_name(), mapped_file_size_);
         }
         std::error_code sec;
         auto size = fs::file_size(path, sec);
@@ -78,7 +78,7 @@ Status MappedFileQueue::load() {
 }
 
 Result<std::shared_ptr<MappedFile>> MappedFileQueue::get_last_mapped_file(int64_t start_offset,
-                                                                         bool create) {
+                                                                          bool create) {
     int64_t create_offset = -1;
     {
         MutexLock l(mu_);
@@ -93,6 +93,10 @@ Result<std::shared_ptr<MappedFile>> MappedFileQueue::get_last_mapped_file(int64_
     if (!create) {
         return last_mapped_file();
     }
+    return create_segment(create_offset);
+}
+
+Result<std::shared_ptr<MappedFile>> MappedFileQueue::create_segment(int64_t create_offset) {
     std::string path = dir_ + "/" + offset_to_file_name(create_offset);
     std::string next = dir_ + "/" + offset_to_file_name(create_offset + mapped_file_size_);
     Result<std::shared_ptr<MappedFile>> file =
@@ -111,6 +115,31 @@ Result<std::shared_ptr<MappedFile>> MappedFileQueue::get_last_mapped_file(int64_
     }
     files_.push_back(file.value());
     return file;
+}
+
+Result<std::shared_ptr<MappedFile>> MappedFileQueue::get_mapped_file_for_write(int64_t offset) {
+    int64_t create_offset = -1;
+    {
+        MutexLock l(mu_);
+        if (files_.empty()) {
+            create_offset = offset - (offset % mapped_file_size_);
+        } else {
+            const auto& last = files_.back();
+            const int64_t end = last->file_from_offset() + mapped_file_size_;
+            if (offset >= last->file_from_offset() && offset < end) {
+                return last;
+            }
+            if (offset != end) {
+                return Status::error(Errc::kInvalidArgument,
+                                     "write at {} is outside the last segment [{}, {}) of {}",
+                                     offset, last->file_from_offset(), end, dir_);
+            }
+            // The last segment may not be full yet by its published bytes: the writer runs
+            // ahead of them, so the next one is created without waiting for is_full().
+            create_offset = end;
+        }
+    }
+    return create_segment(create_offset);
 }
 
 std::shared_ptr<MappedFile> MappedFileQueue::last_mapped_file() const {
@@ -139,8 +168,9 @@ std::shared_ptr<MappedFile> MappedFileQueue::find_mapped_file_by_offset(
     }
     size_t idx = static_cast<size_t>((offset - first) / mapped_file_size_);
     const auto& f = files_[idx];
-    COMET_CHECK(offset >= f->file_from_offset() && offset < f->file_from_offset() + mapped_file_size_,
-                "segment index {} does not hold offset {} in {}", idx, offset, dir_);
+    COMET_CHECK(
+        offset >= f->file_from_offset() && offset < f->file_from_offset() + mapped_file_size_,
+        "segment index {} does not hold offset {} in {}", idx, offset, dir_);
     return f;
 }
 
@@ -219,8 +249,8 @@ Status MappedFileQueue::truncate_dirty_files(int64_t offset) {
     return Status::ok();
 }
 
-int MappedFileQueue::delete_leading_files_while(
-    const std::function<bool(const MappedFile&)>& pred, int max_files) {
+int MappedFileQueue::delete_leading_files_while(const std::function<bool(const MappedFile&)>& pred,
+                                                int max_files) {
     auto snapshot = files();
     std::vector<std::shared_ptr<MappedFile>> victims;
     for (size_t i = 0; i + 1 < snapshot.size(); ++i) {
@@ -300,10 +330,10 @@ void MappedFileQueue::destroy() {
 void MappedFileQueue::check_invariants() const {
     MutexLock l(mu_);
     for (size_t i = 1; i < files_.size(); ++i) {
-        COMET_CHECK(files_[i]->file_from_offset() ==
-                        files_[i - 1]->file_from_offset() + mapped_file_size_,
-                    "segments not contiguous in {}: {} then {}", dir_,
-                    files_[i - 1]->file_name(), files_[i]->file_name());
+        COMET_CHECK(
+            files_[i]->file_from_offset() == files_[i - 1]->file_from_offset() + mapped_file_size_,
+            "segments not contiguous in {}: {} then {}", dir_, files_[i - 1]->file_name(),
+            files_[i]->file_name());
     }
 }
 

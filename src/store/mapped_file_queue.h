@@ -46,13 +46,19 @@ public:
     // Errors: file creation failed (disk full, I/O) — the caller reports
     // CREATE_MAPPED_FILE_FAILED.
     Result<std::shared_ptr<MappedFile>> get_last_mapped_file(int64_t start_offset, bool create);
+    // The segment that holds log offset `offset` for a writer that tracks its own position
+    // (the CommitLog's write buffer: the last segment's wrote_position lags behind). Creates
+    // the next segment when `offset` is the end of the last one (or the first when the queue is
+    // empty, rounded down to a segment boundary). Errors: creation failed, or `offset` lies
+    // before the last segment or past the end of the last one (kInvalidArgument).
+    Result<std::shared_ptr<MappedFile>> get_mapped_file_for_write(int64_t offset);
     // The last segment or null.
     std::shared_ptr<MappedFile> last_mapped_file() const;
     std::shared_ptr<MappedFile> first_mapped_file() const;
     // The segment containing `offset`; with return_first_on_not_found, the first segment when
     // the offset is below the first one (already deleted). Null otherwise.
-    std::shared_ptr<MappedFile> find_mapped_file_by_offset(int64_t offset,
-                                                           bool return_first_on_not_found = false) const;
+    std::shared_ptr<MappedFile> find_mapped_file_by_offset(
+        int64_t offset, bool return_first_on_not_found = false) const;
     std::vector<std::shared_ptr<MappedFile>> files() const;  // snapshot, ascending
     size_t file_count() const;
 
@@ -94,6 +100,10 @@ public:
     void check_invariants() const;
 
 private:
+    // Creates (through the allocator when there is one) and appends the segment starting at
+    // create_offset, unless another thread appended it meanwhile.
+    Result<std::shared_ptr<MappedFile>> create_segment(int64_t create_offset);
+
     const std::string dir_;
     const int64_t mapped_file_size_;
     AllocateMappedFileService* const allocator_;

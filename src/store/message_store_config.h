@@ -34,6 +34,14 @@ struct MessageStoreConfig {
     // the write position by PrefaultService (and of the next segment by its pre-allocation);
     // 0 disables. A sliding-window warmMapedFile: puts copy into resident pages.
     int64_t commit_log_prefault_ahead_bytes = 16LL * 1024 * 1024;
+    // Comet only: commitLogWriteBufferSize. Puts encode into a write buffer of this many bytes
+    // and a commit thread writes it into the segment files with pwritev(); a put completes once
+    // its bytes are in the page cache (so an acknowledged ASYNC_FLUSH message survives a
+    // process crash exactly as when written through the mapping). 0 writes through the mapping
+    // (RocketMQ's default path; PrefaultService then keeps pages faulted in). At least 64 KiB;
+    // a put larger than the buffer is written directly once the buffer drained. Small on
+    // purpose (cache-resident). docs/decisions/018-commitlog-write-buffer.md.
+    int64_t commit_log_write_buffer_bytes = 4LL * 1024 * 1024;
     bool auto_message_version_on_topic_len = true;  // autoMessageVersionOnTopicLen
     bool enabled_append_prop_crc = false;           // enabledAppendPropCRC (not implemented: ignored)
     bool duplication_enable = false;                // duplicationEnable (keep physical offsets)

@@ -45,7 +45,20 @@ protected:
         return log;
     }
 
-    PutMessageResult put(CommitLog& log, pm::MessageExt m) { return log.put_message(std::move(m)).get(); }
+    PutMessageResult put(CommitLog& log, pm::MessageExt m) {
+        return log.put_message(std::move(m)).get();
+    }
+
+    // small_config in this fixture's write mode.
+    MessageStoreConfig config(const std::string& root, int64_t segment = 64 * 1024) const {
+        MessageStoreConfig c = small_config(root, segment);
+        if (!write_buffer_) {
+            c.commit_log_write_buffer_bytes = 0;
+        }
+        return c;
+    }
+
+    bool write_buffer_ = true;  // puts go through the write buffer (default) or the mapping
 
     TempDir dir_;
     ManualClock clock_{1'700'000'000'000};
@@ -56,8 +69,19 @@ protected:
     RecoveryResult last_recovery_;
 };
 
-TEST_F(CommitLogTest, PutAssignsOffsetsAndReadsBack) {
-    auto log = open_log(small_config(dir_.path()));
+// The same tests for both write paths: the write buffer + commit thread, and the mapping.
+class CommitLogModeTest : public CommitLogTest, public ::testing::WithParamInterface<bool> {
+protected:
+    void SetUp() override { write_buffer_ = GetParam(); }
+};
+
+INSTANTIATE_TEST_SUITE_P(WritePath, CommitLogModeTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                             return info.param ? "WriteBuffer" : "Mapping";
+                         });
+
+TEST_P(CommitLogModeTest, PutAssignsOffsetsAndReadsBack) {
+    auto log = open_log(config(dir_.path()));
     auto r0 = put(*log, sample_message("TopicA", 1, "hello"));
     ASSERT_TRUE(r0.ok()) << r0.remark;
     EXPECT_EQ(r0.append.wrote_offset, PhysicalOffset(0));
@@ -98,7 +122,8 @@ TEST_F(CommitLogTest, PutAssignsOffsetsAndReadsBack) {
 // The prefault worker keeps a window ahead of the writer faulted in (across roll-overs) and
 // never disturbs what puts write; topicQueueTable lookups by a reused key buffer stay exact.
 TEST_F(CommitLogTest, PrefaultWindowFollowsWriterWithoutTouchingData) {
-    auto c = small_config(dir_.path());
+    write_buffer_ = false;  // the prefault window serves the mapping path only
+    auto c = config(dir_.path());
     c.commit_log_prefault_ahead_bytes = 16 * 1024;
     auto log = open_log(c);
     std::vector<PutMessageResult> rs;
@@ -137,8 +162,8 @@ TEST_F(CommitLogTest, PrefaultWindowFollowsWriterWithoutTouchingData) {
     log->check_invariants();
 }
 
-TEST_F(CommitLogTest, RollsOverSegmentsWithBlankFillerAndRandomSizes) {
-    auto log = open_log(small_config(dir_.path()));
+TEST_P(CommitLogModeTest, RollsOverSegmentsWithBlankFillerAndRandomSizes) {
+    auto log = open_log(config(dir_.path()));
     std::mt19937 rng(7);
     std::vector<std::pair<int64_t, std::string>> written;
     while (log->max_offset().value() < 3 * kSeg + 1000) {
@@ -149,8 +174,7 @@ TEST_F(CommitLogTest, RollsOverSegmentsWithBlankFillerAndRandomSizes) {
         auto r = put(*log, sample_message("Roll", 0, body));
         ASSERT_TRUE(r.ok()) << r.remark;
         // A record never spans two segments.
-        EXPECT_EQ(r.append.wrote_offset.value() / kSeg,
-                  (r.append.end_offset().value() - 1) / kSeg);
+        EXPECT_EQ(r.append.wrote_offset.value() / kSeg, (r.append.end_offset().value() - 1) / kSeg);
         written.emplace_back(r.append.wrote_offset.value(), body);
     }
     EXPECT_GE(log->mapped_file_queue().file_count(), 4u);
@@ -170,16 +194,19 @@ TEST_F(CommitLogTest, RollsOverSegmentsWithBlankFillerAndRandomSizes) {
     }
     // Iteration sees every record once, in order, skipping fillers.
     size_t idx = 0;
-    ASSERT_TRUE(log->for_each_record(PhysicalOffset(0), [&](PhysicalOffset off, std::string_view rec) {
-                       EXPECT_LT(idx, written.size());
-                       EXPECT_EQ(off.value(), written[idx].first);
-                       auto m = pm::decode_message(rec, {.read_body = true, .check_crc = true});
-                       EXPECT_TRUE(m.is_ok());
-                       EXPECT_EQ(m.value().body, written[idx].second);
-                       EXPECT_EQ(m.value().queue_offset, static_cast<int64_t>(idx));
-                       ++idx;
-                       return true;
-                   }).is_ok());
+    ASSERT_TRUE(log->for_each_record(
+                       PhysicalOffset(0),
+                       [&](PhysicalOffset off, std::string_view rec) {
+                           EXPECT_LT(idx, written.size());
+                           EXPECT_EQ(off.value(), written[idx].first);
+                           auto m = pm::decode_message(rec, {.read_body = true, .check_crc = true});
+                           EXPECT_TRUE(m.is_ok());
+                           EXPECT_EQ(m.value().body, written[idx].second);
+                           EXPECT_EQ(m.value().queue_offset, static_cast<int64_t>(idx));
+                           ++idx;
+                           return true;
+                       })
+                    .is_ok());
     EXPECT_EQ(idx, written.size());
     // roll_next_file and get_data with a byte limit (the HA transfer read).
     EXPECT_EQ(log->roll_next_file(PhysicalOffset(kSeg + 3)), PhysicalOffset(2 * kSeg));
@@ -188,8 +215,8 @@ TEST_F(CommitLogTest, RollsOverSegmentsWithBlankFillerAndRandomSizes) {
     EXPECT_EQ(chunk->size, 100u);
 }
 
-TEST_F(CommitLogTest, LimitsGiveClearStatuses) {
-    auto log = open_log(small_config(dir_.path()));
+TEST_P(CommitLogModeTest, LimitsGiveClearStatuses) {
+    auto log = open_log(config(dir_.path()));
     auto big = put(*log, sample_message("T", 0, std::string(16 * 1024 + 1, 'b')));
     EXPECT_EQ(big.status, PutMessageStatus::kMessageIllegal);
     EXPECT_FALSE(big.remark.empty());
@@ -201,7 +228,7 @@ TEST_F(CommitLogTest, LimitsGiveClearStatuses) {
     EXPECT_EQ(log->max_offset(), PhysicalOffset(0));
     EXPECT_EQ(log->next_queue_offset("T", 0), QueueOffset(0));
     // A record that cannot fit one segment at all.
-    auto cfg = small_config(dir_.path() + "/b", 8 * 1024);
+    auto cfg = config(dir_.path() + "/b", 8 * 1024);
     auto small = open_log(cfg);
     EXPECT_EQ(put(*small, sample_message("T", 0, std::string(8 * 1024, 'z'))).status,
               PutMessageStatus::kMessageIllegal);
@@ -211,8 +238,8 @@ TEST_F(CommitLogTest, LimitsGiveClearStatuses) {
     EXPECT_EQ(log->lookup_message(r.append.wrote_offset).value().topic, std::string(200, 't'));
 }
 
-TEST_F(CommitLogTest, TransactionHalfMessagesDoNotTakeQueueOffsets) {
-    auto log = open_log(small_config(dir_.path()));
+TEST_P(CommitLogModeTest, TransactionHalfMessagesDoNotTakeQueueOffsets) {
+    auto log = open_log(config(dir_.path()));
     auto half = sample_message("Tx", 0, "prepared");
     half.sys_flag = pm::sysflag::kTransactionPreparedType;
     auto r = put(*log, half);
@@ -225,15 +252,16 @@ TEST_F(CommitLogTest, TransactionHalfMessagesDoNotTakeQueueOffsets) {
     EXPECT_EQ(log->next_queue_offset("Tx", 0), QueueOffset(1));
 }
 
-TEST_F(CommitLogTest, BatchPutWritesOneRecordPerMessage) {
-    auto log = open_log(small_config(dir_.path()));
+TEST_P(CommitLogModeTest, BatchPutWritesOneRecordPerMessage) {
+    auto log = open_log(config(dir_.path()));
     ASSERT_TRUE(put(*log, sample_message("VecTopic", 1, "before")).ok());
     MessageBatch b;
     b.topic = "VecTopic";
     b.queue_id = 1;
     b.born_host = pm::HostAddress::ipv4(127, 0, 0, 1, 40000);
     for (int i = 1; i <= 3; ++i) {
-        std::string props = fmt::format("KEYS\1KeyBatch{}\2WAIT\1true\2TAGS\1TagBatch\2seq\1{}", i, i);
+        std::string props =
+            fmt::format("KEYS\1KeyBatch{}\2WAIT\1true\2TAGS\1TagBatch\2seq\1{}", i, i);
         pm::encode_batch_entry(0, fmt::format("vec-b{} batch", i), props, &b.body);
     }
     b.properties.set("CLUSTER", "DefaultCluster");
@@ -276,8 +304,8 @@ TEST_F(CommitLogTest, BatchPutWritesOneRecordPerMessage) {
     EXPECT_EQ(log->next_queue_offset("VecTopic", 1), QueueOffset(4));
 }
 
-TEST_F(CommitLogTest, Ipv6StoreHost) {
-    auto cfg = small_config(dir_.path());
+TEST_P(CommitLogModeTest, Ipv6StoreHost) {
+    auto cfg = config(dir_.path());
     cfg.store_host = "[::1]:10911";
     auto log = open_log(cfg);
     auto r = put(*log, sample_message("T6", 0, "v6"));
@@ -289,8 +317,8 @@ TEST_F(CommitLogTest, Ipv6StoreHost) {
     EXPECT_EQ(m.store_timestamp, clock_.wall_millis());
 }
 
-TEST_F(CommitLogTest, SyncFlushCompletesAfterFsyncAndGroupsCommits) {
-    auto cfg = small_config(dir_.path(), 1024 * 1024);
+TEST_P(CommitLogModeTest, SyncFlushCompletesAfterFsyncAndGroupsCommits) {
+    auto cfg = config(dir_.path(), 1024 * 1024);
     cfg.flush_disk_type = FlushDiskType::kSyncFlush;
     auto log = open_log(cfg);
     constexpr int kThreads = 8;
@@ -322,8 +350,8 @@ TEST_F(CommitLogTest, SyncFlushCompletesAfterFsyncAndGroupsCommits) {
     EXPECT_TRUE(put(*log, m).ok());
 }
 
-TEST_F(CommitLogTest, FlushFailureMakesStoreReadOnly) {
-    auto cfg = small_config(dir_.path());
+TEST_P(CommitLogModeTest, FlushFailureMakesStoreReadOnly) {
+    auto cfg = config(dir_.path());
     cfg.flush_disk_type = FlushDiskType::kSyncFlush;
     auto log = open_log(cfg);
     ASSERT_TRUE(put(*log, sample_message("F", 0, "fine")).ok());
@@ -339,8 +367,120 @@ TEST_F(CommitLogTest, FlushFailureMakesStoreReadOnly) {
     EXPECT_TRUE(log->lookup_message(PhysicalOffset(0)).is_ok());
 }
 
-TEST_F(CommitLogTest, AppendListenerAndAppendData) {
-    auto log = open_log(small_config(dir_.path() + "/master"));
+// Write buffer: a put completes only once its bytes are published (readable, in the file),
+// in offset order, each exactly once; shutdown drains every queued put.
+TEST_F(CommitLogTest, WriteBufferCompletesPutsAfterTheirBytesArePublished) {
+    auto log = open_log(config(dir_.path()));
+    ASSERT_GT(log->write_buffer_capacity(), 0u);
+    constexpr int kPuts = 3000;  // several segments of 64 KiB
+    std::atomic<int> completed{0};
+    std::atomic<int> bad{0};
+    std::atomic<int64_t> last_end{0};
+    std::vector<int64_t> ends(kPuts, -1);
+    for (int i = 0; i < kPuts; ++i) {
+        std::string body =
+            fmt::format("wb-{}-", i) + std::string(static_cast<size_t>(i % 700), 'w');
+        log->put_message(sample_message("Wb", i % 4, body),
+                         [&, i, body](const PutMessageResult& r) {
+                             const int64_t end = r.append.end_offset().value();
+                             // Published before completion: readable through the segment and below
+                             // max_offset.
+                             auto m = log->lookup_message(r.append.wrote_offset);
+                             if (!r.ok() || log->max_offset().value() < end || !m.is_ok() ||
+                                 m.value().body != body || last_end.load() >= end) {
+                                 bad.fetch_add(1);
+                             }
+                             last_end.store(end);
+                             ends[static_cast<size_t>(i)] = end;
+                             completed.fetch_add(1);
+                         });
+    }
+    log->shutdown();  // drains the ring and completes every queued put
+    EXPECT_EQ(completed.load(), kPuts);
+    EXPECT_EQ(bad.load(), 0);
+    EXPECT_EQ(log->max_offset(), log->reserved_offset());
+    EXPECT_GT(log->mapped_file_queue().file_count(), 3u);
+    log->check_invariants();
+    // Reopened: every record is there, fillers included.
+    log.reset();
+    auto again = open_log(config(dir_.path()));
+    EXPECT_EQ(again->max_offset().value(), ends.back());
+    int n = 0;
+    ASSERT_TRUE(again
+                    ->for_each_record(PhysicalOffset(0),
+                                      [&](PhysicalOffset, std::string_view) {
+                                          ++n;
+                                          return true;
+                                      })
+                    .is_ok());
+    EXPECT_EQ(n, kPuts);
+}
+
+// A batch larger than the write buffer is written directly once the buffer is drained, between
+// buffered puts, with the same offsets and ordering.
+TEST_F(CommitLogTest, WriteBufferBatchLargerThanTheBufferIsWrittenDirectly) {
+    auto cfg = config(dir_.path(), 1024 * 1024);
+    cfg.commit_log_write_buffer_bytes = 1;  // raised to the floor: 2 x (16 KiB + 64 KiB) + 4 KiB
+    auto log = open_log(cfg);
+    ASSERT_LT(log->write_buffer_capacity(), 200u * 1024);
+    std::atomic<int> ok{0};
+    for (int i = 0; i < 50; ++i) {
+        log->put_message(sample_message("Big", 0, std::string(2000, 'a')),
+                         [&](const PutMessageResult& r) { ok.fetch_add(r.ok() ? 1 : 0); });
+    }
+    MessageBatch b;
+    b.topic = "Big";
+    b.queue_id = 0;
+    b.born_host = pm::HostAddress::ipv4(127, 0, 0, 1, 40000);
+    for (int i = 0; i < 30; ++i) {
+        pm::encode_batch_entry(0, fmt::format("{:08d}", i) + std::string(10000, 'b'), "", &b.body);
+    }
+    auto r = log->put_messages(b).get();
+    ASSERT_TRUE(r.ok()) << r.remark;
+    EXPECT_GT(r.append.wrote_bytes, static_cast<int32_t>(log->write_buffer_capacity()));
+    EXPECT_EQ(r.append.logics_offset, QueueOffset(50));
+    for (int i = 0; i < 50; ++i) {
+        log->put_message(sample_message("Big", 0, std::string(2000, 'c')),
+                         [&](const PutMessageResult& r2) { ok.fetch_add(r2.ok() ? 1 : 0); });
+    }
+    ASSERT_TRUE(put(*log, sample_message("Big", 0, "last")).ok());
+    EXPECT_EQ(ok.load(), 100);
+    int64_t next = 0;
+    ASSERT_TRUE(log->for_each_record(PhysicalOffset(0),
+                                     [&](PhysicalOffset o, std::string_view rec) {
+                                         auto m = pm::decode_message(
+                                             rec, {.read_body = true, .check_crc = true});
+                                         EXPECT_TRUE(m.is_ok());
+                                         EXPECT_EQ(m.value().queue_offset, next++);
+                                         EXPECT_EQ(m.value().commit_log_offset, o.value());
+                                         return true;
+                                     })
+                    .is_ok());
+    EXPECT_EQ(next, 131);
+    log->check_invariants();
+}
+
+// A failed write of the commit thread (EIO) fails the puts it held with a remark, makes the
+// store read-only (later puts SERVICE_NOT_AVAILABLE, none hangs) and publishes nothing unwritten.
+TEST_F(CommitLogTest, WriteBufferWriteFailureMakesStoreReadOnly) {
+    auto log = open_log(config(dir_.path()));
+    ASSERT_TRUE(put(*log, sample_message("E", 0, "fine")).ok());
+    const PhysicalOffset before = log->max_offset();
+    set_write_fault_for_test(true);
+    auto r = put(*log, sample_message("E", 0, "lost in the buffer"));
+    set_write_fault_for_test(false);
+    EXPECT_EQ(r.status, PutMessageStatus::kUnknownError);
+    EXPECT_NE(r.remark.find("read-only"), std::string::npos) << r.remark;
+    EXPECT_FALSE(log->running_flags().is_writeable());
+    EXPECT_EQ(log->max_offset(), before);
+    EXPECT_EQ(put(*log, sample_message("E", 0, "refused")).status,
+              PutMessageStatus::kServiceNotAvailable);
+    EXPECT_TRUE(log->lookup_message(PhysicalOffset(0)).is_ok());
+    log->shutdown();  // returns: nothing waits for the failed commit
+}
+
+TEST_P(CommitLogModeTest, AppendListenerAndAppendData) {
+    auto log = open_log(config(dir_.path() + "/master"));
     std::vector<int64_t> seen;
     log->set_append_listener([&](PhysicalOffset o) { seen.push_back(o.value()); });
     for (int i = 0; i < 40; ++i) {
@@ -349,7 +489,7 @@ TEST_F(CommitLogTest, AppendListenerAndAppendData) {
     ASSERT_EQ(seen.size(), 40u);
     EXPECT_EQ(seen.back(), log->max_offset().value());
     // A slave copies the byte stream, chunk by chunk, and ends with identical records.
-    auto slave = open_log(small_config(dir_.path() + "/slave"));
+    auto slave = open_log(config(dir_.path() + "/slave"));
     EXPECT_FALSE(slave->append_data(PhysicalOffset(5), "x").is_ok());
     int64_t pos = 0;
     while (pos < log->max_offset().value()) {
@@ -360,16 +500,21 @@ TEST_F(CommitLogTest, AppendListenerAndAppendData) {
     }
     EXPECT_EQ(slave->max_offset(), log->max_offset());
     int n = 0;
-    ASSERT_TRUE(slave->for_each_record(PhysicalOffset(0), [&](PhysicalOffset o, std::string_view rec) {
-                         EXPECT_EQ(rec, log->get_message(o, static_cast<int32_t>(rec.size()))->bytes());
-                         ++n;
-                         return true;
-                     }).is_ok());
+    ASSERT_TRUE(
+        slave
+            ->for_each_record(
+                PhysicalOffset(0),
+                [&](PhysicalOffset o, std::string_view rec) {
+                    EXPECT_EQ(rec, log->get_message(o, static_cast<int32_t>(rec.size()))->bytes());
+                    ++n;
+                    return true;
+                })
+            .is_ok());
     EXPECT_EQ(n, 40);
 }
 
-TEST_F(CommitLogTest, NormalRecoveryRestoresEndAndQueueTable) {
-    auto cfg = small_config(dir_.path());
+TEST_P(CommitLogModeTest, NormalRecoveryRestoresEndAndQueueTable) {
+    auto cfg = config(dir_.path());
     int64_t end = 0;
     {
         auto log = open_log(cfg);
@@ -401,7 +546,7 @@ struct TailCase {
 class CommitLogTailTest : public CommitLogTest, public ::testing::WithParamInterface<TailCase> {};
 
 TEST_P(CommitLogTailTest, RecoveryCutsDamagedLastRecord) {
-    auto cfg = small_config(dir_.path());
+    auto cfg = config(dir_.path());
     int64_t last_start = 0;
     int32_t last_size = 0;
     {
@@ -430,19 +575,21 @@ TEST_P(CommitLogTailTest, RecoveryCutsDamagedLastRecord) {
 
 INSTANTIATE_TEST_SUITE_P(
     Damage, CommitLogTailTest,
-    ::testing::Values(
-        TailCase{"truncated",
-                 [](uint8_t* rec, int32_t size) { std::memset(rec + size / 2, 0, size - size / 2); },
-                 "CRC"},
-        TailCase{"flipped_body_byte", [](uint8_t* rec, int32_t size) { rec[size - 60] ^= 0x40; },
-                 "CRC"},
-        TailCase{"bad_magic", [](uint8_t* rec, int32_t) { rec[5] ^= 0xFF; }, "magic"},
-        TailCase{"torn_header", [](uint8_t* rec, int32_t) { put_be32(rec, 1u << 30); },
-                 "TOTALSIZE"}),
+    ::testing::Values(TailCase{"truncated",
+                               [](uint8_t* rec, int32_t size) {
+                                   std::memset(rec + size / 2, 0, size - size / 2);
+                               },
+                               "CRC"},
+                      TailCase{"flipped_body_byte",
+                               [](uint8_t* rec, int32_t size) { rec[size - 60] ^= 0x40; }, "CRC"},
+                      TailCase{"bad_magic", [](uint8_t* rec, int32_t) { rec[5] ^= 0xFF; }, "magic"},
+                      TailCase{"torn_header",
+                               [](uint8_t* rec, int32_t) { put_be32(rec, 1u << 30); },
+                               "TOTALSIZE"}),
     [](const auto& p) { return std::string(p.param.name); });
 
-TEST_F(CommitLogTest, AbnormalRecoveryStartsFromCheckpointSegment) {
-    auto cfg = small_config(dir_.path());
+TEST_P(CommitLogModeTest, AbnormalRecoveryStartsFromCheckpointSegment) {
+    auto cfg = config(dir_.path());
     {
         auto log = open_log(cfg);
         for (int i = 0; i < 200; ++i) {
@@ -465,8 +612,8 @@ TEST_F(CommitLogTest, AbnormalRecoveryStartsFromCheckpointSegment) {
     EXPECT_TRUE(last_recovery_.cut_reason.empty());
 }
 
-TEST_F(CommitLogTest, EightThreadsKeepEveryQueueDense) {
-    auto cfg = small_config(dir_.path(), 256 * 1024);
+TEST_P(CommitLogModeTest, EightThreadsKeepEveryQueueDense) {
+    auto cfg = config(dir_.path(), 256 * 1024);
     AllocateMappedFileService alloc;
     alloc.start();
     auto cp = StoreCheckpoint::open(cfg.checkpoint_path());
@@ -483,7 +630,8 @@ TEST_F(CommitLogTest, EightThreadsKeepEveryQueueDense) {
         threads.emplace_back([&, t] {
             for (int i = 0; i < kPerThread; ++i) {
                 int32_t q = (t + i) % 5;
-                auto r = log->put_message(sample_message("Dense", q, fmt::format("{}-{}", t, i))).get();
+                auto r =
+                    log->put_message(sample_message("Dense", q, fmt::format("{}-{}", t, i))).get();
                 ASSERT_TRUE(r.ok());
                 std::lock_guard<std::mutex> g(mu);
                 EXPECT_TRUE(offsets[q].insert(r.append.logics_offset.value()).second);
@@ -502,14 +650,17 @@ TEST_F(CommitLogTest, EightThreadsKeepEveryQueueDense) {
     EXPECT_EQ(total, kThreads * kPerThread);
     int64_t n = 0;
     std::map<int32_t, int64_t> next;
-    ASSERT_TRUE(log->for_each_record(PhysicalOffset(0), [&](PhysicalOffset, std::string_view rec) {
-                       auto m = pm::decode_message(rec, {.read_body = true, .check_crc = true});
-                       EXPECT_TRUE(m.is_ok());
-                       // CommitLog order equals queue order within each queue.
-                       EXPECT_EQ(m.value().queue_offset, next[m.value().queue_id]++);
-                       ++n;
-                       return true;
-                   }).is_ok());
+    ASSERT_TRUE(log->for_each_record(
+                       PhysicalOffset(0),
+                       [&](PhysicalOffset, std::string_view rec) {
+                           auto m = pm::decode_message(rec, {.read_body = true, .check_crc = true});
+                           EXPECT_TRUE(m.is_ok());
+                           // CommitLog order equals queue order within each queue.
+                           EXPECT_EQ(m.value().queue_offset, next[m.value().queue_id]++);
+                           ++n;
+                           return true;
+                       })
+                    .is_ok());
     EXPECT_EQ(n, total);
     log->shutdown();
     alloc.shutdown();

@@ -1,4 +1,6 @@
-// Crash safety of the CommitLog with SYNC_FLUSH: a forked child puts from 8 threads and reports
+// Crash safety of the CommitLog, for SYNC_FLUSH and ASYNC_FLUSH, through the write buffer and
+// through the mapping (an ASYNC_FLUSH ack promises the bytes are in the page cache, which a
+// process crash does not lose): a forked child puts from 8 threads and reports
 // every acknowledged put through a pipe; the parent SIGKILLs it at a random moment, recovers the
 // log (abnormal recovery, CRC checked) and checks that every acknowledged message is intact at
 // its offset and that every queue is dense with no duplicate. The same store is reused across
@@ -50,9 +52,17 @@ struct Ack {
     uint32_t pad;
 };
 
-MessageStoreConfig crash_config(const std::string& root) {
+struct CrashMode {
+    FlushDiskType flush;
+    bool write_buffer;
+};
+
+MessageStoreConfig crash_config(const std::string& root, CrashMode mode) {
     MessageStoreConfig c = testing::small_config(root, 256 * 1024);
-    c.flush_disk_type = FlushDiskType::kSyncFlush;
+    c.flush_disk_type = mode.flush;
+    if (!mode.write_buffer) {
+        c.commit_log_write_buffer_bytes = 0;
+    }
     c.check_crc_on_recover = true;
     c.sync_flush_timeout_ms = 5000;
     return c;
@@ -123,8 +133,12 @@ std::unique_ptr<Opened> open_after_crash(const MessageStoreConfig& c, Clock* clo
                     failed.store(true);
                     break;
                 }
-                Ack a{q, r.append.wrote_bytes, r.append.logics_offset.value(),
-                      r.append.wrote_offset.value(), crc32(body), 0};
+                Ack a{q,
+                      r.append.wrote_bytes,
+                      r.append.logics_offset.value(),
+                      r.append.wrote_offset.value(),
+                      crc32(body),
+                      0};
                 if (::write(fd, &a, sizeof(a)) != static_cast<ssize_t>(sizeof(a))) {
                     failed.store(true);
                 }
@@ -156,11 +170,25 @@ void drain(int fd, std::vector<Ack>* out, std::string* partial) {
     }
 }
 
-TEST(CommitLogCrash, AcknowledgedMessagesSurviveSigkill) {
+class CommitLogCrash : public ::testing::TestWithParam<CrashMode> {};
+
+INSTANTIATE_TEST_SUITE_P(Modes, CommitLogCrash,
+                         ::testing::Values(CrashMode{FlushDiskType::kSyncFlush, true},
+                                           CrashMode{FlushDiskType::kAsyncFlush, true},
+                                           CrashMode{FlushDiskType::kSyncFlush, false},
+                                           CrashMode{FlushDiskType::kAsyncFlush, false}),
+                         [](const ::testing::TestParamInfo<CrashMode>& info) {
+                             return std::string(info.param.flush == FlushDiskType::kSyncFlush
+                                                    ? "Sync"
+                                                    : "Async") +
+                                    (info.param.write_buffer ? "WriteBuffer" : "Mapping");
+                         });
+
+TEST_P(CommitLogCrash, AcknowledgedMessagesSurviveSigkill) {
     TempDir dir;
-    const MessageStoreConfig cfg = crash_config(dir.path());
-    const uint64_t seed = static_cast<uint64_t>(
-        std::chrono::steady_clock::now().time_since_epoch().count());
+    const MessageStoreConfig cfg = crash_config(dir.path(), GetParam());
+    const uint64_t seed =
+        static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
     SCOPED_TRACE(fmt::format("seed {}", seed));
     Rng rng(seed);
     std::vector<Ack> acked;
@@ -176,8 +204,8 @@ TEST(CommitLogCrash, AcknowledgedMessagesSurviveSigkill) {
         }
         ::close(fds[1]);
         // Let the child run 5..60 ms (it also needs a few ms to open and recover), then kill.
-        auto kill_at = std::chrono::steady_clock::now() +
-                       std::chrono::milliseconds(rng.uniform(5, 60));
+        auto kill_at =
+            std::chrono::steady_clock::now() + std::chrono::milliseconds(rng.uniform(5, 60));
         std::vector<Ack> round_acks;
         std::string partial;
         ::fcntl(fds[0], F_SETFL, O_NONBLOCK);
@@ -195,8 +223,8 @@ TEST(CommitLogCrash, AcknowledgedMessagesSurviveSigkill) {
         if (WIFSIGNALED(status)) {
             ++killed_mid_run;
         } else {
-            ASSERT_EQ(WEXITSTATUS(status), 0) << "child failed in round " << round
-                                              << " (3: open/recovery, 4: a put failed)";
+            ASSERT_EQ(WEXITSTATUS(status), 0)
+                << "child failed in round " << round << " (3: open/recovery, 4: a put failed)";
         }
         acked.insert(acked.end(), round_acks.begin(), round_acks.end());
 
@@ -218,17 +246,17 @@ TEST(CommitLogCrash, AcknowledgedMessagesSurviveSigkill) {
         // Every queue is dense (0..n-1, each once) in CommitLog order; bodies are unique.
         std::map<int32_t, int64_t> next;
         std::set<uint32_t> bodies;
-        Status st = o->log->for_each_record(o->log->min_offset(), [&](PhysicalOffset,
-                                                                      std::string_view rec) {
-            auto m = pm::decode_message(rec, {.read_body = true, .check_crc = true});
-            EXPECT_TRUE(m.is_ok());
-            if (!m.is_ok()) {
-                return false;
-            }
-            EXPECT_EQ(m.value().queue_offset, next[m.value().queue_id]++);
-            EXPECT_TRUE(bodies.insert(crc32(m.value().body)).second) << "duplicate body";
-            return true;
-        });
+        Status st = o->log->for_each_record(
+            o->log->min_offset(), [&](PhysicalOffset, std::string_view rec) {
+                auto m = pm::decode_message(rec, {.read_body = true, .check_crc = true});
+                EXPECT_TRUE(m.is_ok());
+                if (!m.is_ok()) {
+                    return false;
+                }
+                EXPECT_EQ(m.value().queue_offset, next[m.value().queue_id]++);
+                EXPECT_TRUE(bodies.insert(crc32(m.value().body)).second) << "duplicate body";
+                return true;
+            });
         ASSERT_TRUE(st.is_ok()) << st.to_string();
         ASSERT_FALSE(::testing::Test::HasFailure()) << "round " << round;
         o->log->shutdown();
@@ -241,10 +269,10 @@ TEST(CommitLogCrash, AcknowledgedMessagesSurviveSigkill) {
 
 // A tail damaged on disk while the broker is down: truncated mid-record, or a flipped byte in
 // the last message. Recovery cuts exactly the damaged record and logs why.
-TEST(CommitLogCrash, DamagedTailIsCutOnRecovery) {
+TEST(CommitLogCrashTail, DamagedTailIsCutOnRecovery) {
     for (int damage = 0; damage < 2; ++damage) {
         TempDir dir;
-        MessageStoreConfig cfg = crash_config(dir.path());
+        MessageStoreConfig cfg = crash_config(dir.path(), {FlushDiskType::kSyncFlush, true});
         ManualClock clock;
         int64_t last = 0;
         int32_t last_size = 0;
@@ -255,8 +283,10 @@ TEST(CommitLogCrash, DamagedTailIsCutOnRecovery) {
             ASSERT_NE(o, nullptr) << err;
             o->log->start();
             for (int i = 0; i < 50; ++i) {
-                auto r = o->log->put_message(testing::sample_message("Tail", i % 3, std::string(500, 'q')))
-                             .get();
+                auto r =
+                    o->log
+                        ->put_message(testing::sample_message("Tail", i % 3, std::string(500, 'q')))
+                        .get();
                 ASSERT_TRUE(r.ok());
                 last = r.append.wrote_offset.value();
                 last_size = r.append.wrote_bytes;
