@@ -60,8 +60,8 @@ void register_store_config(ConfigRegistry& r, store::MessageStoreConfig* c) {
         .positive();
     r.add_string("deleteWhen", &c->delete_when, c->delete_when,
                  "hour(s) of day when expired files are deleted, e.g. 04");
-    r.add_int("diskMaxUsedSpaceRatio", &c->disk_max_used_space_ratio,
-              c->disk_max_used_space_ratio, "disk usage (%) that forces deletion")
+    r.add_int("diskMaxUsedSpaceRatio", &c->disk_max_used_space_ratio, c->disk_max_used_space_ratio,
+              "disk usage (%) that forces deletion")
         .range(10, 95);
     r.add_bool("checkCRCOnRecover", &c->check_crc_on_recover, c->check_crc_on_recover,
                "verify body CRCs during recovery");
@@ -81,15 +81,18 @@ void register_store_config(ConfigRegistry& r, store::MessageStoreConfig* c) {
         .positive();
     r.add_bool("warmMapedFileEnable", &c->warm_mapped_file_enable, c->warm_mapped_file_enable,
                "pre-touch new CommitLog segments");
+    r.add_int64("commitLogWriteBufferSize", &c->commit_log_write_buffer_bytes,
+                c->commit_log_write_buffer_bytes,
+                "CommitLog write buffer bytes (Comet; 0 = write through the mapping)")
+        .non_negative();
     r.add_int("maxHashSlotNum", &c->max_hash_slot_num, c->max_hash_slot_num,
               "index file hash slots")
         .positive();
-    r.add_int("maxIndexNum", &c->max_index_num, c->max_index_num, "index file entries")
-        .positive();
+    r.add_int("maxIndexNum", &c->max_index_num, c->max_index_num, "index file entries").positive();
 }
 
 Result<store::MessageStoreConfig> make_store_config(const BrokerConfig& config,
-                                                   store::MessageStoreConfig base) {
+                                                    store::MessageStoreConfig base) {
     store::MessageStoreConfig c = std::move(base);
     c.store_path_root_dir = config.store_root();
     c.max_message_size = config.max_message_size;
@@ -101,7 +104,8 @@ Result<store::MessageStoreConfig> make_store_config(const BrokerConfig& config,
     } else if (config.flush_disk_type == "ASYNC_FLUSH") {
         c.flush_disk_type = store::FlushDiskType::kAsyncFlush;
     } else {
-        return Status::error(Errc::kInvalidArgument, "flushDiskType '{}' is not ASYNC_FLUSH/SYNC_FLUSH",
+        return Status::error(Errc::kInvalidArgument,
+                             "flushDiskType '{}' is not ASYNC_FLUSH/SYNC_FLUSH",
                              config.flush_disk_type);
     }
     c.max_transfer_bytes_on_message_in_memory = config.max_transfer_bytes;
@@ -139,6 +143,14 @@ Result<store::MessageStoreConfig> make_store_config(const BrokerConfig& config,
             COMET_RETURN_IF_ERROR(parse_num(k, v, &c.max_transfer_count_on_message_in_disk));
         } else if (k == "warmMapedFileEnable") {
             COMET_RETURN_IF_ERROR(parse_bool(k, v, &c.warm_mapped_file_enable));
+        } else if (k == "commitLogWriteBufferSize") {
+            COMET_RETURN_IF_ERROR(parse_num(k, v, &c.commit_log_write_buffer_bytes));
+            if (c.commit_log_write_buffer_bytes < 0) {
+                return Status::error(Errc::kInvalidArgument,
+                                     "commitLogWriteBufferSize {} must be >= 0 (0 writes through "
+                                     "the mapping)",
+                                     c.commit_log_write_buffer_bytes);
+            }
         }
     }
     return c;
@@ -149,9 +161,7 @@ StoreAdapter::StoreAdapter(std::unique_ptr<store::MessageStore> store) : store_(
     store_host_ = h.is_ok() ? h.value() : protocol::HostAddress::ipv4(127, 0, 0, 1, 10911);
 }
 
-StoreAdapter::~StoreAdapter() {
-    store_->set_message_arriving_listener(nullptr);
-}
+StoreAdapter::~StoreAdapter() { store_->set_message_arriving_listener(nullptr); }
 
 void StoreAdapter::put_message(protocol::MessageExt msg, PutCallback done) {
     store_->put_message(std::move(msg), std::move(done));
@@ -188,9 +198,9 @@ int64_t StoreAdapter::min_offset_in_queue(const std::string& topic, int32_t queu
 int64_t StoreAdapter::offset_in_queue_by_time(const std::string& topic, int32_t queue_id,
                                               int64_t timestamp, bool upper) {
     return store_
-        ->get_offset_in_queue_by_time(topic, queue_id, timestamp,
-                                      upper ? store::BoundaryType::kUpper
-                                            : store::BoundaryType::kLower)
+        ->get_offset_in_queue_by_time(
+            topic, queue_id, timestamp,
+            upper ? store::BoundaryType::kUpper : store::BoundaryType::kLower)
         .value();
 }
 

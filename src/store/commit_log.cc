@@ -642,6 +642,9 @@ bool CommitLog::wait_for_ring_space(int64_t end) {
             tls_commit_thread) {
             return false;
         }
+        if (help_commit()) {
+            continue;  // wrote part of the ring on this thread; the commit thread completes
+        }
         MutexLock l(commit_mu_);
         space_wanted_.store(true);
         commit_wake_ = true;
@@ -650,6 +653,27 @@ bool CommitLog::wait_for_ring_space(int64_t end) {
             space_cv_.wait_for(commit_mu_, std::chrono::milliseconds(1));
         }
     }
+    return true;
+}
+
+bool CommitLog::help_commit() NO_THREAD_SAFETY_ANALYSIS {
+    // A full ring means the commit thread is behind (on a busy machine, often just not
+    // scheduled): a waiting put writes the next chunk itself instead of sleeping. Only the
+    // write phase: completions (user callbacks) stay on the commit thread, never under put_mu_.
+    if (!commit_round_mu_.try_lock()) {
+        return false;
+    }
+    const int64_t before = max_offset_.load();
+    const int64_t reached = write_ring_locked();
+    commit_round_mu_.unlock();
+    if (reached == before) {
+        return false;
+    }
+    {
+        MutexLock l(commit_mu_);
+        commit_wake_ = true;
+    }
+    commit_cv_.notify_one();
     return true;
 }
 
@@ -806,8 +830,7 @@ void CommitLog::run_committer() {
     space_cv_.notify_all();
 }
 
-bool CommitLog::commit_once() {
-    MutexLock rl(commit_round_mu_);
+int64_t CommitLog::write_ring_locked() {
     const int64_t start = max_offset_.load();
     // At most a quarter of the ring per round: puts keep filling the rest meanwhile, and the
     // puts of this round complete (and free their slots) without waiting for a full ring.
@@ -841,9 +864,16 @@ bool CommitLog::commit_once() {
                           reached, st.to_string());
         }
     }
+    return reached;
+}
+
+bool CommitLog::commit_once() {
+    MutexLock rl(commit_round_mu_);
+    const int64_t start = max_offset_.load();
+    const int64_t reached = write_ring_locked();
     const bool failed_state = commit_failed_.load();
     // Every put whose end <= target took its slot before target was published.
-    const int64_t covered = failed_state ? target : reached;
+    const int64_t covered = failed_state ? INT64_MAX : reached;
     const uint64_t head = slot_head_.load(std::memory_order_acquire);
     uint64_t tail = slot_tail_.load(std::memory_order_relaxed);
     uint64_t last = tail;

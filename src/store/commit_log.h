@@ -240,6 +240,11 @@ private:
     // One commit round: writes [max_offset, reserved) to the segments, publishes it, completes
     // the queued puts it covers. False when there was nothing to do.
     bool commit_once();
+    // Writes the next chunk of [max_offset, reserved) from the ring into the segments and
+    // publishes it; returns the new max offset. A failed write makes the store read-only.
+    int64_t write_ring_locked() REQUIRES(commit_round_mu_);
+    // A put waiting for ring space writes a chunk itself (try-lock; false when it did not).
+    bool help_commit();
     void wake_committer();
     void lock_put() ACQUIRE(put_mu_);
     Result<RecoveryResult> recover_from(size_t first_index, bool check_crc);

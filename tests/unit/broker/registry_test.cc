@@ -17,6 +17,10 @@ TEST(BrokerRegistry, BrokerAndStoreKeysThroughTheSharedRegistry) {
     ASSERT_TRUE(r.set("autoCreateTopicEnable", "false", "test").is_ok());
     ASSERT_TRUE(r.set("mapedFileSizeCommitLog", "1048576", "test").is_ok());
     ASSERT_TRUE(r.set("flushDiskType", "SYNC_FLUSH", "test").is_ok());
+    EXPECT_EQ(store_cfg.commit_log_write_buffer_bytes, 4 * 1024 * 1024);  // Comet default
+    ASSERT_TRUE(r.set("commitLogWriteBufferSize", "0", "test").is_ok());
+    EXPECT_EQ(store_cfg.commit_log_write_buffer_bytes, 0);
+    EXPECT_FALSE(r.set("commitLogWriteBufferSize", "-1", "test").is_ok());
     EXPECT_FALSE(r.set("brokerId", "x", "test").is_ok());
     EXPECT_EQ(cfg.listen_port, 20911);
     EXPECT_FALSE(cfg.auto_create_topic_enable);
