@@ -12,6 +12,7 @@
 # Builds nothing. Usage:
 #   bench/replication/run.sh BUILD_DIR [--duration SEC] [--size BYTES] [--delay-ms MS]
 #                            [--scenarios a,b,c,d] [--out FILE] [--keep]
+#                            [--broker-conf KEY=VALUE]...   (added to every broker's config)
 # BUILD_DIR must hold apps/{mqnamesrv,mqbroker,mqbench,mqadmin} and, for (d),
 # tests/it/comet_faultproxy (build them Release:
 #   cmake --build BUILD_DIR -j2 --target mqnamesrv mqbroker mqbench mqadmin comet_faultproxy).
@@ -37,6 +38,7 @@ DELAY_MS=2
 SCENARIOS="a,b,c,d"
 OUT=""
 KEEP=0
+EXTRA_CONF=()
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --duration) DURATION="${2:?}"; shift 2 ;;
@@ -45,6 +47,7 @@ while [[ $# -gt 0 ]]; do
         --scenarios) SCENARIOS="${2:?}"; shift 2 ;;
         --out) OUT="${2:?}"; shift 2 ;;
         --keep) KEEP=1; shift ;;
+        --broker-conf) EXTRA_CONF+=("${2:?}"); shift 2 ;;
         -h|--help) usage ;;
         -*) echo "run.sh: unknown option $1" >&2; usage ;;
         *) [[ -z "$BUILD" ]] || { echo "run.sh: one BUILD_DIR only" >&2; usage; }
@@ -243,7 +246,8 @@ run_scenario() {
 
     local common=("brokerClusterName=$cluster" "brokerName=$name" "namesrvAddr=$ns"
                   "brokerIP1=127.0.0.1" "listenHost=127.0.0.1" "flushDiskType=ASYNC_FLUSH"
-                  "autoCreateTopicEnable=true" "mappedFileSizeCommitLog=1073741824")
+                  "autoCreateTopicEnable=true" "mappedFileSizeCommitLog=1073741824"
+                  ${EXTRA_CONF[@]+"${EXTRA_CONF[@]}"})
     local repl=()
     if [[ $slaves -gt 0 ]]; then
         repl=("totalReplicas=$((slaves + 1))" "inSyncReplicas=$isr")

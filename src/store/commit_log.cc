@@ -121,11 +121,14 @@ void append_offset_msg_id(std::string* out, const pm::HostAddress& host, int64_t
     }
 }
 
-// Commit thread pacing (run_committer).
-constexpr auto kCommitLingerWindow = std::chrono::microseconds(30);
-constexpr auto kCommitLinger = std::chrono::microseconds(15);
-constexpr int64_t kCommitMinBytes = 64 * 1024;
-constexpr auto kCommitSpin = std::chrono::microseconds(30);
+// A put commits inline when the last commit round ended at least this long ago.
+constexpr int64_t kInlineCommitGapNs = 50'000;
+
+int64_t steady_nanos() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
 
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -135,9 +138,9 @@ inline void cpu_relax() {
 #endif
 }
 
-// Set on the commit thread: a completion that puts must not wait for ring space (only this
-// thread frees it).
-thread_local bool tls_commit_thread = false;
+// Set on the commit thread and while a put commits inline: a completion that puts must neither
+// wait for ring space (only this thread frees it) nor take commit_round_mu_ again.
+thread_local bool tls_in_commit = false;
 
 constexpr int64_t kMinWriteBuffer = 64 * 1024;
 constexpr int kPutLockSpins = 16;
@@ -236,7 +239,7 @@ void CommitLog::start() {
         committer_running_.store(true);
         committer_ = std::thread([this] {
             ::pthread_setname_np(::pthread_self(), "CommitRealTime");
-            tls_commit_thread = true;
+            tls_in_commit = true;
             run_committer();
         });
     }
@@ -639,7 +642,7 @@ bool CommitLog::wait_for_ring_space(int64_t end) {
     };
     while (full()) {
         if (!flags_->is_writeable() || commit_failed_.load() || !committer_running_.load() ||
-            tls_commit_thread) {
+            tls_in_commit) {
             return false;
         }
         if (help_commit()) {
@@ -722,6 +725,9 @@ void CommitLog::append_and_complete(std::string& encoded, const std::vector<Slic
             done(*failure);
             return;
         }
+        if (committer_idle_.load() && !tls_in_commit && try_commit_inline()) {
+            return;
+        }
         wake_committer();
         return;
     }
@@ -764,6 +770,23 @@ void CommitLog::lock_put() NO_THREAD_SAFETY_ANALYSIS {
 // ---------------------------------------------------------------------------------------------
 // Commit thread (write buffer)
 
+bool CommitLog::try_commit_inline() NO_THREAD_SAFETY_ANALYSIS {
+    // A put arriving at an idle log (the last round ended a while ago) writes and completes
+    // itself: no hand-over to the sleeping commit thread, so a lone put is as fast as through
+    // the mapping. Under load rounds follow each other closely and puts hand over instead,
+    // which is what batches many puts into one pwritev.
+    const int64_t now = steady_nanos();
+    if (now - last_round_ns_.load(std::memory_order_relaxed) < kInlineCommitGapNs ||
+        !commit_round_mu_.try_lock()) {
+        return false;
+    }
+    tls_in_commit = true;
+    (void)commit_round_locked();
+    tls_in_commit = false;
+    commit_round_mu_.unlock();
+    return true;
+}
+
 void CommitLog::wake_committer() {
     if (committer_idle_.load()) {  // seq_cst: pairs with reserved_pub_
         {
@@ -775,39 +798,11 @@ void CommitLog::wake_committer() {
 }
 
 void CommitLog::run_committer() {
-    using Clk = std::chrono::steady_clock;
-    auto last_round = Clk::time_point{};
+    // No spinning: under load the ring refills while a chunk is written (rounds follow each
+    // other without sleeping, ~1 MiB per pwritev); at a low rate each put wakes this thread,
+    // which costs the put a futex wake but no CPU while idle.
     for (;;) {
-        // Under load (the previous round just ended), wait a few microseconds for a fuller
-        // write: one pwritev per ~64 KiB instead of per put (partial pages and the syscall
-        // are paid per call). A put arriving at an idle log is written at once.
-        auto now = Clk::now();
-        if (now - last_round < kCommitLingerWindow) {
-            const auto until = now + kCommitLinger;
-            while (reserved_pub_.load(std::memory_order_relaxed) -
-                           max_offset_.load(std::memory_order_relaxed) <
-                       kCommitMinBytes &&
-                   Clk::now() < until) {
-                cpu_relax();
-            }
-        }
         if (commit_once()) {
-            last_round = Clk::now();
-            continue;
-        }
-        // Idle: watch for a short while before sleeping (a futex wake per round costs the
-        // putting thread more than the spin costs this one).
-        const auto spin_until = Clk::now() + kCommitSpin;
-        bool more = false;
-        while (Clk::now() < spin_until) {
-            if (reserved_pub_.load(std::memory_order_relaxed) >
-                max_offset_.load(std::memory_order_relaxed)) {
-                more = true;
-                break;
-            }
-            cpu_relax();
-        }
-        if (more) {
             continue;
         }
         MutexLock l(commit_mu_);
@@ -869,6 +864,10 @@ int64_t CommitLog::write_ring_locked() {
 
 bool CommitLog::commit_once() {
     MutexLock rl(commit_round_mu_);
+    return commit_round_locked();
+}
+
+bool CommitLog::commit_round_locked() {
     const int64_t start = max_offset_.load();
     const int64_t reached = write_ring_locked();
     const bool failed_state = commit_failed_.load();
@@ -929,6 +928,7 @@ bool CommitLog::commit_once() {
         MutexLock l(commit_mu_);
         space_cv_.notify_all();
     }
+    last_round_ns_.store(steady_nanos(), std::memory_order_relaxed);
     return true;
 }
 

@@ -240,6 +240,9 @@ private:
     // One commit round: writes [max_offset, reserved) to the segments, publishes it, completes
     // the queued puts it covers. False when there was nothing to do.
     bool commit_once();
+    bool commit_round_locked() REQUIRES(commit_round_mu_);
+    // An idle log: the putting thread commits (and completes) itself. False when it did not.
+    bool try_commit_inline();
     // Writes the next chunk of [max_offset, reserved) from the ring into the segments and
     // publishes it; returns the new max offset. A failed write makes the store read-only.
     int64_t write_ring_locked() REQUIRES(commit_round_mu_);
@@ -285,6 +288,7 @@ private:
     std::atomic<bool> space_wanted_{false};
     std::atomic<bool> commit_failed_{false};
     std::atomic<int64_t> commit_rounds_{0};
+    std::atomic<int64_t> last_round_ns_{0};  // steady clock at the end of the last round
     std::atomic<int64_t> committed_bytes_{0};
     std::string commit_failure_ GUARDED_BY(commit_round_mu_);
     std::thread committer_;

@@ -76,8 +76,8 @@ protected:
 };
 
 INSTANTIATE_TEST_SUITE_P(WritePath, CommitLogModeTest, ::testing::Bool(),
-                         [](const ::testing::TestParamInfo<bool>& info) {
-                             return info.param ? "WriteBuffer" : "Mapping";
+                         [](const ::testing::TestParamInfo<bool>& param_info) {
+                             return param_info.param ? "WriteBuffer" : "Mapping";
                          });
 
 TEST_P(CommitLogModeTest, PutAssignsOffsetsAndReadsBack) {

@@ -177,11 +177,11 @@ INSTANTIATE_TEST_SUITE_P(Modes, CommitLogCrash,
                                            CrashMode{FlushDiskType::kAsyncFlush, true},
                                            CrashMode{FlushDiskType::kSyncFlush, false},
                                            CrashMode{FlushDiskType::kAsyncFlush, false}),
-                         [](const ::testing::TestParamInfo<CrashMode>& info) {
-                             return std::string(info.param.flush == FlushDiskType::kSyncFlush
+                         [](const ::testing::TestParamInfo<CrashMode>& param_info) {
+                             return std::string(param_info.param.flush == FlushDiskType::kSyncFlush
                                                     ? "Sync"
                                                     : "Async") +
-                                    (info.param.write_buffer ? "WriteBuffer" : "Mapping");
+                                    (param_info.param.write_buffer ? "WriteBuffer" : "Mapping");
                          });
 
 TEST_P(CommitLogCrash, AcknowledgedMessagesSurviveSigkill) {
