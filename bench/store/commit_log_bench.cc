@@ -85,13 +85,6 @@ std::unique_ptr<Store> open_store(const std::string& dir, FlushDiskType type,
     if (!write_buffer) {
         s->config.commit_log_write_buffer_bytes = 0;
     }
-    if (const char* f = std::getenv("COMET_BENCH_RING_KB")) {
-        s->config.max_message_size = 64 * 1024;
-        s->config.commit_log_write_buffer_bytes = std::atoll(f) * 1024;
-    }
-    if (const char* f = std::getenv("COMET_BENCH_FLUSH_MS")) {
-        s->config.flush_interval_commit_log_ms = std::atoi(f);
-    }
     s->alloc.start();
     s->checkpoint = StoreCheckpoint::open(s->config.checkpoint_path()).value();
     s->log = CommitLog::open(s->config, &SystemClock::instance(), &s->alloc, s->checkpoint.get(),
