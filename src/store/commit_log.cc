@@ -11,6 +11,7 @@
 #include "base/bytes.h"
 #include "protocol/message_decoder.h"
 #include "protocol/message_id.h"
+#include "store/fast_crc32.h"
 #include "store/store_checkpoint.h"
 #include "store/stored_message_encoder.h"
 
@@ -312,6 +313,28 @@ void CommitLog::put_message(const pm::MessageExt& msg, PutCompletion done) {
                     fmt::format("topic length {} is invalid", msg.topic.size())));
         return;
     }
+    thread_local std::vector<Slice> slices;
+    if (ring_ != nullptr) {
+        // Sized now, encoded later straight into the write buffer (no intermediate copy).
+        auto layout = layout_stored_message(msg, props, store_host_);
+        if (!layout.is_ok()) {
+            done(failed(PutMessageStatus::kMessageIllegal, layout.status().message()));
+            return;
+        }
+        const int64_t total = layout.value().total;
+        if (total > static_cast<int64_t>(config_.max_message_size) + kMaxRecordOverhead ||
+            total + kEndFileMinBlankLength > config_.mapped_file_size_commit_log) {
+            done(failed(PutMessageStatus::kMessageIllegal,
+                        fmt::format("message record of {} bytes is too large", total)));
+            return;
+        }
+        const SingleRecord single{&msg, props, layout.value(),
+                                  static_cast<uint32_t>(fast_body_crc32(msg.body))};
+        slices.assign(1, Slice{0, static_cast<int32_t>(total), layout.value().sys_flag});
+        append_and_complete(nullptr, &single, slices, tls_queue_key(msg.topic, msg.queue_id),
+                            msg.wait_store_msg_ok(), std::move(done));
+        return;
+    }
     // QUEUEOFFSET, PHYSICALOFFSET and STORETIMESTAMP are patched at append; STOREHOST is ours.
     std::string& buf = tls_buffer();
     buf.clear();
@@ -327,11 +350,10 @@ void CommitLog::put_message(const pm::MessageExt& msg, PutCompletion done) {
                     fmt::format("message record of {} bytes is too large", len)));
         return;
     }
-    thread_local std::vector<Slice> slices;
     const auto sys_flag = static_cast<int32_t>(
         get_be32(reinterpret_cast<const uint8_t*>(buf.data()) + pm::kMsgSysFlagPos));
     slices.assign(1, Slice{0, static_cast<int32_t>(len), sys_flag});
-    append_and_complete(buf, slices, tls_queue_key(msg.topic, msg.queue_id),
+    append_and_complete(&buf, nullptr, slices, tls_queue_key(msg.topic, msg.queue_id),
                         msg.wait_store_msg_ok(), std::move(done));
 }
 
@@ -428,7 +450,7 @@ void CommitLog::put_messages(MessageBatch batch, PutCompletion done) {
                     fmt::format("batch of {} bytes does not fit a CommitLog segment", len)));
         return;
     }
-    append_and_complete(buf, slices, tls_queue_key(batch.topic, batch.queue_id), wait_ok,
+    append_and_complete(&buf, nullptr, slices, tls_queue_key(batch.topic, batch.queue_id), wait_ok,
                         std::move(done));
 }
 
@@ -519,16 +541,26 @@ void CommitLog::fill_msg_ids(PutMessageResult* r, const std::vector<Slice>& slic
     }
 }
 
-std::optional<PutMessageResult> CommitLog::append_to_ring_locked(std::string& encoded,
-                                                                 const std::vector<Slice>& slices,
-                                                                 std::string_view key,
-                                                                 bool wait_store_msg_ok,
-                                                                 PutCompletion& done) {
+std::optional<PutMessageResult> CommitLog::append_to_ring_locked(
+    std::string* encoded, const SingleRecord* single, const std::vector<Slice>& slices,
+    std::string_view key, bool wait_store_msg_ok, PutCompletion& done) {
     if (!accepting_.load() || !flags_->is_writeable()) {
         return failed(PutMessageStatus::kServiceNotAvailable,
                       "message store is not writeable or not running");
     }
-    const auto total = static_cast<int64_t>(encoded.size());
+    const auto total =
+        encoded != nullptr ? static_cast<int64_t>(encoded->size()) : single->layout.total;
+    // The records as bytes, for the paths that cannot encode in place (wrap, direct write).
+    auto materialize = [&]() -> std::string& {
+        if (encoded == nullptr) {
+            std::string& b = tls_buffer();
+            b.resize(static_cast<size_t>(total));
+            write_stored_message(reinterpret_cast<uint8_t*>(b.data()), single->layout, *single->msg,
+                                 single->props, store_host_, single->body_crc);
+            encoded = &b;
+        }
+        return *encoded;
+    };
     const int64_t file_size = queue_.mapped_file_size();
     int64_t at = reserved_;
     if (write_file_ == nullptr || at < write_file_->file_from_offset() ||
@@ -578,8 +610,7 @@ std::optional<PutMessageResult> CommitLog::append_to_ring_locked(std::string& en
         slot = topic_queue_table_.emplace(std::string(key), 0).first;
     }
     const int64_t first_queue_offset = slot->second;
-    const int64_t next_queue_offset = patch_records(reinterpret_cast<uint8_t*>(encoded.data()),
-                                                    slices, phys, first_queue_offset, store_ts);
+    int64_t next_queue_offset = first_queue_offset;
     if (fits) {
         if (gap > 0) {
             ring_->zero(at, static_cast<size_t>(gap));
@@ -587,8 +618,22 @@ std::optional<PutMessageResult> CommitLog::append_to_ring_locked(std::string& en
                 ring_->copy_in(at, filler, sizeof(filler));
             }
         }
-        ring_->copy_in(phys, encoded.data(), static_cast<size_t>(total));
+        uint8_t* dst = ring_->contiguous(phys, static_cast<size_t>(total));
+        if (encoded == nullptr && dst != nullptr) {
+            // Encoded in place: the body is copied once, from the request into the ring.
+            write_stored_message(dst, single->layout, *single->msg, single->props, store_host_,
+                                 single->body_crc);
+            next_queue_offset = patch_records(dst, slices, phys, first_queue_offset, store_ts);
+        } else {
+            std::string& e = materialize();
+            next_queue_offset = patch_records(reinterpret_cast<uint8_t*>(e.data()), slices, phys,
+                                              first_queue_offset, store_ts);
+            ring_->copy_in(phys, e.data(), static_cast<size_t>(total));
+        }
     } else {
+        std::string& e = materialize();
+        next_queue_offset = patch_records(reinterpret_cast<uint8_t*>(e.data()), slices, phys,
+                                          first_queue_offset, store_ts);
         // Larger than the ring (a huge batch): the ring is drained, write it here.
         Status st =
             gap >= 8 ? write_direct_locked(at, std::string_view(reinterpret_cast<char*>(filler), 8))
@@ -599,7 +644,7 @@ std::optional<PutMessageResult> CommitLog::append_to_ring_locked(std::string& en
                 old->set_wrote_position(static_cast<int32_t>(file_size));
                 max_offset_.store(phys);
             }
-            st = write_direct_locked(phys, encoded);
+            st = write_direct_locked(phys, e);
         }
         if (!st.is_ok()) {
             flags_->set(RunningFlags::kNotWritable);
@@ -711,14 +756,14 @@ void CommitLog::finish_put(PutMessageResult r, bool wait_store_msg_ok, PutComple
     done(r);
 }
 
-void CommitLog::append_and_complete(std::string& encoded, const std::vector<Slice>& slices,
-                                    std::string_view key, bool wait_store_msg_ok,
-                                    PutCompletion done) {
+void CommitLog::append_and_complete(std::string* encoded, const SingleRecord* single,
+                                    const std::vector<Slice>& slices, std::string_view key,
+                                    bool wait_store_msg_ok, PutCompletion done) {
     if (ring_ != nullptr) {
         std::optional<PutMessageResult> failure;
         {
             lock_put();
-            failure = append_to_ring_locked(encoded, slices, key, wait_store_msg_ok, done);
+            failure = append_to_ring_locked(encoded, single, slices, key, wait_store_msg_ok, done);
             put_mu_.unlock();
         }
         if (failure) {
@@ -734,7 +779,7 @@ void CommitLog::append_and_complete(std::string& encoded, const std::vector<Slic
     PutMessageResult r;
     {
         MutexLock l(put_mu_);
-        r = append_locked(encoded, slices, key);
+        r = append_locked(*encoded, slices, key);  // the mapping path always has the bytes
     }
     if (!r.ok()) {
         done(r);

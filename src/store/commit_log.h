@@ -63,6 +63,7 @@
 #include "store/message_store_config.h"
 #include "store/prefault_service.h"
 #include "store/put_message_status.h"
+#include "store/stored_message_encoder.h"
 #include "store/write_ring.h"
 
 namespace comet::store {
@@ -210,18 +211,26 @@ private:
     static constexpr uint64_t kPendingSlots = 4096;  // power of two
 
     // Appends pre-encoded records (patching offsets into `encoded`) and finishes the put.
-    void append_and_complete(std::string& encoded, const std::vector<Slice>& slices,
-                             std::string_view key, bool wait_store_msg_ok, PutCompletion done);
+    // One message not yet encoded: the write-buffer path encodes it straight into the ring.
+    struct SingleRecord {
+        const protocol::MessageExt* msg;
+        std::string_view props;
+        StoredRecordLayout layout;
+        uint32_t body_crc;
+    };
+
+    // encoded: the records, or null when `single` is to be encoded in place (write buffer only).
+    void append_and_complete(std::string* encoded, const SingleRecord* single,
+                             const std::vector<Slice>& slices, std::string_view key,
+                             bool wait_store_msg_ok, PutCompletion done);
     PutMessageResult append_locked(const std::string& encoded, const std::vector<Slice>& slices,
                                    std::string_view key) REQUIRES(put_mu_);
     // Write-buffer form: reserves, patches, copies into the ring and queues the put (or writes
     // it directly when it cannot fit the ring). Returns nullopt when queued (`done` was moved),
     // or the failure (nothing reserved, `done` untouched).
-    std::optional<PutMessageResult> append_to_ring_locked(std::string& encoded,
-                                                          const std::vector<Slice>& slices,
-                                                          std::string_view key,
-                                                          bool wait_store_msg_ok,
-                                                          PutCompletion& done) REQUIRES(put_mu_);
+    std::optional<PutMessageResult> append_to_ring_locked(
+        std::string* encoded, const SingleRecord* single, const std::vector<Slice>& slices,
+        std::string_view key, bool wait_store_msg_ok, PutCompletion& done) REQUIRES(put_mu_);
     // Waits (put_mu_ held: puts queue behind) until [.., end) fits the ring and a pending slot
     // is free. False when the store stopped being writable, no commit thread runs, or the
     // caller is the commit thread itself (a completion that puts while the ring is full).

@@ -21,8 +21,8 @@ uint8_t* put_host(uint8_t* p, const pm::HostAddress& h) {
 
 }  // namespace
 
-Status encode_stored_message(const pm::MessageExt& msg, std::string_view props,
-                             const pm::HostAddress& store_host, std::string* out, int32_t magic) {
+Result<StoredRecordLayout> layout_stored_message(const pm::MessageExt& msg, std::string_view props,
+                                                 const pm::HostAddress& store_host, int32_t magic) {
     if (magic == 0) {
         magic = pm::magic_for_topic(msg.topic.size());
     }
@@ -35,35 +35,39 @@ Status encode_stored_message(const pm::MessageExt& msg, std::string_view props,
     }
     const size_t max_topic = magic == pm::kMessageMagicCodeV1 ? 127 : 32767;
     if (msg.topic.size() > max_topic) {
-        return Status::error(Errc::kInvalidArgument, "topic length {} exceeds {}",
-                             msg.topic.size(), max_topic);
+        return Status::error(Errc::kInvalidArgument, "topic length {} exceeds {}", msg.topic.size(),
+                             max_topic);
     }
-    int32_t sys_flag =
-        msg.sys_flag & ~(pm::sysflag::kBornHostV6 | pm::sysflag::kStoreHostAddressV6);
+    StoredRecordLayout l;
+    l.magic = magic;
+    l.sys_flag = msg.sys_flag & ~(pm::sysflag::kBornHostV6 | pm::sysflag::kStoreHostAddressV6);
     if (msg.born_host.v6) {
-        sys_flag |= pm::sysflag::kBornHostV6;
+        l.sys_flag |= pm::sysflag::kBornHostV6;
     }
     if (store_host.v6) {
-        sys_flag |= pm::sysflag::kStoreHostAddressV6;
+        l.sys_flag |= pm::sysflag::kStoreHostAddressV6;
     }
-    const int64_t total = pm::stored_message_length(
-        sys_flag, static_cast<int64_t>(msg.body.size()), static_cast<int64_t>(msg.topic.size()),
-        static_cast<int64_t>(props.size()), magic);
-    if (total > INT32_MAX) {
+    l.total = pm::stored_message_length(l.sys_flag, static_cast<int64_t>(msg.body.size()),
+                                        static_cast<int64_t>(msg.topic.size()),
+                                        static_cast<int64_t>(props.size()), magic);
+    if (l.total > INT32_MAX) {
         return Status::error(Errc::kInvalidArgument, "message record of {} bytes is too large",
-                             total);
+                             l.total);
     }
-    const size_t at = out->size();
-    out->resize(at + static_cast<size_t>(total));
-    auto* p = reinterpret_cast<uint8_t*>(out->data() + at);
-    put_be32(p, static_cast<uint32_t>(total));
-    put_be32(p + 4, static_cast<uint32_t>(magic));
-    put_be32(p + 8, static_cast<uint32_t>(fast_body_crc32(msg.body)));
+    return l;
+}
+
+void write_stored_message(uint8_t* p, const StoredRecordLayout& l, const pm::MessageExt& msg,
+                          std::string_view props, const pm::HostAddress& store_host,
+                          uint32_t body_crc) {
+    put_be32(p, static_cast<uint32_t>(l.total));
+    put_be32(p + 4, static_cast<uint32_t>(l.magic));
+    put_be32(p + 8, body_crc);
     put_be32(p + 12, static_cast<uint32_t>(msg.queue_id));
     put_be32(p + 16, static_cast<uint32_t>(msg.flag));
     put_be64(p + 20, static_cast<uint64_t>(msg.queue_offset));
     put_be64(p + 28, static_cast<uint64_t>(msg.commit_log_offset));
-    put_be32(p + 36, static_cast<uint32_t>(sys_flag));
+    put_be32(p + 36, static_cast<uint32_t>(l.sys_flag));
     put_be64(p + 40, static_cast<uint64_t>(msg.born_timestamp));
     p = put_host(p + 48, msg.born_host);
     put_be64(p, static_cast<uint64_t>(msg.store_timestamp));
@@ -74,7 +78,7 @@ Status encode_stored_message(const pm::MessageExt& msg, std::string_view props,
     p += 16;
     std::memcpy(p, msg.body.data(), msg.body.size());
     p += msg.body.size();
-    if (magic == pm::kMessageMagicCodeV2) {
+    if (l.magic == pm::kMessageMagicCodeV2) {
         put_be16(p, static_cast<uint16_t>(msg.topic.size()));
         p += 2;
     } else {
@@ -87,6 +91,16 @@ Status encode_stored_message(const pm::MessageExt& msg, std::string_view props,
     if (!props.empty()) {
         std::memcpy(p, props.data(), props.size());
     }
+}
+
+Status encode_stored_message(const pm::MessageExt& msg, std::string_view props,
+                             const pm::HostAddress& store_host, std::string* out, int32_t magic) {
+    COMET_ASSIGN_OR_RETURN(StoredRecordLayout l,
+                           layout_stored_message(msg, props, store_host, magic));
+    const size_t at = out->size();
+    out->resize(at + static_cast<size_t>(l.total));
+    write_stored_message(reinterpret_cast<uint8_t*>(out->data() + at), l, msg, props, store_host,
+                         fast_body_crc32(msg.body));
     return Status::ok();
 }
 

@@ -14,10 +14,28 @@ namespace comet::store {
 
 // Appends the record of `msg` with properties string `props` and STOREHOSTADDRESS `store_host`
 // (msg.store_host is ignored) to *out; magic 0 chooses v1/v2 by topic length. QUEUEOFFSET,
-// PHYSICALOFFSET and STORETIMESTAMP are written as in msg (the CommitLog patches them). Errors (kInvalidArgument), nothing appended: properties
-// > 32767 bytes, topic > 32767 bytes (> 127 with magic v1), record > INT32_MAX, bad magic.
+// PHYSICALOFFSET and STORETIMESTAMP are written as in msg (the CommitLog patches them). Errors
+// (kInvalidArgument), nothing appended: properties > 32767 bytes, topic > 32767 bytes (> 127 with
+// magic v1), record > INT32_MAX, bad magic.
 Status encode_stored_message(const protocol::MessageExt& msg, std::string_view props,
                              const protocol::HostAddress& store_host, std::string* out,
                              int32_t magic = 0);
+
+// The same encoder in two steps, for a caller that picks the destination after knowing the
+// size (the CommitLog writes straight into its write buffer): layout_stored_message validates
+// and sizes the record (same errors as above); write_stored_message writes exactly
+// layout.total bytes at p with the given BODYCRC.
+struct StoredRecordLayout {
+    int32_t magic = 0;
+    int32_t sys_flag = 0;  // msg.sys_flag with the IPv6 host bits set from the addresses
+    int64_t total = 0;
+};
+Result<StoredRecordLayout> layout_stored_message(const protocol::MessageExt& msg,
+                                                 std::string_view props,
+                                                 const protocol::HostAddress& store_host,
+                                                 int32_t magic = 0);
+void write_stored_message(uint8_t* p, const StoredRecordLayout& layout,
+                          const protocol::MessageExt& msg, std::string_view props,
+                          const protocol::HostAddress& store_host, uint32_t body_crc);
 
 }  // namespace comet::store

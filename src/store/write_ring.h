@@ -30,6 +30,11 @@ public:
     void copy_in(int64_t at, const void* src, size_t n);
     // Writes n zero bytes (n <= capacity) at log offset `at`.
     void zero(int64_t at, size_t n);
+    // Writable pointer to [at, at + n) when that range does not wrap, else null.
+    uint8_t* contiguous(int64_t at, size_t n) {
+        const size_t i = index(at);
+        return n <= capacity_ - i ? reinterpret_cast<uint8_t*>(base_ + i) : nullptr;
+    }
     // The bytes of [at, at + n) (n <= capacity): the first span and, when the range wraps,
     // the second (empty otherwise).
     std::pair<std::string_view, std::string_view> view(int64_t at, size_t n) const;
