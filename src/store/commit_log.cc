@@ -681,9 +681,15 @@ std::optional<PutMessageResult> CommitLog::append_to_ring_locked(
 
 bool CommitLog::wait_for_ring_space(int64_t end) {
     const auto cap = static_cast<int64_t>(ring_->capacity());
+    const uint64_t head = slot_head_.load(std::memory_order_relaxed);
+    // Fast path on what was seen free last time: no read of the commit thread's cache lines.
+    if (end <= ring_room_end_ && head < slot_room_end_) {
+        return true;
+    }
     auto full = [&] {
-        return end - max_offset_.load() > cap ||
-               slot_head_.load(std::memory_order_relaxed) - slot_tail_.load() >= kPendingSlots;
+        ring_room_end_ = max_offset_.load() + cap;
+        slot_room_end_ = slot_tail_.load() + kPendingSlots;
+        return end > ring_room_end_ || head >= slot_room_end_;
     };
     while (full()) {
         if (!flags_->is_writeable() || commit_failed_.load() || !committer_running_.load() ||
@@ -741,7 +747,7 @@ Status CommitLog::write_direct_locked(int64_t at, std::string_view bytes) {
     return Status::ok();
 }
 
-void CommitLog::finish_put(PutMessageResult r, bool wait_store_msg_ok, PutCompletion done) {
+void CommitLog::finish_put(PutMessageResult& r, bool wait_store_msg_ok, PutCompletion& done) {
     if (config_.flush_disk_type == FlushDiskType::kSyncFlush && wait_store_msg_ok) {
         const PhysicalOffset end_offset = r.append.end_offset();
         flush_->wait_for_flush(end_offset,
@@ -798,7 +804,7 @@ void CommitLog::append_and_complete(std::string* encoded, const SingleRecord* si
     if (!config_.flush_commit_log_timed && config_.flush_disk_type == FlushDiskType::kAsyncFlush) {
         flush_->wakeup();  // timed flushing ignores wakeups: skip the futex call per put
     }
-    finish_put(std::move(r), wait_store_msg_ok, std::move(done));
+    finish_put(r, wait_store_msg_ok, done);
 }
 
 void CommitLog::lock_put() NO_THREAD_SAFETY_ANALYSIS {
@@ -966,7 +972,7 @@ bool CommitLog::commit_round_locked() {
                                      p.wrote_offset + static_cast<int64_t>(p.batch_pos[i]));
             }
         }
-        finish_put(std::move(r), p.wait_store_msg_ok, std::move(done));
+        finish_put(r, p.wait_store_msg_ok, done);
     }
     slot_tail_.store(tail, std::memory_order_release);
     if (space_wanted_.exchange(false)) {
@@ -1196,6 +1202,8 @@ Result<RecoveryResult> CommitLog::recover_from(size_t first_index, bool check_cr
             reserved_ = 0;
             reserved_pub_.store(0);
             write_file_.reset();
+            ring_room_end_ = 0;
+            slot_room_end_ = 0;
         }
         queue_.set_flushed_where(0);
         spdlog::info("CommitLog recovery: no segments in {}", queue_.dir());
@@ -1245,6 +1253,8 @@ Result<RecoveryResult> CommitLog::recover_from(size_t first_index, bool check_cr
         reserved_ = process;
         reserved_pub_.store(process);
         write_file_.reset();
+        ring_room_end_ = 0;
+        slot_room_end_ = 0;
     }
     return res;
 }

@@ -239,7 +239,8 @@ private:
     // ring is drained). Records never span segments; `at` may sit at a segment start.
     Status write_direct_locked(int64_t at, std::string_view bytes) REQUIRES(put_mu_);
     // After a put's bytes are published: SYNC_FLUSH wait or completion.
-    void finish_put(PutMessageResult r, bool wait_store_msg_ok, PutCompletion done);
+    // (r and done may be moved from.)
+    void finish_put(PutMessageResult& r, bool wait_store_msg_ok, PutCompletion& done);
     void fill_msg_ids(PutMessageResult* r, const std::vector<Slice>& slices) const;
     // Patches QUEUEOFFSET, PHYSICALOFFSET and STORETIMESTAMP of every slice of the records at
     // `base` (to be written at log offset phys); returns the next queue offset.
@@ -279,6 +280,10 @@ private:
     int64_t reserved_ GUARDED_BY(put_mu_) = 0;
     // Segment holding reserved_ (cached: no queue lookup per put); reset by recovery.
     std::shared_ptr<MappedFile> write_file_ GUARDED_BY(put_mu_);
+    // Ring bytes / slots seen free by the last check (cached: the common put reads none of the
+    // commit thread's cache lines). Only ever behind the truth, so a stale value is safe.
+    int64_t ring_room_end_ GUARDED_BY(put_mu_) = 0;
+    uint64_t slot_room_end_ GUARDED_BY(put_mu_) = 0;
     std::atomic<int64_t> reserved_pub_{0};  // reserved_, published after the bytes are in
     // Pending slots: slot i % kPendingSlots is written by the putting thread holding put_mu_,
     // then published by slot_head_ (release) before reserved_pub_; the commit thread (holding
