@@ -84,6 +84,8 @@ std::unique_ptr<Store> open_store(const std::string& dir, FlushDiskType type,
     s->config.flush_disk_type = type;
     if (!write_buffer) {
         s->config.commit_log_write_buffer_bytes = 0;
+    } else if (const char* b = std::getenv("COMET_BENCH_WRITE_BUFFER")) {
+        s->config.commit_log_write_buffer_bytes = std::atoll(b);  // experiments: buffer size
     }
     s->alloc.start();
     s->checkpoint = StoreCheckpoint::open(s->config.checkpoint_path()).value();
