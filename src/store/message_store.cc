@@ -53,10 +53,15 @@ public:
     explicit Reader(MessageStore& store) : store_(store) {}
     PhysicalOffset dispatchable_max_offset() const override {
         const PhysicalOffset max = store_.commit_log_->max_offset();
-        if (!store_.dispatch_limit_) {
+        std::shared_ptr<const std::function<PhysicalOffset()>> limit;
+        {
+            MutexLock l(store_.dispatch_limit_mu_);
+            limit = store_.dispatch_limit_;
+        }
+        if (!limit || !*limit) {
             return max;
         }
-        return std::min(max, store_.dispatch_limit_());
+        return std::min(max, (*limit)());
     }
     std::optional<MappedView> read_from(PhysicalOffset offset) const override {
         return store_.commit_log_->get_data(offset);
@@ -384,7 +389,9 @@ Status MessageStore::dispatch(const DispatchRequest& req) {
 Result<int64_t> MessageStore::dispatch_now() { return reput_->do_reput(); }
 
 void MessageStore::set_dispatch_limit(std::function<PhysicalOffset()> limit) {
-    dispatch_limit_ = std::move(limit);
+    auto shared = std::make_shared<const std::function<PhysicalOffset()>>(std::move(limit));
+    MutexLock l(dispatch_limit_mu_);
+    dispatch_limit_ = std::move(shared);
 }
 
 void MessageStore::set_message_arriving_listener(MessageArrivingListener* listener) {

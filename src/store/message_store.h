@@ -132,7 +132,8 @@ public:
     PhysicalOffset dispatched_offset() const { return reput_->reput_from_offset(); }
     int64_t dispatch_behind_bytes() const { return reput_->behind(); }
     // Restricts dispatch to [.., limit()] (DLedger: committed index; controller: confirm
-    // offset). Default: the CommitLog's write end. Call before start().
+    // offset). Default: the CommitLog's write end. Any time (the dispatch thread picks it up on
+    // its next pass); `limit` runs on the dispatch thread.
     void set_dispatch_limit(std::function<PhysicalOffset()> limit);
     // Runs dispatch now on the calling thread (tests; recovery). Returns records dispatched.
     Result<int64_t> dispatch_now();
@@ -197,7 +198,9 @@ private:
     StoreStatsService stats_;
     ArrivalWaiters waiters_;
     std::atomic<MessageArrivingListener*> listener_{nullptr};
-    std::function<PhysicalOffset()> dispatch_limit_;
+    mutable Mutex dispatch_limit_mu_;
+    std::shared_ptr<const std::function<PhysicalOffset()>> dispatch_limit_
+        GUARDED_BY(dispatch_limit_mu_);
     std::atomic<int64_t> last_dispatched_store_ts_{0};
     bool last_exit_ok_ = true;
     bool opened_ = false;  // load_and_recover() completed
