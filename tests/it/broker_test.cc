@@ -29,9 +29,9 @@ protected:
     void SetUp() override {
         ns_port_ = free_port();
         broker_port_ = free_port();
-        auto ns = start_namesrv(dir_, ns_port_,
-                                {{"brokerChannelExpiredTime", "3000"},
-                                 {"scanNotActiveBrokerInterval", "500"}});
+        auto ns = start_namesrv(
+            dir_, ns_port_,
+            {{"brokerChannelExpiredTime", "3000"}, {"scanNotActiveBrokerInterval", "500"}});
         ASSERT_TRUE(ns.is_ok()) << ns.status().to_string();
         ns_ = std::move(ns).value();
         ASSERT_TRUE(ns_->wait_for_port(ns_port_, 10s).is_ok()) << ns_->log_tail();
@@ -59,14 +59,13 @@ protected:
 
     Result<protocol::RemotingCommand> create_topic(const std::string& topic, int queues) {
         return call(client_, broker_port_,
-                    request(Req::kUpdateAndCreateTopic,
-                            {{"topic", topic},
-                             {"defaultTopic", "TBW102"},
-                             {"readQueueNums", std::to_string(queues)},
-                             {"writeQueueNums", std::to_string(queues)},
-                             {"perm", "6"},
-                             {"topicFilterType", "SINGLE_TAG"},
-                             {"order", "false"}}));
+                    request(Req::kUpdateAndCreateTopic, {{"topic", topic},
+                                                         {"defaultTopic", "TBW102"},
+                                                         {"readQueueNums", std::to_string(queues)},
+                                                         {"writeQueueNums", std::to_string(queues)},
+                                                         {"perm", "6"},
+                                                         {"topicFilterType", "SINGLE_TAG"},
+                                                         {"order", "false"}}));
     }
 
     Result<protocol::RemotingCommand> send(const std::string& topic, const std::string& body,
@@ -100,20 +99,20 @@ protected:
                                            int queue, int64_t offset, int sys_flag = 4,
                                            int64_t suspend_ms = 0, const std::string& sub = "*",
                                            milliseconds timeout = 5000ms) {
-        return call(client_, broker_port_,
-                    request(Req::kPullMessage,
-                            {{"consumerGroup", group},
-                             {"topic", topic},
-                             {"queueId", std::to_string(queue)},
-                             {"queueOffset", std::to_string(offset)},
-                             {"maxMsgNums", "32"},
-                             {"sysFlag", std::to_string(sys_flag)},
-                             {"commitOffset", "0"},
-                             {"suspendTimeoutMillis", std::to_string(suspend_ms)},
-                             {"subscription", sub},
-                             {"subVersion", "0"},
-                             {"expressionType", "TAG"}}),
-                    timeout);
+        return call(
+            client_, broker_port_,
+            request(Req::kPullMessage, {{"consumerGroup", group},
+                                        {"topic", topic},
+                                        {"queueId", std::to_string(queue)},
+                                        {"queueOffset", std::to_string(offset)},
+                                        {"maxMsgNums", "32"},
+                                        {"sysFlag", std::to_string(sys_flag)},
+                                        {"commitOffset", "0"},
+                                        {"suspendTimeoutMillis", std::to_string(suspend_ms)},
+                                        {"subscription", sub},
+                                        {"subVersion", "0"},
+                                        {"expressionType", "TAG"}}),
+            timeout);
     }
 
     std::vector<protocol::MessageExt> messages_of(const protocol::RemotingCommand& r) {
@@ -123,9 +122,8 @@ protected:
     }
 
     // Pulls every message of topic/queue from offset 0 within `timeout`, until `want` arrived.
-    std::vector<protocol::MessageExt> pull_until(const std::string& group,
-                                                 const std::string& topic, int queue, size_t want,
-                                                 milliseconds timeout) {
+    std::vector<protocol::MessageExt> pull_until(const std::string& group, const std::string& topic,
+                                                 int queue, size_t want, milliseconds timeout) {
         std::vector<protocol::MessageExt> got;
         int64_t offset = 0;
         eventually(
@@ -225,9 +223,9 @@ TEST_F(BrokerIt, SendAndPullStatusPaths) {
     auto min = must(call(client_, broker_port_,
                          request(Req::kGetMinOffset, {{"topic", "SendTopic"}, {"queueId", "0"}})));
     EXPECT_EQ(*min.ext("offset"), "0");
-    auto view = must(call(client_, broker_port_,
-                          request(Req::kViewMessageById, {{"offset", std::to_string(
-                                                               msgs[1].commit_log_offset)}})));
+    auto view = must(call(
+        client_, broker_port_,
+        request(Req::kViewMessageById, {{"offset", std::to_string(msgs[1].commit_log_offset)}})));
     ASSERT_EQ(view.code, RC::kSuccess);
     EXPECT_EQ(protocol::decode_message(view.body).value().body, "second");
     auto unknown_code = must(call(client_, broker_port_, request(9999)));
@@ -239,19 +237,19 @@ TEST_F(BrokerIt, LongPollingWakesOnPut) {
     std::promise<Result<protocol::RemotingCommand>> p;
     auto f = p.get_future();
     const auto begin = std::chrono::steady_clock::now();
-    client_.invoke_async(
-        addr(broker_port_),
-        request(Req::kPullMessage, {{"consumerGroup", "GP"},
-                                    {"topic", "PollTopic"},
-                                    {"queueId", "0"},
-                                    {"queueOffset", "0"},
-                                    {"maxMsgNums", "32"},
-                                    {"sysFlag", "6"},
-                                    {"commitOffset", "0"},
-                                    {"suspendTimeoutMillis", "15000"},
-                                    {"subscription", "*"},
-                                    {"subVersion", "0"}}),
-        30s, [&p](Result<protocol::RemotingCommand> r) { p.set_value(std::move(r)); });
+    client_.invoke_async(addr(broker_port_),
+                         request(Req::kPullMessage, {{"consumerGroup", "GP"},
+                                                     {"topic", "PollTopic"},
+                                                     {"queueId", "0"},
+                                                     {"queueOffset", "0"},
+                                                     {"maxMsgNums", "32"},
+                                                     {"sysFlag", "6"},
+                                                     {"commitOffset", "0"},
+                                                     {"suspendTimeoutMillis", "15000"},
+                                                     {"subscription", "*"},
+                                                     {"subVersion", "0"}}),
+                         30s,
+                         [&p](Result<protocol::RemotingCommand> r) { p.set_value(std::move(r)); });
     // The pull is held: no answer yet.
     EXPECT_EQ(f.wait_for(500ms), std::future_status::timeout);
     const auto put_at = std::chrono::steady_clock::now();
@@ -283,15 +281,17 @@ TEST_F(BrokerIt, OffsetsSurviveRestart) {
                                                               {"commitOffset", "1"}})));
     ASSERT_EQ(upd.code, RC::kSuccess);
     auto query = [&] {
-        return must(call(client_, broker_port_,
-                         request(Req::kQueryConsumerOffset,
-                                 {{"consumerGroup", "GO"}, {"topic", "OffTopic"}, {"queueId", "1"}})));
+        return must(
+            call(client_, broker_port_,
+                 request(Req::kQueryConsumerOffset,
+                         {{"consumerGroup", "GO"}, {"topic", "OffTopic"}, {"queueId", "1"}})));
     };
     EXPECT_EQ(*query().ext("offset"), "1");
     // Unknown group on a queue whose first message is in memory: 0.
-    auto fresh = must(call(client_, broker_port_,
-                           request(Req::kQueryConsumerOffset,
-                                   {{"consumerGroup", "New"}, {"topic", "OffTopic"}, {"queueId", "1"}})));
+    auto fresh =
+        must(call(client_, broker_port_,
+                  request(Req::kQueryConsumerOffset,
+                          {{"consumerGroup", "New"}, {"topic", "OffTopic"}, {"queueId", "1"}})));
     EXPECT_EQ(fresh.code, RC::kSuccess);
     EXPECT_EQ(*fresh.ext("offset"), "0");
 
@@ -306,6 +306,36 @@ TEST_F(BrokerIt, OffsetsSurviveRestart) {
     auto again = must(pull("G2", "OffTopic", 1, 0));
     ASSERT_EQ(again.code, RC::kSuccess);
     EXPECT_EQ(messages_of(again).at(0).body, "m");
+}
+
+// ASYNC_FLUSH (the default) promises an acknowledged message is in the page cache: kill -9 of
+// the broker right after the acks loses none of them (abnormal recovery on restart). Goes
+// through the write buffer and its commit thread.
+TEST_F(BrokerIt, AcknowledgedAsyncSendsSurviveKill9) {
+    ASSERT_EQ(must(create_topic("KillTopic", 2)).code, RC::kSuccess);
+    constexpr int kSends = 400;
+    std::vector<std::string> bodies[2];
+    for (int i = 0; i < kSends; ++i) {
+        const int queue = i % 2;
+        std::string body =
+            "k9-" + std::to_string(i) + std::string(static_cast<size_t>(i % 900), 'x');
+        auto r = send("KillTopic", body, "", queue);
+        ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+        ASSERT_EQ(r->code, RC::kSuccess) << r->remark.value_or("");
+        bodies[queue].push_back(std::move(body));
+    }
+    broker_->sigkill();  // no flush, no clean shutdown
+    client_.close_connection(addr(broker_port_));
+    ASSERT_TRUE(std::filesystem::exists(dir_.sub("broker-a/store/abort")));
+    start_broker_process();
+    for (int queue = 0; queue < 2; ++queue) {
+        auto got = pull_until("GK", "KillTopic", queue, bodies[queue].size(), 10s);
+        ASSERT_EQ(got.size(), bodies[queue].size()) << "queue " << queue << broker_->log_tail();
+        for (size_t i = 0; i < got.size(); ++i) {
+            ASSERT_EQ(got[i].body, bodies[queue][i]) << "queue " << queue << " offset " << i;
+            ASSERT_EQ(got[i].queue_offset, static_cast<int64_t>(i));
+        }
+    }
 }
 
 TEST_F(BrokerIt, DelayedMessageArrivesWhenDue) {
@@ -328,13 +358,13 @@ TEST_F(BrokerIt, RetryThenDeadLetterAfterMaxReconsumeTimes) {
     auto first = pull_until("GR", "RetryTopic", 0, 1, 5s);
     ASSERT_EQ(first.size(), 1u);
     auto send_back = [&](int64_t offset, int delay_level) {
-        return must(call(client_, broker_port_,
-                         request(Req::kConsumerSendMsgBack,
-                                 {{"offset", std::to_string(offset)},
-                                  {"group", "GR"},
-                                  {"delayLevel", std::to_string(delay_level)},
-                                  {"originTopic", "RetryTopic"},
-                                  {"maxReconsumeTimes", "2"}})));
+        return must(
+            call(client_, broker_port_,
+                 request(Req::kConsumerSendMsgBack, {{"offset", std::to_string(offset)},
+                                                     {"group", "GR"},
+                                                     {"delayLevel", std::to_string(delay_level)},
+                                                     {"originTopic", "RetryTopic"},
+                                                     {"maxReconsumeTimes", "2"}})));
     };
     // 1st failure: to %RETRY%GR after the delay.
     ASSERT_EQ(send_back(first[0].commit_log_offset, 1).code, RC::kSuccess);
@@ -379,9 +409,9 @@ TEST_F(BrokerIt, HeartbeatConsumerListAndNotify) {
     EXPECT_TRUE(eventually([&] { return must(route("%RETRY%GH")).code == RC::kSuccess; }, 5s));
     // A pull without the subscription flag now works (subscription from the heartbeat).
     EXPECT_EQ(must(pull("GH", "HbTopic", 0, 0, 0)).code, RC::kPullNotFound);
-    auto unreg = must(call(client_, broker_port_,
-                           request(Req::kUnregisterClient,
-                                   {{"clientID", "127.0.0.1@1"}, {"consumerGroup", "GH"}})));
+    auto unreg = must(call(
+        client_, broker_port_,
+        request(Req::kUnregisterClient, {{"clientID", "127.0.0.1@1"}, {"consumerGroup", "GH"}})));
     EXPECT_EQ(unreg.code, RC::kSuccess);
     auto gone = must(call(client_, broker_port_,
                           request(Req::kGetConsumerListByGroup, {{"consumerGroup", "GH"}})));
