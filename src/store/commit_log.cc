@@ -131,20 +131,11 @@ int64_t steady_nanos() {
         .count();
 }
 
-inline void cpu_relax() {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    asm volatile("yield");
-#endif
-}
-
 // Set on the commit thread and while a put commits inline: a completion that puts must neither
 // wait for ring space (only this thread frees it) nor take commit_round_mu_ again.
 thread_local bool tls_in_commit = false;
 
 constexpr int64_t kMinWriteBuffer = 64 * 1024;
-constexpr int kPutLockSpins = 16;
 
 size_t ring_capacity(const MessageStoreConfig& config) {
     if (config.commit_log_write_buffer_bytes <= 0) {
@@ -768,9 +759,10 @@ void CommitLog::append_and_complete(std::string* encoded, const SingleRecord* si
     if (ring_ != nullptr) {
         std::optional<PutMessageResult> failure;
         {
-            lock_put();
+            // A plain mutex: spinning before sleeping (16 or 64 tries) cost 4 writers on 2 cores
+            // more CPU than the occasional futex sleep (bench/store/run.sh, 2026-12-01).
+            MutexLock l(put_mu_);
             failure = append_to_ring_locked(encoded, single, slices, key, wait_store_msg_ok, done);
-            put_mu_.unlock();
         }
         if (failure) {
             done(*failure);
@@ -805,17 +797,6 @@ void CommitLog::append_and_complete(std::string* encoded, const SingleRecord* si
         flush_->wakeup();  // timed flushing ignores wakeups: skip the futex call per put
     }
     finish_put(r, wait_store_msg_ok, done);
-}
-
-void CommitLog::lock_put() NO_THREAD_SAFETY_ANALYSIS {
-    // The critical section is ~100-200 ns: a few tries cost less than a futex sleep + wake.
-    for (int i = 0; i < kPutLockSpins; ++i) {
-        if (put_mu_.try_lock()) {
-            return;
-        }
-        cpu_relax();
-    }
-    put_mu_.lock();
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -259,7 +259,6 @@ private:
     // A put waiting for ring space writes a chunk itself (try-lock; false when it did not).
     bool help_commit();
     void wake_committer();
-    void lock_put() ACQUIRE(put_mu_);
     Result<RecoveryResult> recover_from(size_t first_index, bool check_crc);
 
     const MessageStoreConfig config_;
