@@ -32,6 +32,15 @@ PutMessageResult failed(PutMessageStatus status, std::string remark) {
     return r;
 }
 
+// A segment could not be created: DISK_FULL when the disk is, CREATE_MAPPED_FILE_FAILED.
+PutMessageResult segment_failed(const Status& st, RunningFlags* flags) {
+    if (st.code() == Errc::kResourceExhausted) {
+        flags->set(RunningFlags::kDiskFull);
+    }
+    return failed(PutMessageStatus::kCreateMappedFileFailed,
+                  "create mapped file failed, server is busy or broken: " + st.message());
+}
+
 struct RecordCheck {
     enum Kind { kMessage, kBlank, kEnd } kind = kEnd;
     int32_t size = 0;
@@ -471,11 +480,7 @@ PutMessageResult CommitLog::append_locked(const std::string& encoded,
     for (int attempt = 0; attempt < 2; ++attempt) {
         auto r = queue_.get_last_mapped_file(max_offset_.load(), true);
         if (!r.is_ok()) {
-            flags_->set(r.status().code() == Errc::kResourceExhausted ? RunningFlags::kDiskFull
-                                                                      : 0);
-            return failed(
-                PutMessageStatus::kCreateMappedFileFailed,
-                "create mapped file failed, server is busy or broken: " + r.status().message());
+            return segment_failed(r.status(), flags_);
         }
         file = r.value();
         int32_t wrote = file->wrote_position();
@@ -558,11 +563,7 @@ std::optional<PutMessageResult> CommitLog::append_to_ring_locked(
         at >= write_file_->file_from_offset() + file_size) {
         auto fr = queue_.get_mapped_file_for_write(at);
         if (!fr.is_ok()) {
-            flags_->set(fr.status().code() == Errc::kResourceExhausted ? RunningFlags::kDiskFull
-                                                                       : 0);
-            return failed(
-                PutMessageStatus::kCreateMappedFileFailed,
-                "create mapped file failed, server is busy or broken: " + fr.status().message());
+            return segment_failed(fr.status(), flags_);
         }
         write_file_ = std::move(fr).value();
     }
@@ -574,11 +575,7 @@ std::optional<PutMessageResult> CommitLog::append_to_ring_locked(
     if (gap > 0) {
         auto next = queue_.get_mapped_file_for_write(at + gap);
         if (!next.is_ok()) {
-            flags_->set(next.status().code() == Errc::kResourceExhausted ? RunningFlags::kDiskFull
-                                                                         : 0);
-            return failed(
-                PutMessageStatus::kCreateMappedFileFailed,
-                "create mapped file failed, server is busy or broken: " + next.status().message());
+            return segment_failed(next.status(), flags_);
         }
         write_file_ = std::move(next).value();
         file = write_file_.get();
