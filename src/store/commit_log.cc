@@ -220,6 +220,7 @@ CommitLog::CommitLog(const MessageStoreConfig& config, Clock* clock,
         // Segments are written with pwritev(), never through the mapping: nothing to fault in.
         ring_ = std::make_unique<WriteRing>(cap);
         slots_ = std::make_unique<PendingPut[]>(kPendingSlots);
+        batch_pos_ = std::make_unique<std::vector<uint32_t>[]>(kPendingSlots);
     } else {
         // The pre-allocated next segment arrives with its head already faulted in.
         queue_.set_prefault_on_preallocate(
@@ -648,17 +649,17 @@ std::optional<PutMessageResult> CommitLog::append_to_ring_locked(
 
     const uint64_t head = slot_head_.load(std::memory_order_relaxed);
     PendingPut& p = slots_[head % kPendingSlots];
-    p.end = reserved_;
     p.wrote_offset = phys;
     p.store_timestamp = store_ts;
     p.logics_offset = first_queue_offset;
     p.wrote_bytes = static_cast<int32_t>(total);
-    p.msg_num = static_cast<int32_t>(slices.size());
     p.wait_store_msg_ok = wait_store_msg_ok;
-    p.batch_pos.clear();
-    if (slices.size() > 1) {
+    p.batch = slices.size() > 1;
+    if (p.batch) {
+        std::vector<uint32_t>& pos = batch_pos_[head % kPendingSlots];
+        pos.clear();
         for (const Slice& sl : slices) {
-            p.batch_pos.push_back(static_cast<uint32_t>(sl.pos));
+            pos.push_back(static_cast<uint32_t>(sl.pos));
         }
     }
     p.done = std::move(done);
@@ -905,7 +906,7 @@ bool CommitLog::commit_round_locked() {
     const uint64_t head = slot_head_.load(std::memory_order_acquire);
     uint64_t tail = slot_tail_.load(std::memory_order_relaxed);
     uint64_t last = tail;
-    while (last < head && slots_[last % kPendingSlots].end <= covered) {
+    while (last < head && slots_[last % kPendingSlots].end() <= covered) {
         ++last;
     }
     const bool advanced = reached > start;
@@ -927,7 +928,7 @@ bool CommitLog::commit_round_locked() {
         PendingPut& p = slots_[tail % kPendingSlots];
         PutCompletion done = std::move(p.done);
         p.done = nullptr;
-        if (p.end > reached) {
+        if (p.end() > reached) {
             done(failed(PutMessageStatus::kUnknownError, commit_failure_));
             continue;
         }
@@ -938,16 +939,18 @@ bool CommitLog::commit_round_locked() {
         r.append.wrote_bytes = p.wrote_bytes;
         r.append.store_timestamp = p.store_timestamp;
         r.append.logics_offset = QueueOffset(p.logics_offset);
-        r.append.msg_num = p.msg_num;
-        if (p.batch_pos.empty()) {
+        if (!p.batch) {
+            r.append.msg_num = 1;
             append_offset_msg_id(&r.append.msg_id, store_host_, p.wrote_offset);
         } else {
-            for (size_t i = 0; i < p.batch_pos.size(); ++i) {
+            const std::vector<uint32_t>& pos = batch_pos_[tail % kPendingSlots];
+            r.append.msg_num = static_cast<int32_t>(pos.size());
+            for (size_t i = 0; i < pos.size(); ++i) {
                 if (i > 0) {
                     r.append.msg_id.push_back(',');
                 }
                 append_offset_msg_id(&r.append.msg_id, store_host_,
-                                     p.wrote_offset + static_cast<int64_t>(p.batch_pos[i]));
+                                     p.wrote_offset + static_cast<int64_t>(pos[i]));
             }
         }
         finish_put(r, p.wait_store_msg_ok, done);

@@ -195,18 +195,18 @@ private:
     };
     using QueueTable = std::unordered_map<std::string, int64_t, KeyHash, std::equal_to<>>;
 
-    // A put whose bytes are in the write ring, waiting for the commit thread. Compact: the
-    // PutMessageResult (with its message ids) is built by the commit thread.
-    struct PendingPut {
-        int64_t end = 0;  // log offset after its last byte
+    // A put whose bytes are in the write ring, waiting for the commit thread. One cache line
+    // (written by the putting thread, read by the commit thread); the PutMessageResult (with
+    // its message ids) is built by the commit thread.
+    struct alignas(64) PendingPut {
         int64_t wrote_offset = 0;
-        int64_t store_timestamp = 0;
         int64_t logics_offset = 0;
+        int64_t store_timestamp = 0;
         int32_t wrote_bytes = 0;
-        int32_t msg_num = 0;
         bool wait_store_msg_ok = false;
-        std::vector<uint32_t> batch_pos;  // batch: every record's start, relative to wrote_offset
+        bool batch = false;  // record starts in batch_pos_[slot]
         PutCompletion done;
+        int64_t end() const { return wrote_offset + wrote_bytes; }  // after its last byte
     };
     static constexpr uint64_t kPendingSlots = 4096;  // power of two
 
@@ -288,6 +288,8 @@ private:
     // then published by slot_head_ (release) before reserved_pub_; the commit thread (holding
     // commit_round_mu_) completes slots in order and frees them by advancing slot_tail_.
     std::unique_ptr<PendingPut[]> slots_;
+    // Per slot, batches only: every record's start relative to wrote_offset.
+    std::unique_ptr<std::vector<uint32_t>[]> batch_pos_;
     std::atomic<uint64_t> slot_head_{0};
     std::atomic<uint64_t> slot_tail_{0};
     Mutex commit_round_mu_;  // one commit round at a time (thread vs. shutdown drain)
