@@ -120,13 +120,6 @@ double process_cpu_seconds() {
     return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
-// Every timed phase starts with no dirty page cache left by the one before (the kernel's
-// write-back of earlier bytes would otherwise land in whichever phase runs next).
-void settle() {
-    ::sync();
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-}
-
 struct Timing {
     double wall = 0;
     double cpu = 0;
@@ -182,7 +175,6 @@ void BM_PutAsync(benchmark::State& state) {
         std::string dir = bench_root() + "/async";
         fs::remove_all(dir);
         auto store = open_store(dir, FlushDiskType::kAsyncFlush, write_buffer);
-        settle();
         std::atomic<int64_t> failures{0};
         std::atomic<int64_t> completed{0};
         std::vector<double> writer_cpu(static_cast<size_t>(threads));
@@ -240,7 +232,6 @@ void BM_PutAsync(benchmark::State& state) {
         for (auto [acc, per_call, sync] : {std::tuple{&chunk, size_t{4} << 20, false},
                                            std::tuple{&chunk_sync, size_t{4} << 20, true},
                                            std::tuple{&per_rec, size_t{0}, false}}) {
-            settle();
             const Timing t = write_ceiling(path, record, total, per_call, kSegment, sync);
             acc->wall += t.wall;
             acc->cpu += t.cpu;
