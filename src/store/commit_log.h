@@ -298,7 +298,9 @@ private:
     std::condition_variable_any space_cv_;
     bool commit_wake_ GUARDED_BY(commit_mu_) = false;
     bool commit_stop_ GUARDED_BY(commit_mu_) = false;
-    std::atomic<bool> committer_idle_{false};
+    // True until the commit thread runs: puts before start() commit inline (as the mapping path
+    // completes them at once).
+    std::atomic<bool> committer_idle_{true};
     std::atomic<bool> committer_running_{false};
     std::atomic<bool> space_wanted_{false};
     std::atomic<bool> commit_failed_{false};

@@ -459,6 +459,28 @@ TEST_F(CommitLogTest, WriteBufferBytesEqualTheMappingPathBytes) {
     }
 }
 
+// Puts accepted before start() (open and recover only) complete at once through the write
+// buffer too: the put commits inline while no commit thread runs.
+TEST_F(CommitLogTest, WriteBufferPutsBeforeStartComplete) {
+    auto cfg = config(dir_.path());
+    auto cp = StoreCheckpoint::open(cfg.checkpoint_path());
+    ASSERT_TRUE(cp.is_ok());
+    RunningFlags flags;
+    auto opened = CommitLog::open(cfg, &clock_, nullptr, cp.value().get(), &flags);
+    ASSERT_TRUE(opened.is_ok());
+    auto log = std::move(opened).value();
+    ASSERT_TRUE(log->recover_normally().is_ok());
+    auto f = log->put_message(sample_message("Early", 0, "before start"));
+    ASSERT_EQ(f.wait_for(std::chrono::seconds(5)), std::future_status::ready);
+    auto r = f.get();
+    ASSERT_TRUE(r.ok()) << r.remark;
+    EXPECT_EQ(log->max_offset(), r.append.end_offset());
+    EXPECT_EQ(log->lookup_message(r.append.wrote_offset).value().body, "before start");
+    log->start();
+    EXPECT_TRUE(put(*log, sample_message("Early", 0, "after start")).ok());
+    log->shutdown();
+}
+
 // A batch larger than the write buffer is written directly once the buffer is drained, between
 // buffered puts, with the same offsets and ordering.
 TEST_F(CommitLogTest, WriteBufferBatchLargerThanTheBufferIsWrittenDirectly) {
