@@ -637,6 +637,8 @@ std::optional<PutMessageResult> CommitLog::append_to_ring_locked(
         }
         if (!st.is_ok()) {
             flags_->set(RunningFlags::kNotWritable);
+            reserved_ = std::max(reserved_, max_offset_.load());  // a written filler stays
+            reserved_pub_.store(reserved_);
             spdlog::error("CommitLog write of {} bytes at {} failed; store is read-only: {}", total,
                           phys, st.to_string());
             return failed(PutMessageStatus::kUnknownError,
