@@ -7,7 +7,7 @@
 
 #include "base/clock.h"
 #include "broker/broker_processors.h"
-#include "fake_store.h"
+#include "broker_context_fixture.h"
 #include "protocol/request_code.h"
 #include "protocol/response_code.h"
 #include "protocol/send_headers.h"
@@ -147,38 +147,12 @@ TEST(EscapeBridge, SendsV2WithPropertiesToTheOtherMaster) {
 }
 
 // CONSUMER_SEND_MSG_BACK on a processor whose broker is (or is not) the acting master.
-class EscapeSendBack : public ::testing::Test {
+class EscapeSendBack : public testing::BrokerContextTest {
 protected:
-    EscapeSendBack()
-        : config_(BrokerConfig{}),
-          topics_(BrokerConfig{}, clock_, ""),
-          groups_(clock_, "", true),
-          offsets_(""),
-          consumers_(clock_, 120s, nullptr),
-          producers_(clock_, 120s),
-          locks_(clock_, 60s),
-          holds_(
-              clock_,
-              [this](const std::string& t, int32_t q) { return store_.max_offset_in_queue(t, q); },
-              5s),
-          bridge_("b1", net_.network()) {
-        ctx_.config = &config_;
-        ctx_.clock = &clock_;
-        ctx_.topics = &topics_;
-        ctx_.groups = &groups_;
-        ctx_.offsets = &offsets_;
-        ctx_.consumers = &consumers_;
-        ctx_.producers = &producers_;
-        ctx_.locks = &locks_;
-        ctx_.holds = &holds_;
-        ctx_.store = &store_;
-        ctx_.delay_levels = DelayLevels::parse(kDefaultMessageDelayLevel).value();
-        ctx_.stats = &stats_;
+    EscapeSendBack() : bridge_("b1", net_.network()) {
         ctx_.escape = &bridge_;
         ctx_.is_acting_master = [this] { return acting_; };
         net_.routes["%RETRY%G"] = mixed_route();
-        rc_.channel = ChannelId(7);
-        rc_.remote_address = "127.0.0.1:50000";
         TopicConfig t;
         t.topic_name = "T";
         t.read_queue_nums = 1;
@@ -213,22 +187,9 @@ protected:
 
     void enable_escape() { ASSERT_TRUE(config_.update({{"enableRemoteEscape", "true"}}).is_ok()); }
 
-    ManualClock clock_;
-    BrokerConfigHolder config_;
-    TopicConfigManager topics_;
-    SubscriptionGroupManager groups_;
-    ConsumerOffsetManager offsets_;
-    ConsumerManager consumers_;
-    ProducerManager producers_;
-    RebalanceLockManager locks_;
-    testing::FakeStore store_;
-    PullRequestHoldService holds_;
-    BrokerStats stats_;
     FakeNetwork net_;
     EscapeBridge bridge_;
     bool acting_ = true;
-    BrokerContext ctx_;
-    RequestContext rc_;
     SendMessageProcessor send_{ctx_};
 };
 

@@ -9,7 +9,7 @@
 #include "base/clock.h"
 #include "broker/broker_processors.h"
 #include "broker/schedule_message_service.h"
-#include "fake_store.h"
+#include "broker_context_fixture.h"
 #include "protocol/message_decoder.h"
 #include "protocol/request_code.h"
 #include "protocol/response_code.h"
@@ -23,9 +23,9 @@ namespace Req = protocol::RequestCode;
 namespace RC = protocol::ResponseCode;
 
 RemotingCommand load_frame(const std::string& name) {
-    std::ifstream in(std::string(COMET_SOURCE_DIR) + "/tests/unit/broker/testdata/frames/" + name +
-                         ".bin",
-                     std::ios::binary);
+    std::ifstream in(
+        std::string(COMET_SOURCE_DIR) + "/tests/unit/broker/testdata/frames/" + name + ".bin",
+        std::ios::binary);
     std::stringstream ss;
     ss << in.rdbuf();
     const std::string bytes = ss.str();
@@ -35,38 +35,14 @@ RemotingCommand load_frame(const std::string& name) {
     return cmd.is_ok() ? std::move(cmd).value() : RemotingCommand{};
 }
 
-class Processors : public ::testing::Test {
+class Processors : public testing::BrokerContextTest {
 protected:
-    Processors()
-        : config_(BrokerConfig{}),
-          topics_(BrokerConfig{}, clock_, ""),
-          groups_(clock_, "", true),
-          offsets_(""),
-          consumers_(clock_, 120s, nullptr),
-          producers_(clock_, 120s),
-          locks_(clock_, 60s),
-          holds_(
-              clock_, [this](const std::string& t, int32_t q) { return store_.max_offset_in_queue(t, q); },
-              5s) {
-        ctx_.config = &config_;
-        ctx_.clock = &clock_;
-        ctx_.topics = &topics_;
-        ctx_.groups = &groups_;
-        ctx_.offsets = &offsets_;
-        ctx_.consumers = &consumers_;
-        ctx_.producers = &producers_;
-        ctx_.locks = &locks_;
-        ctx_.holds = &holds_;
-        ctx_.store = &store_;
-        ctx_.delay_levels = DelayLevels::parse(kDefaultMessageDelayLevel).value();
-        ctx_.stats = &stats_;
+    Processors() {
         ctx_.on_topics_changed = [this] { ++topic_changes_; };
-        store_.set_arrival_listener([this](const std::string& t, int32_t q, int64_t max,
-                                           int64_t tags) {
-            holds_.notify_message_arriving(t, q, max, tags);
-        });
-        rc_.channel = ChannelId(7);
-        rc_.remote_address = "127.0.0.1:50000";
+        store_.set_arrival_listener(
+            [this](const std::string& t, int32_t q, int64_t max, int64_t tags) {
+                holds_.notify_message_arriving(t, q, max, tags);
+            });
     }
 
     Reply capture() {
@@ -113,9 +89,9 @@ protected:
     RemotingCommand send(const std::string& topic, const std::string& body, int queue = -1,
                          const std::string& props = "") {
         RemotingCommand r = RemotingCommand::request(Req::kSendMessageV2);
-        r.ext_fields = {{"a", "PG"}, {"b", topic}, {"c", "TBW102"}, {"d", "4"},
-                        {"e", std::to_string(queue)}, {"f", "0"}, {"g", "1"}, {"h", "0"},
-                        {"i", props}};
+        r.ext_fields = {
+            {"a", "PG"}, {"b", topic}, {"c", "TBW102"}, {"d", "4"},  {"e", std::to_string(queue)},
+            {"f", "0"},  {"g", "1"},   {"h", "0"},      {"i", props}};
         r.body = body;
         return run(std::move(r));
     }
@@ -123,12 +99,16 @@ protected:
     RemotingCommand pull(const std::string& topic, int queue, int64_t offset, int sys_flag = 4,
                          const std::string& sub = "*", int64_t suspend = 15000) {
         RemotingCommand r = RemotingCommand::request(Req::kPullMessage);
-        r.ext_fields = {{"consumerGroup", "CG"},     {"topic", topic},
+        r.ext_fields = {{"consumerGroup", "CG"},
+                        {"topic", topic},
                         {"queueId", std::to_string(queue)},
                         {"queueOffset", std::to_string(offset)},
-                        {"maxMsgNums", "32"},        {"sysFlag", std::to_string(sys_flag)},
-                        {"commitOffset", "5"},       {"suspendTimeoutMillis", std::to_string(suspend)},
-                        {"subscription", sub},       {"subVersion", "0"}};
+                        {"maxMsgNums", "32"},
+                        {"sysFlag", std::to_string(sys_flag)},
+                        {"commitOffset", "5"},
+                        {"suspendTimeoutMillis", std::to_string(suspend)},
+                        {"subscription", sub},
+                        {"subVersion", "0"}};
         return run(std::move(r));
     }
 
@@ -140,19 +120,6 @@ protected:
         ASSERT_TRUE(topics_.update(t).is_ok());
     }
 
-    ManualClock clock_;
-    BrokerConfigHolder config_;
-    TopicConfigManager topics_;
-    SubscriptionGroupManager groups_;
-    ConsumerOffsetManager offsets_;
-    ConsumerManager consumers_;
-    ProducerManager producers_;
-    RebalanceLockManager locks_;
-    testing::FakeStore store_;
-    PullRequestHoldService holds_;
-    BrokerStats stats_;
-    BrokerContext ctx_;
-    RequestContext rc_;
     SendMessageProcessor send_{ctx_};
     PullMessageProcessor pull_{ctx_};
     ClientManageProcessor client_{ctx_};
@@ -203,8 +170,9 @@ TEST_F(Processors, SendErrorPaths) {
     EXPECT_EQ(send("T", std::string(4 * 1024 * 1024 + 1, 'x')).code, RC::kMessageIllegal);
     // Topic not existing with a default topic that is not inheritable.
     RemotingCommand r = RemotingCommand::request(Req::kSendMessageV2);
-    r.ext_fields = {{"a", "PG"}, {"b", "Nope"}, {"c", "SELF_TEST_TOPIC"}, {"d", "4"}, {"e", "0"},
-                    {"f", "0"},  {"g", "1"},    {"h", "0"}};
+    r.ext_fields = {{"a", "PG"}, {"b", "Nope"}, {"c", "SELF_TEST_TOPIC"},
+                    {"d", "4"},  {"e", "0"},    {"f", "0"},
+                    {"g", "1"},  {"h", "0"}};
     r.body = "x";
     RemotingCommand nope = run(r);
     EXPECT_EQ(nope.code, RC::kTopicNotExist);
@@ -347,10 +315,9 @@ TEST_F(Processors, LongPollingHoldsAndWakesOnArrival) {
     // The stored subscription version must be >= the request's.
     auto sub = build_subscription("VecTopic", "*", "TAG").value();
     sub.sub_version = 1796061431819;
-    consumers_.register_consumer("VecConsumerGroup",
-                                 ClientChannelInfo{ChannelId(7), "c", {}, 0, {}},
-                                 "CONSUME_PASSIVELY", "CLUSTERING", "CONSUME_FROM_LAST_OFFSET",
-                                 {sub}, false);
+    consumers_.register_consumer(
+        "VecConsumerGroup", ClientChannelInfo{ChannelId(7), "c", {}, 0, {}}, "CONSUME_PASSIVELY",
+        "CLUSTERING", "CONSUME_FROM_LAST_OFFSET", {sub}, false);
     const size_t before = responses_.size();
     pull_.process(rc_, load_frame("0071-c2s-PULL_MESSAGE"), capture());
     EXPECT_EQ(responses_.size(), before);
@@ -387,16 +354,18 @@ TEST_F(Processors, HeartbeatCreatesRetryTopicAndConsumerList) {
     EXPECT_EQ(run(garbage).code, RC::kSystemError);
     // Odd shapes are skipped, never a crash.
     for (const char* body :
-         {R"([1,2])", R"({"clientID":"x","consumerDataSet":[1,"a",{"groupName":"G2",)"
-                      R"("subscriptionDataSet":[1,{"topic":7},{"topic":"T","codeSet":["a"]}]}]})",
+         {R"([1,2])",
+          R"({"clientID":"x","consumerDataSet":[1,"a",{"groupName":"G2",)"
+          R"("subscriptionDataSet":[1,{"topic":7},{"topic":"T","codeSet":["a"]}]}]})",
           R"({"clientID":"x","producerDataSet":[null,{"groupName":5}]})", R"({"clientID":""})"}) {
         garbage.body = body;
         RemotingCommand r = run(garbage);
         EXPECT_TRUE(r.code == RC::kSuccess || r.code == RC::kSystemError) << body;
     }
     RemotingCommand lock = RemotingCommand::request(Req::kLockBatchMq);
-    for (const char* body : {"", "[]", R"({"clientId":1})",
-                             R"({"clientId":"c","consumerGroup":"G","mqSet":[1,{"queueId":"x"}]})"}) {
+    for (const char* body :
+         {"", "[]", R"({"clientId":1})",
+          R"({"clientId":"c","consumerGroup":"G","mqSet":[1,{"queueId":"x"}]})"}) {
         lock.body = body;
         EXPECT_NE(run(lock).code, -1) << body;
     }
@@ -409,8 +378,10 @@ TEST_F(Processors, SendBackRetriesThenDeadLetters) {
     auto back = [&](int64_t offset, int32_t level) {
         RemotingCommand r = RemotingCommand::request(Req::kConsumerSendMsgBack);
         r.version = 409;
-        r.ext_fields = {{"offset", std::to_string(offset)}, {"group", "G"},
-                        {"delayLevel", std::to_string(level)}, {"maxReconsumeTimes", "1"}};
+        r.ext_fields = {{"offset", std::to_string(offset)},
+                        {"group", "G"},
+                        {"delayLevel", std::to_string(level)},
+                        {"maxReconsumeTimes", "1"}};
         return run(r);
     };
     ASSERT_EQ(back(phys, 0).code, RC::kSuccess);
@@ -440,7 +411,8 @@ TEST_F(Processors, QueryConsumerOffsetRules) {
     q.ext_fields["setZeroIfNotFound"] = "false";
     EXPECT_EQ(run(q).code, RC::kQueryNotFound);
     RemotingCommand u = RemotingCommand::request(Req::kUpdateConsumerOffset);
-    u.ext_fields = {{"consumerGroup", "G"}, {"topic", "T"}, {"queueId", "0"}, {"commitOffset", "9"}};
+    u.ext_fields = {
+        {"consumerGroup", "G"}, {"topic", "T"}, {"queueId", "0"}, {"commitOffset", "9"}};
     EXPECT_EQ(run(u).code, RC::kSuccess);
     EXPECT_EQ(*run(q).ext("offset"), "9");
     u.ext_fields["queueId"] = "3";
@@ -449,17 +421,19 @@ TEST_F(Processors, QueryConsumerOffsetRules) {
 
 TEST_F(Processors, LockBatchAndAdmin) {
     RemotingCommand lock = RemotingCommand::request(Req::kLockBatchMq);
-    lock.body = R"({"clientId":"c1","consumerGroup":"G","mqSet":[{"brokerName":"b","queueId":0,"topic":"T"}],"onlyThisBroker":false})";
+    lock.body =
+        R"({"clientId":"c1","consumerGroup":"G","mqSet":[{"brokerName":"b","queueId":0,"topic":"T"}],"onlyThisBroker":false})";
     RemotingCommand l1 = run(lock);
     EXPECT_EQ(l1.body, R"({"lockOKMQSet":[{"brokerName":"b","queueId":0,"topic":"T"}]})");
-    lock.body = R"({"clientId":"c2","consumerGroup":"G","mqSet":[{"brokerName":"b","queueId":0,"topic":"T"}]})";
+    lock.body =
+        R"({"clientId":"c2","consumerGroup":"G","mqSet":[{"brokerName":"b","queueId":0,"topic":"T"}]})";
     EXPECT_EQ(run(lock).body, R"({"lockOKMQSet":[]})");
 
     RemotingCommand create_req = RemotingCommand::request(Req::kUpdateAndCreateTopic);
-    create_req.ext_fields = {{"topic", "Admin"},        {"defaultTopic", "TBW102"},
-                             {"readQueueNums", "3"},    {"writeQueueNums", "3"},
-                             {"perm", "6"},             {"topicFilterType", "SINGLE_TAG"},
-                             {"order", "false"},        {"attributes", "+k=v"}};
+    create_req.ext_fields = {{"topic", "Admin"},     {"defaultTopic", "TBW102"},
+                             {"readQueueNums", "3"}, {"writeQueueNums", "3"},
+                             {"perm", "6"},          {"topicFilterType", "SINGLE_TAG"},
+                             {"order", "false"},     {"attributes", "+k=v"}};
     ASSERT_EQ(run(create_req).code, RC::kSuccess);
     EXPECT_EQ(topics_.select("Admin")->attributes.at("k"), "v");
     create_req.ext_fields["topic"] = "bad/name";
@@ -470,8 +444,10 @@ TEST_F(Processors, LockBatchAndAdmin) {
     stats.ext_fields = {{"topic", "Admin"}};
     RemotingCommand s = run(stats);
     ASSERT_EQ(s.code, RC::kSuccess);
-    EXPECT_NE(s.body.find(R"({"brokerName":"broker-a","queueId":1,"topic":"Admin"}:{"lastUpdateTimestamp":)"),
-              std::string::npos)
+    EXPECT_NE(
+        s.body.find(
+            R"({"brokerName":"broker-a","queueId":1,"topic":"Admin"}:{"lastUpdateTimestamp":)"),
+        std::string::npos)
         << s.body;
     stats.ext_fields = {{"topic", "Missing"}};
     EXPECT_EQ(run(stats).code, RC::kTopicNotExist);
