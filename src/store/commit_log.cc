@@ -514,27 +514,32 @@ PutMessageResult CommitLog::append_locked(const std::string& encoded,
     file->set_wrote_position(wrote + total);
     file->set_store_timestamp(store_ts);
     max_offset_.store(phys + total);
-    reserved_pub_.store(phys + total);
 
+    return appended(phys, total, store_ts, first_queue_offset);
+}
+
+PutMessageResult CommitLog::appended(int64_t phys, int32_t bytes, int64_t store_ts,
+                                     int64_t first_queue_offset) {
     PutMessageResult r;
     r.status = PutMessageStatus::kPutOk;
     r.append.status = AppendMessageStatus::kPutOk;
     r.append.wrote_offset = PhysicalOffset(phys);
-    r.append.wrote_bytes = total;
+    r.append.wrote_bytes = bytes;
     r.append.store_timestamp = store_ts;
     r.append.logics_offset = QueueOffset(first_queue_offset);
-    r.append.msg_num = static_cast<int32_t>(slices.size());
     return r;
 }
 
-void CommitLog::fill_msg_ids(PutMessageResult* r, const std::vector<Slice>& slices) const {
-    r->append.msg_id.reserve(slices.size() * (store_host_.ip_len() + 12) * 2 + slices.size());
-    for (size_t i = 0; i < slices.size(); ++i) {
+void CommitLog::fill_msg_ids(PutMessageResult* r, size_t count,
+                             const std::function<int64_t(size_t)>& start_of) const {
+    r->append.msg_num = static_cast<int32_t>(count);
+    r->append.msg_id.reserve(count * ((store_host_.ip_len() + 12) * 2 + 1));
+    for (size_t i = 0; i < count; ++i) {
         if (i > 0) {
             r->append.msg_id.push_back(',');
         }
         append_offset_msg_id(&r->append.msg_id, store_host_,
-                             r->append.wrote_offset.value() + static_cast<int64_t>(slices[i].pos));
+                             r->append.wrote_offset.value() + start_of(i));
     }
 }
 
@@ -783,7 +788,9 @@ void CommitLog::append_and_complete(std::string* encoded, const SingleRecord* si
         done(r);
         return;
     }
-    fill_msg_ids(&r, slices);  // outside the lock
+    fill_msg_ids(&r, slices.size(), [&](size_t i) {  // outside the lock
+        return static_cast<int64_t>(slices[i].pos);
+    });
     const int64_t end = r.append.end_offset().value();
     if (prefault_.wants(end)) {
         if (auto file = queue_.find_mapped_file_by_offset(end - 1)) {
@@ -914,7 +921,6 @@ bool CommitLog::commit_round_locked() {
     const bool advanced = reached > start;
     if (advanced) {
         commit_rounds_.fetch_add(1, std::memory_order_relaxed);
-        committed_bytes_.fetch_add(reached - start, std::memory_order_relaxed);
     }
     if (!advanced && last == tail) {
         return false;
@@ -934,26 +940,13 @@ bool CommitLog::commit_round_locked() {
             done(failed(PutMessageStatus::kUnknownError, commit_failure_));
             continue;
         }
-        PutMessageResult r;
-        r.status = PutMessageStatus::kPutOk;
-        r.append.status = AppendMessageStatus::kPutOk;
-        r.append.wrote_offset = PhysicalOffset(p.wrote_offset);
-        r.append.wrote_bytes = p.wrote_bytes;
-        r.append.store_timestamp = p.store_timestamp;
-        r.append.logics_offset = QueueOffset(p.logics_offset);
+        PutMessageResult r =
+            appended(p.wrote_offset, p.wrote_bytes, p.store_timestamp, p.logics_offset);
         if (!p.batch) {
-            r.append.msg_num = 1;
-            append_offset_msg_id(&r.append.msg_id, store_host_, p.wrote_offset);
+            fill_msg_ids(&r, 1, [](size_t) { return int64_t{0}; });
         } else {
             const std::vector<uint32_t>& pos = batch_pos_[tail % kPendingSlots];
-            r.append.msg_num = static_cast<int32_t>(pos.size());
-            for (size_t i = 0; i < pos.size(); ++i) {
-                if (i > 0) {
-                    r.append.msg_id.push_back(',');
-                }
-                append_offset_msg_id(&r.append.msg_id, store_host_,
-                                     p.wrote_offset + static_cast<int64_t>(pos[i]));
-            }
+            fill_msg_ids(&r, pos.size(), [&](size_t i) { return static_cast<int64_t>(pos[i]); });
         }
         finish_put(r, p.wait_store_msg_ok, done);
     }

@@ -96,7 +96,8 @@ struct RecoveryResult {
 class CommitLog {
 public:
     using PutCompletion = std::function<void(const PutMessageResult&)>;
-    // Called on the put thread after each append (outside the lock) with the new max offset.
+    // Called outside the put lock with the new max offset whenever bytes are published: on the
+    // put thread (mapping path, inline commit), the commit thread or the HA thread (append_data).
     using AppendListener = std::function<void(PhysicalOffset max_offset)>;
 
     // Opens the log directory and maps existing segments (no recovery yet). clock and flags
@@ -133,10 +134,11 @@ public:
     // End of published bytes (readable, and what recovery would find after kill -9).
     PhysicalOffset max_offset() const { return PhysicalOffset(max_offset_.load()); }
     // End of bytes assigned to puts; ahead of max_offset() while the commit thread catches up.
-    PhysicalOffset reserved_offset() const { return PhysicalOffset(reserved_pub_.load()); }
-    // Commit thread rounds that wrote something, and the bytes they wrote (write buffer only).
+    PhysicalOffset reserved_offset() const {
+        return ring_ ? PhysicalOffset(reserved_pub_.load()) : max_offset();
+    }
+    // Commit rounds that wrote something (write buffer only; benchmarks: puts per pwritev).
     int64_t commit_rounds() const { return commit_rounds_.load(std::memory_order_relaxed); }
-    int64_t committed_bytes() const { return committed_bytes_.load(std::memory_order_relaxed); }
     // Capacity of the write buffer in bytes (0: puts write through the mapping).
     size_t write_buffer_capacity() const { return ring_ ? ring_->capacity() : 0; }
     PhysicalOffset flushed_offset() const { return PhysicalOffset(queue_.flushed_where()); }
@@ -241,7 +243,13 @@ private:
     // After a put's bytes are published: SYNC_FLUSH wait or completion.
     // (r and done may be moved from.)
     void finish_put(PutMessageResult& r, bool wait_store_msg_ok, PutCompletion& done);
-    void fill_msg_ids(PutMessageResult* r, const std::vector<Slice>& slices) const;
+    // A PUT_OK result for records at [phys, phys + bytes) (msg_num and ids: fill_msg_ids).
+    static PutMessageResult appended(int64_t phys, int32_t bytes, int64_t store_ts,
+                                     int64_t first_queue_offset);
+    // msg_num = count and the offset message ids of the records starting at
+    // wrote_offset + start_of(i), comma-separated (one record: one id).
+    void fill_msg_ids(PutMessageResult* r, size_t count,
+                      const std::function<int64_t(size_t)>& start_of) const;
     // Patches QUEUEOFFSET, PHYSICALOFFSET and STORETIMESTAMP of every slice of the records at
     // `base` (to be written at log offset phys); returns the next queue offset.
     static int64_t patch_records(uint8_t* base, const std::vector<Slice>& slices, int64_t phys,
@@ -306,7 +314,6 @@ private:
     std::atomic<bool> commit_failed_{false};
     std::atomic<int64_t> commit_rounds_{0};
     std::atomic<int64_t> last_round_ns_{0};  // steady clock at the end of the last round
-    std::atomic<int64_t> committed_bytes_{0};
     std::string commit_failure_ GUARDED_BY(commit_round_mu_);
     std::thread committer_;
     // Puts are accepted from open() (SYNC_FLUSH puts made before start() complete once the
