@@ -354,10 +354,18 @@ void BM_DispatchRate(benchmark::State& state) {
         std::string dir = bench_root() + "/dispatch";
         fs::remove_all(dir);
         auto store = open_store(dir, FlushDiskType::kAsyncFlush);
+        std::atomic<int64_t> stored{0};
         for (int64_t i = 0; i < kRecords; ++i) {
             auto m = bench_message(256, static_cast<int32_t>(i % 8));
             m.set_property("KEYS", "order-" + std::to_string(i));
-            store->log->put_message(m, [](const PutMessageResult&) {});
+            store->log->put_message(m, [&stored](const PutMessageResult& r) {
+                stored.fetch_add(r.ok() ? 1 : 0, std::memory_order_release);
+            });
+        }
+        // Puts complete once the commit thread wrote them: dispatch only what is published.
+        for (auto deadline = Clk::now() + std::chrono::seconds(30);
+             stored.load(std::memory_order_acquire) < kRecords && Clk::now() < deadline;) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
         }
         ConsumeQueueStore cqs(dir + "/consumequeue", 300'000LL * 20, &store->alloc);
         if (!cqs.load().is_ok()) {
