@@ -9,7 +9,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev
   nodejs npm
-  iproute2 procps
+  iproute2 procps python3
 )
 
 missing=()

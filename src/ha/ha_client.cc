@@ -21,7 +21,7 @@ struct HaClient::Impl {
     asio::io_context io;
     asio::executor_work_guard<asio::io_context::executor_type> work{io.get_executor()};
     asio::steady_timer tick{io};
-    std::shared_ptr<tcp::socket> sock;  // null when disconnected; replaced per connection
+    std::shared_ptr<tcp::socket> sock;     // null when disconnected; replaced per connection
     std::shared_ptr<tcp::socket> pending;  // socket of a connect in progress
     bool connecting = false;
     bool stopping = false;
@@ -41,11 +41,13 @@ struct HaClient::Impl {
     void set_connected(bool v) {
         MutexLock l(client.mu_);
         client.stats_.connected = v;
-        if (v) ++client.stats_.connects;
+        if (v)
+            ++client.stats_.connects;
     }
 
     void disconnect(const char* why) {
-        if (!sock) return;
+        if (!sock)
+            return;
         spdlog::info("HaClient: closing connection to master {}:{}: {}", host, port, why);
         std::error_code ec;
         sock->shutdown(tcp::socket::shutdown_both, ec);
@@ -59,7 +61,8 @@ struct HaClient::Impl {
     }
 
     void connect() {
-        if (stopping || sock || connecting || now() < next_connect) return;
+        if (stopping || sock || connecting || now() < next_connect)
+            return;
         std::error_code ec;
         auto addr = asio::ip::make_address(host, ec);
         if (ec) {
@@ -73,11 +76,13 @@ struct HaClient::Impl {
         s->async_connect(tcp::endpoint(addr, port), [this, s](std::error_code cec) {
             connecting = false;
             pending.reset();
-            if (stopping) return;
+            if (stopping)
+                return;
             if (cec) {
-                spdlog::debug("HaClient: connect to {}:{} failed: {}", host, port,
-                              cec.message());
+                spdlog::debug("HaClient: connect to {}:{} failed: {}", host, port, cec.message());
                 next_connect = now() + client.config_.reconnect_interval;
+                MutexLock l(client.mu_);
+                ++client.stats_.connect_failures;
                 return;
             }
             std::error_code nec;
@@ -101,11 +106,13 @@ struct HaClient::Impl {
     }
 
     void flush() {
-        if (writing || out.empty() || !sock) return;
+        if (writing || out.empty() || !sock)
+            return;
         writing = true;
         auto s = sock;
         asio::async_write(*s, asio::buffer(out.front()), [this, s](std::error_code ec, size_t) {
-            if (s != sock) return;  // connection replaced meanwhile
+            if (s != sock)
+                return;  // connection replaced meanwhile
             writing = false;
             if (ec) {
                 disconnect("write failed");
@@ -125,15 +132,18 @@ struct HaClient::Impl {
 
     void read_more(const std::shared_ptr<tcp::socket>& s) {
         s->async_read_some(asio::buffer(rbuf), [this, s](std::error_code ec, size_t n) {
-            if (s != sock) return;
+            if (s != sock)
+                return;
             if (ec) {
                 disconnect(ec == asio::error::eof ? "closed by master" : "read failed");
                 return;
             }
             last_read = now();
             decoder.feed(std::string_view(rbuf.data(), n));
-            if (!drain()) return;
-            if (client.store_.max_offset() != reported) report();
+            if (!drain())
+                return;
+            if (client.store_.max_offset() != reported)
+                report();
             read_more(s);
         });
     }
@@ -149,7 +159,8 @@ struct HaClient::Impl {
                 disconnect("protocol error");
                 return false;
             }
-            if (!r.value()) return true;
+            if (!r.value())
+                return true;
             const auto& f = *r.value();
             if (f.data.empty()) {
                 MutexLock l(client.mu_);
@@ -199,7 +210,8 @@ struct HaClient::Impl {
     void arm_tick() {
         tick.expires_after(client.config_.tick_interval);
         tick.async_wait([this](std::error_code ec) {
-            if (ec || stopping) return;
+            if (ec || stopping)
+                return;
             on_tick();
             arm_tick();
         });
@@ -207,7 +219,9 @@ struct HaClient::Impl {
 };
 
 HaClient::HaClient(HaClientConfig config, HaStorePort& store, Clock& clock)
-    : config_(std::move(config)), store_(store), clock_(clock),
+    : config_(std::move(config)),
+      store_(store),
+      clock_(clock),
       impl_(std::make_unique<Impl>(*this)) {}
 
 Result<std::unique_ptr<HaClient>> HaClient::start(HaClientConfig config, HaStorePort& store,
@@ -239,7 +253,8 @@ HaClient::~HaClient() { shutdown(); }
 void HaClient::shutdown() {
     {
         MutexLock l(mu_);
-        if (stopped_) return;
+        if (stopped_)
+            return;
         stopped_ = true;
     }
     Impl* im = impl_.get();
@@ -253,13 +268,15 @@ void HaClient::shutdown() {
         im->disconnect("shutdown");
     });
     im->work.reset();
-    if (thread_.joinable()) thread_.join();
+    if (thread_.joinable())
+        thread_.join();
 }
 
 void HaClient::update_master_address(std::string host, uint16_t port) {
     Impl* im = impl_.get();
     asio::post(im->io, [im, host = std::move(host), port] {
-        if (im->host == host && im->port == port) return;
+        if (im->host == host && im->port == port)
+            return;
         im->disconnect("master address changed");
         if (im->pending) {  // its handler sees the abort and retries at the new address
             std::error_code ec;

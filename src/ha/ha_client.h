@@ -36,11 +36,12 @@ struct HaClientConfig {
 
 struct HaClientStats {
     bool connected = false;
-    int64_t frames = 0;          // data frames appended
-    int64_t heartbeats = 0;      // empty frames received
-    int64_t bytes = 0;           // CommitLog bytes appended
-    int64_t connects = 0;        // successful connections
-    int64_t protocol_errors = 0;  // frames refused (offset mismatch, bad frame, append error)
+    int64_t frames = 0;            // data frames appended
+    int64_t heartbeats = 0;        // empty frames received
+    int64_t bytes = 0;             // CommitLog bytes appended
+    int64_t connects = 0;          // successful connections
+    int64_t connect_failures = 0;  // connection attempts that failed (refused, unreachable)
+    int64_t protocol_errors = 0;   // frames refused (offset mismatch, bad frame, append error)
 };
 
 class HaClient {

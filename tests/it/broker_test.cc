@@ -205,8 +205,9 @@ TEST_F(BrokerIt, SendAndPullStatusPaths) {
     EXPECT_EQ(must(pull("G1", "SendTopic", 0, 2)).code, RC::kPullNotFound);
     auto moved = must(pull("G1", "SendTopic", 0, 9));
     EXPECT_EQ(moved.code, RC::kPullOffsetMoved);
-    // RocketMQ 4.9 corrects to minOffset when it is 0, else to maxOffset: either is valid here.
-    EXPECT_TRUE(*moved.ext("nextBeginOffset") == "2" || *moved.ext("nextBeginOffset") == "0");
+    // Comet follows DefaultMessageStore#getMessage: corrected to minOffset when it is 0 (else to
+    // maxOffset). Issue 14 records 4.9.8 answering maxOffset here; change both together.
+    EXPECT_EQ(*moved.ext("nextBeginOffset"), "0");
     auto empty = must(pull("G1", "SendTopic", 1, 5));
     EXPECT_EQ(empty.code, RC::kPullOffsetMoved);
     EXPECT_EQ(*empty.ext("nextBeginOffset"), "0");
@@ -260,14 +261,14 @@ TEST_F(BrokerIt, LongPollingWakesOnPut) {
     ASSERT_TRUE(r.is_ok()) << r.status().to_string();
     EXPECT_EQ(r->code, RC::kSuccess);
     EXPECT_EQ(messages_of(*r).at(0).body, "wake-up");
-    // Loose bound: well under the 15 s suspend timeout (the issue asks ~50 ms).
+    // The wake-up latency is reported, not asserted (tests never assert a duration); the
+    // hold service's wake on put is checked deterministically in tests/unit/broker.
     const auto wake_ms =
         std::chrono::duration_cast<std::chrono::milliseconds>(answered - put_at).count();
     RecordProperty("put_to_answer_ms", static_cast<int>(wake_ms));
     std::printf("long polling: put -> held pull answered in %lld ms (send round trip included)\n",
                 static_cast<long long>(wake_ms));
-    EXPECT_LT(answered - put_at, 2s);
-    EXPECT_GE(answered - begin, 500ms);
+    EXPECT_GE(answered - begin, 500ms);  // it was held, not answered empty at once
 }
 
 TEST_F(BrokerIt, OffsetsSurviveRestart) {

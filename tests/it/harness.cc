@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -12,8 +13,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <set>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -31,24 +32,57 @@ std::string binary_path(const std::string& name) {
     return std::string(COMET_BINARY_DIR) + "/apps/" + name + "/" + name;
 }
 
-uint16_t free_port() {
+namespace {
+
+bool can_bind(uint16_t port) {
     const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
     if (fd < 0) {
-        return 0;
+        return false;
     }
     sockaddr_in a{};
     a.sin_family = AF_INET;
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    a.sin_port = 0;
-    uint16_t port = 0;
-    if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0) {
-        socklen_t len = sizeof(a);
-        if (::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0) {
-            port = ntohs(a.sin_port);
+    a.sin_port = htons(port);
+    const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0;
+    ::close(fd);
+    return ok;
+}
+
+// Holds an exclusive flock on a per-port file for the rest of this process's life, so test
+// processes running in parallel never hand out the same port. False when another holds it.
+bool claim(uint16_t port) {
+    const std::string path = "/tmp/comet-test-port-" + std::to_string(port) + ".lock";
+    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+    if (fd < 0) {
+        return false;
+    }
+    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        ::close(fd);
+        return false;
+    }
+    return true;  // fd stays open on purpose: the lock ends with the process
+}
+
+}  // namespace
+
+// Ports come from 20000-32767, below Linux's ephemeral range (32768-60999), so an outgoing
+// connection of another process cannot take one between this call and the server's bind. Each
+// port is claimed with its neighbour (a broker listens on port and port+1 for HA), checked
+// free, and never handed out twice by any test process running at the same time.
+uint16_t free_port() {
+    constexpr uint32_t kFirst = 20000;
+    constexpr uint32_t kCount = 12768 / 2;  // even ports; p+1 belongs to p
+    static std::atomic<uint32_t> next{static_cast<uint32_t>(::getpid()) * 7919u};
+    for (uint32_t tries = 0; tries < kCount; ++tries) {
+        const auto port = static_cast<uint16_t>(kFirst + 2 * (next.fetch_add(1) % kCount));
+        if (!claim(port)) {
+            continue;
+        }
+        if (can_bind(port) && can_bind(static_cast<uint16_t>(port + 1))) {
+            return port;
         }
     }
-    ::close(fd);
-    return port;
+    return 0;
 }
 
 TempDir::TempDir(const std::string& prefix) {
@@ -67,7 +101,7 @@ TempDir::~TempDir() {
 }
 
 Result<std::unique_ptr<Process>> Process::start(const ProcessOptions& options,
-                                                 const std::string& dir) {
+                                                const std::string& dir) {
     std::error_code ec;
     fs::create_directories(dir, ec);
     const std::string conf = dir + "/" + options.name + ".conf";
@@ -139,7 +173,19 @@ bool Process::running() {
     return true;
 }
 
+int patience() {
+    static const int factor = [] {
+        const char* v = std::getenv("COMET_TEST_PATIENCE");
+        const int f = v != nullptr ? std::atoi(v) : 3;
+        return f >= 1 ? f : 1;
+    }();
+    return factor;
+}
+
+milliseconds guard(milliseconds timeout) { return timeout * patience(); }
+
 Status Process::wait_for_port(uint16_t port, milliseconds timeout) {
+    timeout = guard(timeout);
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     while (std::chrono::steady_clock::now() < deadline) {
         if (!running()) {
@@ -158,11 +204,12 @@ Status Process::wait_for_port(uint16_t port, milliseconds timeout) {
         }
         std::this_thread::sleep_for(milliseconds(20));
     }
-    return Status::error(Errc::kTimeout, "port {} not open after {} ms: {}", port,
-                         timeout.count(), log_tail());
+    return Status::error(Errc::kTimeout, "port {} not open after {} ms: {}", port, timeout.count(),
+                         log_tail());
 }
 
 Status Process::wait_for_log(const std::string& text, milliseconds timeout) {
+    timeout = guard(timeout);
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     while (std::chrono::steady_clock::now() < deadline) {
         if (log().find(text) != std::string::npos) {
@@ -187,6 +234,7 @@ void Process::sigstop() { signal(SIGSTOP); }
 void Process::sigcont() { signal(SIGCONT); }
 
 Status Process::sigstop_and_wait(milliseconds timeout) {
+    timeout = guard(timeout);
     if (reaped_) {
         return Status::error(Errc::kUnavailable, "process {} already exited", pid_);
     }
@@ -212,6 +260,7 @@ Status Process::sigstop_and_wait(milliseconds timeout) {
 void Process::sigterm() { signal(SIGTERM); }
 
 Result<int> Process::wait_exit(milliseconds timeout) {
+    timeout = guard(timeout);
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     while (std::chrono::steady_clock::now() < deadline) {
         if (!running()) {
@@ -288,10 +337,11 @@ protocol::RemotingCommand request(int32_t code, std::map<std::string, std::strin
 
 Result<protocol::RemotingCommand> call(net::RemotingClient& client, uint16_t port,
                                        protocol::RemotingCommand req, milliseconds timeout) {
-    return client.invoke_sync(addr(port), std::move(req), timeout);
+    return client.invoke_sync(addr(port), std::move(req), guard(timeout));
 }
 
 bool eventually(const std::function<bool()>& fn, milliseconds timeout) {
+    timeout = guard(timeout);
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     while (true) {
         if (fn()) {
@@ -305,7 +355,8 @@ bool eventually(const std::function<bool()>& fn, milliseconds timeout) {
 }
 
 protocol::RemotingCommand send_message_request(const std::string& topic, const std::string& body,
-                                               int queue, std::map<std::string, std::string> props) {
+                                               int queue,
+                                               std::map<std::string, std::string> props) {
     protocol::MessageProperties p;
     for (const auto& [k, v] : props) {
         p.set(k, v);
@@ -326,9 +377,8 @@ protocol::RemotingCommand send_message_request(const std::string& topic, const s
                    body);
 }
 
-protocol::RemotingCommand pull_message_request(const std::string& group,
-                                               const std::string& topic, int queue,
-                                               int64_t offset, int max_nums) {
+protocol::RemotingCommand pull_message_request(const std::string& group, const std::string& topic,
+                                               int queue, int64_t offset, int max_nums) {
     return request(protocol::RequestCode::kPullMessage,
                    {{"consumerGroup", group},
                     {"topic", topic},
@@ -374,6 +424,7 @@ Result<std::map<std::string, std::string>> runtime_info(net::RemotingClient& cli
 
 CommandResult run_command(const TempDir& dir, const std::vector<std::string>& argv,
                           milliseconds timeout) {
+    timeout = guard(timeout);
     static std::atomic<int> counter{0};
     const std::string stem = dir.sub("cmd-" + std::to_string(++counter));
     CommandResult r;

@@ -22,6 +22,12 @@ namespace comet::it {
 
 using std::chrono::milliseconds;
 
+// Every timeout a test passes to a wait of this harness is a hang guard, never a measurement:
+// the waits stretch it by patience() (env COMET_TEST_PATIENCE, default 3), so a loaded machine
+// only makes a failing test fail later. Durations are measured by benchmarks (bench/).
+int patience();
+milliseconds guard(milliseconds timeout);  // timeout * patience()
+
 // <build>/apps/<name>/<name>.
 std::string binary_path(const std::string& name);
 
@@ -43,8 +49,8 @@ private:
 };
 
 struct ProcessOptions {
-    std::string name;    // log/config file stem, e.g. "broker-a"
-    std::string binary;  // absolute path
+    std::string name;                           // log/config file stem, e.g. "broker-a"
+    std::string binary;                         // absolute path
     std::map<std::string, std::string> config;  // written to <dir>/<name>.conf, passed as -c
     std::vector<std::string> args;              // extra arguments after -c
 };
@@ -99,8 +105,7 @@ Result<std::unique_ptr<Process>> start_broker(const TempDir& dir, uint16_t port,
 
 // Client helpers.
 std::string addr(uint16_t port);  // "127.0.0.1:<port>"
-protocol::RemotingCommand request(int32_t code,
-                                  std::map<std::string, std::string> ext = {},
+protocol::RemotingCommand request(int32_t code, std::map<std::string, std::string> ext = {},
                                   std::string body = {});
 // invoke_sync that turns transport errors into a gtest-friendly Result.
 Result<protocol::RemotingCommand> call(net::RemotingClient& client, uint16_t port,
@@ -115,14 +120,12 @@ protocol::RemotingCommand send_message_request(const std::string& topic, const s
                                                int queue = 0,
                                                std::map<std::string, std::string> props = {});
 // PULL_MESSAGE with its subscription ("*"), no commit, no suspension (sysFlag 4).
-protocol::RemotingCommand pull_message_request(const std::string& group,
-                                               const std::string& topic, int queue,
-                                               int64_t offset, int max_nums = 32);
+protocol::RemotingCommand pull_message_request(const std::string& group, const std::string& topic,
+                                               int queue, int64_t offset, int max_nums = 32);
 // UPDATE_AND_CREATE_TOPIC, read/write queues = `queues`, perm 6.
 protocol::RemotingCommand create_topic_request(const std::string& topic, int queues);
 // GET_BROKER_RUNTIME_INFO's table. Errors: transport, non-SUCCESS code, bad JSON.
-Result<std::map<std::string, std::string>> runtime_info(net::RemotingClient& client,
-                                                        uint16_t port);
+Result<std::map<std::string, std::string>> runtime_info(net::RemotingClient& client, uint16_t port);
 
 // Runs `argv` (argv[0] = absolute binary path) to completion with stdin from /dev/null,
 // killing it after `timeout`. exit_code is 128+signal when killed, -1 when it could not start.

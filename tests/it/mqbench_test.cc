@@ -3,12 +3,11 @@
 // them. Every process wait is bounded.
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include <fstream>
 #include <sstream>
@@ -118,40 +117,60 @@ TEST(MqbenchIt, ProducerThenConsumerSummaries) {
         ASSERT_TRUE(eventually([&] { return admin.topic_route("BenchTopic").is_ok(); }, 10s));
     }
     const std::string bench = binary_path("mqbench");
-    Child consumer({bench, "consumer", "-n", addr(ns_port), "-t", "BenchTopic", "--duration",
-                    "12", "--from-first", "--json"},
+    // Producer and consumer run together; both stop on a count (not on a time budget), so a
+    // slow machine only makes the test take longer.
+    constexpr int kMessages = 3000;
+    Child consumer({bench, "consumer", "-n", addr(ns_port), "-t", "BenchTopic", "--count",
+                    std::to_string(kMessages), "--from-first", "--json"},
                    dir.sub("consumer.out"));
     ASSERT_TRUE(consumer.started());
-    Child producer({bench, "producer", "-n", addr(ns_port), "-t", "BenchTopic", "-s", "256",
-                    "--threads", "2", "--window", "8", "--duration", "3", "--keys", "--json"},
-                   dir.sub("producer.out"));
+    Child producer(
+        {bench, "producer", "-n", addr(ns_port), "-t", "BenchTopic", "-s", "256", "--threads", "2",
+         "--window", "8", "--count", std::to_string(kMessages), "--keys", "--json"},
+        dir.sub("producer.out"));
     ASSERT_TRUE(producer.started());
-    const int prc = producer.wait(30s);
+    const int prc = producer.wait(guard(60s));
     const std::string pj = producer.json_line();
     EXPECT_EQ(prc, 0) << producer.output();
-    EXPECT_GT(json_int(pj, "ok"), 0) << pj;
+    EXPECT_EQ(json_int(pj, "ok"), kMessages) << pj;
     EXPECT_EQ(json_int(pj, "failed"), 0) << pj;
-    EXPECT_NE(producer.output().find("Send TPS:"), std::string::npos);
+    EXPECT_NE(producer.output().find("Summary producer: ok 3000 failed 0"), std::string::npos)
+        << producer.output();
     EXPECT_NE(pj.find("\"p999_ms\":"), std::string::npos);
     EXPECT_NE(pj.find("\"not_send_ok\":{}"), std::string::npos) << pj;
 
-    EXPECT_EQ(consumer.wait(40s), 0) << consumer.output();
+    EXPECT_EQ(consumer.wait(guard(60s)), 0) << consumer.output();
     const std::string cj = consumer.json_line();
     EXPECT_GE(json_int(cj, "ok"), json_int(pj, "ok")) << cj << "\n" << pj;
-    EXPECT_NE(consumer.output().find("Receive TPS:"), std::string::npos);
+    EXPECT_NE(consumer.output().find("Summary consumer: ok"), std::string::npos)
+        << consumer.output();
+
+    // Runs of a fixed duration print one line per elapsed second: a 2 s run prints at least one.
+    Child timed_producer({bench, "producer", "-n", addr(ns_port), "-t", "BenchTopic", "-s", "64",
+                          "--duration", "2", "--json"},
+                         dir.sub("timed_producer.out"));
+    EXPECT_EQ(timed_producer.wait(guard(60s)), 0) << timed_producer.output();
+    EXPECT_NE(timed_producer.output().find("Send TPS:"), std::string::npos)
+        << timed_producer.output();
+    Child timed_consumer({bench, "consumer", "-n", addr(ns_port), "-t", "BenchTopic", "-g",
+                          "timed_consumer", "--duration", "2", "--from-first", "--json"},
+                         dir.sub("timed_consumer.out"));
+    EXPECT_EQ(timed_consumer.wait(guard(60s)), 0) << timed_consumer.output();
+    EXPECT_NE(timed_consumer.output().find("Receive TPS:"), std::string::npos)
+        << timed_consumer.output();
 
     // A batch run: counts are exact.
     Child batch({bench, "producer", "-n", addr(ns_port), "-t", "BenchTopic", "--count", "200",
                  "--batch", "10", "--json"},
                 dir.sub("batch.out"));
-    EXPECT_EQ(batch.wait(30s), 0) << batch.output();
+    EXPECT_EQ(batch.wait(guard(30s)), 0) << batch.output();
     EXPECT_EQ(json_int(batch.json_line(), "ok"), 200) << batch.output();
 
     // A bad name server address fails with a non-zero status instead of hanging.
     Child bad({bench, "producer", "-n", "127.0.0.1:1", "-t", "BenchTopic", "--count", "1",
                "--send-timeout", "1000"},
               dir.sub("bad.out"));
-    EXPECT_EQ(bad.wait(30s), 1) << bad.output();
+    EXPECT_EQ(bad.wait(guard(30s)), 1) << bad.output();
 }
 
 // A SYNC_MASTER that needs a slave (inSyncReplicas=2) but has none answers SLAVE_NOT_AVAILABLE:
@@ -163,10 +182,9 @@ TEST(MqbenchIt, RepliesOtherThanSendOkCountAsFailed) {
     auto ns = start_namesrv(dir, ns_port);
     ASSERT_TRUE(ns.is_ok());
     ASSERT_TRUE((*ns)->wait_for_port(ns_port, 10s).is_ok());
-    auto broker = start_broker(dir, broker_port, addr(ns_port),
-                               {{"brokerRole", "SYNC_MASTER"},
-                                {"totalReplicas", "2"},
-                                {"inSyncReplicas", "2"}});
+    auto broker = start_broker(
+        dir, broker_port, addr(ns_port),
+        {{"brokerRole", "SYNC_MASTER"}, {"totalReplicas", "2"}, {"inSyncReplicas", "2"}});
     ASSERT_TRUE(broker.is_ok());
     ASSERT_TRUE((*broker)->wait_for_port(broker_port, 20s).is_ok());
     {
@@ -185,7 +203,7 @@ TEST(MqbenchIt, RepliesOtherThanSendOkCountAsFailed) {
                     "--count", "7", "--json"},
                    dir.sub("producer.out"));
     ASSERT_TRUE(producer.started());
-    EXPECT_EQ(producer.wait(30s), 1) << producer.output();
+    EXPECT_EQ(producer.wait(guard(30s)), 1) << producer.output();
     const std::string pj = producer.json_line();
     EXPECT_EQ(json_int(pj, "ok"), 0) << pj;
     EXPECT_EQ(json_int(pj, "failed"), 7) << pj;

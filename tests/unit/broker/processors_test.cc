@@ -352,22 +352,52 @@ TEST_F(Processors, HeartbeatCreatesRetryTopicAndConsumerList) {
     RemotingCommand garbage = RemotingCommand::request(Req::kHeartBeat);
     garbage.body = "{not json";
     EXPECT_EQ(run(garbage).code, RC::kSystemError);
-    // Odd shapes are skipped, never a crash.
-    for (const char* body :
-         {R"([1,2])",
-          R"({"clientID":"x","consumerDataSet":[1,"a",{"groupName":"G2",)"
-          R"("subscriptionDataSet":[1,{"topic":7},{"topic":"T","codeSet":["a"]}]}]})",
-          R"({"clientID":"x","producerDataSet":[null,{"groupName":5}]})", R"({"clientID":""})"}) {
-        garbage.body = body;
+    // Odd shapes: a body that is not an object or names no client is refused with a remark;
+    // malformed entries inside a valid body are skipped, the rest is registered.
+    struct Case {
+        const char* body;
+        int code;
+        const char* remark;  // nullptr: no remark
+    };
+    const Case heartbeats[] = {
+        {R"([1,2])", RC::kSystemError, "decode heartbeat body failed: not an object"},
+        {R"({"clientID":"x","consumerDataSet":[1,"a",{"groupName":"G2",)"
+         R"("subscriptionDataSet":[1,{"topic":7},{"topic":"T","codeSet":["a"]}]}]})",
+         RC::kSuccess, nullptr},
+        {R"({"clientID":"x","producerDataSet":[null,{"groupName":5}]})", RC::kSuccess, nullptr},
+        {R"({"clientID":""})", RC::kSystemError, "heartbeat without clientID"},
+    };
+    for (const Case& c : heartbeats) {
+        garbage.body = c.body;
         RemotingCommand r = run(garbage);
-        EXPECT_TRUE(r.code == RC::kSuccess || r.code == RC::kSystemError) << body;
+        EXPECT_EQ(r.code, c.code) << c.body;
+        EXPECT_EQ(r.remark.has_value(), c.remark != nullptr) << c.body;
+        if (c.remark != nullptr) {
+            EXPECT_EQ(r.remark.value_or(""), c.remark) << c.body;
+        }
     }
+    // The well-formed consumer entry of the second body was registered.
+    list.ext_fields = {{"consumerGroup", "G2"}};
+    RemotingCommand g2 = run(list);
+    ASSERT_EQ(g2.code, RC::kSuccess) << g2.remark.value_or("");
+    EXPECT_NE(g2.body.find("\"x\""), std::string::npos) << g2.body;
     RemotingCommand lock = RemotingCommand::request(Req::kLockBatchMq);
-    for (const char* body :
-         {"", "[]", R"({"clientId":1})",
-          R"({"clientId":"c","consumerGroup":"G","mqSet":[1,{"queueId":"x"}]})"}) {
-        lock.body = body;
-        EXPECT_NE(run(lock).code, -1) << body;
+    const Case locks[] = {
+        {"", RC::kSystemError,
+         "LockBatchRequestBody: JSON parse error at byte 0: The document is empty."},
+        {"[]", RC::kSystemError, "lock body is not an object"},
+        {R"({"clientId":1})", RC::kSystemError, "lock body needs consumerGroup and clientId"},
+        {R"({"clientId":"c","consumerGroup":"G","mqSet":[1,{"queueId":"x"}]})", RC::kSuccess,
+         nullptr},
+    };
+    for (const Case& c : locks) {
+        lock.body = c.body;
+        RemotingCommand r = run(lock);
+        EXPECT_EQ(r.code, c.code) << c.body;
+        EXPECT_EQ(r.remark.has_value(), c.remark != nullptr) << c.body;
+        if (c.remark != nullptr) {
+            EXPECT_EQ(r.remark.value_or(""), c.remark) << c.body;
+        }
     }
 }
 

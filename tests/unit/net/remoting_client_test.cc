@@ -61,7 +61,7 @@ protected:
     }
 
     bool wait_held(int n) {
-        for (int i = 0; i < 5000 && held_count_.load() < n; ++i) {
+        for (int i = 0; i < 30000 && held_count_.load() < n; ++i) {
             std::this_thread::sleep_for(1ms);
         }
         return held_count_.load() >= n;
@@ -96,8 +96,7 @@ TEST_F(RemotingClientTest, TimeoutFiresExactlyOnceAndLateAnswerIsDropped) {
                          });
     ASSERT_TRUE(done.wait_for(5s));
     const auto elapsed = std::chrono::steady_clock::now() - t0;
-    EXPECT_GE(elapsed, 150ms);
-    EXPECT_LT(elapsed, 3s);
+    EXPECT_GE(elapsed, 150ms);  // not before its deadline (how late is a benchmark question)
     EXPECT_EQ(status.code(), Errc::kTimeout) << status.to_string();
     EXPECT_NE(status.message().find("timeout, 150(ms)"), std::string::npos) << status.message();
     // The server answers late: the response matches nothing and is dropped.
@@ -149,9 +148,8 @@ TEST_F(RemotingClientTest, DroppedConnectionFailsEveryRequestInFlight) {
     constexpr int kN = 5;
     Latch done(kN);
     std::atomic<int> unavailable{0};
-    const auto t0 = std::chrono::steady_clock::now();
     for (int i = 0; i < kN; ++i) {
-        client_.invoke_async(addr_, make_request(kHold, std::to_string(i)), 30s,
+        client_.invoke_async(addr_, make_request(kHold, std::to_string(i)), 1h,
                              [&](Result<RemotingCommand> r) {
                                  if (!r.is_ok() && r.status().code() == Errc::kUnavailable) {
                                      unavailable.fetch_add(1);
@@ -163,8 +161,8 @@ TEST_F(RemotingClientTest, DroppedConnectionFailsEveryRequestInFlight) {
     for (const auto& conn : server_->connections()) {
         conn->close(Status::error(Errc::kUnavailable, "test drops the connection"));
     }
-    ASSERT_TRUE(done.wait_for(5s));
-    EXPECT_LT(std::chrono::steady_clock::now() - t0, 5s);  // well before the 30 s timeout
+    // With an hour of timeout, only the dropped connection can have failed them.
+    ASSERT_TRUE(done.wait_for(60s));
     EXPECT_EQ(unavailable.load(), kN);
     // The next call reconnects.
     auto r = client_.invoke_sync(addr_, make_request(kEcho, "k", "again"), 5s);
@@ -174,9 +172,8 @@ TEST_F(RemotingClientTest, DroppedConnectionFailsEveryRequestInFlight) {
 
 TEST_F(RemotingClientTest, ConnectRefusedFailsQuicklyAsUnavailable) {
     const std::string dead = "127.0.0.1:" + std::to_string(testing::unused_port());
-    const auto t0 = std::chrono::steady_clock::now();
-    auto r = client_.invoke_sync(dead, make_request(kEcho, "k"), 10s);
-    EXPECT_LT(std::chrono::steady_clock::now() - t0, 2s);
+    // kUnavailable (not kTimeout): the refused connect failed the call, not its deadline.
+    auto r = client_.invoke_sync(dead, make_request(kEcho, "k"), 60s);
     ASSERT_FALSE(r.is_ok());
     EXPECT_EQ(r.status().code(), Errc::kUnavailable);
     EXPECT_NE(r.status().message().find(dead), std::string::npos) << r.status().message();
@@ -220,7 +217,7 @@ TEST_F(RemotingClientTest, ConnectionIsReusedAndReconnectedAfterClose) {
     }
     EXPECT_EQ(server_->connection_count(), 1u);
     client_.close_connection(addr_);
-    for (int i = 0; i < 1000 && first->is_open(); ++i) {
+    for (int i = 0; i < 30000 && first->is_open(); ++i) {
         std::this_thread::sleep_for(1ms);
     }
     EXPECT_FALSE(first->is_open());

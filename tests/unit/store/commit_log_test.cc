@@ -135,7 +135,7 @@ TEST_F(CommitLogTest, PrefaultWindowFollowsWriterWithoutTouchingData) {
         ASSERT_TRUE(rs.back().ok()) << rs.back().remark;
     }
     EXPECT_GT(log->mapped_file_queue().file_count(), 1u);  // rolled over at least once
-    for (int i = 0; i < 2000 && log->prefault_service().prefaulted_bytes() == 0 &&
+    for (int i = 0; i < 30000 && log->prefault_service().prefaulted_bytes() == 0 &&
                     log->prefault_service().supported();
          ++i) {
         std::this_thread::sleep_for(std::chrono::milliseconds(1));

@@ -118,8 +118,8 @@ TEST_F(ReputTest, RebuildsGoldenConsumeQueuesFromRocketMqCommitLog) {
         {"_RETRY_VecAliConsumerGroup-0", "%RETRY%VecAliConsumerGroup/0"},
     };
     for (const auto& [golden, dir] : goldens) {
-        const std::string want =
-            read_file(store_vectors_dir() + "/consumequeue/" + golden + "-00000000000000000000.prefix");
+        const std::string want = read_file(store_vectors_dir() + "/consumequeue/" + golden +
+                                           "-00000000000000000000.prefix");
         const std::string got =
             read_file((root_ / "consumequeue" / dir / "00000000000000000000").string());
         ASSERT_EQ(got.size(), 100u * kCqStoreUnitSize) << dir;
@@ -184,13 +184,12 @@ TEST_F(ReputTest, FollowsBlankFillerAndSkipsCorruptRecords) {
 
     StringCommitLog log(data, seg);
     std::vector<DispatchRequest> seen;
-    ReputMessageService reput(
-        log,
-        [&](const DispatchRequest& req) {
-            seen.push_back(req);
-            return Status::ok();
-        },
-        {});
+    ReputMessageService reput(log,
+                              [&](const DispatchRequest& req) {
+                                  seen.push_back(req);
+                                  return Status::ok();
+                              },
+                              {});
     auto r = reput.do_reput();
     ASSERT_TRUE(r.is_ok());
     ASSERT_EQ(seen.size(), 4u);
@@ -203,14 +202,14 @@ TEST_F(ReputTest, FollowsBlankFillerAndSkipsCorruptRecords) {
     EXPECT_EQ(reput.reput_from_offset().value(), static_cast<int64_t>(data.size()));
 
     // A dispatch failure stops at that record and is retried later.
-    ReputMessageService failing(
-        log, [&](const DispatchRequest& req) {
-            if (req.commit_log_offset.value() == seg) {
-                return Status::error(Errc::kIoError, "disk");
-            }
-            return Status::ok();
-        },
-        {});
+    ReputMessageService failing(log,
+                                [&](const DispatchRequest& req) {
+                                    if (req.commit_log_offset.value() == seg) {
+                                        return Status::error(Errc::kIoError, "disk");
+                                    }
+                                    return Status::ok();
+                                },
+                                {});
     EXPECT_FALSE(failing.do_reput().is_ok());
     EXPECT_EQ(failing.reput_from_offset().value(), seg);
 }
@@ -225,18 +224,17 @@ TEST(ReputParseTest, DelayLevels) {
 }
 
 TEST_F(ReputTest, ThreadDispatchesAfterWakeup) {
-    StringCommitLog log(encode_at(0, 0, 0, "a") , 1 << 20);
+    StringCommitLog log(encode_at(0, 0, 0, "a"), 1 << 20);
     std::atomic<int> count{0};
-    ReputMessageService reput(
-        log,
-        [&](const DispatchRequest&) {
-            count.fetch_add(1);
-            return Status::ok();
-        },
-        {});
+    ReputMessageService reput(log,
+                              [&](const DispatchRequest&) {
+                                  count.fetch_add(1);
+                                  return Status::ok();
+                              },
+                              {});
     reput.start();
     reput.wakeup();
-    for (int i = 0; i < 2000 && count.load() == 0; ++i) {
+    for (int i = 0; i < 30000 && count.load() == 0; ++i) {
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
     reput.shutdown();
@@ -322,8 +320,8 @@ TEST(ReputLightDecoderTest, MatchesFullDecoder) {
     {
         // Raw properties string: empty value, empty name, no separator, duplicate TAGS.
         auto m = base("OddProps");
-        m.stored_properties = std::string("TAGS\1first\2KEYS\1\2\1x\2junk\2TAGS\1second\2") +
-                              "UNIQ_KEY\1u1";
+        m.stored_properties =
+            std::string("TAGS\1first\2KEYS\1\2\1x\2junk\2TAGS\1second\2") + "UNIQ_KEY\1u1";
         m.properties = protocol::string_to_message_properties(*m.stored_properties);
         msgs.push_back(m);
     }
@@ -339,10 +337,10 @@ TEST(ReputLightDecoderTest, MatchesFullDecoder) {
             SCOPED_TRACE(m.topic.substr(0, 20) + (read_keys ? " keys" : " no keys"));
             DispatchRequest got;
             int32_t size = 0;
-            ASSERT_EQ(check_message_and_return_size(reinterpret_cast<const uint8_t*>(rec.data()),
-                                                    rec.size(), true, levels, &got, &size,
-                                                    read_keys),
-                      CheckResult::kMessage);
+            ASSERT_EQ(
+                check_message_and_return_size(reinterpret_cast<const uint8_t*>(rec.data()),
+                                              rec.size(), true, levels, &got, &size, read_keys),
+                CheckResult::kMessage);
             const DispatchRequest want = expected_from_full_decode(rec, read_keys, levels);
             EXPECT_EQ(size, static_cast<int32_t>(rec.size()));
             EXPECT_EQ(got.topic, want.topic);
@@ -372,8 +370,8 @@ TEST(ReputLightDecoderTest, RejectsInconsistentRecords) {
     auto check = [](const std::string& r, bool crc) {
         DispatchRequest d;
         int32_t size = 0;
-        return check_message_and_return_size(reinterpret_cast<const uint8_t*>(r.data()),
-                                             r.size(), crc, {}, &d, &size);
+        return check_message_and_return_size(reinterpret_cast<const uint8_t*>(r.data()), r.size(),
+                                             crc, {}, &d, &size);
     };
     ASSERT_EQ(check(rec, true), CheckResult::kMessage);
     EXPECT_EQ(check(rec.substr(0, rec.size() - 1), false), CheckResult::kEnd);
