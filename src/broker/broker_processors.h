@@ -60,6 +60,7 @@ public:
     void process(const RequestContext& rc, protocol::RemotingCommand req, const Reply& reply);
 
 private:
+    void check_client_config(const protocol::RemotingCommand& req, const Reply& reply);
     void heart_beat(const RequestContext& rc, const protocol::RemotingCommand& req,
                     const Reply& reply);
     BrokerContext& ctx_;

@@ -38,7 +38,7 @@ void ClientManageProcessor::process(const RequestContext& rc, RemotingCommand re
             return;
         }
         case Req::kCheckClientConfig:
-            reply_code(reply, req, RC::kSuccess);
+            check_client_config(req, reply);
             return;
         default:
             reply_code(reply, req, RC::kRequestCodeNotSupported,
@@ -46,13 +46,33 @@ void ClientManageProcessor::process(const RequestContext& rc, RemotingCommand re
     }
 }
 
+// ClientManageProcessor#checkClientConfig (4.9) with enablePropertyFilter=false: a TAG
+// subscription (or none) is fine; anything else is refused with RocketMQ's remark, so a SQL92
+// consumer fails at start instead of receiving unfiltered messages.
+void ClientManageProcessor::check_client_config(const RemotingCommand& req, const Reply& reply) {
+    rapidjson::Document doc;
+    if (!req.body.empty() && parse_lenient_json(req.body, "CheckClientRequestBody", &doc).is_ok() &&
+        doc.IsObject()) {
+        auto sub = doc.FindMember("subscriptionData");
+        if (sub != doc.MemberEnd() && sub->value.IsObject()) {
+            const std::string type = json_string(sub->value, "expressionType", "TAG");
+            if (!is_tag_type(type)) {
+                reply_code(reply, req, RC::kSystemError, property_filter_unsupported_remark(type));
+                return;
+            }
+        }
+    }
+    reply_code(reply, req, RC::kSuccess);
+}
+
 void ClientManageProcessor::heart_beat(const RequestContext& rc, const RemotingCommand& req,
                                        const Reply& reply) {
     rapidjson::Document doc;
     Status st = parse_lenient_json(req.body, "HeartbeatData", &doc);
     if (!st.is_ok() || !doc.IsObject()) {
-        reply_code(reply, req, RC::kSystemError,
-                   "decode heartbeat body failed: " + (st.is_ok() ? "not an object" : st.message()));
+        reply_code(
+            reply, req, RC::kSystemError,
+            "decode heartbeat body failed: " + (st.is_ok() ? "not an object" : st.message()));
         return;
     }
     ClientChannelInfo channel;
@@ -161,7 +181,8 @@ void ConsumerManageProcessor::process(const RequestContext& rc, RemotingCommand 
                 return;
             }
             if (h->set_zero_if_not_found.has_value() && !*h->set_zero_if_not_found) {
-                reply_code(reply, req, RC::kQueryNotFound, "Not found, do not set to zero, maybe this group boot first");
+                reply_code(reply, req, RC::kQueryNotFound,
+                           "Not found, do not set to zero, maybe this group boot first");
                 return;
             }
             const int64_t min = ctx_.store->min_offset_in_queue(h->topic, h->queue_id);
@@ -192,15 +213,14 @@ void ConsumerManageProcessor::process(const RequestContext& rc, RemotingCommand 
                            fmt::format("Topic {} not exist!", h->topic));
                 return;
             }
-            if (h->queue_id < 0 || h->queue_id >= std::max(t->read_queue_nums,
-                                                           t->write_queue_nums)) {
-                reply_code(reply, req, RC::kInvalidParameter,
-                           fmt::format("QueueId {} is invalid for topic {}", h->queue_id,
-                                       h->topic));
+            if (h->queue_id < 0 ||
+                h->queue_id >= std::max(t->read_queue_nums, t->write_queue_nums)) {
+                reply_code(
+                    reply, req, RC::kInvalidParameter,
+                    fmt::format("QueueId {} is invalid for topic {}", h->queue_id, h->topic));
                 return;
             }
-            ctx_.offsets->commit_offset(h->consumer_group, h->topic, h->queue_id,
-                                        h->commit_offset);
+            ctx_.offsets->commit_offset(h->consumer_group, h->topic, h->queue_id, h->commit_offset);
             reply_code(reply, req, RC::kSuccess);
             return;
         }
@@ -240,8 +260,8 @@ void QueryMessageProcessor::process(const RequestContext& rc, RemotingCommand re
     if (max_num <= 0 || max_num > cfg.default_query_max_num) {
         max_num = cfg.default_query_max_num;
     }
-    store::QueryMessageResult r = ctx_.store->query_message(
-        h->topic, h->key, max_num, h->begin_timestamp, h->end_timestamp);
+    store::QueryMessageResult r =
+        ctx_.store->query_message(h->topic, h->key, max_num, h->begin_timestamp, h->end_timestamp);
     if (r.messages.empty()) {
         reply_code(reply, req, RC::kQueryNotFound,
                    "can not find message, maybe time range not correct");

@@ -101,6 +101,11 @@ void PullMessageProcessor::process_request(const RequestContext& rc, RemotingCom
     }
     std::optional<SubscriptionData> sub;
     if (has_subscription) {
+        // PullMessageProcessor: a non-TAG expression without a property filter is refused.
+        if (const std::string type = h.expression_type.value_or("TAG"); !is_tag_type(type)) {
+            reply_code(reply, req, RC::kSystemError, property_filter_unsupported_remark(type));
+            return;
+        }
         auto built = build_subscription(h.topic, h.subscription.value_or("*"),
                                         h.expression_type.value_or("TAG"));
         if (!built.is_ok()) {
@@ -133,6 +138,11 @@ void PullMessageProcessor::process_request(const RequestContext& rc, RemotingCom
         if (it->second.sub_version < h.sub_version) {
             reply_code(reply, req, RC::kSubscriptionNotLatest,
                        "the consumer's subscription not latest");
+            return;
+        }
+        if (!is_tag_type(it->second.expression_type)) {
+            reply_code(reply, req, RC::kSystemError,
+                       property_filter_unsupported_remark(it->second.expression_type));
             return;
         }
         sub = it->second;

@@ -109,6 +109,11 @@ SubscriptionData SubscriptionData::from_json(const rapidjson::Value& v) {
     return s;
 }
 
+std::string property_filter_unsupported_remark(std::string_view expression_type) {
+    return "The broker does not support consumer to filter message by " +
+           std::string(expression_type);
+}
+
 Result<SubscriptionData> build_subscription(std::string_view topic, std::string_view expression,
                                             std::string_view expression_type) {
     if (!expression_type.empty() && expression_type != "TAG") {

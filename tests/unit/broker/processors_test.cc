@@ -68,6 +68,7 @@ protected:
                 break;
             case Req::kHeartBeat:
             case Req::kUnregisterClient:
+            case Req::kCheckClientConfig:
                 client_.process(rc_, std::move(req), capture());
                 break;
             case Req::kQueryConsumerOffset:
@@ -289,6 +290,55 @@ TEST_F(Processors, PullStatusPathsAndCommitOffset) {
     RemotingCommand r = run(bad);
     EXPECT_EQ(r.code, RC::kSystemError);
     EXPECT_NE(r.remark->find("consumerGroup"), std::string::npos);
+}
+
+// SQL92 (any non-TAG expression) is refused as RocketMQ does with enablePropertyFilter=false,
+// at CHECK_CLIENT_CONFIG and at every pull, never served unfiltered.
+TEST_F(Processors, Sql92SubscriptionsAreRefusedNotServedUnfiltered) {
+    create("T", 1);
+    ASSERT_EQ(send("T", "a", 0, std::string("TAGS\x01") + "A").code, RC::kSuccess);
+    const std::string remark = "The broker does not support consumer to filter message by SQL92";
+
+    RemotingCommand check = RemotingCommand::request(Req::kCheckClientConfig);
+    check.body = R"({"clientId":"c1","group":"SG","subscriptionData":{"topic":"T",)"
+                 R"("subString":"a > 1","expressionType":"SQL92","tagsSet":[],"codeSet":[]}})";
+    RemotingCommand r = run(check);
+    EXPECT_EQ(r.code, RC::kSystemError);
+    EXPECT_EQ(r.remark.value_or(""), remark);
+    check.body = R"({"clientId":"c1","group":"SG","subscriptionData":{"topic":"T",)"
+                 R"("subString":"A","expressionType":"TAG"}})";
+    EXPECT_EQ(run(check).code, RC::kSuccess);
+    check.body.clear();
+    EXPECT_EQ(run(check).code, RC::kSuccess);
+
+    // The subscription in the pull request itself (sysFlag bit 2).
+    RemotingCommand p = RemotingCommand::request(Req::kPullMessage);
+    p.ext_fields = {{"consumerGroup", "SG"},    {"topic", "T"},
+                    {"queueId", "0"},           {"queueOffset", "0"},
+                    {"maxMsgNums", "32"},       {"sysFlag", "4"},
+                    {"commitOffset", "0"},      {"suspendTimeoutMillis", "0"},
+                    {"subscription", "a > 1"},  {"subVersion", "0"},
+                    {"expressionType", "SQL92"}};
+    r = run(p);
+    EXPECT_EQ(r.code, RC::kSystemError);
+    EXPECT_EQ(r.remark.value_or(""), remark);
+    EXPECT_TRUE(r.body.empty());
+
+    // The subscription registered by heartbeat (the usual Java client path: sysFlag 0).
+    RemotingCommand hb = RemotingCommand::request(Req::kHeartBeat);
+    hb.body = R"({"clientID":"c1","consumerDataSet":[{"groupName":"SG","consumeType":)"
+              R"("CONSUME_PASSIVELY","messageModel":"CLUSTERING","consumeFromWhere":)"
+              R"("CONSUME_FROM_LAST_OFFSET","subscriptionDataSet":[{"topic":"T","subString":)"
+              R"("a > 1","expressionType":"SQL92","tagsSet":[],"codeSet":[],"subVersion":1}]}],)"
+              R"("producerDataSet":[]})";
+    ASSERT_EQ(run(hb).code, RC::kSuccess);
+    p.ext_fields["sysFlag"] = "0";
+    p.ext_fields.erase("subscription");
+    p.ext_fields.erase("expressionType");
+    r = run(p);
+    EXPECT_EQ(r.code, RC::kSystemError);
+    EXPECT_EQ(r.remark.value_or(""), remark);
+    EXPECT_TRUE(r.body.empty());
 }
 
 TEST_F(Processors, LongPollingHoldsAndWakesOnArrival) {
