@@ -22,8 +22,7 @@ public:
     using PutCallback = std::function<void(store::PutMessageResult)>;
     // A unit was appended to a ConsumeQueue (dispatch thread): topic, queue id, new max offset
     // (next offset to write), tagsCode of the unit.
-    using ArrivalListener =
-        std::function<void(const std::string&, int32_t, int64_t, int64_t)>;
+    using ArrivalListener = std::function<void(const std::string&, int32_t, int64_t, int64_t)>;
 
     virtual ~MessageStorePort() = default;
 
@@ -71,7 +70,7 @@ public:
     // Key/value figures for GET_BROKER_RUNTIME_INFO (commitLogMaxOffset, ...).
     virtual std::map<std::string, std::string> runtime_info() = 0;
     // Whether a record at this physical offset is still in memory (QUERY_CONSUMER_OFFSET rule).
-    virtual bool is_in_memory(int64_t physical_offset) { return true; }
+    virtual bool is_in_memory(int64_t physical_offset) = 0;
 };
 
 }  // namespace comet::broker

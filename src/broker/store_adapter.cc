@@ -273,4 +273,8 @@ void StoreAdapter::arriving(const std::string& topic, int32_t queue_id,
     }
 }
 
+bool StoreAdapter::is_in_memory(int64_t physical_offset) {
+    return store_->is_in_memory(physical_offset);
+}
+
 }  // namespace comet::broker

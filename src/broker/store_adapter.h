@@ -17,7 +17,7 @@ namespace comet::broker {
 // messageDelayLevel, store host) and then any store keys left in config.extra (including Java's
 // "maped" spellings). Errors: kInvalidArgument naming the key.
 Result<store::MessageStoreConfig> make_store_config(const BrokerConfig& config,
-                                                   store::MessageStoreConfig base = {});
+                                                    store::MessageStoreConfig base = {});
 
 // Registers the store's own properties (mappedFileSizeCommitLog, fileReservedTime, ...) that
 // BrokerConfig does not carry, bound to `config`.
@@ -40,8 +40,7 @@ public:
     int64_t offset_in_queue_by_time(const std::string& topic, int32_t queue_id, int64_t timestamp,
                                     bool upper) override;
     int64_t earliest_message_time(const std::string& topic, int32_t queue_id) override;
-    int64_t message_store_time(const std::string& topic, int32_t queue_id,
-                               int64_t offset) override;
+    int64_t message_store_time(const std::string& topic, int32_t queue_id, int64_t offset) override;
     std::optional<std::string> raw_message_at(int64_t physical_offset) override;
     std::optional<protocol::MessageExt> look_message_by_offset(int64_t physical_offset) override;
     std::optional<CqUnit> consume_queue_unit(const std::string& topic, int32_t queue_id,
@@ -53,6 +52,7 @@ public:
     void set_arrival_listener(ArrivalListener listener) override;
     protocol::HostAddress store_host() const override { return store_host_; }
     std::map<std::string, std::string> runtime_info() override;
+    bool is_in_memory(int64_t physical_offset) override;
 
 private:
     void arriving(const std::string& topic, int32_t queue_id, store::QueueOffset logic_offset,

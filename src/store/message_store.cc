@@ -86,6 +86,9 @@ MessageStore::MessageStore(const MessageStoreConfig& config, Clock& clock,
     const long pages = ::sysconf(_SC_PHYS_PAGES);
     const long page_size = ::sysconf(_SC_PAGESIZE);
     total_physical_memory_ = pages > 0 && page_size > 0 ? int64_t{pages} * page_size : 0;
+    if (options.physical_memory_bytes > 0) {
+        total_physical_memory_ = options.physical_memory_bytes;
+    }
 }
 
 Result<std::unique_ptr<MessageStore>> MessageStore::open(const MessageStoreConfig& config,
@@ -137,8 +140,8 @@ Status MessageStore::load_and_recover() {
                            index_->load(last_exit_ok_, checkpoint_->index_msg_timestamp()));
 
     COMET_RETURN_IF_ERROR(cqs_->recover());
-    auto recovered = last_exit_ok_ ? commit_log_->recover_normally()
-                                   : commit_log_->recover_abnormally();
+    auto recovered =
+        last_exit_ok_ ? commit_log_->recover_normally() : commit_log_->recover_abnormally();
     if (!recovered.is_ok()) {
         return recovered.status();
     }
@@ -165,9 +168,10 @@ Status MessageStore::load_and_recover() {
         return Status::error(dispatched.status().code(), "redispatch after recovery from {}: {}",
                              from, dispatched.status().message());
     }
-    spdlog::info("message store recovered: CommitLog [{}, {}), redispatched {} record(s) from {}, "
-                 "{} ConsumeQueue(s)",
-                 cl_min, cl_max, *dispatched, from, cqs_->queues().size());
+    spdlog::info(
+        "message store recovered: CommitLog [{}, {}), redispatched {} record(s) from {}, "
+        "{} ConsumeQueue(s)",
+        cl_min, cl_max, *dispatched, from, cqs_->queues().size());
 
     std::unordered_map<std::string, int64_t> table;
     for (const auto& [topic, queues] : cqs_->max_offsets()) {
@@ -261,9 +265,10 @@ void MessageStore::shutdown() {
         spdlog::info("message store shut down cleanly (CommitLog max {})",
                      commit_log_->max_offset().value());
     } else {
-        spdlog::warn("message store shut down with flags {:#x}, dispatch behind {} bytes, flush "
-                     "{}: abort file kept, next start recovers abnormally",
-                     flags_.flag_bits(), behind, st.to_string());
+        spdlog::warn(
+            "message store shut down with flags {:#x}, dispatch behind {} bytes, flush "
+            "{}: abort file kept, next start recovers abnormally",
+            flags_.flag_bits(), behind, st.to_string());
     }
     running_.store(false);
 }
@@ -361,9 +366,9 @@ Status MessageStore::dispatch(const DispatchRequest& req) {
         return st;
     }
     if (config_.message_index_enable) {
-        const Status ist = index_->build_index({req.topic, req.keys, req.uniq_key,
-                                                req.commit_log_offset, req.store_timestamp,
-                                                req.sys_flag});
+        const Status ist =
+            index_->build_index({req.topic, req.keys, req.uniq_key, req.commit_log_offset,
+                                 req.store_timestamp, req.sys_flag});
         if (!ist.is_ok()) {
             if ((flags_.flag_bits() & RunningFlags::kWriteIndexFileError) == 0) {
                 spdlog::error("index: building keys of {} failed: {}; mark index error",
@@ -400,8 +405,7 @@ void MessageStore::set_message_arriving_listener(MessageArrivingListener* listen
 
 std::optional<PutMessageResult> MessageStore::check_store_status() const {
     if (shutdown_.load()) {
-        return status_result(PutMessageStatus::kServiceNotAvailable,
-                             "message store has shut down");
+        return status_result(PutMessageStatus::kServiceNotAvailable, "message store has shut down");
     }
     if (config_.slave_role) {
         return status_result(PutMessageStatus::kServiceNotAvailable,
@@ -411,9 +415,10 @@ std::optional<PutMessageResult> MessageStore::check_store_status() const {
     if (!flags_.is_writeable()) {
         static std::atomic<int64_t> refused{0};
         if (refused.fetch_add(1, std::memory_order_relaxed) % 10000 == 0) {
-            spdlog::warn("message store is not writeable (flags {:#x}{}), so putMessage is "
-                         "forbidden",
-                         bits, (bits & RunningFlags::kDiskFull) != 0 ? ": disk full" : "");
+            spdlog::warn(
+                "message store is not writeable (flags {:#x}{}), so putMessage is "
+                "forbidden",
+                bits, (bits & RunningFlags::kDiskFull) != 0 ? ": disk full" : "");
         }
         return status_result(
             PutMessageStatus::kServiceNotAvailable,
@@ -430,8 +435,7 @@ MessageStore::PutCompletion MessageStore::wrap_completion(PutCompletion done, Ti
     return [this, done = std::move(done), begin](const PutMessageResult& r) {
         if (is_stored(r.status)) {
             const int64_t elapsed_ms =
-                std::chrono::duration_cast<std::chrono::milliseconds>(clock_.now() - begin)
-                    .count();
+                std::chrono::duration_cast<std::chrono::milliseconds>(clock_.now() - begin).count();
             const int32_t n = std::max(1, r.append.msg_num);
             for (int32_t i = 0; i < n; ++i) {
                 stats_.on_put(r.append.wrote_bytes / n, elapsed_ms);
@@ -483,6 +487,10 @@ QueueOffset MessageStore::next_offset_correction(QueueOffset old_offset,
     return old_offset;
 }
 
+bool MessageStore::is_in_memory(int64_t phy_offset) const {
+    return !is_in_disk(phy_offset, commit_log_->max_offset().value());
+}
+
 bool MessageStore::is_in_disk(int64_t phy_offset, int64_t max_phy) const {
     const auto memory = static_cast<int64_t>(static_cast<double>(total_physical_memory_) *
                                              config_.access_message_in_memory_max_ratio / 100.0);
@@ -527,15 +535,14 @@ GetMessageResult MessageStore::get_message(std::string_view group, std::string_v
             r.status = GetMessageStatus::kNoMatchedMessage;
             int64_t next_phy_file_start = INT64_MIN;
             int64_t max_phy_pulling = 0;
-            const size_t max_filter =
-                static_cast<size_t>(std::max<int64_t>(kMaxFilterBytes,
-                                                      int64_t{max_msg_nums} * kCqStoreUnitSize));
+            const size_t max_filter = static_cast<size_t>(
+                std::max<int64_t>(kMaxFilterBytes, int64_t{max_msg_nums} * kCqStoreUnitSize));
             size_t i = 0;
-            for (; i + kCqStoreUnitSize <= units->size && i < max_filter;
-                 i += kCqStoreUnitSize) {
+            for (; i + kCqStoreUnitSize <= units->size && i < max_filter; i += kCqStoreUnitSize) {
                 const CqUnit u = decode_cq_unit(units->data + i);
                 max_phy_pulling = u.phy_offset.value();
-                if (next_phy_file_start != INT64_MIN && u.phy_offset.value() < next_phy_file_start) {
+                if (next_phy_file_start != INT64_MIN &&
+                    u.phy_offset.value() < next_phy_file_start) {
                     continue;
                 }
                 const bool in_disk = is_in_disk(u.phy_offset.value(), max_phy);
@@ -580,15 +587,14 @@ GetMessageResult MessageStore::get_message(std::string_view group, std::string_v
                     }
                     continue;
                 }
-                r.add_message(std::move(*msg),
-                              offset + static_cast<int64_t>(i / kCqStoreUnitSize));
+                r.add_message(std::move(*msg), offset + static_cast<int64_t>(i / kCqStoreUnitSize));
                 r.status = GetMessageStatus::kFound;
                 next_phy_file_start = INT64_MIN;
             }
             r.next_begin_offset = offset + static_cast<int64_t>(i / kCqStoreUnitSize);
-            const auto memory = static_cast<int64_t>(
-                static_cast<double>(total_physical_memory_) *
-                config_.access_message_in_memory_max_ratio / 100.0);
+            const auto memory =
+                static_cast<int64_t>(static_cast<double>(total_physical_memory_) *
+                                     config_.access_message_in_memory_max_ratio / 100.0);
             r.suggest_pulling_from_slave = max_phy - max_phy_pulling > memory;
         }
     }
@@ -596,14 +602,12 @@ GetMessageResult MessageStore::get_message(std::string_view group, std::string_v
     return r;
 }
 
-QueueOffset MessageStore::get_max_offset_in_queue(std::string_view topic,
-                                                  int32_t queue_id) const {
+QueueOffset MessageStore::get_max_offset_in_queue(std::string_view topic, int32_t queue_id) const {
     auto cq = cqs_->find(topic, queue_id);
     return cq == nullptr ? QueueOffset(0) : cq->max_offset_in_queue();
 }
 
-QueueOffset MessageStore::get_min_offset_in_queue(std::string_view topic,
-                                                  int32_t queue_id) const {
+QueueOffset MessageStore::get_min_offset_in_queue(std::string_view topic, int32_t queue_id) const {
     auto cq = cqs_->find(topic, queue_id);
     return cq == nullptr ? QueueOffset(-1) : cq->min_offset_in_queue();
 }
@@ -716,8 +720,8 @@ std::optional<MappedView> MessageStore::select_one_message_by_offset(PhysicalOff
     }
     const auto size = static_cast<int32_t>(get_be32(head->data));
     const auto magic = static_cast<int32_t>(get_be32(head->data + 4));
-    if (size <= 0 || (magic != protocol::kMessageMagicCodeV1 &&
-                      magic != protocol::kMessageMagicCodeV2)) {
+    if (size <= 0 ||
+        (magic != protocol::kMessageMagicCodeV1 && magic != protocol::kMessageMagicCodeV2)) {
         return std::nullopt;
     }
     return commit_log_->get_message(offset, size);
@@ -821,8 +825,8 @@ std::map<std::string, std::string> MessageStore::runtime_info() const {
     m["commitLogMaxOffset"] = std::to_string(commit_log_->max_offset().value());
     m["dispatchBehindBytes"] = std::to_string(reput_->behind());
     m["dispatchedOffset"] = std::to_string(reput_->reput_from_offset().value());
-    m["remainHowManyDataToFlush"] = std::to_string(
-        commit_log_->max_offset().value() - commit_log_->flushed_offset().value());
+    m["remainHowManyDataToFlush"] =
+        std::to_string(commit_log_->max_offset().value() - commit_log_->flushed_offset().value());
     m["earliestMessageTimeStamp"] = std::to_string(get_earliest_message_time());
     m["diskFull"] = is_disk_full() ? "true" : "false";
     return m;

@@ -60,6 +60,9 @@ struct MessageStoreOptions {
     // Run retention/flush/stats on the scheduler thread (tests turn it off and call
     // run_scheduled_tasks_once() by hand).
     bool start_scheduler = true;
+    // Physical memory the accessMessageInMemoryMaxRatio rules are taken of; 0 = the machine's
+    // (sysconf). Tests set a small figure to reach the "in disk" side without GiBs of data.
+    int64_t physical_memory_bytes = 0;
 };
 
 class MessageStore {
@@ -92,9 +95,9 @@ public:
     // --- get path (DefaultMessageStore#getMessage) ---
     // filter may be null (match all). max_total_bytes caps the bytes of the batch (the first
     // message is always returned); <= 0 uses maxTransferBytesOnMessageInMemory.
-    GetMessageResult get_message(std::string_view group, std::string_view topic,
-                                 int32_t queue_id, QueueOffset offset, int32_t max_msg_nums,
-                                 int64_t max_total_bytes, const MessageFilter* filter);
+    GetMessageResult get_message(std::string_view group, std::string_view topic, int32_t queue_id,
+                                 QueueOffset offset, int32_t max_msg_nums, int64_t max_total_bytes,
+                                 const MessageFilter* filter);
 
     QueueOffset get_max_offset_in_queue(std::string_view topic, int32_t queue_id) const;
     QueueOffset get_min_offset_in_queue(std::string_view topic, int32_t queue_id) const;
@@ -122,12 +125,15 @@ public:
     Result<protocol::MessageExt> look_message_by_msg_id(std::string_view offset_msg_id) const;
     // QUERY_MESSAGE: messages of topic whose KEYS or UNIQ_KEY contain key, stored within
     // [begin_ms, end_ms], newest first, at most max_num (capped at 64).
-    QueryMessageResult query_message(std::string_view topic, std::string_view key,
-                                     int32_t max_num, int64_t begin_ms, int64_t end_ms) const;
+    QueryMessageResult query_message(std::string_view topic, std::string_view key, int32_t max_num,
+                                     int64_t begin_ms, int64_t end_ms) const;
 
     // --- offsets, dispatch ---
     PhysicalOffset get_min_phy_offset() const;
     PhysicalOffset get_max_phy_offset() const;
+    // DefaultMessageStore#checkInDiskByCommitOffset negated: the record at this CommitLog
+    // offset is within accessMessageInMemoryMaxRatio % of physical memory of the log's end.
+    bool is_in_memory(int64_t phy_offset) const;
     // Offset up to which CommitLog records are in ConsumeQueues/index (now_dispatched).
     PhysicalOffset dispatched_offset() const { return reput_->reput_from_offset(); }
     int64_t dispatch_behind_bytes() const { return reput_->behind(); }

@@ -19,6 +19,7 @@ public:
     store::PutMessageStatus next_status = store::PutMessageStatus::kPutOk;
     int64_t now_ms = 1'700'000'000'000;
     std::vector<protocol::MessageExt> puts;  // every accepted put, as stored
+    bool in_memory = true;                   // what is_in_memory() answers for every offset
 
     void put_message(protocol::MessageExt msg, PutCallback done) override;
     void put_messages(protocol::MessageExt batch, PutCallback done) override;
@@ -30,8 +31,7 @@ public:
     int64_t offset_in_queue_by_time(const std::string& topic, int32_t queue_id, int64_t timestamp,
                                     bool upper) override;
     int64_t earliest_message_time(const std::string& topic, int32_t queue_id) override;
-    int64_t message_store_time(const std::string& topic, int32_t queue_id,
-                               int64_t offset) override;
+    int64_t message_store_time(const std::string& topic, int32_t queue_id, int64_t offset) override;
     std::optional<std::string> raw_message_at(int64_t physical_offset) override;
     std::optional<protocol::MessageExt> look_message_by_offset(int64_t physical_offset) override;
     std::optional<CqUnit> consume_queue_unit(const std::string& topic, int32_t queue_id,
@@ -40,10 +40,13 @@ public:
                                             int32_t max_num, int64_t begin_ts,
                                             int64_t end_ts) override;
     void delete_topic(const std::string& topic) override;
-    void set_arrival_listener(ArrivalListener listener) override { listener_ = std::move(listener); }
+    void set_arrival_listener(ArrivalListener listener) override {
+        listener_ = std::move(listener);
+    }
     protocol::HostAddress store_host() const override {
         return protocol::HostAddress::ipv4(127, 0, 0, 1, 10911);
     }
+    bool is_in_memory(int64_t) override { return in_memory; }
     std::map<std::string, std::string> runtime_info() override {
         return {{"commitLogMaxOffset", std::to_string(next_phys_)}};
     }

@@ -499,6 +499,24 @@ TEST_F(Processors, QueryConsumerOffsetRules) {
     EXPECT_EQ(run(u).code, RC::kInvalidParameter);
 }
 
+// A new group (no committed offset) on a queue whose first message is still in memory starts at
+// 0; once that message is only on disk (a long backlog) RocketMQ answers QUERY_NOT_FOUND and the
+// client starts from its CONSUME_FROM policy instead of replaying everything.
+TEST_F(Processors, QueryConsumerOffsetOfNewGroupOnEvictedBacklog) {
+    create("T", 1);
+    ASSERT_EQ(send("T", "first", 0).code, RC::kSuccess);
+    RemotingCommand q = RemotingCommand::request(Req::kQueryConsumerOffset);
+    q.ext_fields = {{"consumerGroup", "NewGroup"}, {"topic", "T"}, {"queueId", "0"}};
+    RemotingCommand in_memory = run(q);
+    EXPECT_EQ(in_memory.code, RC::kSuccess);
+    EXPECT_EQ(*in_memory.ext("offset"), "0");
+    store_.in_memory = false;
+    RemotingCommand on_disk = run(q);
+    EXPECT_EQ(on_disk.code, RC::kQueryNotFound);
+    EXPECT_EQ(on_disk.remark.value_or(""),
+              "Not found, V3_0_6_SNAPSHOT maybe this group consumer boot first");
+}
+
 TEST_F(Processors, LockBatchAndAdmin) {
     RemotingCommand lock = RemotingCommand::request(Req::kLockBatchMq);
     lock.body =

@@ -132,6 +132,30 @@ TEST_F(MessageStoreTest, PutDispatchGetAndLookups) {
     store->shutdown();
 }
 
+// accessMessageInMemoryMaxRatio (40 %) of a 10 000-byte "machine": a record more than 4 000
+// bytes behind the log's end is on disk (DefaultMessageStore#checkInDiskByCommitOffset).
+TEST_F(MessageStoreTest, InMemoryIsTheRatioOfPhysicalMemoryBehindTheEnd) {
+    ManualClock clock;
+    MessageStoreOptions opts;
+    opts.physical_memory_bytes = 10000;
+    auto store = open_store(clock, tiny_config(root_), opts);
+    ASSERT_NE(store, nullptr);
+    EXPECT_TRUE(store->is_in_memory(0));  // empty log
+    std::vector<int64_t> offsets;
+    for (int i = 0; i < 20; ++i) {
+        auto r = put(*store, make_message("T", 0, std::string(400, 'a' + i % 26)));
+        ASSERT_TRUE(r.ok()) << r.remark;
+        offsets.push_back(r.append.wrote_offset.value());
+    }
+    const int64_t end = store->get_max_phy_offset().value();
+    ASSERT_GT(end, 4000 + 1000);
+    EXPECT_FALSE(store->is_in_memory(offsets.front()));
+    EXPECT_TRUE(store->is_in_memory(offsets.back()));
+    EXPECT_TRUE(store->is_in_memory(end - 4000));  // exactly the ratio: still in memory
+    EXPECT_FALSE(store->is_in_memory(end - 4001));
+    store->shutdown();
+}
+
 TEST_F(MessageStoreTest, BatchAndArrivalNotification) {
     ManualClock clock;
     auto store = open_store(clock, tiny_config(root_));
