@@ -40,8 +40,8 @@ protocol::HostAddress host_of(const std::string& addr) {
 
 // The store append, through the replication service when there is one (quorum decision,
 // slave refusal, durability); straight to the store otherwise (processor unit tests).
-void put_through(BrokerContext& ctx, protocol::MessageExt msg, bool batch,
-                 bool wait_store_msg_ok, ReplicationService::Done done) {
+void put_through(BrokerContext& ctx, protocol::MessageExt msg, bool batch, bool wait_store_msg_ok,
+                 ReplicationService::Done done) {
     // ReplicationService::put runs `append` (at most once) before it returns, so `msg` may be
     // captured by reference: no copy, no allocation on the send path.
     auto append = [&ctx, &msg, batch](ReplicationService::PutCallback cb) {
@@ -77,10 +77,14 @@ void reply_code(const Reply& reply, const RemotingCommand& req, int32_t code,
 PutResponse map_put_status(const store::PutMessageResult& r) {
     using S = store::PutMessageStatus;
     switch (r.status) {
-        case S::kPutOk: return {RC::kSuccess, std::nullopt};
-        case S::kFlushDiskTimeout: return {RC::kFlushDiskTimeout, std::nullopt};
-        case S::kFlushSlaveTimeout: return {RC::kFlushSlaveTimeout, std::nullopt};
-        case S::kSlaveNotAvailable: return {RC::kSlaveNotAvailable, std::nullopt};
+        case S::kPutOk:
+            return {RC::kSuccess, std::nullopt};
+        case S::kFlushDiskTimeout:
+            return {RC::kFlushDiskTimeout, std::nullopt};
+        case S::kFlushSlaveTimeout:
+            return {RC::kFlushSlaveTimeout, std::nullopt};
+        case S::kSlaveNotAvailable:
+            return {RC::kSlaveNotAvailable, std::nullopt};
         case S::kInSyncReplicasNotEnough:
             return {RC::kSystemError, "in-sync replicas not enough"};
         case S::kCreateMappedFileFailed:
@@ -101,7 +105,8 @@ PutResponse map_put_status(const store::PutMessageResult& r) {
                                                    "message store has been shut down, etc.")
                                      : r.remark};
         case S::kOsPageCacheBusy:
-            return {RC::kSystemBusy, "[PC_SYNCHRONIZED]broker busy, start flow control for a while"};
+            return {RC::kSystemBusy,
+                    "[PC_SYNCHRONIZED]broker busy, start flow control for a while"};
         default:
             return {RC::kSystemError,
                     r.remark.empty() ? std::string("UNKNOWN_ERROR") : "UNKNOWN_ERROR: " + r.remark};
@@ -144,8 +149,7 @@ void SendMessageProcessor::process(const RequestContext& rc, RemotingCommand req
     }
 }
 
-void SendMessageProcessor::send(const RequestContext& rc, RemotingCommand req,
-                                const Reply& reply) {
+void SendMessageProcessor::send(const RequestContext& rc, RemotingCommand req, const Reply& reply) {
     auto header_r = protocol::decode_send_message_header(req);
     if (!header_r.is_ok()) {
         reply_code(reply, req, RC::kSystemError, header_r.status().message());
@@ -182,8 +186,8 @@ void SendMessageProcessor::send(const RequestContext& rc, RemotingCommand req,
         }
         TopicConfigManager::CreateResult created;
         if (is_retry_topic(header.topic)) {
-            created = ctx_.topics->create_in_send_back(header.topic, 1, kPermRead | kPermWrite,
-                                                       sys_flag);
+            created =
+                ctx_.topics->create_in_send_back(header.topic, 1, kPermRead | kPermWrite, sys_flag);
         } else {
             created = ctx_.topics->create_in_send(header.topic, header.default_topic,
                                                   header.default_topic_queue_nums, sys_flag);
@@ -226,8 +230,8 @@ void SendMessageProcessor::send(const RequestContext& rc, RemotingCommand req,
 
     protocol::MessageExt msg;
     msg.topic = header.topic;
-    msg.queue_id = header.queue_id < 0 ? random_queue(topic_cfg->write_queue_nums)
-                                       : header.queue_id;
+    msg.queue_id =
+        header.queue_id < 0 ? random_queue(topic_cfg->write_queue_nums) : header.queue_id;
     msg.flag = header.flag;
     msg.sys_flag = header.sys_flag;
     if (topic_cfg->topic_filter_type == TopicFilterType::kMultiTag) {
@@ -246,14 +250,15 @@ void SendMessageProcessor::send(const RequestContext& rc, RemotingCommand req,
     const bool batch = protocol::is_batch_send(req, header);
     if (batch) {
         if (is_retry_topic(msg.topic)) {
-            reply_code(reply, req, RC::kMessageIllegal, "batch request does not support retry group");
+            reply_code(reply, req, RC::kMessageIllegal,
+                       "batch request does not support retry group");
             return;
         }
         auto entries = protocol::decode_batch_body(msg.body);
         if (!entries.is_ok() || entries.value().empty()) {
-            reply_code(reply, req, RC::kMessageIllegal,
-                       entries.is_ok() ? std::string("the batch is empty")
-                                       : entries.status().message());
+            reply_code(
+                reply, req, RC::kMessageIllegal,
+                entries.is_ok() ? std::string("the batch is empty") : entries.status().message());
             return;
         }
     }
@@ -289,11 +294,22 @@ void SendMessageProcessor::send(const RequestContext& rc, RemotingCommand req,
         }
     }
 
-    if (const std::string* tran = msg.property(protocol::property::kTransactionPrepared);
-        tran != nullptr && *tran == "true" && cfg.reject_transaction_message) {
+    // Transactions (half messages, END_TRANSACTION, check-back) are not built yet. A prepared
+    // or rolled-back message is never dispatched to a ConsumeQueue, so storing it and answering
+    // SEND_OK would lose it: every such send is refused as RocketMQ refuses it with
+    // rejectTransactionMessage=true (NO_PERMISSION), whatever that key says.
+    const std::string* tran = msg.property(protocol::property::kTransactionPrepared);
+    const int32_t tran_type = protocol::sysflag::transaction_value(msg.sys_flag);
+    if ((tran != nullptr && *tran == "true") ||
+        tran_type == protocol::sysflag::kTransactionPreparedType ||
+        tran_type == protocol::sysflag::kTransactionRollbackType) {
         reply_code(reply, req, RC::kNoPermission,
-                   fmt::format("the broker[{}] sending transaction message is forbidden",
-                               cfg.broker_ip1));
+                   cfg.reject_transaction_message
+                       ? fmt::format("the broker[{}] sending transaction message is forbidden",
+                                     cfg.broker_ip1)
+                       : fmt::format("the broker[{}] sending transaction message is forbidden: "
+                                     "transactional messages are not supported yet",
+                                     cfg.broker_ip1));
         return;
     }
     msg.set_property(protocol::property::kCluster, cfg.broker_cluster_name);
@@ -467,8 +483,7 @@ void SendMessageProcessor::send_back(const RequestContext& rc, RemotingCommand r
     }
     apply_schedule_topic(ctx_.delay_levels, &msg);
     (void)rc;
-    auto done = [this, req = std::move(req), reply](store::PutMessageResult r,
-                                                    SendDurability dur) {
+    auto done = [this, req = std::move(req), reply](store::PutMessageResult r, SendDurability dur) {
         (void)dur;
         const PutResponse pr = map_put_status(r);
         if (store::is_stored(r.status)) {

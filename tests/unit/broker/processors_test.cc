@@ -341,6 +341,32 @@ TEST_F(Processors, Sql92SubscriptionsAreRefusedNotServedUnfiltered) {
     EXPECT_TRUE(r.body.empty());
 }
 
+// Transactions are not built: a half (prepared) message would be stored but never dispatched, so
+// SEND_OK would lose it. Refused with RocketMQ's rejectTransactionMessage answer instead, and
+// nothing is stored.
+TEST_F(Processors, TransactionalHalfMessagesAreRefusedNotLost) {
+    create("T", 1);
+    const size_t stored = store_.puts.size();
+    RemotingCommand half = send("T", "half", 0, std::string("TRAN_MSG\x01true\x02PGROUP\x01PG"));
+    EXPECT_EQ(half.code, RC::kNoPermission);
+    EXPECT_NE(half.remark.value_or("").find("sending transaction message is forbidden"),
+              std::string::npos)
+        << half.remark.value_or("");
+    EXPECT_NE(half.remark.value_or("").find("not supported"), std::string::npos);
+    // The prepared type in sysFlag alone (field "f" of SEND_MESSAGE_V2), and rollback.
+    for (const char* sys_flag : {"4", "12"}) {
+        RemotingCommand r = RemotingCommand::request(Req::kSendMessageV2);
+        r.ext_fields = {{"a", "PG"},     {"b", "T"}, {"c", "TBW102"}, {"d", "4"}, {"e", "0"},
+                        {"f", sys_flag}, {"g", "1"}, {"h", "0"},      {"i", ""}};
+        r.body = "typed";
+        EXPECT_EQ(run(std::move(r)).code, RC::kNoPermission) << sys_flag;
+    }
+    EXPECT_EQ(store_.puts.size(), stored);
+    // A committed-type or plain message is stored as usual.
+    EXPECT_EQ(send("T", "plain", 0).code, RC::kSuccess);
+    EXPECT_EQ(store_.puts.size(), stored + 1);
+}
+
 TEST_F(Processors, LongPollingHoldsAndWakesOnArrival) {
     create("T", 1);
     RemotingCommand held = pull("T", 0, 0, 6);
