@@ -152,7 +152,9 @@ void SendMessageProcessor::send(const RequestContext& rc, RemotingCommand req,
         return;
     }
     const protocol::SendMessageRequestHeader header = std::move(header_r).value();
-    const BrokerConfig cfg = ctx_.config->get();
+    // Read once per send, shared with the completion (no copy of the config per message).
+    std::shared_ptr<const BrokerConfig> cfg_snapshot = ctx_.config->snapshot();
+    const BrokerConfig& cfg = *cfg_snapshot;
     const int64_t now = ctx_.clock->wall_millis();
     if (cfg.start_accept_send_request_time_stamp > now) {
         reply_code(reply, req, RC::kSystemError,
@@ -319,8 +321,10 @@ void SendMessageProcessor::send(const RequestContext& rc, RemotingCommand req,
     const bool oneway = req.is_oneway();
     req.body.clear();
     auto done = [this, req = std::move(req), reply, transaction_id, answered_queue,
-                 region = cfg.region_id, trace_on = cfg.trace_on,
-                 oneway](store::PutMessageResult r, SendDurability dur) {
+                 cfg = std::move(cfg_snapshot), oneway](store::PutMessageResult r,
+                                                       SendDurability dur) {
+        const std::string& region = cfg->region_id;
+        const bool trace_on = cfg->trace_on;
         const PutResponse pr = map_put_status(r);
         if (store::is_stored(r.status)) {
             ctx_.stats->put_messages.fetch_add(r.append.msg_num, std::memory_order_relaxed);
@@ -362,7 +366,8 @@ void SendMessageProcessor::send_back(const RequestContext& rc, RemotingCommand r
         return;
     }
     const auto header = std::move(header_r).value();
-    const BrokerConfig cfg = ctx_.config->get();
+    const std::shared_ptr<const BrokerConfig> cfg_snapshot = ctx_.config->snapshot();
+    const BrokerConfig& cfg = *cfg_snapshot;
     auto group_cfg = ctx_.groups->find(header.group);
     if (!group_cfg) {
         reply_code(reply, req, RC::kSubscriptionGroupNotExist,
