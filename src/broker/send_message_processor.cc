@@ -144,6 +144,27 @@ void SendMessageProcessor::process(const RequestContext& rc, RemotingCommand req
     }
 }
 
+bool SendMessageProcessor::try_send_inline(const RequestContext& rc, RemotingCommand& req,
+                                           const Reply& reply) {
+    if (req.code == Req::kConsumerSendMsgBack) {
+        return false;
+    }
+    auto header_r = protocol::decode_send_message_header(req);
+    if (!header_r.is_ok()) {
+        reply_code(reply, req, RC::kSystemError, header_r.status().message());
+        return true;
+    }
+    if (is_retry_topic(header_r.value().topic)) {
+        return false;
+    }
+    auto topic_cfg = ctx_.topics->select(header_r.value().topic);
+    if (!topic_cfg) {
+        return false;  // auto-creation persists topics.json: executor
+    }
+    send_decoded(rc, std::move(header_r).value(), std::move(topic_cfg), std::move(req), reply);
+    return true;
+}
+
 void SendMessageProcessor::send(const RequestContext& rc, RemotingCommand req,
                                 const Reply& reply) {
     auto header_r = protocol::decode_send_message_header(req);
@@ -151,7 +172,13 @@ void SendMessageProcessor::send(const RequestContext& rc, RemotingCommand req,
         reply_code(reply, req, RC::kSystemError, header_r.status().message());
         return;
     }
-    const protocol::SendMessageRequestHeader header = std::move(header_r).value();
+    send_decoded(rc, std::move(header_r).value(), std::nullopt, std::move(req), reply);
+}
+
+void SendMessageProcessor::send_decoded(const RequestContext& rc,
+                                        protocol::SendMessageRequestHeader header,
+                                        std::optional<TopicConfig> topic_cfg, RemotingCommand req,
+                                        const Reply& reply) {
     // Read once per send, shared with the completion (no copy of the config per message).
     std::shared_ptr<const BrokerConfig> cfg_snapshot = ctx_.config->snapshot();
     const BrokerConfig& cfg = *cfg_snapshot;
@@ -176,7 +203,9 @@ void SendMessageProcessor::send(const RequestContext& rc, RemotingCommand req,
                    fmt::format("Sending message to topic[{}] is forbidden.", header.topic));
         return;
     }
-    auto topic_cfg = ctx_.topics->select(header.topic);
+    if (!topic_cfg) {
+        topic_cfg = ctx_.topics->select(header.topic);
+    }
     if (!topic_cfg) {
         int32_t sys_flag = 0;
         if (header.unit_mode.value_or(false)) {
