@@ -143,7 +143,10 @@ Status BrokerController::initialize() {
     server_cfg.name = "BrokerServer";
     server_cfg.listen_host = cfg.listen_host.empty() ? "0.0.0.0" : cfg.listen_host;
     server_cfg.listen_port = static_cast<uint16_t>(cfg.listen_port);
-    server_cfg.io_threads = 3;
+    server_cfg.io_threads =
+        cfg.server_selector_threads > 0
+            ? static_cast<size_t>(cfg.server_selector_threads)
+            : std::max<size_t>(1, std::thread::hardware_concurrency());
     server_ = std::make_unique<net::RemotingServer>(server_cfg, &clock_);
     server_->set_connection_listener(std::make_shared<ChannelListener>(*this));
     register_processors();
