@@ -3,6 +3,7 @@
 //
 //   mqbench producer -n NAMESRV -t TOPIC [-s SIZE] [--threads N] [--window N]
 //                    [--duration SEC | --count N] [--keys] [--batch N] [--json]
+//   mqbench producer -b BROKER_ADDR -t TOPIC [--connections N] ...   (no name server)
 //   mqbench consumer -n NAMESRV -t TOPIC [-g GROUP] [--duration SEC | --count N] [--json]
 //
 // Every second: TPS, max RT, average RT, failures. At the end: throughput and latency
@@ -11,10 +12,17 @@
 // FLUSH_DISK_TIMEOUT (the message is on the master but not as durable as asked) counts as
 // failed and is also counted per status (JSON "not_send_ok"), so a quorum-write benchmark
 // never reports a timed-out send as throughput.
+// With -b/--broker the producer skips the name server and the client library's routing: it
+// sends SEND_MESSAGE_V2 (the producer's headers, queues 0..--queues-1 in turn) straight to that
+// address over --connections connections (thread t uses connection t % N), so the same load
+// can be pointed at a broker and at bench/e2e/floor_server. The topic must exist or be
+// auto-creatable (defaultTopic TBW102).
 // Producer exit status: 0 when every send succeeded and at least one was sent, 1 otherwise.
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -31,6 +39,11 @@
 #include "base/clock.h"
 #include "client/producer.h"
 #include "client/push_consumer.h"
+#include "net/remoting_client.h"
+#include "protocol/message_ext.h"
+#include "protocol/request_code.h"
+#include "protocol/response_code.h"
+#include "protocol/send_headers.h"
 
 namespace {
 
@@ -57,6 +70,97 @@ struct Options {
     bool json = false;
     bool from_first = false;
     int64_t send_timeout_ms = 3000;
+    std::string broker;  // -b: send straight to this address (no name server)
+    size_t connections = 1;
+    int32_t queues = 4;
+};
+
+// -b mode: SEND_MESSAGE_V2 straight to one address over N connections (one RemotingClient,
+// hence one connection and one I/O thread, each). Thread-safe.
+class DirectSender {
+public:
+    DirectSender(const Options& o) : o_(o) {
+        for (size_t i = 0; i < o.connections; ++i) {
+            net::RemotingClientConfig cfg;
+            cfg.name = "MqbenchConn" + std::to_string(i);
+            cfg.io_threads = 1;
+            clients_.push_back(std::make_unique<net::RemotingClient>(cfg));
+            clients_.back()->start();
+        }
+    }
+    ~DirectSender() {
+        for (auto& c : clients_) {
+            c->shutdown();
+        }
+    }
+
+    protocol::RemotingCommand request(const std::string& body) {
+        const uint64_t seq = seq_.fetch_add(1);
+        protocol::MessageProperties props;
+        props.set(protocol::property::kUniqClientMessageIdKeyIdx,
+                  fmt::format("MQBENCH{:08X}{:016X}", ::getpid(), seq));
+        props.set(protocol::property::kWaitStoreMsgOk, "true");
+        protocol::SendMessageRequestHeaderV2 h;
+        h.a = o_.group.empty() ? "mqbench_producer" : o_.group;
+        h.b = o_.topic;
+        h.c = kAutoCreateTopicKey;
+        h.d = o_.queues;
+        h.e = static_cast<int32_t>(seq % static_cast<uint64_t>(o_.queues));
+        h.f = 0;
+        h.g = SystemClock::instance().wall_millis();
+        h.h = 0;
+        h.i = protocol::message_properties_to_string(props);
+        h.j = 0;
+        h.k = false;
+        h.m = false;
+        auto req = protocol::RemotingCommand::request(protocol::RequestCode::kSendMessageV2);
+        h.to_ext(req);
+        req.body = body;
+        return req;
+    }
+
+    // SEND_OK (and the statuses that carry a send result) -> SendResult, anything else an error.
+    static Result<SendResult> to_result(Result<protocol::RemotingCommand> resp) {
+        if (!resp.is_ok()) {
+            return resp.status();
+        }
+        namespace RC = protocol::ResponseCode;
+        SendResult r;
+        switch (resp->code) {
+            case RC::kSuccess: r.status = SendStatus::kSendOk; break;
+            case RC::kFlushDiskTimeout: r.status = SendStatus::kFlushDiskTimeout; break;
+            case RC::kFlushSlaveTimeout: r.status = SendStatus::kFlushSlaveTimeout; break;
+            case RC::kSlaveNotAvailable: r.status = SendStatus::kSlaveNotAvailable; break;
+            default:
+                return Status::error(Errc::kInternal, "send answered code {}: {}", resp->code,
+                                     resp->remark.value_or(""));
+        }
+        auto h = protocol::SendMessageResponseHeader::from_ext(*resp);
+        if (!h.is_ok()) {
+            return h.status();
+        }
+        r.offset_msg_id = h->msg_id;
+        r.queue_offset = h->queue_offset;
+        return r;
+    }
+
+    void send_async(size_t thread, const std::string& body,
+                    std::function<void(Result<SendResult>)> done) {
+        clients_[thread % clients_.size()]->invoke_async(
+            o_.broker, request(body), std::chrono::milliseconds(o_.send_timeout_ms),
+            [done = std::move(done)](Result<protocol::RemotingCommand> resp) {
+                done(to_result(std::move(resp)));
+            });
+    }
+    Result<SendResult> send(size_t thread, const std::string& body) {
+        return to_result(clients_[thread % clients_.size()]->invoke_sync(
+            o_.broker, request(body), std::chrono::milliseconds(o_.send_timeout_ms)));
+    }
+
+private:
+    const Options& o_;
+    std::vector<std::unique_ptr<net::RemotingClient>> clients_;
+    std::atomic<uint64_t> seq_{0};
 };
 
 // Per-second window plus every sample, for the percentiles at the end.
@@ -177,10 +281,11 @@ void print_summary(const Options& o, Stats& stats, double seconds, const char* r
         std::printf("{\"mode\":\"%s\",\"topic\":\"%s\",\"ok\":%lld,\"failed\":%lld,"
                     "\"seconds\":%.3f,\"tps\":%.1f,\"latency\":\"%s\",\"p50_ms\":%.3f,"
                     "\"p99_ms\":%.3f,\"p999_ms\":%.3f,\"max_ms\":%.3f,\"size\":%zu,"
-                    "\"threads\":%zu,\"window\":%zu,\"batch\":%zu,\"not_send_ok\":%s}\n",
+                    "\"threads\":%zu,\"window\":%zu,\"batch\":%zu,\"connections\":%zu,"
+                    "\"not_send_ok\":%s}\n",
                     o.mode.c_str(), o.topic.c_str(), static_cast<long long>(stats.ok()),
                     static_cast<long long>(stats.failed()), seconds, tps, rt_name, p50, p99,
-                    p999, mx, o.size, o.threads, o.window, o.batch,
+                    p999, mx, o.size, o.threads, o.window, o.batch, o.connections,
                     statuses != nullptr ? statuses->json().c_str() : "{}");
     }
     std::fflush(stdout);
@@ -193,7 +298,10 @@ int run_producer(const Options& o) {
     cfg.send_timeout = std::chrono::milliseconds(o.send_timeout_ms);
     cfg.client.io_threads = 1;
     DefaultMqProducer producer(cfg);
-    if (Status s = producer.start(); !s.is_ok()) {
+    std::unique_ptr<DirectSender> direct;
+    if (!o.broker.empty()) {
+        direct = std::make_unique<DirectSender>(o);
+    } else if (Status s = producer.start(); !s.is_ok()) {
         std::fprintf(stderr, "mqbench: producer start failed: %s\n", s.to_string().c_str());
         return 1;
     }
@@ -241,7 +349,7 @@ int run_producer(const Options& o) {
     std::atomic<size_t> running{o.threads};
     std::vector<std::thread> workers;
     for (size_t t = 0; t < o.threads; ++t) {
-        workers.emplace_back([&] {
+        workers.emplace_back([&, t] {
             std::mutex mu;
             std::condition_variable cv;
             size_t in_flight = 0;
@@ -251,7 +359,7 @@ int run_producer(const Options& o) {
                     break;
                 }
                 std::vector<Message> msgs;
-                for (int64_t i = 0; i < n; ++i) {
+                for (int64_t i = 0; i < n && !direct; ++i) {
                     msgs.push_back(make());
                 }
                 const auto t0 = Clock::now();
@@ -259,6 +367,11 @@ int run_producer(const Options& o) {
                     return std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - t0)
                         .count();
                 };
+                if (o.window <= 1 && direct) {
+                    auto r = direct->send(t, body);
+                    stats.record(us(), accept(r, n), n);
+                    continue;
+                }
                 if (o.window <= 1) {
                     auto r = o.batch > 1 ? producer.send_batch(std::move(msgs))
                                          : producer.send(std::move(msgs.front()));
@@ -276,7 +389,9 @@ int run_producer(const Options& o) {
                     --in_flight;
                     cv.notify_all();
                 };
-                if (o.batch > 1) {
+                if (direct) {
+                    direct->send_async(t, body, done);
+                } else if (o.batch > 1) {
                     producer.send_batch_async(std::move(msgs), done);
                 } else {
                     producer.send_async(std::move(msgs.front()), done);
@@ -292,6 +407,7 @@ int run_producer(const Options& o) {
     for (auto& w : workers) {
         w.join();
     }
+    direct.reset();
     producer.shutdown();
     print_summary(o, stats, seconds, "send RT", &statuses);
     return stats.failed() == 0 && stats.ok() > 0 ? 0 : 1;
@@ -341,8 +457,7 @@ int main(int argc, char** argv) {
     CLI::App app{"mqbench: RocketMQ-protocol producer/consumer benchmark"};
     app.require_subcommand(1);
     auto add_common = [&](CLI::App* sub) {
-        sub->add_option("-n,--namesrv", o.namesrv, "name server address(es), a:p;b:p")
-            ->required();
+        sub->add_option("-n,--namesrv", o.namesrv, "name server address(es), a:p;b:p");
         sub->add_option("-t,--topic", o.topic, "topic")->required();
         sub->add_option("-g,--group", o.group, "producer / consumer group");
         sub->add_option("--threads", o.threads, "sending threads / consume threads")
@@ -361,6 +476,12 @@ int main(int argc, char** argv) {
     prod->add_option("--batch", o.batch, "messages per SEND_BATCH_MESSAGE")
         ->check(CLI::Range(1, 1024));
     prod->add_option("--send-timeout", o.send_timeout_ms, "send timeout in ms");
+    prod->add_option("-b,--broker", o.broker,
+                     "send SEND_MESSAGE_V2 straight to this host:port (no name server)");
+    prod->add_option("--connections", o.connections, "with --broker: connections to open")
+        ->check(CLI::Range(1, 1024));
+    prod->add_option("--queues", o.queues, "with --broker: queues 0..N-1 are used in turn")
+        ->check(CLI::Range(1, 1024));
     auto* cons = app.add_subcommand("consumer", "receive messages");
     add_common(cons);
     cons->add_flag("--from-first", o.from_first, "a new group starts at the first offset");
@@ -369,8 +490,16 @@ int main(int argc, char** argv) {
     spdlog::set_level(spdlog::level::warn);
     std::signal(SIGINT, on_signal);
     std::signal(SIGTERM, on_signal);
+    if (o.namesrv.empty() && (!prod->parsed() || o.broker.empty())) {
+        std::fprintf(stderr, "mqbench: -n/--namesrv is required (or, for producer, -b)\n");
+        return 2;
+    }
     if (prod->parsed()) {
         o.mode = "producer";
+        if (!o.broker.empty() && o.batch > 1) {
+            std::fprintf(stderr, "mqbench: --broker sends single messages only\n");
+            return 2;
+        }
         if (o.duration <= 0 && o.count <= 0) {
             o.duration = 10;
         }

@@ -61,6 +61,7 @@ const std::vector<Entry>& fields() {
         {"maxTransferBytesOnMessageInMemory", &BrokerConfig::max_transfer_bytes},
         {"sendMessageThreadPoolNums", &BrokerConfig::send_message_thread_pool_nums},
         {"pullMessageThreadPoolNums", &BrokerConfig::pull_message_thread_pool_nums},
+        {"serverSelectorThreads", &BrokerConfig::server_selector_threads},
         {"startAcceptSendRequestTimeStamp", &BrokerConfig::start_accept_send_request_time_stamp},
         {"haMasterAddress", &BrokerConfig::ha_master_address},
         {"haSendHeartbeatInterval", &BrokerConfig::ha_send_heartbeat_interval},
@@ -188,6 +189,10 @@ Status BrokerConfig::validate() const {
     }
     if (ha_listen_port < 0 || ha_listen_port > 65535) {
         return Status::error(Errc::kInvalidArgument, "haListenPort {} out of range", ha_listen_port);
+    }
+    if (server_selector_threads < 0 || server_selector_threads > 1024) {
+        return Status::error(Errc::kInvalidArgument, "serverSelectorThreads {} out of range 0..1024",
+                             server_selector_threads);
     }
     if (broker_name.empty()) {
         return Status::error(Errc::kInvalidArgument, "brokerName must not be empty");

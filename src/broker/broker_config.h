@@ -67,6 +67,9 @@ struct BrokerConfig {
     int32_t max_transfer_bytes = 256 * 1024;             // maxTransferBytesOnMessageInMemory
     int32_t send_message_thread_pool_nums = 4;           // sendMessageThreadPoolNums
     int32_t pull_message_thread_pool_nums = 4;           // pullMessageThreadPoolNums
+    // Network I/O threads, which also run sends to completion (decision 019). 0: one per core
+    // (differs: RocketMQ's default is 3).
+    int32_t server_selector_threads = 0;                 // serverSelectorThreads
     int64_t start_accept_send_request_time_stamp = 0;    // startAcceptSendRequestTimeStamp
     // --- replication (docs/replication.md; BrokerConfig + MessageStoreConfig keys in Java) ---
     std::string ha_master_address;                       // haMasterAddress (slave, host:port)

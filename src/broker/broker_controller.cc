@@ -143,7 +143,10 @@ Status BrokerController::initialize() {
     server_cfg.name = "BrokerServer";
     server_cfg.listen_host = cfg.listen_host.empty() ? "0.0.0.0" : cfg.listen_host;
     server_cfg.listen_port = static_cast<uint16_t>(cfg.listen_port);
-    server_cfg.io_threads = 3;
+    server_cfg.io_threads =
+        cfg.server_selector_threads > 0
+            ? static_cast<size_t>(cfg.server_selector_threads)
+            : std::max<size_t>(1, std::thread::hardware_concurrency());
     server_ = std::make_unique<net::RemotingServer>(server_cfg, &clock_);
     server_->set_connection_listener(std::make_shared<ChannelListener>(*this));
     register_processors();
@@ -198,28 +201,62 @@ void BrokerController::register_processors() {
         }
     };
 
-    auto wrap = [this](auto* proc) {
-        return net::make_processor([this, proc](const net::ConnectionPtr& conn,
-                                                protocol::RemotingCommand req,
-                                                net::Responder responder) {
+    auto context_of = [](const net::ConnectionPtr& conn, const protocol::RemotingCommand& req) {
+        RequestContext rc;
+        rc.channel = ChannelId(conn->id());
+        rc.remote_address = conn->remote_address();
+        rc.language = req.language;
+        rc.version = req.version;
+        return rc;
+    };
+    auto reply_of = [](const net::Responder& responder) -> Reply {
+        return [responder](protocol::RemotingCommand cmd, std::vector<net::SharedBuffer> extra) {
+            responder(std::move(cmd), std::move(extra));
+        };
+    };
+    auto wrap = [this, context_of, reply_of](auto* proc) {
+        return net::make_processor([this, proc, context_of, reply_of](
+                                       const net::ConnectionPtr& conn,
+                                       protocol::RemotingCommand req, net::Responder responder) {
             track_channel(conn);
-            RequestContext rc;
-            rc.channel = ChannelId(conn->id());
-            rc.remote_address = conn->remote_address();
-            rc.language = req.language;
-            rc.version = req.version;
-            Reply reply = [responder](protocol::RemotingCommand cmd,
-                                      std::vector<net::SharedBuffer> extra) {
-                responder(std::move(cmd), std::move(extra));
-            };
-            proc->process(rc, std::move(req), reply);
+            const RequestContext rc = context_of(conn, req);
+            proc->process(rc, std::move(req), reply_of(responder));
         });
     };
     auto send = wrap(send_.get());
-    for (int32_t code : {Req::kSendMessage, Req::kSendMessageV2, Req::kSendBatchMessage,
-                         Req::kConsumerSendMsgBack}) {
-        server_->register_processor(code, send, send_exec);
+    // Sends run to completion on the I/O thread that read them, no executor hop
+    // (docs/decisions/019-run-to-completion.md). A send that needs a step that may block
+    // (topic auto-creation, retry / DLQ topics) goes on to the SendMessage executor, and so
+    // does every CONSUMER_SEND_MSG_BACK.
+    auto send_inline = net::make_processor(
+        [this, send, send_exec, context_of, reply_of](const net::ConnectionPtr& conn,
+                                                      protocol::RemotingCommand req,
+                                                      net::Responder responder) {
+            track_channel(conn);
+            if (send_->try_send_inline(context_of(conn, req), req, reply_of(responder))) {
+                return;
+            }
+            const bool queued = send_exec->execute(
+                [send, conn, req = std::move(req), responder]() mutable {
+                    try {
+                        send->process(conn, std::move(req), responder);
+                    } catch (const std::exception& e) {
+                        spdlog::error("broker: send from {} threw: {}", conn->remote_address(),
+                                      e.what());
+                        if (!responder.answered()) {
+                            responder.respond(net::kSystemError, e.what());
+                        }
+                    }
+                });
+            if (!queued) {
+                responder.respond(net::kSystemBusy,
+                                  "[OVERLOAD]system busy, start flow control for a while");
+            }
+        });
+    for (int32_t code : {Req::kSendMessage, Req::kSendMessageV2, Req::kSendBatchMessage}) {
+        server_->register_inline_processor(code, send_inline);
     }
+    server_->register_processor(Req::kConsumerSendMsgBack, send, send_exec);
     server_->register_processor(Req::kPullMessage, wrap(pull_.get()), pull_executor_);
     auto client = wrap(client_.get());
     for (int32_t code : {Req::kHeartBeat, Req::kUnregisterClient, Req::kCheckClientConfig}) {

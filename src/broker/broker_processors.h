@@ -10,6 +10,7 @@
 #include "broker/broker_context.h"
 #include "protocol/message_ext.h"
 #include "protocol/remoting_command.h"
+#include "protocol/send_headers.h"
 #include "store/put_message_status.h"
 
 namespace comet::broker {
@@ -32,9 +33,22 @@ public:
     explicit SendMessageProcessor(BrokerContext& ctx) : ctx_(ctx) {}
     // SEND_MESSAGE, SEND_MESSAGE_V2, SEND_BATCH_MESSAGE, CONSUMER_SEND_MSG_BACK.
     void process(const RequestContext& rc, protocol::RemotingCommand req, const Reply& reply);
+    // Run to completion (docs/decisions/019-run-to-completion.md), called on the I/O thread
+    // that read `req`: handles a send whose topic exists and is not a retry topic, and returns
+    // true; the reply goes out now (refusals) or from the store / flush / HA completion. Never
+    // blocks (the store put may wait for ring space, bounded by one chunk write). Returns false
+    // with `req` untouched when the send needs a step that may block (creating a topic writes
+    // topics.json; retry / DLQ handling; CONSUMER_SEND_MSG_BACK reads the log and may call
+    // another broker): the caller then runs process() on the SendMessage executor.
+    bool try_send_inline(const RequestContext& rc, protocol::RemotingCommand& req,
+                         const Reply& reply);
 
 private:
     void send(const RequestContext& rc, protocol::RemotingCommand req, const Reply& reply);
+    // `topic_cfg`: the topic's config when the caller already looked it up.
+    void send_decoded(const RequestContext& rc, protocol::SendMessageRequestHeader header,
+                      std::optional<TopicConfig> topic_cfg, protocol::RemotingCommand req,
+                      const Reply& reply);
     void send_back(const RequestContext& rc, protocol::RemotingCommand req, const Reply& reply);
     BrokerContext& ctx_;
 };

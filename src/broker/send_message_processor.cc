@@ -149,14 +149,43 @@ void SendMessageProcessor::process(const RequestContext& rc, RemotingCommand req
     }
 }
 
+bool SendMessageProcessor::try_send_inline(const RequestContext& rc, RemotingCommand& req,
+                                           const Reply& reply) {
+    if (req.code == Req::kConsumerSendMsgBack) {
+        return false;
+    }
+    auto header_r = protocol::decode_send_message_header(req);
+    if (!header_r.is_ok()) {
+        reply_code(reply, req, RC::kSystemError, header_r.status().message());
+        return true;
+    }
+    if (is_retry_topic(header_r.value().topic)) {
+        return false;
+    }
+    auto topic_cfg = ctx_.topics->select(header_r.value().topic);
+    if (!topic_cfg) {
+        return false;  // auto-creation persists topics.json: executor
+    }
+    send_decoded(rc, std::move(header_r).value(), std::move(topic_cfg), std::move(req), reply);
+    return true;
+}
+
 void SendMessageProcessor::send(const RequestContext& rc, RemotingCommand req, const Reply& reply) {
     auto header_r = protocol::decode_send_message_header(req);
     if (!header_r.is_ok()) {
         reply_code(reply, req, RC::kSystemError, header_r.status().message());
         return;
     }
-    const protocol::SendMessageRequestHeader header = std::move(header_r).value();
-    const BrokerConfig cfg = ctx_.config->get();
+    send_decoded(rc, std::move(header_r).value(), std::nullopt, std::move(req), reply);
+}
+
+void SendMessageProcessor::send_decoded(const RequestContext& rc,
+                                        protocol::SendMessageRequestHeader header,
+                                        std::optional<TopicConfig> topic_cfg, RemotingCommand req,
+                                        const Reply& reply) {
+    // Read once per send, shared with the completion (no copy of the config per message).
+    std::shared_ptr<const BrokerConfig> cfg_snapshot = ctx_.config->snapshot();
+    const BrokerConfig& cfg = *cfg_snapshot;
     const int64_t now = ctx_.clock->wall_millis();
     if (cfg.start_accept_send_request_time_stamp > now) {
         reply_code(reply, req, RC::kSystemError,
@@ -178,7 +207,9 @@ void SendMessageProcessor::send(const RequestContext& rc, RemotingCommand req, c
                    fmt::format("Sending message to topic[{}] is forbidden.", header.topic));
         return;
     }
-    auto topic_cfg = ctx_.topics->select(header.topic);
+    if (!topic_cfg) {
+        topic_cfg = ctx_.topics->select(header.topic);
+    }
     if (!topic_cfg) {
         int32_t sys_flag = 0;
         if (header.unit_mode.value_or(false)) {
@@ -335,8 +366,10 @@ void SendMessageProcessor::send(const RequestContext& rc, RemotingCommand req, c
     const bool oneway = req.is_oneway();
     req.body.clear();
     auto done = [this, req = std::move(req), reply, transaction_id, answered_queue,
-                 region = cfg.region_id, trace_on = cfg.trace_on,
+                 cfg = std::move(cfg_snapshot),
                  oneway](store::PutMessageResult r, SendDurability dur) {
+        const std::string& region = cfg->region_id;
+        const bool trace_on = cfg->trace_on;
         const PutResponse pr = map_put_status(r);
         if (store::is_stored(r.status)) {
             ctx_.stats->put_messages.fetch_add(r.append.msg_num, std::memory_order_relaxed);
@@ -378,7 +411,8 @@ void SendMessageProcessor::send_back(const RequestContext& rc, RemotingCommand r
         return;
     }
     const auto header = std::move(header_r).value();
-    const BrokerConfig cfg = ctx_.config->get();
+    const std::shared_ptr<const BrokerConfig> cfg_snapshot = ctx_.config->snapshot();
+    const BrokerConfig& cfg = *cfg_snapshot;
     auto group_cfg = ctx_.groups->find(header.group);
     if (!group_cfg) {
         reply_code(reply, req, RC::kSubscriptionGroupNotExist,

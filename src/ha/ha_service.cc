@@ -20,6 +20,8 @@ struct HaService::Impl {
     tcp::acceptor acceptor{io};
     asio::steady_timer tick{io};
     std::set<std::shared_ptr<Connection>> conns;  // io thread only
+    // conns.size(), written by the io thread, read by puts: no wake-up without slaves.
+    std::atomic<size_t> conn_count{0};
     uint64_t next_id = 1;                          // io thread only
     bool stopping = false;                         // io thread only
     // A wake-up is queued and not yet run: puts coalesce into one post (any thread).
@@ -264,6 +266,7 @@ Result<std::unique_ptr<HaService>> HaService::start(HaServiceConfig config, HaSt
                 sock.set_option(tcp::no_delay(true), nec);
                 auto c = std::make_shared<Connection>(*s, std::move(sock), i.next_id++);
                 i.conns.insert(c);
+                i.conn_count.store(i.conns.size(), std::memory_order_release);
                 c->start();
                 accept(s);
             });
@@ -278,6 +281,7 @@ Result<std::unique_ptr<HaService>> HaService::start(HaServiceConfig config, HaSt
                     (*it)->poll();
                     it = (*it)->closed() ? ii.conns.erase(it) : std::next(it);
                 }
+                ii.conn_count.store(ii.conns.size(), std::memory_order_release);
                 s->group_transfer_.expire();
                 tick(s);
             });
@@ -310,6 +314,7 @@ void HaService::shutdown() {
         im->tick.cancel();
         for (auto& c : im->conns) c->close(false);
         im->conns.clear();
+        im->conn_count.store(0, std::memory_order_release);
     });
     im->work.reset();
     if (thread_.joinable()) thread_.join();
@@ -318,7 +323,15 @@ void HaService::shutdown() {
 
 void HaService::notify_new_data() {
     Impl* im = impl_.get();
-    if (im->notify_pending.exchange(true, std::memory_order_acq_rel)) {
+    // No slave: nothing to wake (a slave that connects later starts from its own offset and is
+    // served by its connection's start and the tick).
+    if (im->conn_count.load(std::memory_order_acquire) == 0) {
+        return;
+    }
+    // A plain load first: while a wake-up is queued, the puts of a whole commit round return
+    // here without writing the shared flag.
+    if (im->notify_pending.load(std::memory_order_acquire) ||
+        im->notify_pending.exchange(true, std::memory_order_acq_rel)) {
         return;  // the queued wake-up will see this put's data too
     }
     asio::post(im->io, [im] {

@@ -66,7 +66,8 @@ public:
     void shutdown();
     uint16_t port() const { return port_; }
 
-    // Wake the senders now (call after an append; otherwise the tick finds new data).
+    // Wake the senders now (call after an append; otherwise the tick finds new data). Costs
+    // nothing without a slave connection; at most one post is queued at a time.
     void notify_new_data();
 
     std::vector<SlaveInfo> slaves() const;

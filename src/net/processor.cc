@@ -9,6 +9,26 @@
 
 namespace comet::net {
 
+namespace {
+
+// Runs one request through its processor. Exceptions never cross module boundaries; this is
+// the last line of defence.
+void run_processor(RequestProcessor& processor, const ConnectionPtr& conn,
+                   protocol::RemotingCommand request, const Responder& respond) {
+    const int32_t code = request.code;
+    try {
+        processor.process(conn, std::move(request), respond);
+    } catch (const std::exception& e) {
+        spdlog::error("net: processor for code {} (peer {}) threw: {}", code,
+                      conn->remote_address(), e.what());
+        if (!respond.answered()) {
+            respond.respond(kSystemError, e.what());
+        }
+    }
+}
+
+}  // namespace
+
 Responder::Responder(ConnectionPtr conn, const protocol::RemotingCommand& request)
     : state_(std::make_shared<State>()) {
     state_->conn = std::move(conn);
@@ -73,6 +93,11 @@ void ProcessorTable::register_processor(int32_t code, std::shared_ptr<RequestPro
     table_[code] = Entry{std::move(processor), std::move(executor)};
 }
 
+void ProcessorTable::register_inline(int32_t code, std::shared_ptr<RequestProcessor> processor) {
+    COMET_CHECK(processor != nullptr, "inline processor for code {} is null", code);
+    table_[code] = Entry{std::move(processor), nullptr};
+}
+
 void ProcessorTable::register_default(std::shared_ptr<RequestProcessor> processor,
                                       std::shared_ptr<ThreadPoolExecutor> executor) {
     COMET_CHECK(processor != nullptr && executor != nullptr, "default processor incomplete");
@@ -97,20 +122,13 @@ void ProcessorTable::dispatch(const ConnectionPtr& conn, protocol::RemotingComma
         respond.respond(kSystemBusy, "[REJECTREQUEST]system busy, start flow control for a while");
         return;
     }
-    auto processor = entry->processor;
-    const int32_t code = request.code;
+    if (entry->executor == nullptr) {
+        run_processor(*entry->processor, conn, std::move(request), respond);
+        return;
+    }
     bool queued = entry->executor->execute(
-        [processor, conn, code, request = std::move(request), respond]() mutable {
-            try {
-                processor->process(conn, std::move(request), respond);
-            } catch (const std::exception& e) {
-                // Exceptions never cross module boundaries; this is the last line of defence.
-                spdlog::error("net: processor for code {} (peer {}) threw: {}", code,
-                              conn->remote_address(), e.what());
-                if (!respond.answered()) {
-                    respond.respond(kSystemError, e.what());
-                }
-            }
+        [processor = entry->processor, conn, request = std::move(request), respond]() mutable {
+            run_processor(*processor, conn, std::move(request), respond);
         });
     if (!queued) {
         respond.respond(kSystemBusy, "[OVERLOAD]system busy, start flow control for a while");
@@ -125,7 +143,9 @@ void ProcessorTable::shutdown_executors() {
         }
     };
     for (auto& [code, entry] : table_) {
-        stop(entry.executor);
+        if (entry.executor != nullptr) {
+            stop(entry.executor);
+        }
     }
     if (default_) {
         stop(default_->executor);

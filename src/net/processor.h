@@ -62,8 +62,10 @@ private:
 };
 
 // Java NettyRequestProcessor. process() runs on the executor the processor was registered
-// with; it may answer through `respond` before returning or keep it and answer later (long
-// polling, asynchronous store puts). It must not block an I/O thread (it never runs on one).
+// with, or, for a processor registered inline, on the I/O thread that read the request; it may
+// answer through `respond` before returning or keep it and answer later (long polling,
+// asynchronous store puts). An inline processor must never block: what may wait (disk,
+// replicas, another broker) must finish through a completion or go on to an executor.
 class RequestProcessor {
 public:
     virtual ~RequestProcessor() = default;
@@ -88,19 +90,24 @@ private:
 };
 std::shared_ptr<RequestProcessor> make_processor(FunctionProcessor::Fn fn);
 
-// Code -> (processor, executor). Filled before the owner starts, read-only afterwards, so
-// dispatch() needs no lock. Owned by RemotingServer / RemotingClient.
+// Code -> (processor, executor or inline). Filled before the owner starts, read-only
+// afterwards, so dispatch() needs no lock. Owned by RemotingServer / RemotingClient.
 class ProcessorTable {
 public:
     // Requires: processor and executor non-null; called before the owner starts.
     void register_processor(int32_t code, std::shared_ptr<RequestProcessor> processor,
                             std::shared_ptr<ThreadPoolExecutor> executor);
+    // Run to completion: process() is called on the I/O thread that read the request, with no
+    // executor hop (docs/decisions/019-run-to-completion.md). For the hot path only (sends);
+    // the processor must not block. Requires: processor non-null; before the owner starts.
+    void register_inline(int32_t code, std::shared_ptr<RequestProcessor> processor);
     // Used for codes with no processor of their own (namesrv's DefaultRequestProcessor).
     void register_default(std::shared_ptr<RequestProcessor> processor,
                           std::shared_ptr<ThreadPoolExecutor> executor);
 
     // Called on the connection's I/O thread. Unknown code -> REQUEST_CODE_NOT_SUPPORTED,
-    // rejected or executor full -> SYSTEM_BUSY (never answered for one-way requests).
+    // rejected or executor full -> SYSTEM_BUSY (never answered for one-way requests). An inline
+    // processor runs before dispatch() returns.
     void dispatch(const ConnectionPtr& conn, protocol::RemotingCommand request) const;
 
     // Shuts down every registered executor (runs what they have queued, joins).
@@ -109,7 +116,7 @@ public:
 private:
     struct Entry {
         std::shared_ptr<RequestProcessor> processor;
-        std::shared_ptr<ThreadPoolExecutor> executor;
+        std::shared_ptr<ThreadPoolExecutor> executor;  // null: runs inline on the I/O thread
     };
     std::unordered_map<int32_t, Entry> table_;
     std::optional<Entry> default_;

@@ -23,6 +23,13 @@ void RemotingServer::register_processor(int32_t code, std::shared_ptr<RequestPro
     processors_.register_processor(code, std::move(processor), std::move(executor));
 }
 
+void RemotingServer::register_inline_processor(int32_t code,
+                                               std::shared_ptr<RequestProcessor> processor) {
+    MutexLock lock(mu_);
+    COMET_CHECK(!started_, "register_inline_processor({}) after start", code);
+    processors_.register_inline(code, std::move(processor));
+}
+
 void RemotingServer::register_default_processor(std::shared_ptr<RequestProcessor> processor,
                                                 std::shared_ptr<ThreadPoolExecutor> executor) {
     MutexLock lock(mu_);

@@ -93,6 +93,16 @@ TEST(BrokerConfig, ParsesPropertiesAndRejectsBadValues) {
     EXPECT_FALSE(c.validate().is_ok());
 }
 
+TEST(BrokerConfig, ServerSelectorThreadsDefaultsToOnePerCore) {
+    BrokerConfig c;
+    EXPECT_EQ(c.server_selector_threads, 0);  // 0: one I/O thread per core
+    ASSERT_TRUE(c.set("serverSelectorThreads", "2").is_ok());
+    EXPECT_EQ(c.server_selector_threads, 2);
+    EXPECT_TRUE(c.validate().is_ok());
+    ASSERT_TRUE(c.set("serverSelectorThreads", "-1").is_ok());
+    EXPECT_FALSE(c.validate().is_ok());
+}
+
 TEST(DelayLevels, ParsesDefaultTable) {
     auto d = DelayLevels::parse(kDefaultMessageDelayLevel);
     ASSERT_TRUE(d.is_ok());

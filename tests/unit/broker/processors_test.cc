@@ -205,6 +205,46 @@ TEST_F(Processors, AutoCreateThroughTbw102RegistersTopic) {
     EXPECT_EQ(topic_changes_, 1);
 }
 
+// Run to completion (decision 019): sends to an existing topic are handled by try_send_inline;
+// anything that may block is handed back untouched for the executor.
+TEST_F(Processors, SendsRunInlineUnlessTheyNeedTheExecutor) {
+    create("T", 2);
+    auto request = [](const std::string& topic, int32_t code = Req::kSendMessageV2) {
+        RemotingCommand r = RemotingCommand::request(code);
+        r.ext_fields = {{"a", "PG"}, {"b", topic}, {"c", "TBW102"}, {"d", "4"}, {"e", "0"},
+                        {"f", "0"},  {"g", "1"},   {"h", "0"}};
+        r.body = "body";
+        return r;
+    };
+    RemotingCommand ok = request("T");
+    EXPECT_TRUE(send_.try_send_inline(rc_, ok, capture()));
+    ASSERT_EQ(responses_.size(), 1u);
+    EXPECT_EQ(responses_.back().code, RC::kSuccess);
+
+    // A missing topic would be auto-created (topics.json is written): not inline, untouched.
+    RemotingCommand fresh = request("Fresh");
+    const RemotingCommand original = fresh;
+    EXPECT_FALSE(send_.try_send_inline(rc_, fresh, capture()));
+    EXPECT_EQ(responses_.size(), 1u);
+    EXPECT_EQ(fresh.ext_fields, original.ext_fields);
+    EXPECT_EQ(fresh.body, original.body);
+    EXPECT_FALSE(topics_.select("Fresh").has_value());
+    EXPECT_EQ(run(std::move(fresh)).code, RC::kSuccess);  // the executor path creates it
+    EXPECT_EQ(topic_changes_, 1);
+
+    RemotingCommand retry = request("%RETRY%G");
+    EXPECT_FALSE(send_.try_send_inline(rc_, retry, capture()));
+    RemotingCommand back = request("T", Req::kConsumerSendMsgBack);
+    EXPECT_FALSE(send_.try_send_inline(rc_, back, capture()));
+    EXPECT_EQ(responses_.size(), 2u);
+
+    // An undecodable header is answered at once.
+    RemotingCommand bad = RemotingCommand::request(Req::kSendMessageV2);
+    EXPECT_TRUE(send_.try_send_inline(rc_, bad, capture()));
+    ASSERT_EQ(responses_.size(), 3u);
+    EXPECT_EQ(responses_.back().code, RC::kSystemError);
+}
+
 TEST_F(Processors, DelayedSendGoesToScheduleTopic) {
     create("T", 2);
     RemotingCommand r = send("T", "x", 1, std::string("DELAY\x01") + "3");

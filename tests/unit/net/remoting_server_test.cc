@@ -479,6 +479,94 @@ TEST_F(RemotingServerTest, ProcessorDroppingTheResponderAnswersSystemError) {
     server.shutdown();
 }
 
+// Run to completion (decision 019): an inline processor runs on the I/O thread that read the
+// request, in arrival order per connection, may answer later from another thread, and a throw
+// still answers SYSTEM_ERROR.
+TEST_F(RemotingServerTest, InlineProcessorRunsOnTheIoThreadInArrivalOrder) {
+    RemotingServerConfig sc;
+    sc.listen_host = "127.0.0.1";
+    sc.io_threads = 2;
+    RemotingServer server(sc);
+    std::mutex mu;
+    std::vector<std::string> order;
+    std::atomic<int> off_io_thread{0};
+    std::vector<Responder> later;
+    server.register_inline_processor(
+        kEcho, make_processor([&](const ConnectionPtr& conn, RemotingCommand req, Responder r) {
+            if (!IoLoopGroup::on_io_thread()) {
+                off_io_thread.fetch_add(1);
+            }
+            const std::string key = req.ext("k") != nullptr ? *req.ext("k") : "";
+            if (key == "later") {
+                std::lock_guard<std::mutex> lock(mu);
+                later.push_back(std::move(r));  // answered from the test thread below
+                return;
+            }
+            {
+                std::lock_guard<std::mutex> lock(mu);
+                order.push_back(key);
+            }
+            echo(conn, std::move(req), std::move(r));
+        }));
+    server.register_inline_processor(
+        kCount, make_processor([](const ConnectionPtr&, RemotingCommand, Responder) -> void {
+            throw std::runtime_error("inline bug");
+        }));
+    ASSERT_TRUE(server.start().is_ok());
+    const std::string addr = "127.0.0.1:" + std::to_string(server.port());
+    constexpr int kRequests = 200;
+    Latch done(kRequests);
+    std::atomic<int> wrong{0};
+    for (int i = 0; i < kRequests; ++i) {
+        const std::string key = std::to_string(i);
+        client().invoke_async(addr, make_request(kEcho, key, "b" + key), 10s,
+                              [&, key](Result<RemotingCommand> r) {
+                                  if (!r.is_ok() || r->code != 0 || r->ext("k") == nullptr ||
+                                      *r->ext("k") != key || r->body != "b" + key) {
+                                      wrong.fetch_add(1);
+                                  }
+                                  done.count_down();
+                              });
+    }
+    ASSERT_TRUE(done.wait_for(20s)) << done.count() << " requests never completed";
+    EXPECT_EQ(wrong.load(), 0);
+    EXPECT_EQ(off_io_thread.load(), 0);
+    {
+        std::lock_guard<std::mutex> lock(mu);
+        ASSERT_EQ(order.size(), static_cast<size_t>(kRequests));
+        for (int i = 0; i < kRequests; ++i) {
+            EXPECT_EQ(order[static_cast<size_t>(i)], std::to_string(i));  // one connection
+        }
+    }
+    Latch later_done(1);
+    client().invoke_async(addr, make_request(kEcho, "later"), 10s,
+                          [&](Result<RemotingCommand> r) {
+                              if (!r.is_ok() || r->code != 0) {
+                                  wrong.fetch_add(1);
+                              }
+                              later_done.count_down();
+                          });
+    for (int i = 0; i < 500; ++i) {
+        std::lock_guard<std::mutex> lock(mu);
+        if (!later.empty()) {
+            break;
+        }
+        std::this_thread::sleep_for(10ms);
+    }
+    {
+        std::lock_guard<std::mutex> lock(mu);
+        ASSERT_EQ(later.size(), 1u);
+        later.front().respond(0);
+    }
+    ASSERT_TRUE(later_done.wait_for(10s));
+    EXPECT_EQ(wrong.load(), 0);
+    auto thrown = client().invoke_sync(addr, make_request(kCount, "x"), 5s);
+    ASSERT_TRUE(thrown.is_ok()) << thrown.status().to_string();
+    EXPECT_EQ(thrown->code, protocol::ResponseCode::kSystemError);
+    EXPECT_EQ(thrown->remark.value_or(""), "inline bug");
+    server.shutdown();
+}
+
 TEST_F(RemotingServerTest, ResponsesMayComeBackOutOfOrder) {
     start_server();
     Latch first_done(1);
