@@ -491,15 +491,20 @@ private:
     unsigned seen_ = 0;
 };
 
-bool is_send_v2(int32_t code) {
-    return code == RequestCode::kSendMessageV2 || code == RequestCode::kSendBatchMessage;
+// Typed fast path only for requests: a response code may equal 11, 310 or 320.
+bool is_send_v2(const RemotingCommand& cmd) {
+    return !cmd.is_response() &&
+           (cmd.code == RequestCode::kSendMessageV2 || cmd.code == RequestCode::kSendBatchMessage);
+}
+bool is_pull(const RemotingCommand& cmd) {
+    return !cmd.is_response() && cmd.code == RequestCode::kPullMessage;
 }
 
 // Fills the typed header (or ext_fields for every other code) from the scanned views.
 void finish(const ExtViews& ext, FastFrame* out) {
-    if (is_send_v2(out->cmd.code)) {
+    if (is_send_v2(out->cmd)) {
         out->send_v2 = read_views<SendMessageRequestHeaderV2>(ext);
-    } else if (out->cmd.code == RequestCode::kPullMessage) {
+    } else if (is_pull(out->cmd)) {
         out->pull = read_views<PullMessageRequestHeader>(ext);
     } else {
         ext.materialize(&out->cmd);
@@ -512,10 +517,10 @@ Result<FastFrame> decode_general(std::string_view payload, size_t max_frame_byte
     FastFrame out;
     out.json_fallback = json_fallback;
     COMET_ASSIGN_OR_RETURN(out.cmd, decode_frame_payload(payload, max_frame_bytes));
-    if (is_send_v2(out.cmd.code)) {
+    if (is_send_v2(out.cmd)) {
         out.send_v2 = SendMessageRequestHeaderV2::from_ext(out.cmd);
         out.cmd.ext_fields.clear();
-    } else if (out.cmd.code == RequestCode::kPullMessage) {
+    } else if (is_pull(out.cmd)) {
         out.pull = PullMessageRequestHeader::from_ext(out.cmd);
         out.cmd.ext_fields.clear();
     }
@@ -601,13 +606,13 @@ std::optional<std::string> fast_header_mismatch(std::string_view payload, size_t
         g.serialize_type != f.serialize_type || g.body != f.body) {
         return std::string("command fields differ");
     }
-    if (is_send_v2(g.code)) {
+    if (is_send_v2(g)) {
         if (!f.ext_fields.empty() || fast->pull) {
             return std::string("send: ext_fields or pull header set");
         }
         return header_mismatch<SendMessageRequestHeaderV2>("send", g, fast->send_v2);
     }
-    if (g.code == RequestCode::kPullMessage) {
+    if (is_pull(g)) {
         if (!f.ext_fields.empty() || fast->send_v2) {
             return std::string("pull: ext_fields or send header set");
         }

@@ -1,5 +1,6 @@
 #pragma once
-// Header fast path (issue 16, decision 020): decodes a frame and, for the two hot request codes,
+// Header fast path (issue 16, decision 020): decodes a frame and, for the two hot request codes
+// (requests only: the response flag is clear),
 // reads the request header straight into its typed struct without a DOM or an extFields map:
 //   SEND_MESSAGE_V2 (310), SEND_BATCH_MESSAGE (320) -> SendMessageRequestHeaderV2
 //   PULL_MESSAGE (11)                               -> PullMessageRequestHeader

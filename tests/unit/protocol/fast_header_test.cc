@@ -260,5 +260,45 @@ TEST(FastHeader, ManyExtFieldsStillDecode) {
     }
 }
 
+TEST(FastHeader, ResponsesWithHotCodesKeepTheirExtFields) {
+    for (int32_t code : {RequestCode::kPullMessage, RequestCode::kSendMessageV2}) {
+        RemotingCommand resp = RemotingCommand::request(code);
+        resp.flag = kFlagResponse;
+        resp.set_ext("queueId", "1");
+        std::string frame = encode_frame(resp);
+        expect_same(std::string_view(frame).substr(4), "response");
+        auto fast = decode_frame_payload_fast(std::string_view(frame).substr(4));
+        ASSERT_TRUE(fast.is_ok());
+        EXPECT_FALSE(fast->send_v2.has_value());
+        EXPECT_FALSE(fast->pull.has_value());
+        EXPECT_EQ(fast->cmd.ext_fields.size(), 1u);
+    }
+}
+
+TEST(FastHeader, HeaderAccessorsPreferTheTypedSlot) {
+    RemotingCommand send = send_v2(SerializeType::kJson);
+    auto fast = decode_frame_payload_fast(std::string_view(encode_frame(send)).substr(4));
+    ASSERT_TRUE(fast.is_ok());
+    RemotingCommand cmd = fast->cmd;
+    cmd.typed_send_v2 = std::make_shared<const SendMessageRequestHeaderV2>(fast->send_v2->value());
+    auto h = decode_send_message_header(cmd);
+    ASSERT_TRUE(h.is_ok());
+    EXPECT_EQ(h->topic, "TopicA");
+    EXPECT_EQ(h->born_timestamp, 1796061429799);
+    EXPECT_EQ(h->properties, std::optional<std::string>("KEYS\001k1\002"));
+
+    RemotingCommand p = pull(SerializeType::kRocketMq);
+    auto fp = decode_frame_payload_fast(std::string_view(encode_frame(p)).substr(4));
+    ASSERT_TRUE(fp.is_ok());
+    RemotingCommand pc = fp->cmd;
+    EXPECT_FALSE(decode_pull_message_header(pc).is_ok());  // no slot, no ext_fields
+    pc.typed_pull = std::make_shared<const PullMessageRequestHeader>(fp->pull->value());
+    auto ph = decode_pull_message_header(pc);
+    ASSERT_TRUE(ph.is_ok());
+    EXPECT_EQ(ph->queue_offset, 12);
+    EXPECT_EQ(ph->subscription, std::optional<std::string>("*"));
+    EXPECT_EQ(decode_pull_message_header(p).value().max_msg_nums, 32);  // ext_fields path
+}
+
 }  // namespace
 }  // namespace comet::protocol
