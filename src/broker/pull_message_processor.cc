@@ -52,7 +52,7 @@ SuggestBroker suggest_which_broker(const PullSituation& p) {
 
 void PullMessageProcessor::process_request(const RequestContext& rc, RemotingCommand req,
                                            const Reply& reply, bool allow_suspend) {
-    auto header_r = protocol::PullMessageRequestHeader::from_ext(req);
+    auto header_r = protocol::decode_pull_message_header(req);
     if (!header_r.is_ok()) {
         reply_code(reply, req, RC::kSystemError, header_r.status().message());
         return;

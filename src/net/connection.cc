@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "base/check.h"
+#include "protocol/fast_header.h"
 
 namespace comet::net {
 
@@ -284,7 +285,27 @@ void Connection::on_read(const asio::error_code& ec, size_t n) {
             return;
         }
         std::string_view payload = avail.substr(4, split.frame_bytes - 4);
-        auto decoded = protocol::decode_frame_payload(payload, options_.max_frame_bytes);
+        // Hot request headers go straight into their typed struct (decision 020). A typed
+        // header that does not decode is rare: decode generally so the processor answers it
+        // from ext_fields with the usual error.
+        auto fast = protocol::decode_frame_payload_fast(payload, options_.max_frame_bytes);
+        Result<protocol::RemotingCommand> decoded = Status(Errc::kInternal, "unset");
+        if (!fast.is_ok()) {
+            decoded = fast.status();
+        } else if ((fast->send_v2 && !fast->send_v2->is_ok()) ||
+                   (fast->pull && !fast->pull->is_ok())) {
+            decoded = protocol::decode_frame_payload(payload, options_.max_frame_bytes);
+        } else {
+            if (fast->send_v2) {
+                fast->cmd.typed_send_v2 =
+                    std::make_shared<const protocol::SendMessageRequestHeaderV2>(
+                        std::move(*fast->send_v2).value());
+            } else if (fast->pull) {
+                fast->cmd.typed_pull = std::make_shared<const protocol::PullMessageRequestHeader>(
+                    std::move(*fast->pull).value());
+            }
+            decoded = std::move(fast->cmd);
+        }
         rbegin_ += split.frame_bytes;
         want_bytes_ = 0;
         if (!decoded.is_ok()) {

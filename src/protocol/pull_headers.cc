@@ -2,6 +2,13 @@
 
 namespace comet::protocol {
 
+Result<PullMessageRequestHeader> decode_pull_message_header(const RemotingCommand& cmd) {
+    if (cmd.typed_pull) {
+        return *cmd.typed_pull;
+    }
+    return PullMessageRequestHeader::from_ext(cmd);
+}
+
 bool SearchOffsetRequestHeader::is_upper() const {
     if (!boundary_type || boundary_type->size() != 5) {
         return false;

@@ -52,6 +52,10 @@ struct PullMessageRequestHeader {
     COMET_EXT_HEADER(PullMessageRequestHeader)
 };
 
+// The PULL_MESSAGE request header: cmd.typed_pull when the fast path set it (decision 020),
+// else from ext_fields.
+Result<PullMessageRequestHeader> decode_pull_message_header(const RemotingCommand& cmd);
+
 // Must be present on codes 0, 19, 20 and 21 (clients decode it for all four).
 struct PullMessageResponseHeader {
     int64_t suggest_which_broker_id = 0;

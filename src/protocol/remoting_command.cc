@@ -9,6 +9,7 @@
 
 #include "base/bytes.h"
 #include "base/check.h"
+#include "protocol/header_scan.h"
 #include "protocol/json_text.h"
 
 namespace comet::protocol {
@@ -19,12 +20,7 @@ constexpr std::array<std::string_view, 14> kLanguageNames = {
     "OTHER", "HTTP", "GO", "PHP", "OMS", "RUST", "NODE_JS",
 };
 
-constexpr size_t kRocketMqFixedHeader = 21;
 constexpr size_t kMaxHeaderBytes = 0xFFFFFF;
-
-LanguageCode language_from_byte(uint8_t b) {
-    return b < kLanguageNames.size() ? static_cast<LanguageCode>(b) : LanguageCode::kOther;
-}
 
 // ROCKETMQ serialization carries code and version as int16; codes outside that range (POP,
 // DLedger) must travel as JSON, so the encoder falls back to JSON for them.
@@ -190,78 +186,11 @@ Result<RemotingCommand> decode_json_header(std::string_view header) {
 }
 
 Result<RemotingCommand> decode_rocketmq_header(std::string_view header) {
-    ByteReader r(header);
-    if (header.size() < kRocketMqFixedHeader) {
-        return Status::error(Errc::kCorruption,
-                             "ROCKETMQ header truncated: {} bytes, fixed part needs {}",
-                             header.size(), kRocketMqFixedHeader);
-    }
-    uint16_t code16 = 0;
-    uint8_t lang = 0;
-    uint16_t version16 = 0;
-    uint32_t opaque = 0;
-    uint32_t flag = 0;
-    uint32_t remark_len = 0;
-    (void)r.be16(&code16);
-    (void)r.u8(&lang);
-    (void)r.be16(&version16);
-    (void)r.be32(&opaque);
-    (void)r.be32(&flag);
-    (void)r.be32(&remark_len);
     RemotingCommand cmd;
-    cmd.serialize_type = SerializeType::kRocketMq;
-    cmd.code = static_cast<int16_t>(code16);
-    cmd.language = language_from_byte(lang);
-    cmd.version = static_cast<int16_t>(version16);
-    cmd.opaque = static_cast<int32_t>(opaque);
-    cmd.flag = static_cast<int32_t>(flag);
-    if (remark_len > 0) {
-        std::string_view remark;
-        if (!r.bytes(remark_len, &remark)) {
-            return Status::error(Errc::kCorruption,
-                                 "ROCKETMQ header remark length {} exceeds header ({} bytes left)",
-                                 static_cast<int32_t>(remark_len), r.remaining());
-        }
-        cmd.remark = std::string(remark);
-    }
-    uint32_t ext_len = 0;
-    if (!r.be32(&ext_len)) {
-        return Status::error(Errc::kCorruption, "ROCKETMQ header truncated before extFields length");
-    }
-    if (ext_len > r.remaining()) {
-        return Status::error(Errc::kCorruption,
-                             "ROCKETMQ header extFields length {} exceeds header ({} bytes left)",
-                             static_cast<int32_t>(ext_len), r.remaining());
-    }
-    std::string_view ext_block;
-    (void)r.bytes(ext_len, &ext_block);
-    ByteReader er(ext_block);
-    while (er.remaining() > 0) {
-        uint16_t klen = 0;
-        std::string_view key;
-        uint32_t vlen = 0;
-        std::string_view value;
-        if (!er.be16(&klen)) {
-            return Status::error(Errc::kCorruption,
-                                 "ROCKETMQ header extFields key truncated at offset {}",
-                                 er.position());
-        }
-        if (klen > 0x7FFF) {  // Java reads a signed short
-            return Status::error(Errc::kCorruption,
-                                 "ROCKETMQ header extFields key length {} is negative",
-                                 static_cast<int16_t>(klen));
-        }
-        if (!er.bytes(klen, &key)) {
-            return Status::error(Errc::kCorruption,
-                                 "ROCKETMQ header extFields key truncated at offset {}",
-                                 er.position());
-        }
-        if (!er.be32(&vlen) || !er.bytes(vlen, &value)) {
-            return Status::error(Errc::kCorruption,
-                                 "ROCKETMQ header extFields value of '{}' truncated", key);
-        }
-        cmd.ext_fields[std::string(key)] = std::string(value);  // later duplicates win
-    }
+    COMET_RETURN_IF_ERROR(detail::scan_rocketmq_header(
+        header, &cmd, [&cmd](std::string_view key, std::string_view value) {
+            cmd.ext_fields[std::string(key)] = std::string(value);  // later duplicates win
+        }));
     return cmd;
 }
 
@@ -338,7 +267,13 @@ std::string encode_frame(const RemotingCommand& cmd) {
     return out;
 }
 
-Result<RemotingCommand> decode_frame_payload(std::string_view payload, size_t max_frame_bytes) {
+namespace detail {
+
+LanguageCode language_from_byte(uint8_t b) {
+    return b < kLanguageNames.size() ? static_cast<LanguageCode>(b) : LanguageCode::kOther;
+}
+
+Result<PayloadParts> split_payload(std::string_view payload, size_t max_frame_bytes) {
     if (payload.size() + 4 > max_frame_bytes) {
         return Status::error(Errc::kResourceExhausted, "frame of {} bytes exceeds limit {}",
                              payload.size() + 4, max_frame_bytes);
@@ -349,27 +284,36 @@ Result<RemotingCommand> decode_frame_payload(std::string_view payload, size_t ma
                              payload.size());
     }
     uint32_t word = get_be32(reinterpret_cast<const uint8_t*>(payload.data()));
-    uint32_t type = word >> 24;
     size_t header_len = word & 0xFFFFFF;
     if (header_len > payload.size() - 4) {
         return Status::error(Errc::kCorruption,
                              "header length {} exceeds frame ({} bytes after the length word)",
                              header_len, payload.size() - 4);
     }
-    std::string_view header = payload.substr(4, header_len);
-    std::string_view body = payload.substr(4 + header_len);
+    PayloadParts parts;
+    parts.type = word >> 24;
+    parts.header = payload.substr(4, header_len);
+    parts.body = payload.substr(4 + header_len);
+    return parts;
+}
+
+}  // namespace detail
+
+Result<RemotingCommand> decode_frame_payload(std::string_view payload, size_t max_frame_bytes) {
+    COMET_ASSIGN_OR_RETURN(detail::PayloadParts parts,
+                           detail::split_payload(payload, max_frame_bytes));
     Result<RemotingCommand> cmd = Status(Errc::kInternal, "unset");
-    if (type == static_cast<uint32_t>(SerializeType::kJson)) {
-        cmd = decode_json_header(header);
-    } else if (type == static_cast<uint32_t>(SerializeType::kRocketMq)) {
-        cmd = decode_rocketmq_header(header);
+    if (parts.type == static_cast<uint32_t>(SerializeType::kJson)) {
+        cmd = decode_json_header(parts.header);
+    } else if (parts.type == static_cast<uint32_t>(SerializeType::kRocketMq)) {
+        cmd = decode_rocketmq_header(parts.header);
     } else {
-        return Status::error(Errc::kCorruption, "unknown serialization type {}", type);
+        return Status::error(Errc::kCorruption, "unknown serialization type {}", parts.type);
     }
     if (!cmd.is_ok()) {
         return cmd;
     }
-    cmd->body = std::string(body);
+    cmd->body = std::string(parts.body);
     return cmd;
 }
 

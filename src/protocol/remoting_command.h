@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -16,6 +17,9 @@
 namespace comet::protocol {
 
 enum class SerializeType : uint8_t { kJson = 0, kRocketMq = 1 };
+
+struct SendMessageRequestHeaderV2;  // send_headers.h
+struct PullMessageRequestHeader;    // pull_headers.h
 
 // LanguageCode byte values as RocketMQ's LanguageCode enum ordinals.
 enum class LanguageCode : uint8_t {
@@ -42,6 +46,12 @@ struct RemotingCommand {
     std::string body;
     // Serialization the header arrived in (requests) or will be written in (responses).
     SerializeType serialize_type = SerializeType::kJson;
+    // Header fast path (decision 020): a received SEND_MESSAGE_V2 / SEND_BATCH_MESSAGE or
+    // PULL_MESSAGE request whose typed header decoded carries it here and no ext_fields. Read
+    // through decode_send_message_header / decode_pull_message_header, which fall back to
+    // ext_fields when it is unset. Never set on commands built locally.
+    std::shared_ptr<const SendMessageRequestHeaderV2> typed_send_v2;
+    std::shared_ptr<const PullMessageRequestHeader> typed_pull;
 
     bool is_response() const { return (flag & kFlagResponse) != 0; }
     bool is_oneway() const { return (flag & kFlagOneway) != 0; }

@@ -48,6 +48,9 @@ Result<SendMessageRequestHeader> decode_send_message_header(const RemotingComman
             return SendMessageRequestHeader::from_ext(cmd);
         case RequestCode::kSendMessageV2:
         case RequestCode::kSendBatchMessage: {
+            if (cmd.typed_send_v2) {
+                return cmd.typed_send_v2->to_v1();
+            }
             COMET_ASSIGN_OR_RETURN(auto v2, SendMessageRequestHeaderV2::from_ext(cmd));
             return v2.to_v1();
         }

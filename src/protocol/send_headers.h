@@ -89,6 +89,7 @@ struct SendMessageRequestHeaderV2 {
 
 // Decodes the send header of a SEND_MESSAGE (long names) or SEND_MESSAGE_V2 / SEND_BATCH_MESSAGE
 // (short names) request, as SendMessageProcessor#parseRequestHeader does. Other codes: error.
+// Uses cmd.typed_send_v2 when the fast path set it (decision 020).
 Result<SendMessageRequestHeader> decode_send_message_header(const RemotingCommand& cmd);
 
 // True if the request is a batch: code 320 or header batch=true (reference §4.2).

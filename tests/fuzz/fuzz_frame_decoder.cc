@@ -1,7 +1,8 @@
 // libFuzzer target: a byte stream as a RocketMQ remoting connection would deliver it.
 // Exercises split_frame, decode_frame_payload, every typed header decoder and every JSON body
 // decoder on what decodes, and checks that each success re-encodes to something that decodes to
-// the same value (abort otherwise, so the fuzzer reports it).
+// the same value (abort otherwise, so the fuzzer reports it). The header fast path
+// (decode_frame_payload_fast) must agree with the general path on every payload.
 
 #include <cstdint>
 #include <cstdio>
@@ -10,6 +11,7 @@
 #include <string_view>
 
 #include "protocol/admin_bodies.h"
+#include "protocol/fast_header.h"
 #include "protocol/admin_headers.h"
 #include "protocol/ha_bodies.h"
 #include "protocol/ha_headers.h"
@@ -158,6 +160,10 @@ void check_command(const RemotingCommand& cmd) {
 }
 
 void check_payload(std::string_view payload) {
+    if (auto mismatch = fast_header_mismatch(payload, kMaxFrame)) {
+        std::fprintf(stderr, "fast path differs: %s\n", mismatch->c_str());
+        fail("fast header path differs from the general path");
+    }
     auto cmd = decode_frame_payload(payload, kMaxFrame);
     if (cmd.is_ok()) {
         check_command(*cmd);

@@ -1,0 +1,630 @@
+#include "protocol/fast_header.h"
+
+#include <array>
+#include <charconv>
+#include <limits>
+#include <string>
+
+#include "protocol/header_codec.h"
+#include "protocol/header_scan.h"
+#include "protocol/request_code.h"
+
+namespace comet::protocol {
+namespace {
+
+// extFields as views into the header bytes, in wire order. Fixed capacity: no allocation.
+class ExtViews {
+public:
+    static constexpr size_t kCapacity = 32;
+    bool add(std::string_view key, std::string_view value) {
+        if (n_ == kCapacity) {
+            return false;
+        }
+        pairs_[n_++] = {key, value};
+        return true;
+    }
+    // The last value for `key` (a later duplicate wins, as in the general map), or nullptr.
+    const std::string_view* find(std::string_view key) const {
+        for (size_t i = n_; i > 0; --i) {
+            if (pairs_[i - 1].first == key) {
+                return &pairs_[i - 1].second;
+            }
+        }
+        return nullptr;
+    }
+    void materialize(RemotingCommand* cmd) const {
+        for (size_t i = 0; i < n_; ++i) {
+            cmd->ext_fields[std::string(pairs_[i].first)] = std::string(pairs_[i].second);
+        }
+    }
+
+    // Storage for JSON strings decoded from escapes; the scanner reserves it once to the header
+    // size, so views into it stay valid.
+    std::string& arena() { return arena_; }
+
+private:
+    std::array<std::pair<std::string_view, std::string_view>, kCapacity> pairs_;
+    size_t n_ = 0;
+    std::string arena_;
+};
+
+// ExtReader (header_codec.h) over views: same Java rules, same error texts.
+class ViewReader {
+public:
+    explicit ViewReader(const ExtViews& ext) : ext_(ext) {}
+    template <typename T>
+    void required(const char* name, T& out) {
+        if (!status_.is_ok()) {
+            return;
+        }
+        const std::string_view* v = ext_.find(name);
+        if (v == nullptr) {
+            status_ = Status::error(Errc::kInvalidArgument, "the custom field {} is null", name);
+            return;
+        }
+        get(name, *v, out);
+    }
+    template <typename T>
+    void optional(const char* name, T& out) {
+        if (!status_.is_ok()) {
+            return;
+        }
+        if (const std::string_view* v = ext_.find(name)) {
+            get(name, *v, out);
+        }
+    }
+    const Status& status() const { return status_; }
+
+private:
+    void get(const char*, std::string_view v, std::string& out) { out.assign(v); }
+    void get(const char* name, std::string_view v, int32_t& out) {
+        auto r = parse_ext_int32(name, v);
+        if (r.is_ok()) {
+            out = *r;
+        } else {
+            status_ = r.status();
+        }
+    }
+    void get(const char* name, std::string_view v, int64_t& out) {
+        auto r = parse_ext_int64(name, v);
+        if (r.is_ok()) {
+            out = *r;
+        } else {
+            status_ = r.status();
+        }
+    }
+    void get(const char*, std::string_view v, bool& out) { out = parse_java_bool(v); }
+    template <typename T>
+    void get(const char* name, std::string_view v, std::optional<T>& out) {
+        T value{};
+        get(name, v, value);
+        if (status_.is_ok()) {
+            out = std::move(value);
+        }
+    }
+
+    const ExtViews& ext_;
+    Status status_;
+};
+
+template <typename T>
+Result<T> read_views(const ExtViews& ext) {
+    T header{};
+    ViewReader r(ext);
+    T::fields(header, r);
+    if (!r.status().is_ok()) {
+        return r.status();
+    }
+    return header;
+}
+
+// One-pass scanner for the JSON header shape clients write. Returns false ("fall back") on
+// anything it does not reproduce exactly as RapidJSON + decode_json_header would.
+class JsonScanner {
+public:
+    JsonScanner(std::string_view text, RemotingCommand* cmd, ExtViews* ext)
+        : begin_(text.data()),
+          p_(text.data()),
+          end_(text.data() + text.size()),
+          cmd_(cmd),
+          ext_(ext) {}
+
+    bool scan() {
+        cmd_->serialize_type = SerializeType::kJson;
+        cmd_->language = LanguageCode::kOther;
+        cmd_->version = 0;
+        skip_ws();
+        if (!eat('{')) {
+            return false;
+        }
+        skip_ws();
+        if (eat('}')) {
+            return trailing_ok();
+        }
+        for (;;) {
+            skip_ws();
+            std::string_view key;
+            if (!string(&key)) {
+                return false;
+            }
+            skip_ws();
+            if (!eat(':')) {
+                return false;
+            }
+            skip_ws();
+            if (!member(key)) {
+                return false;
+            }
+            skip_ws();
+            if (eat(',')) {
+                continue;
+            }
+            if (eat('}')) {
+                return trailing_ok();
+            }
+            return false;
+        }
+    }
+
+private:
+    enum class Kind { kString, kNumber, kTrue, kFalse, kNull, kObject, kArray };
+    enum Seen : unsigned {
+        kCode = 1,
+        kVersion = 2,
+        kOpaque = 4,
+        kFlag = 8,
+        kLanguage = 16,
+        kRemark = 32,
+        kExt = 64,
+    };
+
+    void skip_ws() {
+        while (p_ < end_ && (*p_ == ' ' || *p_ == '\n' || *p_ == '\r' || *p_ == '\t')) {
+            ++p_;
+        }
+    }
+    bool eat(char c) {
+        if (p_ < end_ && *p_ == c) {
+            ++p_;
+            return true;
+        }
+        return false;
+    }
+    bool trailing_ok() {
+        skip_ws();
+        return p_ == end_;
+    }
+    // A string. Escapes are decoded into ext_->arena() (reserved once to the header size, so
+    // earlier views stay valid); surrogate escapes are left to RapidJSON.
+    bool string(std::string_view* out) {
+        if (!eat('"')) {
+            return false;
+        }
+        const char* start = p_;
+        while (p_ < end_) {
+            auto c = static_cast<unsigned char>(*p_);
+            if (c == '"') {
+                *out = std::string_view(start, static_cast<size_t>(p_ - start));
+                ++p_;
+                return true;
+            }
+            if (c == '\\') {
+                return escaped_string(start, out);
+            }
+            if (c < 0x20) {
+                return false;
+            }
+            ++p_;
+        }
+        return false;
+    }
+    bool escaped_string(const char* start, std::string_view* out) {
+        if (ext_->arena().capacity() < static_cast<size_t>(end_ - begin_)) {
+            ext_->arena().reserve(static_cast<size_t>(end_ - begin_));
+        }
+        const size_t first = ext_->arena().size();
+        ext_->arena().append(start, static_cast<size_t>(p_ - start));
+        while (p_ < end_) {
+            auto c = static_cast<unsigned char>(*p_);
+            if (c == '"') {
+                *out = std::string_view(ext_->arena().data() + first, ext_->arena().size() - first);
+                ++p_;
+                return true;
+            }
+            if (c < 0x20) {
+                return false;
+            }
+            if (c != '\\') {
+                ext_->arena().push_back(static_cast<char>(c));
+                ++p_;
+                continue;
+            }
+            if (end_ - p_ < 2) {
+                return false;
+            }
+            char e = p_[1];
+            p_ += 2;
+            switch (e) {
+                case '"':
+                    ext_->arena().push_back('"');
+                    break;
+                case '\\':
+                    ext_->arena().push_back('\\');
+                    break;
+                case '/':
+                    ext_->arena().push_back('/');
+                    break;
+                case 'b':
+                    ext_->arena().push_back('\b');
+                    break;
+                case 'f':
+                    ext_->arena().push_back('\f');
+                    break;
+                case 'n':
+                    ext_->arena().push_back('\n');
+                    break;
+                case 'r':
+                    ext_->arena().push_back('\r');
+                    break;
+                case 't':
+                    ext_->arena().push_back('\t');
+                    break;
+                case 'u': {
+                    uint32_t cp = 0;
+                    if (end_ - p_ < 4) {
+                        return false;
+                    }
+                    for (int i = 0; i < 4; ++i) {
+                        char h = *p_++;
+                        uint32_t d = 0;
+                        if (h >= '0' && h <= '9') {
+                            d = static_cast<uint32_t>(h - '0');
+                        } else if (h >= 'a' && h <= 'f') {
+                            d = static_cast<uint32_t>(h - 'a' + 10);
+                        } else if (h >= 'A' && h <= 'F') {
+                            d = static_cast<uint32_t>(h - 'A' + 10);
+                        } else {
+                            return false;
+                        }
+                        cp = cp * 16 + d;
+                    }
+                    if (cp >= 0xD800 && cp <= 0xDFFF) {
+                        return false;
+                    }
+                    if (cp < 0x80) {
+                        ext_->arena().push_back(static_cast<char>(cp));
+                    } else if (cp < 0x800) {
+                        ext_->arena().push_back(static_cast<char>(0xC0 | (cp >> 6)));
+                        ext_->arena().push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+                    } else {
+                        ext_->arena().push_back(static_cast<char>(0xE0 | (cp >> 12)));
+                        ext_->arena().push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+                        ext_->arena().push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+                    }
+                    break;
+                }
+                default:
+                    return false;
+            }
+        }
+        return false;
+    }
+    // An integer: -?(0|[1-9][0-9]*), at most 18 digits (no fraction, exponent or bignum).
+    bool number(std::string_view* out) {
+        const char* start = p_;
+        eat('-');
+        const char* digits = p_;
+        while (p_ < end_ && *p_ >= '0' && *p_ <= '9') {
+            ++p_;
+        }
+        size_t n = static_cast<size_t>(p_ - digits);
+        if (n == 0 || n > 18 || (n > 1 && *digits == '0')) {
+            return false;
+        }
+        if (p_ < end_ && (*p_ == '.' || *p_ == 'e' || *p_ == 'E')) {
+            return false;
+        }
+        *out = std::string_view(start, static_cast<size_t>(p_ - start));
+        return true;
+    }
+    bool literal(std::string_view word) {
+        if (static_cast<size_t>(end_ - p_) < word.size() ||
+            std::string_view(p_, word.size()) != word) {
+            return false;
+        }
+        p_ += word.size();
+        return true;
+    }
+    // A scalar value; objects and arrays are reported (not consumed).
+    bool scalar(Kind* kind, std::string_view* text) {
+        if (p_ == end_) {
+            return false;
+        }
+        switch (*p_) {
+            case '"':
+                *kind = Kind::kString;
+                return string(text);
+            case 't':
+                *kind = Kind::kTrue;
+                *text = "true";
+                return literal("true");
+            case 'f':
+                *kind = Kind::kFalse;
+                *text = "false";
+                return literal("false");
+            case 'n':
+                *kind = Kind::kNull;
+                return literal("null");
+            case '{':
+                *kind = Kind::kObject;
+                return true;
+            case '[':
+                *kind = Kind::kArray;
+                return true;
+            default:
+                *kind = Kind::kNumber;
+                return number(text);
+        }
+    }
+    bool first_time(unsigned bit) {
+        if ((seen_ & bit) != 0) {
+            return false;  // FindMember takes the first duplicate: leave that to RapidJSON
+        }
+        seen_ |= bit;
+        return true;
+    }
+    // json_int_field: string or number text, int32 range; null keeps the default.
+    static bool int_field(Kind kind, std::string_view s, int32_t* out) {
+        if (kind == Kind::kNull) {
+            return true;
+        }
+        if (kind != Kind::kString && kind != Kind::kNumber) {
+            return false;  // general path reports "is not a number"
+        }
+        int64_t v = 0;
+        auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+        if (ec != std::errc() || p != s.data() + s.size() ||
+            v < std::numeric_limits<int32_t>::min() || v > std::numeric_limits<int32_t>::max()) {
+            return false;  // general path reports "has bad value"
+        }
+        *out = static_cast<int32_t>(v);
+        return true;
+    }
+    bool member(std::string_view key) {
+        Kind kind{};
+        std::string_view text;
+        if (!scalar(&kind, &text)) {
+            return false;
+        }
+        if (key == "extFields") {
+            if (!first_time(kExt)) {
+                return false;
+            }
+            if (kind == Kind::kNull) {
+                return true;
+            }
+            return kind == Kind::kObject && ext_object();
+        }
+        if (kind == Kind::kObject || kind == Kind::kArray) {
+            return false;  // nested value outside extFields (or a remark error): general path
+        }
+        if (key == "code") {
+            return first_time(kCode) && int_field(kind, text, &cmd_->code);
+        }
+        if (key == "version") {
+            return first_time(kVersion) && int_field(kind, text, &cmd_->version);
+        }
+        if (key == "opaque") {
+            return first_time(kOpaque) && int_field(kind, text, &cmd_->opaque);
+        }
+        if (key == "flag") {
+            return first_time(kFlag) && int_field(kind, text, &cmd_->flag);
+        }
+        if (key == "language") {
+            if (!first_time(kLanguage)) {
+                return false;
+            }
+            if (kind == Kind::kString || kind == Kind::kNumber) {
+                uint32_t ordinal = 0;
+                auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), ordinal);
+                if (!text.empty() && ec == std::errc() && p == text.data() + text.size()) {
+                    cmd_->language = detail::language_from_byte(
+                        ordinal < 256 ? static_cast<uint8_t>(ordinal) : uint8_t{255});
+                } else {
+                    cmd_->language = language_from_name(text);
+                }
+            }
+            return true;
+        }
+        if (key == "remark") {
+            if (!first_time(kRemark)) {
+                return false;
+            }
+            if (kind != Kind::kNull) {
+                cmd_->remark = std::string(text);
+            }
+            return true;
+        }
+        return true;  // other scalar members (serializeTypeCurrentRPC, ...) are ignored
+    }
+    // The extFields object: flat, scalar values; null members skipped.
+    bool ext_object() {
+        if (!eat('{')) {
+            return false;
+        }
+        skip_ws();
+        if (eat('}')) {
+            return true;
+        }
+        for (;;) {
+            skip_ws();
+            std::string_view key;
+            if (!string(&key)) {
+                return false;
+            }
+            skip_ws();
+            if (!eat(':')) {
+                return false;
+            }
+            skip_ws();
+            Kind kind{};
+            std::string_view text;
+            if (!scalar(&kind, &text) || kind == Kind::kObject || kind == Kind::kArray) {
+                return false;
+            }
+            if (kind != Kind::kNull && !ext_->add(key, text)) {
+                return false;
+            }
+            skip_ws();
+            if (eat(',')) {
+                continue;
+            }
+            return eat('}');
+        }
+    }
+
+    const char* begin_;
+    const char* p_;
+    const char* end_;
+    RemotingCommand* cmd_;
+    ExtViews* ext_;
+    unsigned seen_ = 0;
+};
+
+// Typed fast path only for requests: a response code may equal 11, 310 or 320.
+bool is_send_v2(const RemotingCommand& cmd) {
+    return !cmd.is_response() &&
+           (cmd.code == RequestCode::kSendMessageV2 || cmd.code == RequestCode::kSendBatchMessage);
+}
+bool is_pull(const RemotingCommand& cmd) {
+    return !cmd.is_response() && cmd.code == RequestCode::kPullMessage;
+}
+
+// Fills the typed header (or ext_fields for every other code) from the scanned views.
+void finish(const ExtViews& ext, FastFrame* out) {
+    if (is_send_v2(out->cmd)) {
+        out->send_v2 = read_views<SendMessageRequestHeaderV2>(ext);
+    } else if (is_pull(out->cmd)) {
+        out->pull = read_views<PullMessageRequestHeader>(ext);
+    } else {
+        ext.materialize(&out->cmd);
+    }
+}
+
+// The general decoder, shaped like the fast result.
+Result<FastFrame> decode_general(std::string_view payload, size_t max_frame_bytes,
+                                 bool json_fallback) {
+    FastFrame out;
+    out.json_fallback = json_fallback;
+    COMET_ASSIGN_OR_RETURN(out.cmd, decode_frame_payload(payload, max_frame_bytes));
+    if (is_send_v2(out.cmd)) {
+        out.send_v2 = SendMessageRequestHeaderV2::from_ext(out.cmd);
+        out.cmd.ext_fields.clear();
+    } else if (is_pull(out.cmd)) {
+        out.pull = PullMessageRequestHeader::from_ext(out.cmd);
+        out.cmd.ext_fields.clear();
+    }
+    return out;
+}
+
+}  // namespace
+
+Result<FastFrame> decode_frame_payload_fast(std::string_view payload, size_t max_frame_bytes) {
+    COMET_ASSIGN_OR_RETURN(detail::PayloadParts parts,
+                           detail::split_payload(payload, max_frame_bytes));
+    FastFrame out;
+    ExtViews ext;
+    if (parts.type == static_cast<uint32_t>(SerializeType::kRocketMq)) {
+        bool overflow = false;
+        COMET_RETURN_IF_ERROR(detail::scan_rocketmq_header(
+            parts.header, &out.cmd, [&](std::string_view key, std::string_view value) {
+                if (!overflow && !ext.add(key, value)) {
+                    overflow = true;
+                }
+            }));
+        if (overflow) {
+            // More pairs than the view table holds (not a client shape): general decoder.
+            return decode_general(payload, max_frame_bytes, false);
+        }
+    } else if (parts.type == static_cast<uint32_t>(SerializeType::kJson)) {
+        if (!JsonScanner(parts.header, &out.cmd, &ext).scan()) {
+            return decode_general(payload, max_frame_bytes, true);
+        }
+    } else {
+        return Status::error(Errc::kCorruption, "unknown serialization type {}", parts.type);
+    }
+    finish(ext, &out);
+    out.cmd.body = std::string(parts.body);
+    return out;
+}
+
+namespace {
+
+std::string status_text(const Status& s) { return s.is_ok() ? std::string("OK") : s.to_string(); }
+
+template <typename H>
+std::optional<std::string> header_mismatch(const char* what, const RemotingCommand& general,
+                                           const std::optional<Result<H>>& fast) {
+    Result<H> want = H::from_ext(general);
+    if (!fast) {
+        return std::string(what) + ": fast path gave no typed header";
+    }
+    if (want.status().code() != fast->status().code() ||
+        want.status().message() != fast->status().message()) {
+        return std::string(what) + ": general " + status_text(want.status()) + " vs fast " +
+               status_text(fast->status());
+    }
+    if (want.is_ok()) {
+        RemotingCommand a;
+        RemotingCommand b;
+        want->to_ext(a);
+        fast->value().to_ext(b);
+        if (a.ext_fields != b.ext_fields) {
+            return std::string(what) + ": typed headers differ";
+        }
+    }
+    return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::string> fast_header_mismatch(std::string_view payload, size_t max_frame_bytes) {
+    Result<RemotingCommand> general = decode_frame_payload(payload, max_frame_bytes);
+    Result<FastFrame> fast = decode_frame_payload_fast(payload, max_frame_bytes);
+    if (general.status().code() != fast.status().code() ||
+        general.status().message() != fast.status().message()) {
+        return "frame: general " + status_text(general.status()) + " vs fast " +
+               status_text(fast.status());
+    }
+    if (!general.is_ok()) {
+        return std::nullopt;
+    }
+    const RemotingCommand& g = *general;
+    const RemotingCommand& f = fast->cmd;
+    if (g.code != f.code || g.language != f.language || g.version != f.version ||
+        g.opaque != f.opaque || g.flag != f.flag || g.remark != f.remark ||
+        g.serialize_type != f.serialize_type || g.body != f.body) {
+        return std::string("command fields differ");
+    }
+    if (is_send_v2(g)) {
+        if (!f.ext_fields.empty() || fast->pull) {
+            return std::string("send: ext_fields or pull header set");
+        }
+        return header_mismatch<SendMessageRequestHeaderV2>("send", g, fast->send_v2);
+    }
+    if (is_pull(g)) {
+        if (!f.ext_fields.empty() || fast->send_v2) {
+            return std::string("pull: ext_fields or send header set");
+        }
+        return header_mismatch<PullMessageRequestHeader>("pull", g, fast->pull);
+    }
+    if (fast->send_v2 || fast->pull) {
+        return std::string("typed header set for another code");
+    }
+    if (g.ext_fields != f.ext_fields) {
+        return std::string("ext_fields differ");
+    }
+    return std::nullopt;
+}
+
+}  // namespace comet::protocol

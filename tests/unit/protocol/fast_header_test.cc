@@ -1,0 +1,304 @@
+// Header fast path (decision 020): every captured frame, both serializations, and a table of
+// malformed headers decode to the same command, typed header and errors as the general path.
+
+#include "protocol/fast_header.h"
+
+#include <gtest/gtest.h>
+
+#include "base/bytes.h"
+#include "protocol/request_code.h"
+#include "vectors_helper.h"
+
+namespace comet::protocol {
+namespace {
+
+using testing::all_frame_names;
+using testing::read_frame;
+
+bool hot_code(int32_t code) {
+    return code == RequestCode::kSendMessageV2 || code == RequestCode::kSendBatchMessage ||
+           code == RequestCode::kPullMessage;
+}
+
+// Payload (bytes after the length word) of a frame with the given header bytes and type.
+std::string payload_of(std::string_view header, SerializeType type, std::string_view body = "") {
+    std::string out(4, '\0');
+    put_be32(reinterpret_cast<uint8_t*>(out.data()),
+             (static_cast<uint32_t>(type) << 24) | static_cast<uint32_t>(header.size()));
+    out.append(header);
+    out.append(body);
+    return out;
+}
+
+void expect_same(std::string_view payload, const std::string& what) {
+    auto mismatch = fast_header_mismatch(payload);
+    EXPECT_FALSE(mismatch.has_value()) << what << ": " << mismatch.value_or("");
+}
+
+TEST(FastHeader, EveryGoldenFrameMatchesGeneralPathInBothSerializations) {
+    auto names = all_frame_names();
+    ASSERT_FALSE(names.empty());
+    int hot = 0;
+    for (const auto& name : names) {
+        std::string frame = read_frame(name);
+        ASSERT_GE(frame.size(), 4u) << name;
+        std::string_view payload = std::string_view(frame).substr(4);
+        expect_same(payload, name);
+        auto general = decode_frame_payload(payload);
+        ASSERT_TRUE(general.is_ok()) << name;
+        // The same command in the other serialization.
+        RemotingCommand other = *general;
+        other.serialize_type = other.serialize_type == SerializeType::kJson
+                                   ? SerializeType::kRocketMq
+                                   : SerializeType::kJson;
+        std::string reencoded = encode_frame(other);
+        expect_same(std::string_view(reencoded).substr(4), name + " re-encoded");
+        if (!general->is_response() && hot_code(general->code)) {
+            ++hot;
+            // Client-written headers never leave the fast scanner.
+            auto fast = decode_frame_payload_fast(payload);
+            ASSERT_TRUE(fast.is_ok()) << name;
+            EXPECT_FALSE(fast->json_fallback) << name;
+            auto fast2 = decode_frame_payload_fast(std::string_view(reencoded).substr(4));
+            ASSERT_TRUE(fast2.is_ok()) << name;
+            EXPECT_FALSE(fast2->json_fallback) << name;
+            if (general->code == RequestCode::kPullMessage) {
+                ASSERT_TRUE(fast->pull.has_value()) << name;
+                EXPECT_TRUE(fast->pull->is_ok()) << name;
+            } else {
+                ASSERT_TRUE(fast->send_v2.has_value()) << name;
+                EXPECT_TRUE(fast->send_v2->is_ok()) << name;
+            }
+            EXPECT_TRUE(fast->cmd.ext_fields.empty()) << name;
+        }
+    }
+    EXPECT_GT(hot, 3);
+}
+
+RemotingCommand send_v2(SerializeType type) {
+    RemotingCommand cmd = RemotingCommand::request(RequestCode::kSendMessageV2);
+    cmd.serialize_type = type;
+    cmd.opaque = 9;
+    SendMessageRequestHeaderV2 h;
+    h.a = "pg";
+    h.b = "TopicA";
+    h.c = "TBW102";
+    h.d = 4;
+    h.e = 1;
+    h.g = 1796061429799;
+    h.i = "KEYS\001k1\002";
+    h.m = false;
+    h.to_ext(cmd);
+    cmd.body = "hello";
+    return cmd;
+}
+
+RemotingCommand pull(SerializeType type) {
+    RemotingCommand cmd = RemotingCommand::request(RequestCode::kPullMessage);
+    cmd.serialize_type = type;
+    PullMessageRequestHeader h;
+    h.consumer_group = "cg";
+    h.topic = "TopicA";
+    h.queue_offset = 12;
+    h.max_msg_nums = 32;
+    h.suspend_timeout_millis = 15000;
+    h.subscription = "*";
+    h.to_ext(cmd);
+    return cmd;
+}
+
+// Each edit applied to a valid send and pull, in both serializations.
+TEST(FastHeader, MalformedExtFieldsGiveTheSameErrors) {
+    struct Edit {
+        const char* what;
+        const char* key;
+        const char* value;  // nullptr: erase the key
+    };
+    const Edit edits[] = {
+        {"missing a", "a", nullptr},
+        {"missing g", "g", nullptr},
+        {"bad number d", "d", "x"},
+        {"plus number", "d", "+5"},
+        {"plus minus", "d", "+-5"},
+        {"int32 overflow", "e", "2147483648"},
+        {"int64 overflow", "g", "9223372036854775808"},
+        {"empty int", "f", ""},
+        {"bool case", "m", "TRUE"},
+        {"bool junk", "k", "yes"},
+        {"bad optional int", "j", "1.0"},
+        {"missing topic", "topic", nullptr},
+        {"bad queueId", "queueId", "-"},
+        {"bad maxMsgBytes", "maxMsgBytes", "9x"},
+        {"missing subVersion", "subVersion", nullptr},
+        {"extra key", "zz", "1"},
+    };
+    for (SerializeType type : {SerializeType::kJson, SerializeType::kRocketMq}) {
+        for (RemotingCommand base : {send_v2(type), pull(type)}) {
+            expect_same(std::string_view(encode_frame(base)).substr(4), "base");
+            for (const Edit& e : edits) {
+                RemotingCommand cmd = base;
+                if (e.value == nullptr) {
+                    cmd.ext_fields.erase(e.key);
+                } else {
+                    cmd.ext_fields[e.key] = e.value;
+                }
+                std::string frame = encode_frame(cmd);
+                expect_same(std::string_view(frame).substr(4), e.what);
+            }
+        }
+    }
+    // The error text itself is the general path's.
+    RemotingCommand cmd = send_v2(SerializeType::kJson);
+    cmd.ext_fields.erase("b");
+    auto fast = decode_frame_payload_fast(std::string_view(encode_frame(cmd)).substr(4));
+    ASSERT_TRUE(fast.is_ok());
+    ASSERT_TRUE(fast->send_v2.has_value());
+    EXPECT_EQ(fast->send_v2->status().message(), "the custom field b is null");
+}
+
+TEST(FastHeader, EveryTruncationOfBothSerializations) {
+    for (SerializeType type : {SerializeType::kJson, SerializeType::kRocketMq}) {
+        for (const RemotingCommand& cmd : {send_v2(type), pull(type)}) {
+            std::string header = encode_header(cmd);
+            for (size_t n = 0; n <= header.size(); ++n) {
+                expect_same(payload_of(header.substr(0, n), type),
+                            "truncated " + std::to_string(n));
+            }
+            // Header length word claiming more than the frame holds.
+            std::string p = payload_of(header, type);
+            put_be32(reinterpret_cast<uint8_t*>(p.data()),
+                     (static_cast<uint32_t>(type) << 24) | 0xFFFFFF);
+            expect_same(p, "header length over frame");
+        }
+    }
+    expect_same("", "empty payload");
+    expect_same(std::string("\x05\x00\x00\x00", 4), "unknown serialization");
+    EXPECT_EQ(decode_frame_payload_fast(std::string(64, 'x'), 16).status().code(),
+              Errc::kResourceExhausted);
+}
+
+TEST(FastHeader, HugeAndNegativeBinaryLengths) {
+    std::string header = encode_header(send_v2(SerializeType::kRocketMq));
+    // Offsets: remark length at 13, extFields length at 17, first key length at 21.
+    for (size_t at : {size_t{13}, size_t{17}, size_t{21}, size_t{23}}) {
+        for (uint32_t v : {0xFFFFFFFFu, 0x7FFFFFFFu, 0x80000000u, 0x00FFFFFFu}) {
+            std::string h = header;
+            if (at == 21) {
+                put_be16(reinterpret_cast<uint8_t*>(h.data() + at), static_cast<uint16_t>(v));
+            } else {
+                put_be32(reinterpret_cast<uint8_t*>(h.data() + at), v);
+            }
+            expect_same(payload_of(h, SerializeType::kRocketMq), "length at " + std::to_string(at));
+        }
+    }
+}
+
+TEST(FastHeader, JsonShapesOutsideTheScannerFallBackToTheGeneralDecoder) {
+    const char* ext = R"("extFields":{"a":"pg","b":"T","c":"TBW102","d":"4","e":"1","f":"0",)"
+                      R"("g":"1796061429799","h":"0"})";
+    const std::string good = std::string(R"({"code":310,)") + ext +
+                             R"(,"flag":0,"language":"JAVA","opaque":1,"version":1})";
+    struct Case {
+        std::string json;
+        bool fallback;
+    };
+    const Case cases[] = {
+        {good, false},
+        {" \n" + good + "\t ", false},
+        {std::string(R"({"code":"310",)") + ext + "}", false},
+        {std::string(R"({"code":310,"language":5,)") + ext + "}", false},
+        {std::string(R"({"code":310,"language":"GO","remark":null,)") + ext + "}", false},
+        {std::string(R"({"code":310,"remark":12,"extFields":null})"), false},
+        {std::string(R"({"code":310,"x":[1],)") + ext + "}", true},
+        {std::string(R"({"code":310,"remark":{},)") + ext + "}", true},
+        {std::string(R"({"code":310,"code":11,)") + ext + "}", true},
+        {std::string(R"({"code":310,"extFields":{"a":"p\"g\u0001\u00e9\u4e2d\/\n"}})"), false},
+        {std::string(R"({"code":310,"extFields":{"a\t":"x"}})"), false},
+        {std::string(R"({"code":310,"extFields":{"a":"\ud83d\ude00"}})"), true},
+        {std::string(R"({"code":310,"extFields":{"a":"\udc00"}})"), true},
+        {std::string(R"({"code":310,"extFields":{"a":"\x"}})"), true},
+        {std::string(R"({"code":310,"extFields":{"a":"\u12"}})"), true},
+        {std::string(R"({"code":310,"extFields":{"d":4.0}})"), true},
+        {std::string(R"({"code":310,"extFields":{"d":1e3}})"), true},
+        {std::string(R"({"code":310,"extFields":{"d":[1]}})"), true},
+        {std::string(R"({"code":310,"extFields":{"d":01}})"), true},
+        {std::string(R"({"code":310,"extFields":{"a":"x",}})"), true},
+        {std::string(R"({"code":310,"extFields":{"d":true,"a":null,"a":"z"}})"), false},
+        {std::string(R"({"code":310,"extFields":"x"})"), true},
+        {std::string(R"({"code":true})"), true},
+        {std::string(R"({"code":"31x"})"), true},
+        {std::string(R"({"code":99999999999})"), true},
+        {std::string(R"({"code":11} x)"), true},
+        {std::string(R"([1])"), true},
+        {std::string("{\"code\":310,\"extFields\":{\"a\":\"\x01\"}}"), true},
+        {std::string(R"({"code":11,"extFields":{"consumerGroup":"g","topic":"t"}})"), false},
+        {std::string(R"({"code":12,"extFields":{"k":"1","k":"2"}})"), false},
+    };
+    for (const Case& c : cases) {
+        std::string p = payload_of(c.json, SerializeType::kJson);
+        expect_same(p, c.json);
+        auto fast = decode_frame_payload_fast(p);
+        if (fast.is_ok()) {
+            EXPECT_EQ(fast->json_fallback, c.fallback) << c.json;
+        } else {
+            EXPECT_TRUE(c.fallback) << c.json;
+        }
+    }
+}
+
+TEST(FastHeader, ManyExtFieldsStillDecode) {
+    for (SerializeType type : {SerializeType::kJson, SerializeType::kRocketMq}) {
+        RemotingCommand cmd = send_v2(type);
+        for (int i = 0; i < 40; ++i) {
+            cmd.set_ext("x" + std::to_string(i), "v");
+        }
+        expect_same(std::string_view(encode_frame(cmd)).substr(4), "40 extra keys");
+        auto fast = decode_frame_payload_fast(std::string_view(encode_frame(cmd)).substr(4));
+        ASSERT_TRUE(fast.is_ok());
+        ASSERT_TRUE(fast->send_v2.has_value());
+        EXPECT_EQ(fast->send_v2->value().b, "TopicA");
+    }
+}
+
+TEST(FastHeader, ResponsesWithHotCodesKeepTheirExtFields) {
+    for (int32_t code : {RequestCode::kPullMessage, RequestCode::kSendMessageV2}) {
+        RemotingCommand resp = RemotingCommand::request(code);
+        resp.flag = kFlagResponse;
+        resp.set_ext("queueId", "1");
+        std::string frame = encode_frame(resp);
+        expect_same(std::string_view(frame).substr(4), "response");
+        auto fast = decode_frame_payload_fast(std::string_view(frame).substr(4));
+        ASSERT_TRUE(fast.is_ok());
+        EXPECT_FALSE(fast->send_v2.has_value());
+        EXPECT_FALSE(fast->pull.has_value());
+        EXPECT_EQ(fast->cmd.ext_fields.size(), 1u);
+    }
+}
+
+TEST(FastHeader, HeaderAccessorsPreferTheTypedSlot) {
+    RemotingCommand send = send_v2(SerializeType::kJson);
+    auto fast = decode_frame_payload_fast(std::string_view(encode_frame(send)).substr(4));
+    ASSERT_TRUE(fast.is_ok());
+    RemotingCommand cmd = fast->cmd;
+    cmd.typed_send_v2 = std::make_shared<const SendMessageRequestHeaderV2>(fast->send_v2->value());
+    auto h = decode_send_message_header(cmd);
+    ASSERT_TRUE(h.is_ok());
+    EXPECT_EQ(h->topic, "TopicA");
+    EXPECT_EQ(h->born_timestamp, 1796061429799);
+    EXPECT_EQ(h->properties, std::optional<std::string>("KEYS\001k1\002"));
+
+    RemotingCommand p = pull(SerializeType::kRocketMq);
+    auto fp = decode_frame_payload_fast(std::string_view(encode_frame(p)).substr(4));
+    ASSERT_TRUE(fp.is_ok());
+    RemotingCommand pc = fp->cmd;
+    EXPECT_FALSE(decode_pull_message_header(pc).is_ok());  // no slot, no ext_fields
+    pc.typed_pull = std::make_shared<const PullMessageRequestHeader>(fp->pull->value());
+    auto ph = decode_pull_message_header(pc);
+    ASSERT_TRUE(ph.is_ok());
+    EXPECT_EQ(ph->queue_offset, 12);
+    EXPECT_EQ(ph->subscription, std::optional<std::string>("*"));
+    EXPECT_EQ(decode_pull_message_header(p).value().max_msg_nums, 32);  // ext_fields path
+}
+
+}  // namespace
+}  // namespace comet::protocol
