@@ -305,12 +305,10 @@ void FaultProxy::run() {
                     if (rate > 0) {
                         const double want = std::min<double>(static_cast<double>(n), cap / 4.0);
                         if (st.tokens < want) {
-                            const double wait_s =
-                                (want - st.tokens) / static_cast<double>(rate);
-                            next_timer = std::min(
-                                next_timer,
-                                now + std::chrono::duration_cast<Clock::duration>(
-                                          std::chrono::duration<double>(wait_s)));
+                            const double wait_s = (want - st.tokens) / static_cast<double>(rate);
+                            next_timer = std::min(next_timer,
+                                                  now + std::chrono::duration_cast<Clock::duration>(
+                                                            std::chrono::duration<double>(wait_s)));
                             break;
                         }
                         n = std::min(n, static_cast<size_t>(st.tokens));
@@ -420,13 +418,16 @@ void FaultProxy::run() {
             }
             if (link == nullptr) {
                 for (int k = 0; k < 64; ++k) {
-                    const int c = ::accept4(listen_fd_, nullptr, nullptr,
-                                            SOCK_NONBLOCK | SOCK_CLOEXEC);
+                    const int c =
+                        ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
                     if (c < 0) {
                         break;
                     }
                     accepted_.fetch_add(1);
-                    if (s.refuse) {
+                    // Read the flag again for every connection: this loop drains the backlog,
+                    // and a client may have connected after resume() while it ran (a stale
+                    // copy refused it: a flake seen under load).
+                    if (settings().refuse) {
                         ::close(c);
                         continue;
                     }
@@ -441,8 +442,8 @@ void FaultProxy::run() {
                     Link& l = links.back();
                     l.client_fd = c;
                     l.server_fd = up;
-                    const int rc = ::connect(up, reinterpret_cast<sockaddr*>(&target),
-                                             sizeof(target));
+                    const int rc =
+                        ::connect(up, reinterpret_cast<sockaddr*>(&target), sizeof(target));
                     if (rc == 0) {
                         l.connecting = false;
                     } else if (errno != EINPROGRESS) {
