@@ -48,74 +48,10 @@ private:
     std::string arena_;
 };
 
-// ExtReader (header_codec.h) over views: same Java rules, same error texts.
-class ViewReader {
-public:
-    explicit ViewReader(const ExtViews& ext) : ext_(ext) {}
-    template <typename T>
-    void required(const char* name, T& out) {
-        if (!status_.is_ok()) {
-            return;
-        }
-        const std::string_view* v = ext_.find(name);
-        if (v == nullptr) {
-            status_ = Status::error(Errc::kInvalidArgument, "the custom field {} is null", name);
-            return;
-        }
-        get(name, *v, out);
-    }
-    template <typename T>
-    void optional(const char* name, T& out) {
-        if (!status_.is_ok()) {
-            return;
-        }
-        if (const std::string_view* v = ext_.find(name)) {
-            get(name, *v, out);
-        }
-    }
-    const Status& status() const { return status_; }
-
-private:
-    void get(const char*, std::string_view v, std::string& out) { out.assign(v); }
-    void get(const char* name, std::string_view v, int32_t& out) {
-        auto r = parse_ext_int32(name, v);
-        if (r.is_ok()) {
-            out = *r;
-        } else {
-            status_ = r.status();
-        }
-    }
-    void get(const char* name, std::string_view v, int64_t& out) {
-        auto r = parse_ext_int64(name, v);
-        if (r.is_ok()) {
-            out = *r;
-        } else {
-            status_ = r.status();
-        }
-    }
-    void get(const char*, std::string_view v, bool& out) { out = parse_java_bool(v); }
-    template <typename T>
-    void get(const char* name, std::string_view v, std::optional<T>& out) {
-        T value{};
-        get(name, v, value);
-        if (status_.is_ok()) {
-            out = std::move(value);
-        }
-    }
-
-    const ExtViews& ext_;
-    Status status_;
-};
-
+// The views read with the general path's FieldReader: same Java rules, same error texts.
 template <typename T>
 Result<T> read_views(const ExtViews& ext) {
-    T header{};
-    ViewReader r(ext);
-    T::fields(header, r);
-    if (!r.status().is_ok()) {
-        return r.status();
-    }
-    return header;
+    return read_fields<T>(ext);
 }
 
 // One-pass scanner for the JSON header shape clients write. Returns false ("fall back") on

@@ -4,8 +4,9 @@
 //
 // A header struct lists its fields once:
 //   template <typename Self, typename V> static void fields(Self& s, V& v) {
-//       v.required("topic", s.topic);      // @CFNotNull: missing -> "the custom field topic is null"
-//       v.optional("queueId", s.queue_id); // may be absent: std::optional stays empty, plain keeps
+//       v.required("topic", s.topic);      // @CFNotNull: missing -> "the custom field topic is
+//       null" v.optional("queueId", s.queue_id); // may be absent: std::optional stays empty, plain
+//       keeps
 //   }                                      // its default
 // and gets to_ext()/from_ext() from COMET_EXT_HEADER(Type).
 // Encoding writes every plain field and every engaged optional as text (ints in decimal, bools
@@ -32,9 +33,13 @@ class ExtWriter {
 public:
     explicit ExtWriter(RemotingCommand* cmd) : cmd_(cmd) {}
     template <typename T>
-    void required(const char* name, const T& value) { put(name, value); }
+    void required(const char* name, const T& value) {
+        put(name, value);
+    }
     template <typename T>
-    void optional(const char* name, const T& value) { put(name, value); }
+    void optional(const char* name, const T& value) {
+        put(name, value);
+    }
 
 private:
     void put(const char* name, const std::string& v) { cmd_->set_ext(name, v); }
@@ -50,36 +55,40 @@ private:
     RemotingCommand* cmd_;
 };
 
-// Visitor that reads fields from RemotingCommand::ext_fields; keeps the first error.
-class ExtReader {
+// Visitor that reads header fields with Java's extFields rules and error texts; keeps the first
+// error. `Source::find(name)` returns a pointer to the field's text (anything convertible to
+// std::string_view) or null: the ext_fields map of a command, or the fast path's views
+// (fast_header.cc) — one set of rules for both.
+template <typename Source>
+class FieldReader {
 public:
-    explicit ExtReader(const RemotingCommand& cmd) : cmd_(cmd) {}
+    explicit FieldReader(const Source& source) : source_(source) {}
     template <typename T>
     void required(const char* name, T& out) {
         if (!status_.is_ok()) {
             return;
         }
-        const std::string* v = cmd_.ext(name);
+        const auto* v = source_.find(name);
         if (v == nullptr) {
             status_ = Status::error(Errc::kInvalidArgument, "the custom field {} is null", name);
             return;
         }
-        get(name, *v, out);
+        get(name, std::string_view(*v), out);
     }
     template <typename T>
     void optional(const char* name, T& out) {
         if (!status_.is_ok()) {
             return;
         }
-        if (const std::string* v = cmd_.ext(name)) {
-            get(name, *v, out);
+        if (const auto* v = source_.find(name)) {
+            get(name, std::string_view(*v), out);
         }
     }
     const Status& status() const { return status_; }
 
 private:
-    void get(const char*, const std::string& v, std::string& out) { out = v; }
-    void get(const char* name, const std::string& v, int32_t& out) {
+    void get(const char*, std::string_view v, std::string& out) { out.assign(v); }
+    void get(const char* name, std::string_view v, int32_t& out) {
         auto r = parse_ext_int32(name, v);
         if (r.is_ok()) {
             out = *r;
@@ -87,7 +96,7 @@ private:
             status_ = r.status();
         }
     }
-    void get(const char* name, const std::string& v, int64_t& out) {
+    void get(const char* name, std::string_view v, int64_t& out) {
         auto r = parse_ext_int64(name, v);
         if (r.is_ok()) {
             out = *r;
@@ -95,9 +104,9 @@ private:
             status_ = r.status();
         }
     }
-    void get(const char*, const std::string& v, bool& out) { out = parse_java_bool(v); }
+    void get(const char*, std::string_view v, bool& out) { out = parse_java_bool(v); }
     template <typename T>
-    void get(const char* name, const std::string& v, std::optional<T>& out) {
+    void get(const char* name, std::string_view v, std::optional<T>& out) {
         T value{};
         get(name, v, value);
         if (status_.is_ok()) {
@@ -105,8 +114,26 @@ private:
         }
     }
 
-    const RemotingCommand& cmd_;
+    const Source& source_;
     Status status_;
+};
+
+// Reads T's fields through FieldReader<Source>.
+template <typename T, typename Source>
+Result<T> read_fields(const Source& source) {
+    T header{};
+    FieldReader<Source> r(source);
+    T::fields(header, r);
+    if (!r.status().is_ok()) {
+        return r.status();
+    }
+    return header;
+}
+
+// RemotingCommand::ext_fields as a FieldReader source.
+struct CommandExtSource {
+    const RemotingCommand& cmd;
+    const std::string* find(const char* name) const { return cmd.ext(name); }
 };
 
 template <typename T>
@@ -117,22 +144,16 @@ void write_ext_fields(const T& header, RemotingCommand* cmd) {
 
 template <typename T>
 Result<T> read_ext_fields(const RemotingCommand& cmd) {
-    T header{};
-    ExtReader r(cmd);
-    T::fields(header, r);
-    if (!r.status().is_ok()) {
-        return r.status();
-    }
-    return header;
+    return read_fields<T>(CommandExtSource{cmd});
 }
 
 }  // namespace comet::protocol
 
 // Declares to_ext()/from_ext() for a header struct that has a static fields() template.
-#define COMET_EXT_HEADER(Type)                                                                    \
-    void to_ext(::comet::protocol::RemotingCommand& cmd) const {                                  \
-        ::comet::protocol::write_ext_fields(*this, &cmd);                                         \
-    }                                                                                             \
-    static ::comet::Result<Type> from_ext(const ::comet::protocol::RemotingCommand& cmd) {        \
-        return ::comet::protocol::read_ext_fields<Type>(cmd);                                     \
+#define COMET_EXT_HEADER(Type)                                                             \
+    void to_ext(::comet::protocol::RemotingCommand& cmd) const {                           \
+        ::comet::protocol::write_ext_fields(*this, &cmd);                                  \
+    }                                                                                      \
+    static ::comet::Result<Type> from_ext(const ::comet::protocol::RemotingCommand& cmd) { \
+        return ::comet::protocol::read_ext_fields<Type>(cmd);                              \
     }
