@@ -211,8 +211,8 @@ TEST_F(Processors, SendsRunInlineUnlessTheyNeedTheExecutor) {
     create("T", 2);
     auto request = [](const std::string& topic, int32_t code = Req::kSendMessageV2) {
         RemotingCommand r = RemotingCommand::request(code);
-        r.ext_fields = {{"a", "PG"}, {"b", topic}, {"c", "TBW102"}, {"d", "4"}, {"e", "0"},
-                        {"f", "0"},  {"g", "1"},   {"h", "0"}};
+        r.ext_fields = {{"a", "PG"}, {"b", topic}, {"c", "TBW102"}, {"d", "4"},
+                        {"e", "0"},  {"f", "0"},   {"g", "1"},      {"h", "0"}};
         r.body = "body";
         return r;
     };
@@ -483,15 +483,19 @@ TEST_F(Processors, HeartbeatCreatesRetryTopicAndConsumerList) {
         {R"({"clientID":"x","producerDataSet":[null,{"groupName":5}]})", RC::kSuccess, nullptr},
         {R"({"clientID":""})", RC::kSystemError, "heartbeat without clientID"},
     };
-    for (const Case& c : heartbeats) {
-        garbage.body = c.body;
-        RemotingCommand r = run(garbage);
-        EXPECT_EQ(r.code, c.code) << c.body;
-        EXPECT_EQ(r.remark.has_value(), c.remark != nullptr) << c.body;
-        if (c.remark != nullptr) {
-            EXPECT_EQ(r.remark.value_or(""), c.remark) << c.body;
+    // Sends `req` with each case's body and checks the code and the exact remark (or none).
+    auto expect_cases = [this](RemotingCommand req, const auto& cases) {
+        for (const Case& c : cases) {
+            req.body = c.body;
+            RemotingCommand r = run(req);
+            EXPECT_EQ(r.code, c.code) << c.body;
+            EXPECT_EQ(r.remark.has_value(), c.remark != nullptr) << c.body;
+            if (c.remark != nullptr) {
+                EXPECT_EQ(r.remark.value_or(""), c.remark) << c.body;
+            }
         }
-    }
+    };
+    expect_cases(garbage, heartbeats);
     // The well-formed consumer entry of the second body was registered.
     list.ext_fields = {{"consumerGroup", "G2"}};
     RemotingCommand g2 = run(list);
@@ -506,15 +510,7 @@ TEST_F(Processors, HeartbeatCreatesRetryTopicAndConsumerList) {
         {R"({"clientId":"c","consumerGroup":"G","mqSet":[1,{"queueId":"x"}]})", RC::kSuccess,
          nullptr},
     };
-    for (const Case& c : locks) {
-        lock.body = c.body;
-        RemotingCommand r = run(lock);
-        EXPECT_EQ(r.code, c.code) << c.body;
-        EXPECT_EQ(r.remark.has_value(), c.remark != nullptr) << c.body;
-        if (c.remark != nullptr) {
-            EXPECT_EQ(r.remark.value_or(""), c.remark) << c.body;
-        }
-    }
+    expect_cases(lock, locks);
 }
 
 TEST_F(Processors, SendBackRetriesThenDeadLetters) {
