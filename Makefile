@@ -1,6 +1,7 @@
 # Comet: the two commands a newcomer needs are `make run` and `make test`.
 BUILD_DIR ?= build/release
-# Topology of `make run`: single (one broker) or 1m2s (SYNC_MASTER + two slaves, quorum write).
+# Topology of `make run`: single (one broker), 1m2s (SYNC_MASTER + two slaves, quorum write) or
+# dledger (3 Raft peers, elected leader).
 CLUSTER ?= single
 SAN_DIR   ?= build/sanitize
 TSAN_DIR  ?= build/tsan

@@ -7,6 +7,8 @@
 #   CLUSTER=single (default)  one ASYNC_MASTER broker, conf/broker.conf
 #   CLUSTER=1m2s              one SYNC_MASTER + two slaves of group broker-a with quorum write
 #                             (inSyncReplicas=2 of 3), conf/1m-2s-sync/*.properties
+#   CLUSTER=dledger           a 3-peer DLedger group broker-d (Raft: elected leader, majority
+#                             commit), conf/dledger/*.properties
 # Point any RocketMQ client at the name server 127.0.0.1:9876 (e.g. NAMESRV_ADDR=127.0.0.1:9876).
 set -euo pipefail
 BUILD_DIR=${1:-build/release}
@@ -33,7 +35,10 @@ case $CLUSTER in
     1m2s) BROKERS=("conf/1m-2s-sync/broker-a.properties:broker-a-m"
                    "conf/1m-2s-sync/broker-a-s1.properties:broker-a-s1"
                    "conf/1m-2s-sync/broker-a-s2.properties:broker-a-s2") ;;
-    *) echo "run-local: unknown CLUSTER=$CLUSTER (single or 1m2s)" >&2; exit 2 ;;
+    dledger) BROKERS=("conf/dledger/broker-n0.properties:broker-d-n0"
+                      "conf/dledger/broker-n1.properties:broker-d-n1"
+                      "conf/dledger/broker-n2.properties:broker-d-n2") ;;
+    *) echo "run-local: unknown CLUSTER=$CLUSTER (single, 1m2s or dledger)" >&2; exit 2 ;;
 esac
 
 NS_PID=""

@@ -1,5 +1,7 @@
 #include "broker/broker_config.h"
 
+#include "dledger/dledger_config.h"
+
 #include <charconv>
 #include <cstdlib>
 #include <variant>
@@ -78,6 +80,14 @@ const std::vector<Entry>& fields() {
         {"requireHandshake", &BrokerConfig::require_handshake},
         {"sendHandshake", &BrokerConfig::send_handshake},
         {"slaveNotAvailableFastFail", &BrokerConfig::slave_not_available_fast_fail},
+        {"enableDLegerCommitLog", &BrokerConfig::enable_dleger_commit_log},
+        {"dLegerGroup", &BrokerConfig::dleger_group},
+        {"dLegerPeers", &BrokerConfig::dleger_peers},
+        {"dLegerSelfId", &BrokerConfig::dleger_self_id},
+        {"preferredLeaderId", &BrokerConfig::preferred_leader_id},
+        {"dLegerElectionTimeoutMinMs", &BrokerConfig::dleger_election_timeout_min_ms},
+        {"dLegerElectionTimeoutMaxMs", &BrokerConfig::dleger_election_timeout_max_ms},
+        {"dLegerHeartbeatIntervalMs", &BrokerConfig::dleger_heartbeat_interval_ms},
     };
     return kFields;
 }
@@ -234,6 +244,51 @@ Status BrokerConfig::validate() const {
     }
     COMET_ASSIGN_OR_RETURN(auto levels, DelayLevels::parse(message_delay_level));
     (void)levels;
+    if (enable_dleger_commit_log) {
+        COMET_RETURN_IF_ERROR(validate_dledger());
+    }
+    return Status::ok();
+}
+
+Status BrokerConfig::validate_dledger() const {
+    auto parsed = dledger::parse_dledger_config(dleger_group, dleger_peers, dleger_self_id,
+                                                preferred_leader_id, nullptr);
+    if (!parsed.is_ok()) {
+        return parsed.status();
+    }
+    // The group elects its roles: master-slave keys that fix one contradict it.
+    if (!ha_master_address.empty()) {
+        return Status::error(Errc::kInvalidArgument,
+                             "haMasterAddress={} contradicts enableDLegerCommitLog=true (the "
+                             "DLedger group elects its leader; remove haMasterAddress)",
+                             ha_master_address);
+    }
+    if (extra.count("enableControllerMode") != 0 && extra.at("enableControllerMode") == "true") {
+        return Status::error(Errc::kInvalidArgument,
+                             "enableControllerMode=true contradicts enableDLegerCommitLog=true "
+                             "(choose one HA mode)");
+    }
+    if (total_replicas > 1 || in_sync_replicas > 1 || min_in_sync_replicas > 1) {
+        return Status::error(Errc::kInvalidArgument,
+                             "totalReplicas/inSyncReplicas/minInSyncReplicas ({}/{}/{}) are "
+                             "master-slave keys; with enableDLegerCommitLog=true a write needs a "
+                             "majority of dLegerPeers (remove them)",
+                             total_replicas, in_sync_replicas, min_in_sync_replicas);
+    }
+    if (enable_slave_acting_master) {
+        return Status::error(Errc::kInvalidArgument,
+                             "enableSlaveActingMaster=true contradicts enableDLegerCommitLog=true "
+                             "(a follower is elected leader instead)");
+    }
+    if (dleger_heartbeat_interval_ms <= 0 ||
+        dleger_election_timeout_min_ms <= dleger_heartbeat_interval_ms ||
+        dleger_election_timeout_max_ms < dleger_election_timeout_min_ms) {
+        return Status::error(Errc::kInvalidArgument,
+                             "dLegerHeartbeatIntervalMs {} must be > 0 and below "
+                             "dLegerElectionTimeoutMinMs {} <= dLegerElectionTimeoutMaxMs {}",
+                             dleger_heartbeat_interval_ms, dleger_election_timeout_min_ms,
+                             dleger_election_timeout_max_ms);
+    }
     return Status::ok();
 }
 

@@ -87,6 +87,15 @@ struct BrokerConfig {
     bool require_handshake = false;                      // requireHandshake (Comet)
     bool send_handshake = true;                          // sendHandshake (Comet)
     bool slave_not_available_fast_fail = true;           // slaveNotAvailableFastFail (Comet)
+    // --- DLedger mode (docs/dledger.md; MessageStoreConfig keys in Java) ---
+    bool enable_dleger_commit_log = false;               // enableDLegerCommitLog
+    std::string dleger_group;                            // dLegerGroup (empty: brokerName)
+    std::string dleger_peers;                            // dLegerPeers "n0-host:port;n1-..."
+    std::string dleger_self_id;                          // dLegerSelfId
+    std::string preferred_leader_id;                     // preferredLeaderId
+    int32_t dleger_election_timeout_min_ms = 150;        // dLegerElectionTimeoutMinMs (Comet)
+    int32_t dleger_election_timeout_max_ms = 300;        // dLegerElectionTimeoutMaxMs (Comet)
+    int32_t dleger_heartbeat_interval_ms = 50;           // dLegerHeartbeatIntervalMs (Comet)
 
     // Properties this struct does not model, passed through (store settings and the like).
     std::map<std::string, std::string> extra;
@@ -103,6 +112,8 @@ struct BrokerConfig {
 
     // Checks cross-field rules (ports in range, queue nums > 0, delay levels parse).
     Status validate() const;
+    // The DLedger keys (with enableDLegerCommitLog=true): peers, self id, contradictions.
+    Status validate_dledger() const;
 
     // "brokerIP1:listenPort".
     std::string broker_addr() const;

@@ -82,7 +82,11 @@ Status BrokerController::initialize() {
         clock_, std::chrono::milliseconds(cfg.rebalance_lock_max_live_time));
 
     COMET_ASSIGN_OR_RETURN(store::MessageStoreConfig store_cfg, make_store_config(cfg, store_base_));
-    auto store = store::MessageStore::open(store_cfg, clock_);
+    store::MessageStoreOptions store_options;
+    if (cfg.enable_dleger_commit_log) {
+        COMET_RETURN_IF_ERROR(open_dledger_log(cfg, &store_options));
+    }
+    auto store = store::MessageStore::open(store_cfg, clock_, store_options);
     if (!store.is_ok()) {
         return Status::error(store.status().code(), "open message store at {}: {}",
                              store_cfg.store_path_root_dir, store.status().message());
@@ -99,6 +103,33 @@ Status BrokerController::initialize() {
     ha_store_ = std::make_unique<ha::CommitLogHaStore>(store_->store().commit_log());
     replication_ =
         std::make_unique<ReplicationService>(std::move(repl_cfg).value(), clock_, *ha_store_);
+    if (dledger_log_ != nullptr) {
+        std::vector<std::string> warnings;
+        COMET_ASSIGN_OR_RETURN(
+            dledger::DLedgerConfig dcfg,
+            dledger::parse_dledger_config(
+                cfg.dleger_group.empty() ? cfg.broker_name : cfg.dleger_group, cfg.dleger_peers,
+                cfg.dleger_self_id, cfg.preferred_leader_id, &warnings));
+        for (const std::string& w : warnings) {
+            spdlog::warn("DLEDGER CONFIG WARNING: {}", w);
+        }
+        dcfg.listen_host = cfg.listen_host.empty() ? "0.0.0.0" : cfg.listen_host;
+        dcfg.election_timeout_min_ms = cfg.dleger_election_timeout_min_ms;
+        dcfg.election_timeout_max_ms = cfg.dleger_election_timeout_max_ms;
+        dcfg.heartbeat_interval_ms = cfg.dleger_heartbeat_interval_ms;
+        dcfg.commit_timeout = std::chrono::milliseconds(cfg.slave_timeout);
+        dledger_ = std::make_unique<dledger::DLedgerServer>(std::move(dcfg), *dledger_log_,
+                                                            store_->store(), clock_);
+        dledger_ptr_.store(dledger_.get());
+        store_->set_dledger(dledger_.get());
+        replication_->set_dledger(dledger_.get());
+        dledger_->set_role_listener(
+            [this](const dledger::DLedgerServer::RoleInfo& info) { on_dledger_role(info); });
+        // Until the group elects it, this peer is a follower: register as one.
+        (void)config_.update(
+            {{"brokerId", std::to_string(dledger_->config().self().follower_broker_id)},
+             {"brokerRole", "SLAVE"}});
+    }
     const Duration hold_check = cfg.long_polling_enable
                                     ? Duration(5s)
                                     : Duration(std::chrono::milliseconds(
@@ -294,9 +325,55 @@ void BrokerController::register_processors() {
         admin_exec);
 }
 
+Status BrokerController::open_dledger_log(const BrokerConfig& cfg,
+                                          store::MessageStoreOptions* options) {
+    auto log = dledger::EntryLog::open(cfg.store_root() + "/dledger");
+    if (!log.is_ok()) {
+        return Status::error(log.status().code(), "open DLedger log: {}", log.status().message());
+    }
+    dledger_log_ = std::move(log).value();
+    dledger::EntryLog* entries = dledger_log_.get();
+    options->recovery_keep_end = [entries](store::PhysicalOffset cl_end) {
+        return dledger::recovery_keep_end(*entries, cl_end);
+    };
+    // Only committed entries reach ConsumeQueues: at open the commit recorded in the hard
+    // state, then whatever the server has seen committed.
+    options->dispatch_limit = [this, entries] {
+        if (dledger::DLedgerServer* d = dledger_ptr_.load(); d != nullptr) {
+            return store::PhysicalOffset(d->committed_offset());
+        }
+        return dledger::committed_end_at_open(*entries);
+    };
+    return Status::ok();
+}
+
+void BrokerController::on_dledger_role(const dledger::DLedgerServer::RoleInfo& info) {
+    // RocketMQ's DLedgerRoleChangeHandler: the leader is the group's master (brokerId 0) once
+    // it may write; every other peer a slave with its own brokerId.
+    const bool master = info.role == raft::Role::kLeader && info.writable;
+    const int64_t id = master ? 0 : dledger_->config().self().follower_broker_id;
+    const BrokerConfig cur = config_.get();
+    if (cur.broker_id != id) {
+        Status st = config_.update({{"brokerId", std::to_string(id)},
+                                    {"brokerRole", master ? "SYNC_MASTER" : "SLAVE"}});
+        if (!st.is_ok()) {
+            spdlog::error("DLedger role change: {}", st.message());
+            return;
+        }
+    }
+    // Registering at once also tells a follower its new master (the register result), so it
+    // syncs the master's topics, offsets and groups now rather than at the next 30 s round.
+    spdlog::info("DLedger: registering as {} (brokerId {}, leader {})", master ? "master" : "slave",
+                 id, info.leader_id.empty() ? "unknown" : info.leader_id);
+    request_registration();
+}
+
 Status BrokerController::start() {
     COMET_CHECK(store_ != nullptr, "start() before a successful initialize()");
     store_->store().start();
+    if (dledger_ != nullptr) {
+        COMET_RETURN_IF_ERROR(dledger_->start());
+    }
     store_->set_arrival_listener(
         [this](const std::string& topic, int32_t qid, int64_t max_offset, int64_t tags_code) {
             holds_->notify_message_arriving(topic, qid, max_offset, tags_code);
@@ -575,6 +652,9 @@ void BrokerController::shutdown() {
     }
     if (replication_) {
         replication_->shutdown();  // before the store: the slave's HaClient appends to it
+    }
+    if (dledger_) {
+        dledger_->shutdown();  // before the store: a follower appends to it
     }
     if (schedule_) {
         schedule_->shutdown();

@@ -28,6 +28,8 @@
 #include "broker/replication_service.h"
 #include "broker/schedule_message_service.h"
 #include "broker/store_adapter.h"
+#include "dledger/dledger_server.h"
+#include "dledger/entry_log.h"
 #include "ha/ha_store_port.h"
 #include "net/remoting_client.h"
 #include "net/remoting_server.h"
@@ -63,6 +65,8 @@ public:
     // Replication (HaService on a master, HaClient on a slave); null before initialize().
     ReplicationService* replication() { return replication_.get(); }
     StoreAdapter* store_adapter() { return store_.get(); }
+    // DLedger mode (enableDLegerCommitLog=true); null otherwise.
+    dledger::DLedgerServer* dledger() { return dledger_.get(); }
 
 private:
     class NotifyListener;
@@ -78,6 +82,8 @@ private:
                                      const std::vector<ClientChannelInfo>& channels);
     void track_channel(const net::ConnectionPtr& conn);
     void forget_channel(uint64_t id);
+    Status open_dledger_log(const BrokerConfig& cfg, store::MessageStoreOptions* options);
+    void on_dledger_role(const dledger::DLedgerServer::RoleInfo& info);
 
     BrokerConfigHolder config_;
     Clock& clock_;
@@ -92,7 +98,10 @@ private:
     std::unique_ptr<ProducerManager> producers_;
     std::unique_ptr<RebalanceLockManager> locks_;
     std::unique_ptr<PullRequestHoldService> holds_;
+    std::unique_ptr<dledger::EntryLog> dledger_log_;  // before store_: the store's hooks use it
+    std::atomic<dledger::DLedgerServer*> dledger_ptr_{nullptr};
     std::unique_ptr<StoreAdapter> store_;
+    std::unique_ptr<dledger::DLedgerServer> dledger_;
     std::unique_ptr<ha::CommitLogHaStore> ha_store_;
     std::unique_ptr<ReplicationService> replication_;
     std::unique_ptr<ScheduleMessageService> schedule_;

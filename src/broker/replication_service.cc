@@ -1,5 +1,7 @@
 #include "broker/replication_service.h"
 
+#include "dledger/dledger_server.h"
+
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -102,6 +104,9 @@ std::string ReplicationService::service_not_available_remark() {
 }
 
 Status ReplicationService::start() {
+    if (dledger_ != nullptr) {
+        return Status::ok();  // the DLedger server replicates; no HA port
+    }
     if (config_.is_slave()) {
         if (!config_.ha_master_address.empty()) {
             connect_slave(config_.ha_master_address);
@@ -175,7 +180,39 @@ uint16_t ReplicationService::ha_port() const {
     return ha_service_ ? ha_service_->port() : 0;
 }
 
+void ReplicationService::put_dledger(bool wait_store_msg_ok, const PutFn& put, Done done) {
+    const auto majority = static_cast<int32_t>(dledger_->config().peers.size() / 2 + 1);
+    put([this, wait_store_msg_ok, majority, done = std::move(done)](store::PutMessageResult r) {
+        if (r.status == PutMessageStatus::kServiceNotAvailable) {
+            counters_.slave_refused.fetch_add(1, std::memory_order_relaxed);
+        }
+        if (r.status != PutMessageStatus::kPutOk || !wait_store_msg_ok) {
+            done(std::move(r), SendDurability{1, majority, false});
+            return;
+        }
+        const int64_t end = r.append.end_offset().value();
+        dledger_->wait_committed(end, [this, r, majority, done](PutMessageStatus st) mutable {
+            if (st == PutMessageStatus::kPutOk) {
+                counters_.quorum_acks.fetch_add(1, std::memory_order_relaxed);
+            } else {
+                counters_.slave_timeouts.fetch_add(1, std::memory_order_relaxed);
+                r.remark = st == PutMessageStatus::kFlushSlaveTimeout
+                               ? "not committed by a majority of the DLedger group in time "
+                                 "(leadership may have moved): outcome unknown"
+                               : "not stored: leadership lost before replication";
+            }
+            r.status = st;
+            done(std::move(r),
+                 SendDurability{st == PutMessageStatus::kPutOk ? majority : 1, majority, false});
+        });
+    });
+}
+
 void ReplicationService::put(bool wait_store_msg_ok, const PutFn& put, Done done) {
+    if (dledger_ != nullptr) {
+        put_dledger(wait_store_msg_ok, put, std::move(done));
+        return;
+    }
     if (config_.is_slave()) {
         counters_.slave_refused.fetch_add(1, std::memory_order_relaxed);
         store::PutMessageResult r;
@@ -357,6 +394,13 @@ std::string ReplicationService::master_ha_addr() const {
 std::map<std::string, std::string> ReplicationService::runtime_info() const {
     std::map<std::string, std::string> t;
     auto b = [](bool v) { return std::string(v ? "true" : "false"); };
+    if (dledger_ != nullptr) {
+        t = dledger_->runtime_info();
+        t["dledgerPutsCommitted"] = std::to_string(counters_.quorum_acks.load());
+        t["dledgerPutsNotCommitted"] = std::to_string(counters_.slave_timeouts.load());
+        t["dledgerPutsRefused"] = std::to_string(counters_.slave_refused.load());
+        return t;
+    }
     t["haBrokerRole"] = std::string(ha::broker_role_name(config_.quorum.broker_role));
     if (config_.is_slave()) {
         t["haMasterAddress"] = master_ha_addr();

@@ -35,6 +35,10 @@
 #include "ha/quorum_policy.h"
 #include "store/put_message_status.h"
 
+namespace comet::dledger {
+class DLedgerServer;
+}
+
 namespace comet::broker {
 
 // The replication keys of a BrokerConfig, parsed and resolved.
@@ -103,6 +107,12 @@ public:
     // Stops HA (waiting puts complete with SERVICE_NOT_AVAILABLE). Idempotent.
     void shutdown();
 
+    // DLedger mode (docs/dledger.md): no HaService/HaClient; a put completes when its bytes
+    // are committed by a majority of the group (FLUSH_SLAVE_TIMEOUT after slaveTimeout or
+    // when leadership is lost first). Set before start().
+    void set_dledger(dledger::DLedgerServer* dledger) { dledger_ = dledger; }
+    dledger::DLedgerServer* dledger() const { return dledger_; }
+
     void set_alive_replica_fn(AliveReplicaFn alive);
     int32_t alive_replica_num() const;
 
@@ -143,6 +153,7 @@ public:
     static std::string service_not_available_remark();
 
 private:
+    void put_dledger(bool wait_store_msg_ok, const PutFn& put, Done done);
     void finish_wait(store::PutMessageResult r, const ha::QuorumDecision& d,
                      store::PutMessageStatus status, const Done& done);
     int32_t replicas_holding(int64_t end_offset) const;
@@ -154,6 +165,7 @@ private:
     std::unique_ptr<ha::HaService> ha_service_;
     std::unique_ptr<ReplicaSet> own_replicas_;
     ReplicaSet* replicas_ = nullptr;  // set by start()/start_with() before any put
+    dledger::DLedgerServer* dledger_ = nullptr;
     Counters counters_;
 
     mutable Mutex mu_;

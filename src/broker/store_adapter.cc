@@ -1,5 +1,7 @@
 #include "broker/store_adapter.h"
 
+#include "dledger/dledger_server.h"
+
 #include <charconv>
 
 #include "base/config.h"
@@ -163,11 +165,45 @@ StoreAdapter::StoreAdapter(std::unique_ptr<store::MessageStore> store) : store_(
 
 StoreAdapter::~StoreAdapter() { store_->set_message_arriving_listener(nullptr); }
 
+namespace {
+
+// Wraps a put for DLedger mode; false: refused (done already called).
+bool gate_put(dledger::DLedgerServer* dl, StoreAdapter::PutCallback* done) {
+    if (dl == nullptr) {
+        return true;
+    }
+    if (!dl->begin_put()) {
+        store::PutMessageResult r;
+        r.status = store::PutMessageStatus::kServiceNotAvailable;
+        const auto info = dl->role_info();
+        r.remark = fmt::format(
+            "DLedger peer {} of group {} is not the writable leader (role {}, leader {})",
+            dl->config().self_id, dl->config().group, raft::role_name(info.role),
+            info.leader_id.empty() ? "unknown" : info.leader_id);
+        (*done)(std::move(r));
+        return false;
+    }
+    *done = [dl, inner = std::move(*done)](const store::PutMessageResult& r) {
+        inner(r);
+        dl->end_put();
+        dl->notify_appended();
+    };
+    return true;
+}
+
+}  // namespace
+
 void StoreAdapter::put_message(protocol::MessageExt msg, PutCallback done) {
+    if (!gate_put(dledger_, &done)) {
+        return;
+    }
     store_->put_message(std::move(msg), std::move(done));
 }
 
 void StoreAdapter::put_messages(protocol::MessageExt batch, PutCallback done) {
+    if (!gate_put(dledger_, &done)) {
+        return;
+    }
     store::MessageBatch b;
     b.topic = std::move(batch.topic);
     b.queue_id = batch.queue_id;

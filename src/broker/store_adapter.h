@@ -10,6 +10,10 @@
 #include "broker/message_store_port.h"
 #include "store/message_store.h"
 
+namespace comet::dledger {
+class DLedgerServer;
+}
+
 namespace comet::broker {
 
 // Store settings: `base` (filled by the config registry, see register_store_config) with the
@@ -29,6 +33,10 @@ public:
     ~StoreAdapter() override;
 
     store::MessageStore& store() { return *store_; }
+    // DLedger mode: every put passes the server's gate (begin_put/end_put): refused with
+    // SERVICE_NOT_AVAILABLE unless this peer is the writable leader. `done` runs before
+    // end_put(), so a commit waiter it registers is covered by a step-down. Set before start.
+    void set_dledger(dledger::DLedgerServer* dledger) { dledger_ = dledger; }
 
     void put_message(protocol::MessageExt msg, PutCallback done) override;
     void put_messages(protocol::MessageExt batch, PutCallback done) override;
@@ -61,6 +69,7 @@ private:
     std::unique_ptr<store::MessageStore> store_;
     protocol::HostAddress store_host_;
     ArrivalListener listener_;  // set before start, read-only afterwards
+    dledger::DLedgerServer* dledger_ = nullptr;
 };
 
 }  // namespace comet::broker

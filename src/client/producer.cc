@@ -68,6 +68,22 @@ void DefaultMqProducer::refresh_route_in_background(const std::string& topic) {
     });
 }
 
+void DefaultMqProducer::on_master_lost(const std::string& topic) {
+    constexpr Duration kMasterLostRefresh = std::chrono::milliseconds(50);
+    const TimePoint now = clock_->now();
+    {
+        MutexLock lock(mu_);
+        auto [it, fresh] = master_lost_refresh_.try_emplace(topic, now);
+        if (!fresh) {
+            if (now - it->second < kMasterLostRefresh) {
+                return;
+            }
+            it->second = now;
+        }
+    }
+    refresh_route_in_background(topic);
+}
+
 Result<std::shared_ptr<TopicPublishInfo>> DefaultMqProducer::publish_info(
     const std::string& topic, bool may_block) {
     const TimePoint now = clock_->now();
@@ -265,7 +281,7 @@ void DefaultMqProducer::attempt_async(std::shared_ptr<Prepared> p, SendCallback 
         if (may_block) {
             (void)instance_->route(p->topic, true);
         } else {
-            refresh_route_in_background(p->topic);
+            on_master_lost(p->topic);
         }
         addr = instance_->find_broker_master(mq.broker_name);
         if (!addr) {
@@ -288,7 +304,13 @@ void DefaultMqProducer::attempt_async(std::shared_ptr<Prepared> p, SendCallback 
                 update_fault(mq.broker_name, elapsed, true);
                 p->last_error = resp.status();
                 retry = true;
+                if (resp.status().code() == Errc::kUnavailable) {
+                    on_master_lost(p->topic);
+                }
             } else {
+                if (resp->code == protocol::ResponseCode::kServiceNotAvailable) {
+                    on_master_lost(p->topic);
+                }
                 auto result = process_response(*p, mq, *resp);
                 if (result.is_ok()) {
                     update_fault(mq.broker_name, elapsed, false);

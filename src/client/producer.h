@@ -78,6 +78,10 @@ private:
     // may_block: false on client I/O threads (retries), where no blocking RPC is allowed.
     void attempt_async(std::shared_ptr<Prepared> p, SendCallback callback, bool may_block);
     void refresh_route_in_background(const std::string& topic);
+    // The master of `topic`'s broker failed (connection) or refused as not master (a DLedger
+    // follower, a deposed leader): fetch the route now instead of at the next 30 s poll, at
+    // most once per kMasterLostRefresh per topic (docs/dledger.md, "Clients").
+    void on_master_lost(const std::string& topic);
     void update_fault(const std::string& broker, Duration elapsed, bool isolation);
     protocol::RemotingCommand build_request(const Prepared& p, const MessageQueue& mq) const;
     Result<SendResult> process_response(const Prepared& p, const MessageQueue& mq,
@@ -96,6 +100,7 @@ private:
         TimePoint expires;
     };
     std::map<std::string, PublishEntry> publish_ GUARDED_BY(mu_);
+    std::map<std::string, TimePoint> master_lost_refresh_ GUARDED_BY(mu_);
 };
 
 // Status codes after which Java retries a send on another broker.

@@ -1014,6 +1014,38 @@ Status CommitLog::append_data(PhysicalOffset start, std::string_view data) {
     return Status::ok();
 }
 
+Status CommitLog::truncate_to(PhysicalOffset end) {
+    MutexLock l(put_mu_);
+    if (ring_ != nullptr &&
+        !wait_for_ring_space(reserved_ + static_cast<int64_t>(ring_->capacity()))) {
+        return Status::error(Errc::kFailedPrecondition,
+                             "truncate at {}: the CommitLog write buffer cannot drain", end);
+    }
+    const int64_t max = max_offset_.load();
+    if (end.value() > max || end.value() < 0) {
+        return Status::error(Errc::kInvalidArgument, "truncate at {} but the CommitLog ends at {}",
+                             end, max);
+    }
+    if (end.value() == max) {
+        return Status::ok();
+    }
+    const int64_t first = queue_.min_offset();
+    if (first >= 0 && end.value() < first) {
+        return Status::error(Errc::kInvalidArgument,
+                             "truncate at {} below the first CommitLog segment {}", end, first);
+    }
+    COMET_RETURN_IF_ERROR(queue_.truncate_dirty_files(end.value()));
+    queue_.set_flushed_where(std::min(queue_.flushed_where(), end.value()));
+    max_offset_.store(end.value());
+    reserved_ = end.value();
+    reserved_pub_.store(reserved_);
+    write_file_.reset();
+    ring_room_end_ = 0;
+    slot_room_end_ = 0;
+    spdlog::warn("CommitLog truncated at {} ({} bytes cut)", end, max - end.value());
+    return Status::ok();
+}
+
 // ---------------------------------------------------------------------------------------------
 // Reads
 

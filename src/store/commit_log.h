@@ -129,6 +129,13 @@ public:
     // HA slave: appends raw CommitLog bytes received from the master at `start`, which must be
     // max_offset(). Records and fillers must be whole per segment, as the master wrote them.
     Status append_data(PhysicalOffset start, std::string_view data);
+    // Cuts the log at `end` (a record boundary at or below max_offset()): bytes past it are
+    // zeroed and made durable, later segments deleted, max/reserved/flushed positions set to
+    // `end`. Puts queued in the write buffer are written first. Callers stop puts beforehand
+    // (DLedger: a deposed leader's unreplicated tail, a follower's divergent tail). The next
+    // queue offsets are not touched (MessageStore::reload_queue_offsets()). Errors: `end`
+    // beyond the log or below its first segment, I/O.
+    Status truncate_to(PhysicalOffset end);
 
     PhysicalOffset min_offset() const;  // first byte still on disk (0 when empty)
     // End of published bytes (readable, and what recovery would find after kill -9).

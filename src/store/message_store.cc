@@ -146,7 +146,29 @@ Status MessageStore::load_and_recover() {
         return recovered.status();
     }
     recovery_ = std::move(recovered).value();
+    if (options_.recovery_keep_end) {
+        COMET_ASSIGN_OR_RETURN(const PhysicalOffset keep,
+                               options_.recovery_keep_end(recovery_.max_offset));
+        if (keep > recovery_.max_offset) {
+            return Status::error(Errc::kCorruption,
+                                 "recovery: the log must keep {} bytes but the CommitLog ends at {}",
+                                 keep, recovery_.max_offset);
+        }
+        if (keep < recovery_.max_offset) {
+            spdlog::warn("recovery: cutting the CommitLog from {} to {} (not in the replicated log)",
+                         recovery_.max_offset, keep);
+            COMET_RETURN_IF_ERROR(commit_log_->truncate_to(keep));
+            recovery_.bytes_truncated += recovery_.max_offset.value() - keep.value();
+            recovery_.max_offset = keep;
+        }
+    }
     COMET_RETURN_IF_ERROR(cqs_->truncate_dirty(recovery_.max_offset));
+    if (options_.dispatch_limit) {
+        // ConsumeQueue units past the limit (written before the limit existed) are cut too.
+        const PhysicalOffset limit = std::min(recovery_.max_offset, options_.dispatch_limit());
+        COMET_RETURN_IF_ERROR(cqs_->truncate_dirty(limit));
+        set_dispatch_limit(options_.dispatch_limit);
+    }
 
     const int64_t cl_min = commit_log_->min_offset().value();
     const int64_t cl_max = commit_log_->max_offset().value();
@@ -173,13 +195,7 @@ Status MessageStore::load_and_recover() {
         "{} ConsumeQueue(s)",
         cl_min, cl_max, *dispatched, from, cqs_->queues().size());
 
-    std::unordered_map<std::string, int64_t> table;
-    for (const auto& [topic, queues] : cqs_->max_offsets()) {
-        for (const auto& [qid, max] : queues) {
-            table[CommitLog::queue_key(topic, qid)] = max;
-        }
-    }
-    commit_log_->set_topic_queue_table(std::move(table));
+    reload_queue_offsets();
     cqs_->correct_min_offsets(PhysicalOffset(cl_min));
 
     CleanService::Hooks hooks;
@@ -397,6 +413,27 @@ void MessageStore::set_dispatch_limit(std::function<PhysicalOffset()> limit) {
     auto shared = std::make_shared<const std::function<PhysicalOffset()>>(std::move(limit));
     MutexLock l(dispatch_limit_mu_);
     dispatch_limit_ = std::move(shared);
+}
+
+Status MessageStore::truncate_log(PhysicalOffset end) {
+    const PhysicalOffset dispatched = reput_->reput_from_offset();
+    if (end < dispatched) {
+        return Status::error(Errc::kFailedPrecondition,
+                             "truncate at {}: records up to {} are already dispatched", end,
+                             dispatched);
+    }
+    COMET_RETURN_IF_ERROR(commit_log_->truncate_to(end));
+    return cqs_->truncate_dirty(end);
+}
+
+void MessageStore::reload_queue_offsets() {
+    std::unordered_map<std::string, int64_t> table;
+    for (const auto& [topic, queues] : cqs_->max_offsets()) {
+        for (const auto& [qid, max] : queues) {
+            table[CommitLog::queue_key(topic, qid)] = max;
+        }
+    }
+    commit_log_->set_topic_queue_table(std::move(table));
 }
 
 void MessageStore::set_message_arriving_listener(MessageArrivingListener* listener) {

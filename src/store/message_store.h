@@ -63,6 +63,13 @@ struct MessageStoreOptions {
     // Physical memory the accessMessageInMemoryMaxRatio rules are taken of; 0 = the machine's
     // (sysconf). Tests set a small figure to reach the "in disk" side without GiBs of data.
     int64_t physical_memory_bytes = 0;
+    // Dispatch limit in force from the start, recovery's redispatch included (DLedger: the
+    // committed offset read from its own files before the store opens). Empty: the write end.
+    std::function<PhysicalOffset()> dispatch_limit;
+    // Called once during recovery with the recovered CommitLog end E; returns the offset the
+    // log must be cut to (<= E; DLedger: the end of its last entry, so bytes a crashed leader
+    // wrote but never proposed are gone). Empty: keep E. An error fails open().
+    std::function<Result<PhysicalOffset>(PhysicalOffset recovered_end)> recovery_keep_end;
 };
 
 class MessageStore {
@@ -141,8 +148,19 @@ public:
     // offset). Default: the CommitLog's write end. Any time (the dispatch thread picks it up on
     // its next pass); `limit` runs on the dispatch thread.
     void set_dispatch_limit(std::function<PhysicalOffset()> limit);
+    // Cuts the CommitLog at `end` (a record boundary) with puts stopped by the caller: the
+    // crash-safe truncation shared by DLedger and controller mode (CommitLog::truncate_to).
+    // ConsumeQueue units and index entries can only exist below the dispatch limit, which
+    // callers keep at or below `end`. Errors: `end` below what is already dispatched (that
+    // would cut records consumers may have seen), I/O.
+    Status truncate_log(PhysicalOffset end);
+    // Sets the next queue offset of every queue from its ConsumeQueue (after a role change:
+    // a new leader whose CommitLog grew by replication, once dispatch has caught up).
+    void reload_queue_offsets();
     // Runs dispatch now on the calling thread (tests; recovery). Returns records dispatched.
     Result<int64_t> dispatch_now();
+    // Nudges the dispatch thread (the dispatch limit moved).
+    void wake_dispatch() { reput_->wakeup(); }
     void set_message_arriving_listener(MessageArrivingListener* listener);
     ArrivalWaiters& arrival_waiters() { return waiters_; }
 

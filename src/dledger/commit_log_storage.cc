@@ -1,0 +1,97 @@
+#include "dledger/commit_log_storage.h"
+
+namespace comet::dledger {
+
+std::optional<raft::Term> CommitLogStorage::term_at(raft::LogIndex index) const {
+    if (index.value() == 0) {
+        return raft::Term(0);
+    }
+    if (index.value() < 0 || index > log_.last_index()) {
+        return std::nullopt;
+    }
+    return log_.at(index).term;
+}
+
+Status CommitLogStorage::append(std::span<const raft::Entry> entries) {
+    store::CommitLog& cl = store_.commit_log();
+    for (const raft::Entry& e : entries) {
+        if (e.index != log_.last_index() + 1) {
+            return Status::error(Errc::kInvalidArgument, "append of entry {} after {}", e.index,
+                                 log_.last_index());
+        }
+        EntryRecord r;
+        r.start = log_.end_offset();
+        r.size = static_cast<int32_t>(e.payload.size());
+        r.type = e.type;
+        r.term = e.term;
+        if (r.size > 0) {
+            const int64_t cl_end = cl.max_offset().value();
+            if (leader_mode_) {
+                if (cl_end < r.end()) {
+                    return Status::error(Errc::kFailedPrecondition,
+                                         "leader entry [{}, {}) beyond the CommitLog end {}",
+                                         r.start, r.end(), cl_end);
+                }
+            } else {
+                COMET_RETURN_IF_ERROR(
+                    cl.append_data(store::PhysicalOffset(r.start), e.payload.view()));
+            }
+        }
+        COMET_RETURN_IF_ERROR(log_.append(r));
+    }
+    return Status::ok();
+}
+
+Status CommitLogStorage::truncate_suffix(raft::LogIndex from) {
+    if (from > log_.last_index()) {
+        return Status::ok();
+    }
+    const int64_t cut = log_.at(from).start;
+    COMET_RETURN_IF_ERROR(log_.truncate_from(from));
+    if (cut < store_.commit_log().max_offset().value()) {
+        COMET_RETURN_IF_ERROR(store_.truncate_log(store::PhysicalOffset(cut)));
+    }
+    return Status::ok();
+}
+
+Status CommitLogStorage::read(raft::LogIndex lo, raft::LogIndex hi, size_t max_bytes,
+                              std::vector<raft::Entry>* out) const {
+    size_t bytes = 0;
+    for (raft::LogIndex i = lo; i <= hi; i = i + 1) {
+        const EntryRecord& r = log_.at(i);
+        raft::Entry e;
+        e.term = r.term;
+        e.index = i;
+        e.type = r.type;
+        if (r.size > 0) {
+            auto view = store_.commit_log().get_message(store::PhysicalOffset(r.start), r.size);
+            if (!view.has_value() || view->size != static_cast<size_t>(r.size)) {
+                return Status::error(Errc::kNotFound,
+                                     "entry {}: CommitLog bytes [{}, {}) are not readable", i,
+                                     r.start, r.end());
+            }
+            e.payload = raft::SharedBytes(view->file, view->data, view->size);
+        }
+        bytes += static_cast<size_t>(r.size);
+        out->push_back(std::move(e));
+        if (bytes >= max_bytes) {
+            break;
+        }
+    }
+    return Status::ok();
+}
+
+Status CommitLogStorage::save_hard_state(const raft::HardState& hs) {
+    log_.set_hard_state(hs);
+    return Status::ok();
+}
+
+Status CommitLogStorage::sync() {
+    if (!store_.commit_log().flush_service().flush_all()) {
+        return Status::error(Errc::kIoError, "CommitLog flush failed");
+    }
+    COMET_RETURN_IF_ERROR(log_.sync());
+    return log_.sync_hard_state(false);
+}
+
+}  // namespace comet::dledger

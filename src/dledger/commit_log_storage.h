@@ -1,0 +1,53 @@
+#pragma once
+// CommitLogStorage: raft::LogStorage over the broker's own CommitLog. An entry's payload is the
+// CommitLog bytes it covers (whole stored-message records, or a segment's blank filler), never
+// a copy in another format; EntryLog keeps the range and term of each entry.
+//
+// Two ways an entry arrives (docs/dledger.md, "Write path"):
+//  - leader (set_leader_mode(true)): the send path already appended the records through the
+//    normal put (offsets, queue offsets and store timestamps assigned as in master-slave mode);
+//    the driver proposes views of those bytes, and append() only records the range.
+//  - follower: append() writes the payload at the CommitLog end (CommitLog::append_data), the
+//    same bytes at the same offsets as on the leader.
+// truncate_suffix() cuts EntryLog first, then the CommitLog (MessageStore::truncate_log), so a
+// crash in between leaves CommitLog bytes past the last entry, which the next open cuts.
+//
+// Owner: the DLedger driver thread (every LogStorage call). Thread-safe: none needed.
+
+#include <memory>
+
+#include "dledger/entry_log.h"
+#include "raft/log_storage.h"
+#include "store/message_store.h"
+
+namespace comet::dledger {
+
+class CommitLogStorage final : public raft::LogStorage {
+public:
+    CommitLogStorage(EntryLog& log, store::MessageStore& store) : log_(log), store_(store) {}
+
+    void set_leader_mode(bool on) { leader_mode_ = on; }
+    EntryLog& entry_log() { return log_; }
+
+    raft::LogIndex first_index() const override { return raft::LogIndex(1); }
+    raft::LogIndex last_index() const override { return log_.last_index(); }
+    std::optional<raft::Term> term_at(raft::LogIndex index) const override;
+    Status append(std::span<const raft::Entry> entries) override;
+    Status truncate_suffix(raft::LogIndex from) override;
+    Status read(raft::LogIndex lo, raft::LogIndex hi, size_t max_bytes,
+                std::vector<raft::Entry>* out) const override;
+    raft::HardState hard_state() const override { return log_.hard_state(); }
+    Status save_hard_state(const raft::HardState& hs) override;
+    // CommitLog flush (the store's group commit), then the entries file, then the hard state
+    // when term or vote changed.
+    Status sync() override;
+
+    int64_t end_of(raft::LogIndex i) const { return log_.end_of(i); }
+
+private:
+    EntryLog& log_;
+    store::MessageStore& store_;
+    bool leader_mode_ = false;
+};
+
+}  // namespace comet::dledger

@@ -1,0 +1,514 @@
+#include "dledger/dledger_server.h"
+
+#include <random>
+
+#include <spdlog/spdlog.h>
+
+#include "raft/message_codec.h"
+
+namespace comet::dledger {
+namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+
+}  // namespace
+
+Result<store::PhysicalOffset> recovery_keep_end(EntryLog& log, store::PhysicalOffset cl_end) {
+    if (!log.has_base()) {
+        // First start in DLedger mode: everything already stored (master-slave mode's data)
+        // is the base the replicated log grows from.
+        COMET_RETURN_IF_ERROR(log.set_base(cl_end.value()));
+        spdlog::info("DLedger log created at {}: base offset {}", log.dir(), cl_end);
+        return cl_end;
+    }
+    COMET_ASSIGN_OR_RETURN(const int64_t dropped, log.cut_beyond(cl_end.value()));
+    (void)dropped;
+    if (log.end_offset() > cl_end.value()) {
+        return Status::error(Errc::kCorruption,
+                             "DLedger log {} starts at {} but the CommitLog ends at {} (was the "
+                             "CommitLog removed?)",
+                             log.dir(), log.base_offset(), cl_end);
+    }
+    return store::PhysicalOffset(log.end_offset());
+}
+
+store::PhysicalOffset committed_end_at_open(const EntryLog& log) {
+    raft::LogIndex c = log.hard_state().commit;
+    if (c > log.last_index()) {
+        c = log.last_index();
+    }
+    return store::PhysicalOffset(log.end_of(c));
+}
+
+DLedgerServer::DLedgerServer(DLedgerConfig config, EntryLog& log, store::MessageStore& store,
+                             Clock& clock)
+    : config_(std::move(config)),
+      log_(log),
+      store_(store),
+      clock_(clock),
+      storage_(log, store),
+      rng_(std::random_device{}() ^
+           (static_cast<uint64_t>(config_.self().node.value()) << 32)) {}
+
+DLedgerServer::~DLedgerServer() { shutdown(); }
+
+void DLedgerServer::set_role_listener(RoleListener listener) {
+    MutexLock l(mu_);
+    listener_ = std::move(listener);
+}
+
+Status DLedgerServer::start() {
+    raft::RaftConfig rc;
+    rc.id = config_.self().node;
+    for (const DLedgerPeer& p : config_.peers) {
+        rc.voters.push_back(p.node);
+    }
+    rc.tick_interval_ms = config_.tick_ms;
+    rc.election_timeout_min_ms = config_.election_timeout_min_ms;
+    rc.election_timeout_max_ms = config_.election_timeout_max_ms;
+    rc.heartbeat_interval_ms = config_.heartbeat_interval_ms;
+    if (const DLedgerPeer* p = config_.find(config_.preferred_leader_id); p != nullptr) {
+        rc.preferred_leader = p->node;
+    }
+    rc.applied = log_.hard_state().commit;
+    COMET_ASSIGN_OR_RETURN(node_, raft::RaftNode::open(rc, &storage_, &rng_));
+    committed_end_.store(committed_end_at_open(log_).value());
+
+    net::RemotingServerConfig sc;
+    sc.name = "DLedgerServer";
+    sc.listen_host = config_.listen_host;
+    sc.listen_port = config_.self().port;
+    sc.io_threads = 1;
+    server_ = std::make_unique<net::RemotingServer>(sc);
+    server_->register_inline_processor(
+        kRaftMessageCode,
+        net::make_processor([this](const net::ConnectionPtr&, protocol::RemotingCommand req,
+                                   net::Responder) { on_message(req.body); }));
+    COMET_RETURN_IF_ERROR(server_->start());
+    net::RemotingClientConfig cc;
+    cc.name = "DLedgerClient";
+    cc.connect_timeout = std::chrono::milliseconds(500);
+    client_ = std::make_unique<net::RemotingClient>(cc);
+    client_->start();
+    started_ = true;
+    driver_ = std::thread([this] { run(); });
+    spdlog::info("DLedger peer {} of group {} listening on {}:{} ({} peers, log [{}, {}), "
+                 "last index {}, term {}, commit {})",
+                 config_.self_id, config_.group, config_.listen_host, server_->port(),
+                 config_.peers.size(), log_.base_offset(), log_.end_offset(), log_.last_index(),
+                 log_.hard_state().term, log_.hard_state().commit);
+    return Status::ok();
+}
+
+void DLedgerServer::shutdown() {
+    if (!started_ || stopped_) {
+        return;
+    }
+    stopped_ = true;
+    writable_.store(false);
+    {
+        MutexLock l(mu_);
+        stop_ = true;
+    }
+    cv_.notify_all();
+    if (driver_.joinable()) {
+        driver_.join();
+    }
+    server_->shutdown();
+    client_->shutdown();
+    (void)log_.sync_hard_state(true);
+    std::multimap<int64_t, Waiter> rest;
+    {
+        MutexLock l(waiters_mu_);
+        waiters_closed_ = true;
+        rest.swap(waiters_);
+    }
+    for (auto& [end, w] : rest) {
+        w.done(store::PutMessageStatus::kServiceNotAvailable);
+    }
+}
+
+bool DLedgerServer::begin_put() {
+    in_flight_puts_.fetch_add(1);
+    if (!writable_.load()) {
+        in_flight_puts_.fetch_sub(1);
+        return false;
+    }
+    return true;
+}
+
+void DLedgerServer::end_put() { in_flight_puts_.fetch_sub(1); }
+
+void DLedgerServer::notify_appended() {
+    if (!appended_.exchange(true)) {
+        {
+            MutexLock l(mu_);
+            wake_ = true;
+        }
+        cv_.notify_one();
+    }
+}
+
+void DLedgerServer::wait_committed(int64_t end_offset, CommitDone done) {
+    {
+        MutexLock l(waiters_mu_);
+        if (!waiters_closed_ && end_offset > committed_end_.load()) {
+            const auto deadline = clock_.now() + config_.commit_timeout;
+            waiters_.emplace(end_offset, Waiter{std::move(done), deadline});
+            return;
+        }
+    }
+    done(waiters_closed_ ? store::PutMessageStatus::kServiceNotAvailable
+                         : store::PutMessageStatus::kPutOk);
+}
+
+Status DLedgerServer::transfer_leadership(const std::string& peer_id) {
+    if (config_.find(peer_id) == nullptr) {
+        return Status::error(Errc::kInvalidArgument, "{} is not a peer of group {}", peer_id,
+                             config_.group);
+    }
+    MutexLock l(mu_);
+    if (role_info_.role != raft::Role::kLeader) {
+        return Status::error(Errc::kFailedPrecondition, "{} is not the leader of group {}",
+                             config_.self_id, config_.group);
+    }
+    transfer_to_ = peer_id;
+    wake_ = true;
+    cv_.notify_one();
+    return Status::ok();
+}
+
+DLedgerServer::RoleInfo DLedgerServer::role_info() const {
+    MutexLock l(mu_);
+    return role_info_;
+}
+
+std::map<std::string, std::string> DLedgerServer::runtime_info() const {
+    std::map<std::string, std::string> m;
+    MutexLock l(mu_);
+    m["dledgerGroup"] = config_.group;
+    m["dledgerSelfId"] = config_.self_id;
+    m["dledgerRole"] = std::string(raft::role_name(role_info_.role));
+    m["dledgerTerm"] = std::to_string(role_info_.term.value());
+    m["dledgerLeaderId"] = role_info_.leader_id;
+    m["dledgerWritable"] = role_info_.writable ? "true" : "false";
+    m["dledgerLastIndex"] = std::to_string(last_index_pub_);
+    m["dledgerCommitIndex"] = std::to_string(commit_index_pub_);
+    m["dledgerCommittedOffset"] = std::to_string(committed_end_.load());
+    m["dledgerElectionsWon"] = std::to_string(elections_won_);
+    m["dledgerTruncatedBytes"] = std::to_string(truncated_bytes_);
+    std::string peers;
+    for (const PeerStatus& p : peers_status_) {
+        if (!peers.empty()) {
+            peers += ";";
+        }
+        peers += p.id + ":" + std::to_string(p.match_index) + ":" + std::to_string(p.match_offset);
+    }
+    m["dledgerPeerMatch"] = peers;
+    return m;
+}
+
+void DLedgerServer::on_message(const std::string& body) {
+    auto owner = std::make_shared<const std::string>(body);
+    int64_t tag = 0;
+    auto m = raft::decode_message(owner, &tag);
+    if (!m.is_ok()) {
+        spdlog::warn("DLedger {}: dropped a malformed message: {}", config_.self_id,
+                     m.status().message());
+        return;
+    }
+    if (m->type == raft::MessageType::kAppend && tag != log_.base_offset()) {
+        static std::atomic<int64_t> logged{0};
+        if (logged.fetch_add(1) % 1000 == 0) {
+            spdlog::error("DLedger {}: append from {} for a log based at {} but this log is "
+                          "based at {}: the peers' CommitLogs differ (switch modes with replicas "
+                          "in sync); ignoring",
+                          config_.self_id, m->from, tag, log_.base_offset());
+        }
+        return;
+    }
+    {
+        MutexLock l(mu_);
+        inbox_.push_back(std::move(m).value());
+    }
+    cv_.notify_one();
+}
+
+void DLedgerServer::send(const raft::Message& m) {
+    const DLedgerPeer* p = config_.find(m.to);
+    if (p == nullptr) {
+        return;
+    }
+    protocol::RemotingCommand req = protocol::RemotingCommand::request(kRaftMessageCode);
+    raft::encode_message(m, log_.base_offset(), &req.body);
+    client_->invoke_oneway_async(p->addr(), std::move(req));
+}
+
+void DLedgerServer::run() {
+    const auto tick = std::chrono::milliseconds(config_.tick_ms);
+    auto next_tick = SteadyClock::now() + tick;
+    raft::Role last_role = node_->role();
+    raft::Term last_term = node_->term();
+    raft::NodeId last_leader = node_->leader();
+    publish_status();
+    while (true) {
+        std::vector<raft::Message> in;
+        std::string transfer;
+        {
+            MutexLock l(mu_);
+            cv_.wait_until(mu_, next_tick,
+                           [&]() REQUIRES(mu_) { return stop_ || wake_ || !inbox_.empty(); });
+            if (stop_) {
+                break;
+            }
+            in.swap(inbox_);
+            wake_ = false;
+            transfer.swap(transfer_to_);
+        }
+        appended_.store(false);
+        for (const raft::Message& m : in) {
+            if (Status st = node_->step(m); !st.is_ok()) {
+                spdlog::debug("DLedger {}: {} from {}: {}", config_.self_id,
+                              raft::message_type_name(m.type), m.from, st.message());
+            }
+        }
+        const auto now = SteadyClock::now();
+        if (now >= next_tick) {
+            (void)node_->tick();
+            next_tick += tick;
+            if (next_tick < now) {
+                next_tick = now + tick;
+            }
+        }
+        if (!transfer.empty()) {
+            if (Status st = node_->transfer_leadership(config_.find(transfer)->node);
+                !st.is_ok()) {
+                spdlog::warn("DLedger {}: leadership transfer to {}: {}", config_.self_id,
+                             transfer, st.message());
+            } else {
+                spdlog::info("DLedger {}: transferring leadership to {}", config_.self_id,
+                             transfer);
+            }
+        }
+        propose_new_bytes();
+        drain_ready();
+        if (node_->role() != last_role || node_->term() != last_term ||
+            node_->leader() != last_leader) {
+            const raft::Role was = last_role;
+            last_role = node_->role();
+            last_term = node_->term();
+            last_leader = node_->leader();
+            on_role_change(was);
+        }
+        maybe_become_writable();
+        expire_waiters();
+        publish_status();
+#ifndef NDEBUG
+        node_->check_invariants();
+#endif
+    }
+}
+
+void DLedgerServer::propose_new_bytes() {
+    if (!writable_.load() || node_->role() != raft::Role::kLeader) {
+        return;
+    }
+    store::CommitLog& cl = store_.commit_log();
+    int64_t end = log_.end_offset();
+    const int64_t max = cl.max_offset().value();
+    std::vector<raft::SharedBytes> batch;
+    while (end < max) {
+        auto view = cl.get_data(store::PhysicalOffset(end), max - end);
+        if (!view.has_value() || view->size == 0) {
+            break;
+        }
+        const size_t n = std::min<size_t>(view->size, static_cast<size_t>(max - end));
+        batch.emplace_back(view->file, view->data, n);
+        end += static_cast<int64_t>(n);
+    }
+    if (batch.empty()) {
+        return;
+    }
+    if (auto r = node_->propose(batch); !r.is_ok()) {
+        spdlog::debug("DLedger {}: propose: {}", config_.self_id, r.status().message());
+    }
+}
+
+void DLedgerServer::drain_ready() {
+    for (int round = 0; round < 64 && node_->has_ready(); ++round) {
+        raft::Ready rd = node_->take_ready();
+        for (const raft::Message& m : rd.messages) {
+            send(m);
+        }
+        if (rd.persist.has_value()) {
+            if (Status st = storage_.sync(); !st.is_ok()) {
+                spdlog::error("DLedger {}: cannot make the log durable: {} (acks held)",
+                              config_.self_id, st.message());
+            } else {
+                node_->persisted(rd.persist->seq);
+            }
+        }
+        if (rd.apply_from <= rd.apply_to) {
+            publish_commit(rd.apply_to);
+        }
+    }
+}
+
+void DLedgerServer::publish_commit(raft::LogIndex commit) {
+    if (commit > log_.last_index()) {
+        commit = log_.last_index();
+    }
+    const int64_t end = storage_.end_of(commit);
+    std::vector<Waiter> ready;
+    {
+        MutexLock l(waiters_mu_);
+        if (end > committed_end_.load()) {
+            committed_end_.store(end, std::memory_order_release);
+        }
+        auto last = waiters_.upper_bound(end);
+        for (auto it = waiters_.begin(); it != last; ++it) {
+            ready.push_back(std::move(it->second));
+        }
+        waiters_.erase(waiters_.begin(), last);
+    }
+    store_.wake_dispatch();
+    for (Waiter& w : ready) {
+        w.done(store::PutMessageStatus::kPutOk);
+    }
+}
+
+void DLedgerServer::fail_waiters_above(int64_t offset, store::PutMessageStatus status) {
+    std::vector<Waiter> failed;
+    {
+        MutexLock l(waiters_mu_);
+        auto first = waiters_.upper_bound(offset);
+        for (auto it = first; it != waiters_.end(); ++it) {
+            failed.push_back(std::move(it->second));
+        }
+        waiters_.erase(first, waiters_.end());
+    }
+    for (Waiter& w : failed) {
+        w.done(status);
+    }
+}
+
+void DLedgerServer::expire_waiters() {
+    const TimePoint now = clock_.now();
+    std::vector<Waiter> expired;
+    {
+        MutexLock l(waiters_mu_);
+        for (auto it = waiters_.begin(); it != waiters_.end();) {
+            if (it->second.deadline <= now) {
+                expired.push_back(std::move(it->second));
+                it = waiters_.erase(it);
+            } else {
+                ++it;
+            }
+        }
+    }
+    for (Waiter& w : expired) {
+        w.done(store::PutMessageStatus::kFlushSlaveTimeout);
+    }
+}
+
+void DLedgerServer::step_down_writes() {
+    writable_.store(false);
+    // Puts that passed begin_put() finish their append (and register their waiter) first.
+    const auto give_up = SteadyClock::now() + std::chrono::seconds(10);
+    while (in_flight_puts_.load() > 0 && SteadyClock::now() < give_up) {
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+    const int64_t entry_end = log_.end_offset();
+    const int64_t cl_end = store_.commit_log().max_offset().value();
+    if (cl_end > entry_end) {
+        // Written here, never proposed: no other peer has them. Not stored, say so.
+        fail_waiters_above(entry_end, store::PutMessageStatus::kServiceNotAvailable);
+        if (Status st = store_.truncate_log(store::PhysicalOffset(entry_end)); !st.is_ok()) {
+            spdlog::error("DLedger {}: cannot cut the unreplicated tail at {}: {}",
+                          config_.self_id, entry_end, st.message());
+        } else {
+            MutexLock l(mu_);
+            truncated_bytes_ += cl_end - entry_end;
+        }
+    }
+    // Proposed, not committed: a new leader may still commit them; the outcome is unknown.
+    fail_waiters_above(committed_end_.load(), store::PutMessageStatus::kFlushSlaveTimeout);
+}
+
+void DLedgerServer::on_role_change(raft::Role was) {
+    const raft::Role now = node_->role();
+    if (was == raft::Role::kLeader && now != raft::Role::kLeader) {
+        step_down_writes();
+    }
+    storage_.set_leader_mode(now == raft::Role::kLeader);
+    const DLedgerPeer* leader = config_.find(node_->leader());
+    spdlog::info("DLedger {}: {} in term {} (leader {})", config_.self_id, raft::role_name(now),
+                 node_->term(), leader != nullptr ? leader->id : "unknown");
+    RoleListener listener;
+    RoleInfo info;
+    {
+        MutexLock l(mu_);
+        if (now == raft::Role::kLeader && was != raft::Role::kLeader) {
+            ++elections_won_;
+        }
+        role_info_.role = now;
+        role_info_.term = node_->term();
+        role_info_.leader_id = leader != nullptr ? leader->id : "";
+        role_info_.writable = writable_.load();
+        info = role_info_;
+        listener = listener_;
+    }
+    if (listener) {
+        listener(info);
+    }
+}
+
+void DLedgerServer::maybe_become_writable() {
+    if (writable_.load() || node_->role() != raft::Role::kLeader ||
+        node_->commit_index() != node_->last_index() ||
+        committed_end_.load() != log_.end_offset() ||
+        store_.dispatched_offset().value() < committed_end_.load()) {
+        return;
+    }
+    const int64_t cl_end = store_.commit_log().max_offset().value();
+    if (cl_end != log_.end_offset()) {
+        spdlog::error("DLedger {}: CommitLog ends at {} but the log at {}; not accepting writes",
+                      config_.self_id, cl_end, log_.end_offset());
+        return;
+    }
+    store_.reload_queue_offsets();
+    writable_.store(true);
+    spdlog::info("DLedger {}: leader of term {} is writable (log committed and dispatched to {})",
+                 config_.self_id, node_->term(), cl_end);
+    RoleListener listener;
+    RoleInfo info;
+    {
+        MutexLock l(mu_);
+        role_info_.writable = true;
+        info = role_info_;
+        listener = listener_;
+    }
+    if (listener) {
+        listener(info);
+    }
+}
+
+void DLedgerServer::publish_status() {
+    std::vector<PeerStatus> peers;
+    if (node_->role() == raft::Role::kLeader) {
+        for (const DLedgerPeer& p : config_.peers) {
+            raft::LogIndex match =
+                p.node == node_->id() ? node_->stable_index() : node_->match_index(p.node);
+            if (match > log_.last_index()) {
+                match = log_.last_index();
+            }
+            peers.push_back({p.id, match.value(), log_.end_of(match)});
+        }
+    }
+    MutexLock l(mu_);
+    last_index_pub_ = node_->last_index().value();
+    commit_index_pub_ = node_->commit_index().value();
+    peers_status_ = std::move(peers);
+}
+
+}  // namespace comet::dledger

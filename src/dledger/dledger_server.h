@@ -1,0 +1,158 @@
+#pragma once
+// DLedgerServer: the driver of one Raft peer of a DLedger broker group (docs/dledger.md). It owns
+// the RaftNode, carries its effects out (messages over Comet's remoting transport on the peer's
+// DLedger port, fsync through the store's flush, commit -> dispatch limit), and is the send
+// path's gate: only a leader whose log is committed and dispatched up to its end accepts puts.
+//
+// Threads: "DLedgerDriver" runs the node (ticks, inbound messages, proposals, persistence,
+// role changes); the transport's I/O threads decode inbound messages into the inbox; the send
+// path (broker I/O threads) calls begin_put/end_put/wait_committed/notify_appended. Waiter
+// callbacks run on the driver thread (commit, step-down, timeout) or the caller's (already
+// committed). Locks: mu_ (inbox, wake flag) and waiters_mu_ are leaves, never held across a
+// node, store or transport call or a callback.
+//
+// Send path contract: begin_put() true -> the caller appends to the store, then end_put(), then
+// (for a stored record) wait_committed(end). A leader that loses leadership stops accepting at
+// once (begin_put false), waits for the puts in progress, cuts the CommitLog bytes it never
+// proposed and fails their waiters (kServiceNotAvailable: not stored); waiters of proposed but
+// uncommitted entries get kFlushSlaveTimeout (the outcome is unknown: a new leader may commit
+// them).
+
+#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/mutex.h"
+#include "base/rng.h"
+#include "dledger/commit_log_storage.h"
+#include "dledger/dledger_config.h"
+#include "dledger/entry_log.h"
+#include "net/remoting_client.h"
+#include "net/remoting_server.h"
+#include "raft/raft_node.h"
+#include "store/message_store.h"
+#include "store/put_message_status.h"
+
+namespace comet::dledger {
+
+// Comet's request code for one Raft message between DLedger peers (one-way).
+inline constexpr int32_t kRaftMessageCode = 60100;
+
+// What recovery must keep and may dispatch, from the DLedger files alone (before the store
+// opens). MessageStoreOptions hooks.
+Result<store::PhysicalOffset> recovery_keep_end(EntryLog& log, store::PhysicalOffset cl_end);
+store::PhysicalOffset committed_end_at_open(const EntryLog& log);
+
+class DLedgerServer {
+public:
+    struct RoleInfo {
+        raft::Role role = raft::Role::kFollower;
+        raft::Term term;
+        std::string leader_id;  // "" when unknown
+        bool writable = false;  // leader, caught up: registered as master
+    };
+    using RoleListener = std::function<void(const RoleInfo&)>;
+    using CommitDone = std::function<void(store::PutMessageStatus)>;
+
+    DLedgerServer(DLedgerConfig config, EntryLog& log, store::MessageStore& store,
+                  Clock& clock = SystemClock::instance());
+    ~DLedgerServer();
+    DLedgerServer(const DLedgerServer&) = delete;
+    DLedgerServer& operator=(const DLedgerServer&) = delete;
+
+    // Binds the DLedger port, opens the node and starts the driver. Errors: bind, bad config.
+    Status start();
+    // Stops the driver and transport; pending waiters get kServiceNotAvailable. Idempotent.
+    void shutdown();
+
+    // Listener runs on the driver thread at every role/term/writability change; must not block.
+    void set_role_listener(RoleListener listener);
+
+    bool begin_put();
+    void end_put();
+    void notify_appended();
+    void wait_committed(int64_t end_offset, CommitDone done);
+
+    // Leader: hands leadership to `peer_id` once it is caught up. Errors: unknown peer, not
+    // leader.
+    Status transfer_leadership(const std::string& peer_id);
+
+    int64_t committed_offset() const { return committed_end_.load(std::memory_order_acquire); }
+    bool writable() const { return writable_.load(); }
+    RoleInfo role_info() const;
+    const DLedgerConfig& config() const { return config_; }
+    // GET_BROKER_RUNTIME_INFO keys (dledger*).
+    std::map<std::string, std::string> runtime_info() const;
+
+private:
+    struct Waiter {
+        CommitDone done;
+        TimePoint deadline;
+    };
+    struct Inbound {
+        raft::Message msg;
+    };
+    struct PeerStatus {
+        std::string id;
+        int64_t match_index = 0;
+        int64_t match_offset = 0;
+    };
+
+    void run();
+    void drain_ready();
+    void propose_new_bytes();
+    void on_role_change(raft::Role was);
+    void step_down_writes();
+    void maybe_become_writable();
+    void publish_commit(raft::LogIndex commit);
+    void fail_waiters_above(int64_t offset, store::PutMessageStatus status);
+    void expire_waiters();
+    void on_message(const std::string& body);
+    void send(const raft::Message& m);
+    void publish_status();
+
+    const DLedgerConfig config_;
+    EntryLog& log_;
+    store::MessageStore& store_;
+    Clock& clock_;
+    CommitLogStorage storage_;
+    Rng rng_;
+    std::unique_ptr<raft::RaftNode> node_;  // driver thread only (after start)
+    std::unique_ptr<net::RemotingServer> server_;
+    std::unique_ptr<net::RemotingClient> client_;
+
+    std::atomic<bool> writable_{false};
+    std::atomic<int64_t> in_flight_puts_{0};
+    std::atomic<int64_t> committed_end_{0};
+    std::atomic<bool> appended_{false};
+
+    mutable Mutex mu_;
+    std::condition_variable_any cv_;
+    std::vector<raft::Message> inbox_ GUARDED_BY(mu_);
+    bool wake_ GUARDED_BY(mu_) = false;
+    bool stop_ GUARDED_BY(mu_) = false;
+    RoleListener listener_ GUARDED_BY(mu_);
+    std::string transfer_to_ GUARDED_BY(mu_);
+    RoleInfo role_info_ GUARDED_BY(mu_);
+    std::vector<PeerStatus> peers_status_ GUARDED_BY(mu_);
+    int64_t last_index_pub_ GUARDED_BY(mu_) = 0;
+    int64_t commit_index_pub_ GUARDED_BY(mu_) = 0;
+    int64_t elections_won_ GUARDED_BY(mu_) = 0;
+    int64_t truncated_bytes_ GUARDED_BY(mu_) = 0;
+
+    Mutex waiters_mu_;
+    std::multimap<int64_t, Waiter> waiters_ GUARDED_BY(waiters_mu_);
+    bool waiters_closed_ GUARDED_BY(waiters_mu_) = false;
+
+    std::thread driver_;
+    bool started_ = false;
+    bool stopped_ = false;
+};
+
+}  // namespace comet::dledger

@@ -1,0 +1,99 @@
+#pragma once
+// EntryLog: the Raft bookkeeping DLedger mode keeps beside the CommitLog. The entries
+// themselves are CommitLog bytes (the stored-message format, nothing wrapped); this file only
+// says which byte range each Raft entry covers and in which term it was written, plus the hard
+// state (term, vote, commit). docs/dledger.md, "Files".
+//
+// Files under <dir> (= <storePathRootDir>/dledger):
+//   entries    32-byte header [magic "CMTRLOG1"][be64 base offset][12 zero][be32 crc32 of 28],
+//              then one 32-byte record per entry, index i at 32 * i:
+//              [be64 start][be32 size][u8 type][3 zero][be64 term][4 zero][be32 crc32 of 28].
+//              Entry 1 starts at the base offset (the CommitLog end when the log was created,
+//              so a store written in master-slave mode keeps its data); entry i + 1 starts where
+//              entry i ends.
+//   hardstate  [magic "CMTRHS01"][be64 term][be32 voted_for][be64 commit][be32 crc32 of 28],
+//              replaced atomically (write temp, fsync, rename, fsync dir).
+// Crash safety: records are appended with pwrite and made durable by sync(); truncate_from()
+// cuts the file (durably) before the caller cuts the CommitLog, so after a crash the entries
+// file never describes less than the CommitLog holds of the replicated log, and open() +
+// cut_beyond() bring both back to one consistent prefix. A torn or zeroed record ends the log.
+//
+// Owner: the DLedger driver (one thread), except the read-only accessors marked thread-safe.
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "raft/types.h"
+
+namespace comet::dledger {
+
+struct EntryRecord {
+    int64_t start = 0;
+    int32_t size = 0;
+    raft::EntryType type = raft::EntryType::kNormal;
+    raft::Term term;
+    int64_t end() const { return start + size; }
+};
+
+class EntryLog {
+public:
+    static constexpr size_t kRecordSize = 32;
+
+    // Opens (or creates) the files under dir. A new log has no base yet (has_base() false)
+    // until set_base(). Errors: unreadable files, a bad header or hard-state checksum.
+    static Result<std::unique_ptr<EntryLog>> open(const std::string& dir);
+    ~EntryLog();
+    EntryLog(const EntryLog&) = delete;
+    EntryLog& operator=(const EntryLog&) = delete;
+
+    bool has_base() const { return has_base_; }
+    // Requires: !has_base(). Writes the header durably.
+    Status set_base(int64_t base_offset);
+    int64_t base_offset() const { return base_; }
+
+    raft::LogIndex last_index() const { return raft::LogIndex(static_cast<int64_t>(recs_.size())); }
+    // Requires: 1 <= i <= last_index().
+    const EntryRecord& at(raft::LogIndex i) const { return recs_[static_cast<size_t>(i.value() - 1)]; }
+    // End of entry i (base for 0). Requires: i <= last_index().
+    int64_t end_of(raft::LogIndex i) const { return i.value() == 0 ? base_ : at(i).end(); }
+    int64_t end_offset() const { return recs_.empty() ? base_ : recs_.back().end(); }
+
+    // Appends one record (volatile until sync()). Requires: r.start == end_offset().
+    Status append(const EntryRecord& r);
+    // Removes entries [from, last]: the file is cut and made durable at once.
+    Status truncate_from(raft::LogIndex from);
+    // Drops the entries whose bytes end beyond `log_end` (recovery: the CommitLog lost a torn
+    // tail). Returns how many were dropped.
+    Result<int64_t> cut_beyond(int64_t log_end);
+    // fdatasync of the entries file when something was appended since the last sync.
+    Status sync();
+
+    raft::HardState hard_state() const { return hs_; }
+    // Volatile; sync_hard_state() makes it durable.
+    void set_hard_state(const raft::HardState& hs) { hs_ = hs; }
+    // Writes the hard state if term or vote changed since it was last written (commit alone
+    // is opportunistic, see raft::HardState), or always when `force`.
+    Status sync_hard_state(bool force);
+
+    const std::string& dir() const { return dir_; }
+
+private:
+    EntryLog() = default;
+    Status load();
+    Status write_hard_state(const raft::HardState& hs);
+
+    std::string dir_;
+    int fd_ = -1;
+    bool has_base_ = false;
+    int64_t base_ = 0;
+    std::vector<EntryRecord> recs_;
+    bool dirty_ = false;
+    raft::HardState hs_;
+    raft::HardState written_hs_;
+};
+
+}  // namespace comet::dledger

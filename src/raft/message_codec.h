@@ -1,0 +1,28 @@
+#pragma once
+// Wire form of raft::Message for drivers that carry it over a byte transport (DLedger mode puts
+// one encoded message in the body of a Comet remoting request). Pure: no I/O.
+//
+// Layout (big-endian), version 1:
+//   u8 version | u8 type | be32 from | be32 to | be64 term | be64 index | be64 log_term |
+//   be64 commit | u8 flags (1 reject, 2 transfer) | be64 reject_hint | be64 conflict_term |
+//   be64 tag (the driver's: DLedger sends its log's base offset) | be32 n |
+//   n x (be64 term | be64 index | u8 entry type | be32 size | size bytes)
+// decode() copies nothing: entry payloads are views into the buffer it was given, kept alive
+// by `owner`.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "base/status.h"
+#include "raft/types.h"
+
+namespace comet::raft {
+
+// Appends the encoded message (with the driver's tag) to *out.
+void encode_message(const Message& m, int64_t tag, std::string* out);
+// Errors (kCorruption): truncated input, unknown version/type, trailing bytes.
+Result<Message> decode_message(std::shared_ptr<const std::string> owner, int64_t* tag);
+
+}  // namespace comet::raft
