@@ -48,8 +48,10 @@ Status CommitLogStorage::truncate_suffix(raft::LogIndex from) {
     }
     const int64_t cut = log_.at(from).start;
     COMET_RETURN_IF_ERROR(log_.truncate_from(from));
-    if (cut < store_.commit_log().max_offset().value()) {
+    const int64_t cl_end = store_.commit_log().max_offset().value();
+    if (cut < cl_end) {
         COMET_RETURN_IF_ERROR(store_.truncate_log(store::PhysicalOffset(cut)));
+        truncated_bytes_ += cl_end - cut;
     }
     return Status::ok();
 }

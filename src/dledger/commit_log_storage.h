@@ -43,11 +43,14 @@ public:
     Status sync() override;
 
     int64_t end_of(raft::LogIndex i) const { return log_.end_of(i); }
+    // CommitLog bytes removed by truncate_suffix() so far (divergent tails).
+    int64_t truncated_bytes() const { return truncated_bytes_; }
 
 private:
     EntryLog& log_;
     store::MessageStore& store_;
     bool leader_mode_ = false;
+    int64_t truncated_bytes_ = 0;
 };
 
 }  // namespace comet::dledger
