@@ -85,6 +85,8 @@ Status BrokerController::initialize() {
     store::MessageStoreOptions store_options;
     if (cfg.enable_dleger_commit_log) {
         COMET_RETURN_IF_ERROR(open_dledger_log(cfg, &store_options));
+    } else {
+        COMET_RETURN_IF_ERROR(retire_dledger_log(cfg));
     }
     auto store = store::MessageStore::open(store_cfg, clock_, store_options);
     if (!store.is_ok()) {
@@ -347,6 +349,28 @@ Status BrokerController::open_dledger_log(const BrokerConfig& cfg,
     return Status::ok();
 }
 
+Status BrokerController::retire_dledger_log(const BrokerConfig& cfg) {
+    // Back in master-slave mode, a DLedger log left from an earlier run no longer describes
+    // the CommitLog (new records are written without it). Kept aside, never reused: a later
+    // switch to DLedger mode starts a new log whose base is the CommitLog end then.
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::path(cfg.store_root()) / "dledger";
+    std::error_code ec;
+    if (!fs::exists(dir, ec)) {
+        return Status::ok();
+    }
+    const fs::path aside =
+        fs::path(cfg.store_root()) / ("dledger.retired-" + std::to_string(clock_.wall_millis()));
+    fs::rename(dir, aside, ec);
+    if (ec) {
+        return Status::error(Errc::kIoError, "retire the DLedger log {}: {}", dir.string(),
+                             ec.message());
+    }
+    spdlog::warn("enableDLegerCommitLog=false: the DLedger log of an earlier run is moved to {}",
+                 aside.string());
+    return Status::ok();
+}
+
 void BrokerController::on_dledger_role(const dledger::DLedgerServer::RoleInfo& info) {
     // RocketMQ's DLedgerRoleChangeHandler: the leader is the group's master (brokerId 0) once
     // it may write; every other peer a slave with its own brokerId.
@@ -366,6 +390,13 @@ void BrokerController::on_dledger_role(const dledger::DLedgerServer::RoleInfo& i
     spdlog::info("DLedger: registering as {} (brokerId {}, leader {})", master ? "master" : "slave",
                  id, info.leader_id.empty() ? "unknown" : info.leader_id);
     request_registration();
+    if (!master) {
+        // The new leader registers as master only once it is writable, usually just after
+        // this: register once more shortly, so the register result names it.
+        MutexLock l(mu_);
+        register_again_at_ = clock_.now() + std::chrono::milliseconds(500);
+        cv_.notify_all();
+    }
 }
 
 Status BrokerController::start() {
@@ -548,7 +579,8 @@ void BrokerController::scheduler_loop() {
             if (stopping_) {
                 return;
             }
-            const TimePoint wake = std::min({next_register, next_persist, next_scan});
+            const TimePoint wake =
+                std::min({next_register, next_persist, next_scan, register_again_at_});
             const TimePoint now = clock_.now();
             if (!register_now_ && wake > now) {
                 std::unique_lock<Mutex> ul(mu_, std::adopt_lock);
@@ -560,6 +592,10 @@ void BrokerController::scheduler_loop() {
             }
             register_now = register_now_;
             register_now_ = false;
+            if (clock_.now() >= register_again_at_) {
+                register_again_at_ = TimePoint::max();
+                next_register = clock_.now();  // a registration with its result, below
+            }
         }
         const TimePoint now = clock_.now();
         if (register_now) {

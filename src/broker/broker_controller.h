@@ -83,6 +83,7 @@ private:
     void track_channel(const net::ConnectionPtr& conn);
     void forget_channel(uint64_t id);
     Status open_dledger_log(const BrokerConfig& cfg, store::MessageStoreOptions* options);
+    Status retire_dledger_log(const BrokerConfig& cfg);
     void on_dledger_role(const dledger::DLedgerServer::RoleInfo& info);
 
     BrokerConfigHolder config_;
@@ -122,6 +123,7 @@ private:
     std::condition_variable_any cv_;
     bool stopping_ GUARDED_BY(mu_) = false;
     bool register_now_ GUARDED_BY(mu_) = false;
+    TimePoint register_again_at_ GUARDED_BY(mu_) = TimePoint::max();  // DLedger follower
     std::map<uint64_t, std::weak_ptr<net::Connection>> channels_ GUARDED_BY(mu_);
     std::thread scheduler_;
     bool started_ = false;

@@ -100,7 +100,9 @@ Result<store::MessageStoreConfig> make_store_config(const BrokerConfig& config,
     c.max_message_size = config.max_message_size;
     c.message_delay_level = config.message_delay_level;
     c.store_host = config.broker_addr();
-    c.slave_role = config.broker_role == "SLAVE";
+    // DLedger mode: the role is elected and changes at run time; the send gate (set_dledger)
+    // refuses puts on followers, so the store itself never is a slave.
+    c.slave_role = config.broker_role == "SLAVE" && !config.enable_dleger_commit_log;
     if (config.flush_disk_type == "SYNC_FLUSH") {
         c.flush_disk_type = store::FlushDiskType::kSyncFlush;
     } else if (config.flush_disk_type == "ASYNC_FLUSH") {

@@ -1,5 +1,7 @@
 #include "dledger/dledger_server.h"
 
+#include <pthread.h>
+
 #include <random>
 
 #include <spdlog/spdlog.h>
@@ -71,6 +73,7 @@ Status DLedgerServer::start() {
         rc.preferred_leader = p->node;
     }
     rc.applied = log_.hard_state().commit;
+    rc.lost_durable_entries = log_.lost_committed_entries();
     COMET_ASSIGN_OR_RETURN(node_, raft::RaftNode::open(rc, &storage_, &rng_));
     committed_end_.store(committed_end_at_open(log_).value());
 
@@ -245,7 +248,9 @@ void DLedgerServer::send(const raft::Message& m) {
 }
 
 void DLedgerServer::run() {
+    pthread_setname_np(pthread_self(), "DLedgerDriver");
     const auto tick = std::chrono::milliseconds(config_.tick_ms);
+    auto next_hard_state = SteadyClock::now() + std::chrono::seconds(1);
     auto next_tick = SteadyClock::now() + tick;
     raft::Role last_role = node_->role();
     raft::Term last_term = node_->term();
@@ -301,6 +306,17 @@ void DLedgerServer::run() {
             on_role_change(was);
         }
         maybe_become_writable();
+        if (now >= next_hard_state) {
+            // The commit index is opportunistic (raft::HardState): record it about once a
+            // second so a restart dispatches what it already knows is committed.
+            next_hard_state = now + std::chrono::seconds(1);
+            if (log_.hard_state().commit != hs_commit_written_) {
+                hs_commit_written_ = log_.hard_state().commit;
+                if (Status st = log_.sync_hard_state(true); !st.is_ok()) {
+                    spdlog::warn("DLedger {}: hard state: {}", config_.self_id, st.message());
+                }
+            }
+        }
         expire_waiters();
         publish_status();
 #ifndef NDEBUG

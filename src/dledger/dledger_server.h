@@ -151,6 +151,7 @@ private:
     std::multimap<int64_t, Waiter> waiters_ GUARDED_BY(waiters_mu_);
     bool waiters_closed_ GUARDED_BY(waiters_mu_) = false;
 
+    raft::LogIndex hs_commit_written_;  // driver thread
     std::thread driver_;
     bool started_ = false;
     bool stopped_ = false;

@@ -164,6 +164,7 @@ Status EntryLog::load() {
             spdlog::warn("{}: commit {} beyond the log end {}; using the log end", hs_path,
                          hs_.commit, last_index());
             hs_.commit = last_index();
+            lost_committed_ = true;
         }
         written_hs_ = hs_;
     }
@@ -223,6 +224,12 @@ Result<int64_t> EntryLog::cut_beyond(int64_t log_end) {
         --keep;
     }
     const auto dropped = static_cast<int64_t>(recs_.size() - keep);
+    if (dropped > 0 && static_cast<int64_t>(keep) < hs_.commit.value()) {
+        lost_committed_ = true;
+        spdlog::error("{}/entries: committed entries {}..{} lost their CommitLog bytes "
+                      "(corruption); this peer will not vote until a leader repairs its log",
+                      dir_, keep + 1, hs_.commit);
+    }
     if (dropped > 0) {
         spdlog::warn("{}/entries: dropping {} entries past the CommitLog end {}", dir_, dropped,
                      log_end);

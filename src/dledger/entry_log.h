@@ -67,16 +67,20 @@ public:
     // Removes entries [from, last]: the file is cut and made durable at once.
     Status truncate_from(raft::LogIndex from);
     // Drops the entries whose bytes end beyond `log_end` (recovery: the CommitLog lost a torn
-    // tail). Returns how many were dropped.
+    // tail). Returns how many were dropped. Dropping an entry at or below the recorded commit
+    // means committed data was lost here (corruption): lost_committed_entries() turns true.
     Result<int64_t> cut_beyond(int64_t log_end);
     // fdatasync of the entries file when something was appended since the last sync.
     Status sync();
+
+    bool lost_committed_entries() const { return lost_committed_; }
 
     raft::HardState hard_state() const { return hs_; }
     // Volatile; sync_hard_state() makes it durable.
     void set_hard_state(const raft::HardState& hs) { hs_ = hs; }
     // Writes the hard state if term or vote changed since it was last written (commit alone
-    // is opportunistic, see raft::HardState), or always when `force`.
+    // is opportunistic, see raft::HardState: the driver forces a write about once a second
+    // while it advances), or always when `force`.
     Status sync_hard_state(bool force);
 
     const std::string& dir() const { return dir_; }
@@ -94,6 +98,7 @@ private:
     bool dirty_ = false;
     raft::HardState hs_;
     raft::HardState written_hs_;
+    bool lost_committed_ = false;
 };
 
 }  // namespace comet::dledger

@@ -8,6 +8,7 @@ namespace {
 constexpr uint8_t kVersion = 1;
 constexpr uint8_t kReject = 1;
 constexpr uint8_t kTransfer = 2;
+constexpr uint8_t kRegressed = 4;
 
 class Reader {
 public:
@@ -54,7 +55,8 @@ void encode_message(const Message& m, int64_t tag, std::string* out) {
     w.be64(static_cast<uint64_t>(m.index.value()));
     w.be64(static_cast<uint64_t>(m.log_term.value()));
     w.be64(static_cast<uint64_t>(m.commit.value()));
-    w.u8(static_cast<uint8_t>((m.reject ? kReject : 0) | (m.transfer ? kTransfer : 0)));
+    w.u8(static_cast<uint8_t>((m.reject ? kReject : 0) | (m.transfer ? kTransfer : 0) |
+                               (m.regressed ? kRegressed : 0)));
     w.be64(static_cast<uint64_t>(m.reject_hint.value()));
     w.be64(static_cast<uint64_t>(m.conflict_term.value()));
     w.be64(static_cast<uint64_t>(tag));
@@ -88,6 +90,7 @@ Result<Message> decode_message(std::shared_ptr<const std::string> owner, int64_t
     const uint8_t flags = r.u8();
     m.reject = (flags & kReject) != 0;
     m.transfer = (flags & kTransfer) != 0;
+    m.regressed = (flags & kRegressed) != 0;
     m.reject_hint = LogIndex(r.i64());
     m.conflict_term = Term(r.i64());
     const int64_t t = r.i64();

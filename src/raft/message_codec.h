@@ -4,7 +4,7 @@
 //
 // Layout (big-endian), version 1:
 //   u8 version | u8 type | be32 from | be32 to | be64 term | be64 index | be64 log_term |
-//   be64 commit | u8 flags (1 reject, 2 transfer) | be64 reject_hint | be64 conflict_term |
+//   be64 commit | u8 flags (1 reject, 2 transfer, 4 regressed) | be64 reject_hint | be64 conflict_term |
 //   be64 tag (the driver's: DLedger sends its log's base offset) | be32 n |
 //   n x (be64 term | be64 index | u8 entry type | be32 size | size bytes)
 // decode() copies nothing: entry payloads are views into the buffer it was given, kept alive

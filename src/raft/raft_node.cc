@@ -77,7 +77,8 @@ RaftNode::RaftNode(const RaftConfig& config, LogStorage* storage, Rng* rng)
       rng_(rng),
       election_min_ticks_(to_ticks(config.election_timeout_min_ms, config.tick_interval_ms)),
       election_max_ticks_(to_ticks(config.election_timeout_max_ms, config.tick_interval_ms)),
-      heartbeat_ticks_(to_ticks(config.heartbeat_interval_ms, config.tick_interval_ms)) {
+      heartbeat_ticks_(to_ticks(config.heartbeat_interval_ms, config.tick_interval_ms)),
+      recovering_(config.lost_durable_entries) {
     const HardState hs = storage_->hard_state();
     term_ = hs.term;
     voted_for_ = hs.voted_for;
@@ -235,7 +236,9 @@ Status RaftNode::tick() {
         return failed_;
     }
     election_elapsed_ += 1;
-    if (election_elapsed_ >= randomized_timeout_) {
+    if (election_elapsed_ >= randomized_timeout_ && recovering_) {
+        election_elapsed_ = 0;  // lost durable entries: wait for a leader to repair the log
+    } else if (election_elapsed_ >= randomized_timeout_) {
         campaign(
             config_.pre_vote, /*transfer=*/false,
             fmt::format("election timeout after {} ticks (leader {})", election_elapsed_, leader_));
@@ -391,7 +394,7 @@ void RaftNode::handle_vote_request(const Message& m) {
     const bool up_to_date =
         m.log_term > lt || (m.log_term == lt && m.index >= storage_->last_index());
     Message r = reply_to(m, pre ? MessageType::kPreVoteResponse : MessageType::kVoteResponse);
-    if (can_vote && up_to_date) {
+    if (can_vote && up_to_date && !recovering_) {
         if (pre) {
             r.term = m.term;
             send(std::move(r));
@@ -486,7 +489,24 @@ void RaftNode::handle_append(const Message& m) {
 }
 
 void RaftNode::handle_heartbeat(const Message& m) {
-    // The leader sends commit <= our known match, so it is in our log and matches its log.
+    // The leader sends commit <= our known match, so it is in our log and matches its log --
+    // unless our storage lost acknowledged entries: then say so, and the leader resends them.
+    if (m.commit > storage_->last_index()) {
+        Message r = reply_to(m, MessageType::kAppendResponse);
+        r.reject = true;
+        r.regressed = true;
+        r.index = m.commit;
+        r.reject_hint = storage_->last_index() + 1;
+        spdlog::warn("raft[{}] term {}: leader {} thinks we hold {} but our log ends at {}: "
+                     "asking for the lost entries",
+                     id(), term_, m.from, m.commit, storage_->last_index());
+        send(std::move(r));
+    }
+    if (recovering_ && m.commit <= storage_->last_index() && commit_ >= m.commit) {
+        recovering_ = false;
+        spdlog::info("raft[{}] term {}: log repaired up to commit {}; voting again", id(), term_,
+                     commit_);
+    }
     const LogIndex new_commit = std::min(m.commit, storage_->last_index());
     if (new_commit > commit_) {
         commit_ = new_commit;
@@ -504,6 +524,19 @@ void RaftNode::handle_append_response(const Message& m) {
     Progress& pr = it->second;
     pr.recent_active = true;
     const LogIndex last = storage_->last_index();
+    if (m.reject && m.regressed && m.reject_hint <= pr.match) {
+        // The follower lost entries it had acknowledged: lower what we know it holds. Commit
+        // never moves back; only later commits count this follower from its real log end.
+        spdlog::warn("raft[{}] term {}: {} lost entries from {} (match was {}); resending",
+                     id(), term_, m.from, m.reject_hint, pr.match);
+        pr.match = m.reject_hint - 1;
+        pr.next = m.reject_hint;
+        pr.state = Progress::State::kProbe;
+        pr.probe_sent = false;
+        pr.inflight.clear();
+        send_appends(m.from, /*force=*/true);
+        return;
+    }
     if (m.reject) {
         if (pr.state == Progress::State::kReplicate) {
             if (m.index <= pr.match) {

@@ -71,6 +71,11 @@ struct RaftConfig {
     NodeId preferred_leader = kNoNode;
     // Last index already applied by the driver's state machine (restart); 0 = replay all.
     LogIndex applied;
+    // The driver's recovery dropped entries this node had made durable (a corrupt tail). Until
+    // a leader has brought its log back up to the commit index, the node neither campaigns nor
+    // grants (pre-)votes: it may lack committed entries, and its vote could elect a candidate
+    // lacking them too.
+    bool lost_durable_entries = false;
 };
 
 // A request to make the storage durable. The driver calls storage.sync() (or waits for its flush
@@ -128,6 +133,8 @@ public:
     LogIndex stable_index() const { return stable_; }
     LogIndex last_index() const { return storage_->last_index(); }
     NodeId transfer_target() const { return transferee_; }
+    // True while lost_durable_entries holds (see RaftConfig).
+    bool recovering() const { return recovering_; }
     const RaftConfig& config() const { return config_; }
     // Leader only: what the leader knows a peer has (0 when unknown).
     LogIndex match_index(NodeId peer) const;
@@ -198,6 +205,7 @@ private:
     int election_min_ticks_;
     int election_max_ticks_;
     int heartbeat_ticks_;
+    bool recovering_ = false;
 
     Role role_ = Role::kFollower;
     Term term_;

@@ -43,7 +43,7 @@ private:
 };
 
 enum class EntryType : uint8_t {
-    kNormal = 0,  // application payload (in DLedger mode: one encoded CommitLog message)
+    kNormal = 0,  // application payload (DLedger mode: a contiguous range of CommitLog records)
     kNoOp = 1,    // appended by a new leader to commit earlier terms (§5.4.2, §8); empty payload
     // Reserved for membership change (thesis §4): kConfig = 2.
 };
@@ -93,6 +93,10 @@ struct Message {
     LogIndex reject_hint;
     Term conflict_term;
     bool transfer = false;
+    // AppendResponse reject: the follower's log lost entries it had acknowledged (storage
+    // corruption found at recovery), so the leader must lower its match (reject_hint = the
+    // follower's last index + 1) instead of taking the rejection as stale.
+    bool regressed = false;
 };
 
 // One line, for traces: "Append 1->2 t3 idx=5 lt=2 n=3 c=4".

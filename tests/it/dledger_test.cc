@@ -6,6 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <condition_variable>
+#include <cstdio>
+#include <filesystem>
 #include <map>
 #include <mutex>
 #include <random>
@@ -471,6 +474,85 @@ TEST_F(DLedgerIt, PartitionedLeaderStopsAcknowledgingAndLosesItsTailAfterHealing
         }
         EXPECT_EQ(got, acked) << "peer " << group_->peer(i).id;
     }
+}
+
+TEST_F(DLedgerIt, AFollowerDownForManySegmentsOrWithACorruptTailCatchesUpFromTheLeader) {
+    start_group(false);
+    const int leader_i = group_->wait_leader(client_);
+    ASSERT_GE(leader_i, 0);
+    const auto leader = static_cast<size_t>(leader_i);
+    const size_t lagging = (leader + 1) % 3;
+    create_topic_everywhere();
+    group_->kill_peer(lagging);
+
+    // About 5 MiB while it is down: five 1 MiB CommitLog segments.
+    std::set<std::string> acked;
+    const std::string pad(1000, 'p');
+    std::mutex mu;
+    std::condition_variable cv;
+    int done = 0;
+    int ok = 0;
+    constexpr int kCount = 5000;
+    for (int i = 0; i < kCount; ++i) {
+        const std::string body = "far-" + std::to_string(i) + "-" + pad;
+        acked.insert(body);
+        client_.invoke_async(addr(group_->peer(leader).port),
+                             send_message_request(kTopic, body, i % kQueues), guard(30000ms),
+                             [&](Result<protocol::RemotingCommand> r) {
+                                 std::lock_guard<std::mutex> l(mu);
+                                 ++done;
+                                 ok += r.is_ok() && r->code == RC::kSuccess ? 1 : 0;
+                                 cv.notify_all();
+                             });
+        if (i % 256 == 255) {  // bounded in flight
+            std::unique_lock<std::mutex> l(mu);
+            ASSERT_TRUE(cv.wait_for(l, guard(30000ms), [&] { return done == i + 1; }));
+        }
+    }
+    {
+        std::unique_lock<std::mutex> l(mu);
+        ASSERT_TRUE(cv.wait_for(l, guard(30000ms), [&] { return done == kCount; }));
+        ASSERT_EQ(ok, kCount);
+    }
+    const auto restart_at = SteadyClock::now();
+    ASSERT_TRUE(group_->start_peer(lagging).is_ok());
+    ASSERT_TRUE(converged());
+    std::printf("a follower %s bytes behind caught up in %.0f ms\n",
+                info(leader)["commitLogMaxOffset"].c_str(),
+                std::chrono::duration<double, std::milli>(SteadyClock::now() - restart_at).count());
+    std::set<std::string> got;
+    for (const auto& m : read_all(lagging)) {
+        got.insert(m.body);
+    }
+    EXPECT_EQ(got, acked);
+
+    // Now a corrupt tail: flip bytes near the end of its last segment while it is down. Its
+    // recovery cuts the CommitLog there (CRC), the entries past the cut go, and it fetches them
+    // again from the leader.
+    group_->kill_peer(lagging);
+    const std::string cl_dir = dir_->sub(group_->peer(lagging).name + "/store/commitlog");
+    const int64_t end = std::stoll(info(leader)["commitLogMaxOffset"]);
+    const int64_t at = end - 3000;
+    const int64_t seg_start = at / (1 << 20) * (1 << 20);
+    char name[32];
+    std::snprintf(name, sizeof name, "%020lld", static_cast<long long>(seg_start));
+    const std::string last = cl_dir + "/" + name;
+    ASSERT_TRUE(std::filesystem::exists(last)) << last;
+    {
+        FILE* f = std::fopen(last.c_str(), "r+b");
+        ASSERT_NE(f, nullptr);
+        std::fseek(f, static_cast<long>(at - seg_start), SEEK_SET);
+        std::fwrite("CORRUPTCORRUPT", 1, 14, f);
+        std::fclose(f);
+    }
+    ASSERT_TRUE(group_->start_peer(lagging).is_ok());
+    ASSERT_TRUE(converged()) << group_->peer(lagging).process->log_tail(6000);
+    got.clear();
+    for (const auto& m : read_all(lagging)) {
+        got.insert(m.body);
+    }
+    EXPECT_EQ(got, acked);
+    EXPECT_EQ(group_->writable_leader(client_), leader_i);
 }
 
 TEST_F(DLedgerIt, ContradictoryDLedgerConfigExitsTwoNamingTheKey) {

@@ -17,6 +17,7 @@ Message sample() {
     m.commit = LogIndex(40);
     m.reject = true;
     m.transfer = true;
+    m.regressed = true;
     m.reject_hint = LogIndex(12);
     m.conflict_term = Term(4);
     m.entries.push_back(Entry{Term(7), LogIndex(42), EntryType::kNormal, SharedBytes::copy_of("abc")});
@@ -41,6 +42,7 @@ TEST(MessageCodec, EveryFieldRoundTrips) {
     EXPECT_EQ(m->commit, want.commit);
     EXPECT_TRUE(m->reject);
     EXPECT_TRUE(m->transfer);
+    EXPECT_TRUE(m->regressed);
     EXPECT_EQ(m->reject_hint, want.reject_hint);
     EXPECT_EQ(m->conflict_term, want.conflict_term);
     ASSERT_EQ(m->entries.size(), 2u);

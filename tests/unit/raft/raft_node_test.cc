@@ -533,3 +533,54 @@ TEST(RaftNodeTest, LeaderLeaseIgnoresVotesButNotTransfers) {
 
 }  // namespace
 }  // namespace comet::raft
+
+namespace comet::raft::testing {
+namespace {
+
+// A follower whose storage lost entries it had acknowledged (a corrupt tail found at
+// recovery): the leader's heartbeat reveals the gap, the follower says so (regressed reject),
+// and the leader lowers its match and resends. Until repaired it neither campaigns nor votes,
+// so it cannot help elect a candidate that lacks committed entries.
+TEST(RaftNodeTest, AFollowerThatLostAcknowledgedEntriesIsRepairedAndAbstainsMeanwhile) {
+    TestCluster c(3);
+    ASSERT_TRUE(c.elect(1));
+    for (const char* p : {"a", "b", "c"}) {
+        ASSERT_TRUE(c.propose(1, p).is_ok());
+    }
+    c.deliver_all();
+    ASSERT_EQ(c.node(2).commit_index(), c.node(1).last_index());
+    const LogIndex full = c.node(1).last_index();
+
+    auto lose_tail = [&] {
+        c.crash(2);
+        ASSERT_TRUE(c.storage(2).truncate_suffix(LogIndex(2)).is_ok());
+        ASSERT_TRUE(c.storage(2).sync().is_ok());
+        c.tweak_ = [](RaftConfig& rc) { rc.lost_durable_entries = rc.id == NodeId(2); };
+        c.restart(2);
+        c.tweak_ = {};
+        ASSERT_TRUE(c.node(2).recovering());
+    };
+    lose_tail();
+    c.tick_all(10);
+    EXPECT_EQ(c.node(2).last_index(), full);
+    EXPECT_FALSE(c.node(2).recovering());
+    EXPECT_EQ(c.applied(2), (std::vector<std::string>{"a", "b", "c"}));
+
+    // Lost again, and this time the leader is cut off: 3 alone cannot win, 2 does not run.
+    lose_tail();
+    c.isolate(1);
+    c.tick_all(100);
+    EXPECT_NE(c.node(2).role(), Role::kLeader);
+    EXPECT_NE(c.node(3).role(), Role::kLeader);
+    EXPECT_NE(c.node(2).role(), Role::kCandidate);
+    c.heal();
+    c.tick_all(100);
+    ASSERT_NE(c.leader(), 0);
+    EXPECT_NE(c.leader(), 2);
+    EXPECT_FALSE(c.node(2).recovering());
+    EXPECT_GE(c.node(2).last_index(), full);
+    c.check_all();
+}
+
+}  // namespace
+}  // namespace comet::raft::testing

@@ -41,7 +41,9 @@ MessageStoreConfig crash_config(const std::string& root) {
 
 [[noreturn]] void run_child(const std::string& root, int fd, int first_id) {
     ManualClock clock;
-    auto opened = MessageStore::open(crash_config(root), clock, {.start_scheduler = false});
+    MessageStoreOptions options;
+    options.start_scheduler = false;
+    auto opened = MessageStore::open(crash_config(root), clock, options);
     if (!opened.is_ok()) {
         ::_exit(3);
     }
