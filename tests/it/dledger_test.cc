@@ -47,13 +47,16 @@ struct Peer {
 // peer off while it keeps running.
 class DLedgerGroup {
 public:
+    // Peer i's process and store directory is <name_prefix><i> (a test that switches modes
+    // reuses the stores of a master-slave group).
     DLedgerGroup(const TempDir& dir, std::string namesrv, int n, bool proxied,
-                 std::map<std::string, std::string> extra = {})
+                 std::map<std::string, std::string> extra = {},
+                 const std::string& name_prefix = "dl-n")
         : dir_(dir), namesrv_(std::move(namesrv)) {
         for (int i = 0; i < n; ++i) {
             Peer p;
             p.id = "n" + std::to_string(i);
-            p.name = "dl-" + p.id;
+            p.name = name_prefix + std::to_string(i);
             p.port = free_port();
             p.dledger_port = free_port();
             peers_.push_back(std::move(p));
@@ -109,6 +112,16 @@ public:
         }
         p.process = std::move(proc).value();
         return p.process->wait_for_port(p.port, 20s);
+    }
+    // SIGTERM and wait: a clean shutdown (no abort marker).
+    Status stop_peer(size_t i) {
+        peers_[i].process->sigterm();
+        auto code = peers_[i].process->wait_exit(20s);
+        if (!code.is_ok()) {
+            return code.status();
+        }
+        return *code == 0 ? Status::ok()
+                          : Status::error(Errc::kInternal, "{} exited {}", peers_[i].name, *code);
     }
     void kill_peer(size_t i) {
         if (peers_[i].process != nullptr) {
@@ -210,12 +223,13 @@ protected:
                     timeout);
     }
     // Every message of the topic as peer `i` serves it (pulls from offset 0 of each queue).
-    std::vector<protocol::MessageExt> read_all(size_t i) {
+    std::vector<protocol::MessageExt> read_all(size_t i) { return read_all_at(group_->peer(i).port); }
+    std::vector<protocol::MessageExt> read_all_at(uint16_t port) {
         std::vector<protocol::MessageExt> out;
         for (int q = 0; q < kQueues; ++q) {
             int64_t offset = 0;
             for (int round = 0; round < 10000; ++round) {
-                auto r = call(client_, group_->peer(i).port,
+                auto r = call(client_, port,
                               pull_message_request("DlReader", kTopic, q, offset, 32));
                 if (!r.is_ok() || r->code != RC::kSuccess) {
                     break;
@@ -553,6 +567,90 @@ TEST_F(DLedgerIt, AFollowerDownForManySegmentsOrWithACorruptTailCatchesUpFromThe
     }
     EXPECT_EQ(got, acked);
     EXPECT_EQ(group_->writable_leader(client_), leader_i);
+}
+
+TEST_F(DLedgerIt, AGroupSwitchesFromMasterSlaveToDLedgerAndBackKeepingEveryMessage) {
+    const std::string segment = std::to_string(16 * 1024 * 1024);  // BrokerGroup's size
+    std::set<std::string> sent;
+    auto send_to = [&](uint16_t port, const std::string& prefix, int n) {
+        for (int i = 0; i < n; ++i) {
+            const std::string body = prefix + std::to_string(i);
+            auto r = call(client_, port, send_message_request(kTopic, body, i % kQueues));
+            ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+            ASSERT_EQ(r->code, RC::kSuccess) << r->remark.value_or("");
+            sent.insert(body);
+        }
+    };
+    auto bodies_at = [&](uint16_t port) {
+        std::set<std::string> got;
+        for (const auto& m : read_all_at(port)) {
+            got.insert(m.body);
+        }
+        return got;
+    };
+    // 1. Master-slave: 1 master + 2 slaves, in sync.
+    {
+        BrokerGroupOptions o;
+        o.broker_name = kBrokerName;
+        o.slaves = 2;
+        auto ms = BrokerGroup::start(*dir_, addr(ns_port_), o);
+        ASSERT_TRUE(ms.is_ok()) << ms.status().to_string();
+        for (BrokerNode* n : (*ms)->nodes()) {
+            auto r = call(client_, n->port, create_topic_request(kTopic, kQueues));
+            ASSERT_TRUE(r.is_ok() && r->code == RC::kSuccess);
+        }
+        send_to((*ms)->master().port, "ms-", 40);
+        auto master_info = runtime_info(client_, (*ms)->master().port);
+        ASSERT_TRUE(master_info.is_ok());
+        const std::string end = (*master_info)["commitLogMaxOffset"];
+        for (size_t i = 0; i < 2; ++i) {
+            ASSERT_TRUE(eventually(
+                [&] {
+                    auto m = runtime_info(client_, (*ms)->slave(i).port);
+                    return m.is_ok() && (*m)["commitLogMaxOffset"] == end;
+                },
+                20s))
+                << "slave " << i << " did not catch up";
+        }
+        for (BrokerNode* n : (*ms)->nodes()) {
+            n->process->sigterm();
+            auto code = n->process->wait_exit(20s);
+            ASSERT_TRUE(code.is_ok() && *code == 0);
+        }
+    }
+    // 2. The same stores as a DLedger group: the old messages stay readable, new ones commit.
+    group_ = std::make_unique<DLedgerGroup>(*dir_, addr(ns_port_), 3, false,
+                                            std::map<std::string, std::string>{
+                                                {"mappedFileSizeCommitLog", segment}},
+                                            std::string(kBrokerName) + "-");
+    ASSERT_TRUE(group_->start_all().is_ok());
+    const int leader = group_->wait_leader(client_);
+    ASSERT_GE(leader, 0);
+    EXPECT_EQ(bodies_at(group_->peer(static_cast<size_t>(leader)).port), sent);
+    send_to(group_->peer(static_cast<size_t>(leader)).port, "dl-", 40);
+    ASSERT_TRUE(converged());
+    for (size_t i = 0; i < 3; ++i) {
+        EXPECT_EQ(bodies_at(group_->peer(i).port), sent) << "peer " << i;
+    }
+    for (size_t i = 0; i < 3; ++i) {
+        ASSERT_TRUE(group_->stop_peer(i).is_ok());
+    }
+    group_.reset();
+    // 3. Back to master-slave: every message of both eras is there, and sends work.
+    BrokerGroupOptions o;
+    o.broker_name = kBrokerName;
+    o.slaves = 2;
+    auto ms = BrokerGroup::start(*dir_, addr(ns_port_), o);
+    ASSERT_TRUE(ms.is_ok()) << ms.status().to_string();
+    EXPECT_EQ(bodies_at((*ms)->master().port), sent);
+    send_to((*ms)->master().port, "back-", 10);
+    EXPECT_EQ(bodies_at((*ms)->master().port), sent);
+    bool retired = false;
+    for (const auto& e : std::filesystem::directory_iterator(dir_->sub(std::string(kBrokerName) + "-0/store"))) {
+        retired = retired || e.path().filename().string().rfind("dledger.retired-", 0) == 0;
+        EXPECT_NE(e.path().filename().string(), "dledger");
+    }
+    EXPECT_TRUE(retired);
 }
 
 TEST_F(DLedgerIt, ContradictoryDLedgerConfigExitsTwoNamingTheKey) {
