@@ -17,6 +17,8 @@
 #include "client/admin_client.h"
 #include "client/producer.h"
 #include "client/pull_consumer.h"
+#include "protocol/request_code.h"
+#include "protocol/response_code.h"
 
 namespace comet::mqadmin {
 
@@ -633,6 +635,108 @@ Status cmd_consume_message(Context& ctx) {
     return Status::ok();
 }
 
+// The addresses of every broker of group `broker_name` (master and slaves), from the name server.
+Result<std::vector<std::string>> group_addrs(AdminClient& admin, const std::string& broker_name) {
+    COMET_ASSIGN_OR_RETURN(auto info, admin.cluster_info());
+    auto it = info.broker_addr_table.find(broker_name);
+    if (it == info.broker_addr_table.end() || it->second.broker_addrs.empty()) {
+        return Status::error(Errc::kNotFound, "broker {} is not registered with the name server",
+                             broker_name);
+    }
+    std::vector<std::string> out;
+    for (const auto& [id, addr] : it->second.broker_addrs) {
+        out.push_back(addr);
+    }
+    return out;
+}
+
+// dledgerStatus: one line per peer of a DLedger group: role, term, leader, indexes and lag.
+Status cmd_dledger_status(Context& ctx) {
+    COMET_ASSIGN_OR_RETURN(auto admin, start_admin(ctx));
+    COMET_ASSIGN_OR_RETURN(auto addrs, group_addrs(*admin, ctx.opts.get('b')));
+    std::vector<std::pair<std::string, std::map<std::string, std::string>>> peers;
+    std::map<std::string, int64_t> match_offset;  // peer id -> leader's view of its log end
+    int64_t committed = 0;
+    for (const auto& a : addrs) {
+        COMET_ASSIGN_OR_RETURN(auto kv, admin->broker_runtime_info(a));
+        if (kv.count("dledgerRole") == 0) {
+            return Status::error(Errc::kFailedPrecondition, "{} is not in DLedger mode", a);
+        }
+        if (kv["dledgerRole"] == "Leader") {
+            committed = std::atoll(kv["dledgerCommittedOffset"].c_str());
+            std::stringstream list(kv["dledgerPeerMatch"]);
+            std::string item;
+            while (std::getline(list, item, ';')) {
+                const size_t c2 = item.rfind(':');
+                const size_t c1 = item.find(':');
+                if (c1 != std::string::npos && c2 != std::string::npos && c1 < c2) {
+                    match_offset[item.substr(0, c1)] = std::atoll(item.substr(c2 + 1).c_str());
+                }
+            }
+        }
+        peers.emplace_back(a, std::move(kv));
+    }
+    fmt::print(ctx.out, "{:<8} {:<22} {:<10} {:<6} {:<8} {:<9} {:<12} {:<12} {:<16} {}\n", "#Peer",
+               "#Addr", "#Role", "#Term", "#Leader", "#Writable", "#LastIndex", "#CommitIndex",
+               "#CommittedOffset", "#LagBytes");
+    for (auto& [a, kv] : peers) {
+        const std::string id = kv["dledgerSelfId"];
+        const std::string lag =
+            match_offset.count(id) != 0 ? std::to_string(committed - match_offset[id]) : "-";
+        fmt::print(ctx.out, "{:<8} {:<22} {:<10} {:<6} {:<8} {:<9} {:<12} {:<12} {:<16} {}\n", id, a,
+                   kv["dledgerRole"], kv["dledgerTerm"], kv["dledgerLeaderId"],
+                   kv["dledgerWritable"], kv["dledgerLastIndex"], kv["dledgerCommitIndex"],
+                   kv["dledgerCommittedOffset"], lag);
+    }
+    return Status::ok();
+}
+
+// transferLeader: asks the group's leader to hand leadership to peer -p, then waits (bounded)
+// until that peer reports itself the writable leader.
+Status cmd_transfer_leader(Context& ctx) {
+    COMET_ASSIGN_OR_RETURN(auto admin, start_admin(ctx));
+    const std::string target = ctx.opts.get('p');
+    COMET_ASSIGN_OR_RETURN(auto addrs, group_addrs(*admin, ctx.opts.get('b')));
+    std::string leader_addr;
+    std::string leader_id;
+    for (const auto& a : addrs) {
+        auto kv = admin->broker_runtime_info(a);
+        if (kv.is_ok() && (*kv)["dledgerRole"] == "Leader") {
+            leader_addr = a;
+            leader_id = (*kv)["dledgerSelfId"];
+        }
+    }
+    if (leader_addr.empty()) {
+        return Status::error(Errc::kUnavailable, "group {} has no leader right now",
+                             ctx.opts.get('b'));
+    }
+    if (leader_id == target) {
+        fmt::print(ctx.out, "{} already leads group {}\n", target, ctx.opts.get('b'));
+        return Status::ok();
+    }
+    auto req = protocol::RemotingCommand::request(protocol::RequestCode::kDledgerLeadershipTransfer);
+    req.ext_fields["transferId"] = target;
+    COMET_ASSIGN_OR_RETURN(auto resp, admin->instance().remoting().invoke_sync(
+                                          leader_addr, std::move(req), std::chrono::seconds(5)));
+    if (resp.code != protocol::ResponseCode::kSuccess) {
+        return Status::error(Errc::kFailedPrecondition, "{} refused: {}", leader_addr,
+                             resp.remark.value_or(""));
+    }
+    for (int i = 0; i < 100; ++i) {
+        for (const auto& a : addrs) {
+            auto kv = admin->broker_runtime_info(a);
+            if (kv.is_ok() && (*kv)["dledgerSelfId"] == target && (*kv)["dledgerRole"] == "Leader" &&
+                (*kv)["dledgerWritable"] == "true") {
+                fmt::print(ctx.out, "leadership of {} moved from {} to {} (term {})\n",
+                           ctx.opts.get('b'), leader_id, target, (*kv)["dledgerTerm"]);
+                return Status::ok();
+            }
+        }
+        ::usleep(100 * 1000);
+    }
+    return Status::error(Errc::kTimeout, "{} did not become the leader within 10 s", target);
+}
+
 OptionSpec opt(char c, std::string name, bool required, std::string help, bool has_arg = true) {
     return OptionSpec{c, std::move(name), has_arg, required, std::move(help)};
 }
@@ -670,6 +774,15 @@ std::vector<Command> build_commands() {
          "Fetch broker runtime status data",
          {broker_addr, cluster},
          cmd_broker_status},
+        {"dledgerStatus",
+         "Show a DLedger group: each peer's role, term, leader, indexes and lag (Comet)",
+         {opt('b', "brokerName", true, "the group's brokerName")},
+         cmd_dledger_status},
+        {"transferLeader",
+         "Hand a DLedger group's leadership to one of its peers (Comet)",
+         {opt('b', "brokerName", true, "the group's brokerName"),
+          opt('p', "peerId", true, "the peer to lead, as in dLegerPeers (e.g. n1)")},
+         cmd_transfer_leader},
         {"getBrokerConfig",
          "Get broker config by cluster or special broker",
          {broker_addr, cluster},

@@ -325,6 +325,32 @@ void BrokerController::register_processors() {
             }
         }),
         admin_exec);
+    // DLedger's LEADERSHIP_TRANSFER (51005), on the broker port: ext transferId = the peer id
+    // to hand leadership to. Answered once the transfer started (docs/dledger.md, "mqadmin").
+    server_->register_processor(
+        Req::kDledgerLeadershipTransfer,
+        net::make_processor([this](const net::ConnectionPtr&, protocol::RemotingCommand req,
+                                   net::Responder responder) {
+            if (dledger_ == nullptr) {
+                responder.respond(RC::kSystemError,
+                                  "LEADERSHIP_TRANSFER: this broker is not in DLedger mode "
+                                  "(enableDLegerCommitLog=false)");
+                return;
+            }
+            auto it = req.ext_fields.find("transferId");
+            if (it == req.ext_fields.end() || it->second.empty()) {
+                responder.respond(RC::kSystemError,
+                                  "LEADERSHIP_TRANSFER: the transferId field is missing");
+                return;
+            }
+            Status st = dledger_->transfer_leadership(it->second);
+            if (!st.is_ok()) {
+                responder.respond(RC::kSystemError, "LEADERSHIP_TRANSFER: " + st.message());
+                return;
+            }
+            responder.respond(RC::kSuccess);
+        }),
+        admin_exec);
 }
 
 Status BrokerController::open_dledger_log(const BrokerConfig& cfg,
