@@ -88,6 +88,7 @@ const std::vector<Entry>& fields() {
         {"dLegerElectionTimeoutMinMs", &BrokerConfig::dleger_election_timeout_min_ms},
         {"dLegerElectionTimeoutMaxMs", &BrokerConfig::dleger_election_timeout_max_ms},
         {"dLegerHeartbeatIntervalMs", &BrokerConfig::dleger_heartbeat_interval_ms},
+        {"dLegerSyncBeforeAck", &BrokerConfig::dleger_sync_before_ack},
     };
     return kFields;
 }

@@ -96,6 +96,7 @@ struct BrokerConfig {
     int32_t dleger_election_timeout_min_ms = 150;        // dLegerElectionTimeoutMinMs (Comet)
     int32_t dleger_election_timeout_max_ms = 300;        // dLegerElectionTimeoutMaxMs (Comet)
     int32_t dleger_heartbeat_interval_ms = 50;           // dLegerHeartbeatIntervalMs (Comet)
+    bool dleger_sync_before_ack = true;                  // dLegerSyncBeforeAck (Comet)
 
     // Properties this struct does not model, passed through (store settings and the like).
     std::map<std::string, std::string> extra;

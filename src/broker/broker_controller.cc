@@ -120,6 +120,11 @@ Status BrokerController::initialize() {
         dcfg.election_timeout_max_ms = cfg.dleger_election_timeout_max_ms;
         dcfg.heartbeat_interval_ms = cfg.dleger_heartbeat_interval_ms;
         dcfg.commit_timeout = std::chrono::milliseconds(cfg.slave_timeout);
+        dcfg.sync_before_ack = cfg.dleger_sync_before_ack;
+        if (!dcfg.sync_before_ack) {
+            spdlog::warn("dLegerSyncBeforeAck=false: acks from the page cache; a power failure of "
+                         "a majority of the group can lose acknowledged messages");
+        }
         dledger_ = std::make_unique<dledger::DLedgerServer>(std::move(dcfg), *dledger_log_,
                                                             store_->store(), clock_);
         dledger_ptr_.store(dledger_.get());

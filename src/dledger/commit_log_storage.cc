@@ -47,6 +47,7 @@ Status CommitLogStorage::truncate_suffix(raft::LogIndex from) {
         return Status::ok();
     }
     const int64_t cut = log_.at(from).start;
+    MutexLock l(io_mu_);
     COMET_RETURN_IF_ERROR(log_.truncate_from(from));
     const int64_t cl_end = store_.commit_log().max_offset().value();
     if (cut < cl_end) {
@@ -89,11 +90,16 @@ Status CommitLogStorage::save_hard_state(const raft::HardState& hs) {
 }
 
 Status CommitLogStorage::sync() {
+    COMET_RETURN_IF_ERROR(sync_data());
+    return log_.sync_hard_state(false);
+}
+
+Status CommitLogStorage::sync_data() {
+    MutexLock l(io_mu_);
     if (!store_.commit_log().flush_service().flush_all()) {
         return Status::error(Errc::kIoError, "CommitLog flush failed");
     }
-    COMET_RETURN_IF_ERROR(log_.sync());
-    return log_.sync_hard_state(false);
+    return log_.sync_records();
 }
 
 }  // namespace comet::dledger

@@ -16,6 +16,8 @@
 
 #include <memory>
 
+#include "base/mutex.h"
+
 #include "dledger/entry_log.h"
 #include "raft/log_storage.h"
 #include "store/message_store.h"
@@ -42,6 +44,10 @@ public:
     // when term or vote changed.
     Status sync() override;
 
+    // The part of sync() that may run on another thread (the driver's flush thread): CommitLog
+    // flush and the entries file's fdatasync. Serialised with truncate_suffix() by io_mu_.
+    Status sync_data();
+
     int64_t end_of(raft::LogIndex i) const { return log_.end_of(i); }
     // CommitLog bytes removed by truncate_suffix() so far (divergent tails).
     int64_t truncated_bytes() const { return truncated_bytes_; }
@@ -51,6 +57,7 @@ private:
     store::MessageStore& store_;
     bool leader_mode_ = false;
     int64_t truncated_bytes_ = 0;
+    Mutex io_mu_;  // sync_data() vs. truncate_suffix(): no flush of files being cut
 };
 
 }  // namespace comet::dledger

@@ -35,6 +35,11 @@ struct DLedgerConfig {
     int election_timeout_max_ms = 300;  // dLegerElectionTimeoutMaxMs (Comet)
     int heartbeat_interval_ms = 50;     // dLegerHeartbeatIntervalMs (Comet)
     std::chrono::milliseconds commit_timeout{3000};  // slaveTimeout: FLUSH_SLAVE_TIMEOUT after it
+    // dLegerSyncBeforeAck (Comet): true = a peer acks, votes and counts itself only for
+    // entries fsynced on its disk (durable by default). false = relaxed: acks from the page
+    // cache, fsync right behind; survives kill -9 of any number of peers, but a power failure
+    // of a majority within the flush lag can lose acknowledged messages.
+    bool sync_before_ack = true;
 
     const DLedgerPeer& self() const;
     const DLedgerPeer* find(const std::string& id) const;

@@ -94,6 +94,7 @@ Status DLedgerServer::start() {
     client_ = std::make_unique<net::RemotingClient>(cc);
     client_->start();
     started_ = true;
+    flusher_ = std::thread([this] { run_flusher(); });
     driver_ = std::thread([this] { run(); });
     spdlog::info("DLedger peer {} of group {} listening on {}:{} ({} peers, log [{}, {}), "
                  "last index {}, term {}, commit {})",
@@ -116,6 +117,14 @@ void DLedgerServer::shutdown() {
     cv_.notify_all();
     if (driver_.joinable()) {
         driver_.join();
+    }
+    {
+        MutexLock l(flush_mu_);
+        flush_stop_ = true;
+    }
+    flush_cv_.notify_all();
+    if (flusher_.joinable()) {
+        flusher_.join();
     }
     server_->shutdown();
     client_->shutdown();
@@ -325,6 +334,45 @@ void DLedgerServer::run() {
     }
 }
 
+void DLedgerServer::run_flusher() {
+    pthread_setname_np(pthread_self(), "DLedgerFlush");
+    uint64_t done = 0;
+    while (true) {
+        uint64_t want = 0;
+        {
+            MutexLock l(flush_mu_);
+            flush_cv_.wait(flush_mu_, [&]() REQUIRES(flush_mu_) {
+                return flush_stop_ || flush_want_ > done;
+            });
+            if (flush_stop_) {
+                return;
+            }
+            want = flush_want_;
+        }
+        if (Status st = storage_.sync_data(); !st.is_ok()) {
+            spdlog::error("DLedger {}: cannot make the log durable: {} (acks held)",
+                          config_.self_id, st.message());
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+            continue;
+        }
+        done = want;
+        if (!config_.sync_before_ack) {
+            // The driver reported these writes persisted already: sync in the background,
+            // at most every 100 ms (a power failure loses up to that much).
+            MutexLock l(flush_mu_);
+            flush_cv_.wait_for(flush_mu_, std::chrono::milliseconds(100),
+                               [&]() REQUIRES(flush_mu_) { return flush_stop_; });
+            continue;
+        }
+        flushed_seq_.store(want);
+        {
+            MutexLock l(mu_);
+            wake_ = true;
+        }
+        cv_.notify_one();
+    }
+}
+
 void DLedgerServer::propose_new_bytes() {
     if (!writable_.load() || node_->role() != raft::Role::kLeader) {
         return;
@@ -351,17 +399,42 @@ void DLedgerServer::propose_new_bytes() {
 }
 
 void DLedgerServer::drain_ready() {
-    for (int round = 0; round < 64 && node_->has_ready(); ++round) {
+    for (int round = 0; round < 64; ++round) {
+        if (const uint64_t f = flushed_seq_.load(); f > persisted_reported_) {
+            persisted_reported_ = f;
+            node_->persisted(f);
+        }
+        if (!node_->has_ready()) {
+            break;
+        }
         raft::Ready rd = node_->take_ready();
         for (const raft::Message& m : rd.messages) {
             send(m);
         }
         if (rd.persist.has_value()) {
-            if (Status st = storage_.sync(); !st.is_ok()) {
-                spdlog::error("DLedger {}: cannot make the log durable: {} (acks held)",
-                              config_.self_id, st.message());
+            if (log_.hard_state_pending()) {
+                // A vote or a new term (rare): everything durable here, before anything else.
+                if (Status st = storage_.sync(); !st.is_ok()) {
+                    spdlog::error("DLedger {}: cannot make the log durable: {} (acks held)",
+                                  config_.self_id, st.message());
+                } else {
+                    node_->persisted(rd.persist->seq);
+                    persisted_reported_ = std::max(persisted_reported_, rd.persist->seq);
+                }
             } else {
-                node_->persisted(rd.persist->seq);
+                // Entries only: the flush thread syncs while the driver goes on (acks and votes
+                // that depend on these writes stay held inside the node until persisted()).
+                // Relaxed policy: the page cache counts as persisted at once; the flush thread
+                // still syncs behind, nobody waits for it.
+                {
+                    MutexLock l(flush_mu_);
+                    flush_want_ = std::max(flush_want_, rd.persist->seq);
+                }
+                flush_cv_.notify_one();
+                if (!config_.sync_before_ack) {
+                    node_->persisted(rd.persist->seq);
+                    persisted_reported_ = std::max(persisted_reported_, rd.persist->seq);
+                }
             }
         }
         if (rd.apply_from <= rd.apply_to) {

@@ -105,6 +105,7 @@ private:
     };
 
     void run();
+    void run_flusher();
     void drain_ready();
     void propose_new_bytes();
     void on_role_change(raft::Role was);
@@ -152,6 +153,15 @@ private:
     bool waiters_closed_ GUARDED_BY(waiters_mu_) = false;
 
     raft::LogIndex hs_commit_written_;  // driver thread
+    uint64_t persisted_reported_ = 0;   // driver thread
+    // Group commit off the driver thread: the driver posts the highest persist seq, the flush
+    // thread ("DLedgerFlush") makes CommitLog + entries durable and publishes flushed_seq_.
+    Mutex flush_mu_;
+    std::condition_variable_any flush_cv_;
+    uint64_t flush_want_ GUARDED_BY(flush_mu_) = 0;
+    bool flush_stop_ GUARDED_BY(flush_mu_) = false;
+    std::atomic<uint64_t> flushed_seq_{0};
+    std::thread flusher_;
     std::thread driver_;
     bool started_ = false;
     bool stopped_ = false;

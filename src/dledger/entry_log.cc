@@ -252,6 +252,13 @@ Status EntryLog::sync() {
     return Status::ok();
 }
 
+Status EntryLog::sync_records() const {
+    if (::fdatasync(fd_) != 0) {
+        return io_error("fdatasync", dir_ + "/entries");
+    }
+    return Status::ok();
+}
+
 Status EntryLog::sync_hard_state(bool force) {
     if (!force && hs_.term == written_hs_.term && hs_.voted_for == written_hs_.voted_for) {
         return Status::ok();

@@ -72,6 +72,13 @@ public:
     Result<int64_t> cut_beyond(int64_t log_end);
     // fdatasync of the entries file when something was appended since the last sync.
     Status sync();
+    // fdatasync of the entries file, unconditionally. Thread-safe (the driver's flush thread
+    // calls it while the driver appends): it covers every record appended before the call.
+    Status sync_records() const;
+    // Term or vote changed since the hard state was last written.
+    bool hard_state_pending() const {
+        return hs_.term != written_hs_.term || hs_.voted_for != written_hs_.voted_for;
+    }
 
     bool lost_committed_entries() const { return lost_committed_; }
 

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# DLedger throughput and latency (issue 12 targets), against a single master in the SAME run:
+#   single   mqnamesrv + one mqbroker, ASYNC_MASTER + ASYNC_FLUSH
+#   dledger  mqnamesrv + a 3-peer DLedger group (every ack after fsync on a majority)
+#   relaxed  the same group with dLegerSyncBeforeAck=false (acks from the page cache)
+# Loads: "4x64" (4 threads, window 64) and "1x1" (1 thread, window 1), 1 KiB bodies, mqbench
+# producer through the name server. Prints msgs/s, p50/p99 and the ratio dledger/single.
+# Usage: bench/dledger/run.sh BUILD_DIR [--duration SEC]
+# Builds nothing; every process it starts is stopped on exit. Needs python3 (free ports).
+set -euo pipefail
+BUILD=${1:?usage: bench/dledger/run.sh BUILD_DIR [--duration SEC]}
+shift
+DURATION=10
+while [[ $# -gt 0 ]]; do
+    case $1 in
+        --duration) DURATION=$2; shift 2 ;;
+        *) echo "unknown option $1" >&2; exit 2 ;;
+    esac
+done
+NS=$BUILD/apps/mqnamesrv/mqnamesrv
+BR=$BUILD/apps/mqbroker/mqbroker
+MB=$BUILD/apps/mqbench/mqbench
+for b in "$NS" "$BR" "$MB"; do [[ -x $b ]] || { echo "missing $b" >&2; exit 2; }; done
+TMP=$(mktemp -d /tmp/comet_bench_dledger.XXXXXX)
+PIDS=()
+cleanup() {
+    for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+    for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+    rm -rf "$TMP"
+}
+trap cleanup EXIT INT TERM
+port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
+wait_port() { for _ in $(seq 1 200); do (echo > /dev/tcp/127.0.0.1/$1) 2>/dev/null && return 0; sleep 0.05; done; return 1; }
+stop_all() {
+    for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+    for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+    PIDS=()
+}
+start_ns() {
+    NSP=$(port)
+    "$NS" --listenPort="$NSP" --kvConfigPath="$TMP/$1-kv.json" --logDir="$TMP/logs" > "$TMP/$1-ns.log" 2>&1 &
+    PIDS+=($!)
+    wait_port "$NSP"
+}
+# run LABEL THREADS WINDOW -> "tps p50 p99"
+run() {
+    "$MB" producer -n "127.0.0.1:$NSP" -t BenchDl --threads "$2" --window "$3" -s 1024 \
+        --duration "$DURATION" --json 2> "$TMP/$1.err" | tail -1 |
+        python3 -c 'import json,sys;d=json.loads(sys.stdin.read());print(d.get("tps",0),d.get("p50_ms",0),d.get("p99_ms",0),d.get("failed",0))'
+}
+declare -A RES
+measure() {  # label
+    "$MB" producer -n "127.0.0.1:$NSP" -t BenchDl --threads 1 --window 1 -s 1024 --count 200 > /dev/null 2>&1 || true
+    RES[$1-4x64]=$(run "$1-4x64" 4 64)
+    RES[$1-1x1]=$(run "$1-1x1" 1 1)
+}
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+# single
+start_ns single
+P=$(port)
+"$BR" -n "127.0.0.1:$NSP" --brokerName=bench-s --listenPort="$P" --listenHost=127.0.0.1 \
+    --brokerIP1=127.0.0.1 --haListenPort="$(port)" --storePathRootDir="$TMP/single" --logDir="$TMP/logs" \
+    > "$TMP/single.log" 2>&1 &
+PIDS+=($!)
+wait_port "$P"; sleep 1
+measure single
+stop_all
+# dledger
+start_ns dledger
+DP=($(port) $(port) $(port)); BP=($(port) $(port) $(port))
+PEERS="n0-127.0.0.1:${DP[0]};n1-127.0.0.1:${DP[1]};n2-127.0.0.1:${DP[2]}"
+for i in 0 1 2; do
+    "$BR" -n "127.0.0.1:$NSP" --brokerName=bench-d --listenPort="${BP[$i]}" --listenHost=127.0.0.1 \
+        --brokerIP1=127.0.0.1 --storePathRootDir="$TMP/d$i" --logDir="$TMP/logs" \
+        --enableDLegerCommitLog=true --dLegerGroup=bench --dLegerPeers="$PEERS" --dLegerSelfId=n$i \
+        > "$TMP/d$i.log" 2>&1 &
+    PIDS+=($!)
+done
+for i in 0 1 2; do wait_port "${BP[$i]}"; done
+sleep 2
+measure dledger
+stop_all
+# dledger, relaxed policy (dLegerSyncBeforeAck=false)
+start_ns relaxed
+DP=($(port) $(port) $(port)); BP=($(port) $(port) $(port))
+PEERS="n0-127.0.0.1:${DP[0]};n1-127.0.0.1:${DP[1]};n2-127.0.0.1:${DP[2]}"
+for i in 0 1 2; do
+    "$BR" -n "127.0.0.1:$NSP" --brokerName=bench-r --listenPort="${BP[$i]}" --listenHost=127.0.0.1 \
+        --brokerIP1=127.0.0.1 --storePathRootDir="$TMP/r$i" --logDir="$TMP/logs" \
+        --enableDLegerCommitLog=true --dLegerGroup=benchr --dLegerPeers="$PEERS" --dLegerSelfId=n$i \
+        --dLegerSyncBeforeAck=false > "$TMP/r$i.log" 2>&1 &
+    PIDS+=($!)
+done
+for i in 0 1 2; do wait_port "${BP[$i]}"; done
+sleep 2
+measure relaxed
+stop_all
+printf '| load | target | msgs/s | ratio to single | p50 / p99 ms |\n|---|---|---:|---:|---|\n'
+for l in 4x64 1x1; do
+    read -r st sp50 sp99 sf <<< "${RES[single-$l]}"
+    for t in single dledger relaxed; do
+        read -r tt tp50 tp99 tf <<< "${RES[$t-$l]}"
+        ratio=$(python3 -c "print(f'{float($tt)/max(float($st),1):.2f}')")
+        printf '| %s | %s | %.0f | %s | %s / %s |\n' "$l" "$t" "$tt" "$ratio" "$tp50" "$tp99"
+        if [[ $tf != 0 ]]; then echo "($l $t: $tf failed sends)"; fi
+    done
+done
