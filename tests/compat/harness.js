@@ -18,7 +18,9 @@
 //   COMPAT_GROUP               broker topology: '' (default: one ASYNC_MASTER), '1m2s' (a SYNC_MASTER
 //                              with inSyncReplicas=2 + two slaves of the same brokerName), or
 //                              '1m2s-stopped' (the same, with slave 2 SIGSTOPped once the group
-//                              replicates, and SIGCONTed at the end). Tests talk to the master as before.
+//                              replicates, and SIGCONTed at the end), or 'dledger' (a 3-peer DLedger
+//                              group whose preferred leader is the tests' broker). Tests talk to the
+//                              master as before.
 
 const assert = require('node:assert/strict');
 const childProcess = require('node:child_process');
@@ -197,6 +199,8 @@ function groupMode() {
     '': null,
     '1m2s': { name: '1m2s', slaves: 2, stopSlave: false },
     '1m2s-stopped': { name: '1m2s-stopped', slaves: 2, stopSlave: true },
+    // A 3-peer DLedger group (n0 = this.broker with preferredLeaderId=n0, n1, n2 = this.slaves).
+    'dledger': { name: 'dledger', slaves: 2, stopSlave: false, dledger: true },
   };
   if (!(mode in modes)) {
     throw new Error(`COMPAT_GROUP=${mode}: expected one of ${Object.keys(modes).map(m => `'${m}'`).join(', ')}`);
@@ -552,7 +556,18 @@ class Cluster {
       flushDiskType: 'ASYNC_FLUSH',
       logDir: path.join(brokerDir, 'logs'),
     };
-    if (this.group) {
+    const dledgerPorts = [];
+    if (this.group && this.group.dledger) {
+      for (let i = 0; i <= this.group.slaves; i++) dledgerPorts.push(await freePort());
+      Object.assign(brokerProps, {
+        enableDLegerCommitLog: true,
+        dLegerGroup: `${this.brokerName}-raft`,
+        dLegerPeers: dledgerPorts.map((p, i) => `n${i}-${LOCALHOST}:${p}`).join(';'),
+        dLegerSelfId: 'n0',
+        preferredLeaderId: 'n0',
+        slaveSynchronizePeriod: 1000,
+      });
+    } else if (this.group) {
       // Quorum writes: master + one of the two slaves must hold every message before the answer.
       // Short HA timers so a hung slave is noticed within seconds (defaults: 5 s / 20 s).
       Object.assign(brokerProps, {
@@ -580,9 +595,12 @@ class Cluster {
       const store = path.join(dir, 'store');
       fs.mkdirSync(store, { recursive: true });
       const conf = path.join(dir, 'broker.conf');
-      writeProperties(conf, Object.assign({}, brokerProps, {
+      writeProperties(conf, Object.assign({}, brokerProps, this.group.dledger ? {
+        dLegerSelfId: `n${id}`,
+      } : {
         brokerId: id,
         brokerRole: 'SLAVE',
+      }, {
         listenPort: port,
         storePathRootDir: store,
         storePathCommitLog: path.join(store, 'commitlog'),
@@ -661,6 +679,22 @@ class Cluster {
    * the master streams to both slaves; then, in '1m2s-stopped', SIGSTOPs slave 2's broker process.
    */
   async _waitForGroup() {
+    if (this.group.dledger) {
+      // The preferred leader (n0, the tests' broker) leads and is writable; the name server lists
+      // it as brokerId 0 and the followers n1, n2 as brokerIds 2, 3 (RocketMQ's rule: digits + 1).
+      await waitFor('the DLedger group to make n0 its writable leader', async () => {
+        this.assertServersAlive();
+        const table = await this.runtimeInfo();
+        return table.dledgerRole === 'Leader' && table.dledgerWritable === 'true';
+      }, { timeoutMs: 30000, intervalMs: 200 });
+      await waitFor(`the name server to list the three peers of ${this.brokerName}`, async () => {
+        this.assertServersAlive();
+        const route = await this.routeOf('TBW102');
+        const bd = route && route.brokerDatas.find(b => b.brokerName === this.brokerName);
+        return bd && bd.brokerAddrs['0'] === this.brokerAddr && bd.brokerAddrs['2'] && bd.brokerAddrs['3'];
+      }, { timeoutMs: 20000, intervalMs: 200 });
+      return;
+    }
     const ids = [ '0', ...this.slaves.map(s => String(s.id)) ];
     await waitFor(`the name server to list brokerIds ${ids.join(',')} of ${this.brokerName}`, async () => {
       this.assertServersAlive();

@@ -6,6 +6,7 @@
 #   tests/compat/run.sh --group MODE [test files...]  against a broker group instead of one broker:
 #                                                     MODE 1m2s (SYNC_MASTER inSyncReplicas=2 + 2 slaves)
 #                                                     or 1m2s-stopped (the same, one slave SIGSTOPped)
+#                                                     or dledger (3 DLedger peers, n0 preferred leader)
 # Env: COMET_BUILD_DIR (default build/release, relative to the repository root), plus the COMPAT_*
 # knobs documented in harness.js. COMPAT_TIMEOUT bounds the whole run (seconds, default 420),
 # COMPAT_FILE_TIMEOUT each file (default 240).
@@ -33,8 +34,8 @@ fi
 
 if [[ "${1:-}" == "--group" ]]; then
     case "${2:-}" in
-        1m2s|1m2s-stopped) export COMPAT_GROUP=$2 ;;
-        *) echo "compat: --group needs 1m2s or 1m2s-stopped (got '${2:-}')" >&2; exit 2 ;;
+        1m2s|1m2s-stopped|dledger) export COMPAT_GROUP=$2 ;;
+        *) echo "compat: --group needs 1m2s, 1m2s-stopped or dledger (got '${2:-}')" >&2; exit 2 ;;
     esac
     shift 2
     echo "compat: broker group mode $COMPAT_GROUP (master + 2 slaves)"
