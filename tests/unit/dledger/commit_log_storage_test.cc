@@ -18,6 +18,9 @@ using store::testing::tiny_config;
 class CommitLogStorageTest : public store::testing::StoreDirTest {
 protected:
     struct Peer {
+        // The dispatch limit the store's dispatch thread reads; the test thread moves it (the
+        // broker reads the server's committed offset the same way, never the entry log).
+        std::shared_ptr<std::atomic<int64_t>> limit = std::make_shared<std::atomic<int64_t>>(-1);
         std::string root;
         std::unique_ptr<EntryLog> log;
         std::unique_ptr<store::MessageStore> store;
@@ -39,10 +42,16 @@ protected:
         o.recovery_keep_end = [entries](store::PhysicalOffset end) {
             return recovery_keep_end(*entries, end);
         };
-        o.dispatch_limit = [entries] { return committed_end_at_open(*entries); };
+        p.limit->store(-1);
+        auto limit = p.limit;
+        o.dispatch_limit = [entries, limit] {
+            const int64_t l = limit->load();  // -1: recovery, on the opening thread
+            return l >= 0 ? store::PhysicalOffset(l) : committed_end_at_open(*entries);
+        };
         auto s = store::MessageStore::open(tiny_config(p.root), clock_, o);
         ASSERT_TRUE(s.is_ok()) << s.status().to_string();
         p.store = std::move(s).value();
+        p.limit->store(committed_end_at_open(*p.log).value());
         p.store->start();
         p.storage = std::make_unique<CommitLogStorage>(*p.log, *p.store);
     }
@@ -81,6 +90,7 @@ protected:
     void set_commit(Peer& p, int64_t commit) {
         p.log->set_hard_state(raft::HardState{raft::Term(1), raft::NodeId(1), raft::LogIndex(commit)});
         ASSERT_TRUE(p.log->sync_hard_state(true).is_ok());
+        p.limit->store(p.log->end_of(raft::LogIndex(commit)));
     }
 
     ManualClock clock_;

@@ -86,9 +86,11 @@ protected:
             auto s = store::MessageStore::open(tiny_config(root), clock_, o);
             ASSERT_TRUE(s.is_ok()) << s.status().to_string();
             p.store = std::move(s).value();
-            p.store->start();
             p.server = std::make_unique<DLedgerServer>(*cfg, *p.log, *p.store, clock_);
+            // As the broker does: the dispatch limit reads the server before the store's
+            // dispatch thread starts, never the entry log the driver writes.
             servers_[i].store(p.server.get());
+            p.store->start();
         }
         for (Peer& p : peers_) {
             ASSERT_TRUE(p.server->start().is_ok());
@@ -183,7 +185,9 @@ TEST_F(DLedgerServerTest, ElectsCommitsOnAMajorityAndFailsOver) {
     ASSERT_TRUE(wait_until([&] { return (next = writable_leader()) >= 0; }, 20s));
     EXPECT_NE(next, leader);
     EXPECT_EQ(put(next, "after"), store::PutMessageStatus::kPutOk);
-    EXPECT_EQ(peers_[next].store->get_max_offset_in_queue("T", 0).value(), 21);
+    // Committed means dispatchable: the ConsumeQueue follows shortly (the dispatch thread).
+    EXPECT_TRUE(wait_until(
+        [&] { return peers_[next].store->get_max_offset_in_queue("T", 0).value() == 21; }, 20s));
 }
 
 }  // namespace
