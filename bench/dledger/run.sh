@@ -65,34 +65,27 @@ PIDS+=($!)
 wait_port "$P"; sleep 1
 measure single
 stop_all
-# dledger
-start_ns dledger
-DP=($(port) $(port) $(port)); BP=($(port) $(port) $(port))
-PEERS="n0-127.0.0.1:${DP[0]};n1-127.0.0.1:${DP[1]};n2-127.0.0.1:${DP[2]}"
-for i in 0 1 2; do
-    "$BR" -n "127.0.0.1:$NSP" --brokerName=bench-d --listenPort="${BP[$i]}" --listenHost=127.0.0.1 \
-        --brokerIP1=127.0.0.1 --storePathRootDir="$TMP/d$i" --logDir="$TMP/logs" \
-        --enableDLegerCommitLog=true --dLegerGroup=bench --dLegerPeers="$PEERS" --dLegerSelfId=n$i \
-        > "$TMP/d$i.log" 2>&1 &
-    PIDS+=($!)
-done
-for i in 0 1 2; do wait_port "${BP[$i]}"; done
-sleep 2
+# start_group LABEL [EXTRA_FLAG...]: a name server and a 3-peer DLedger group
+start_group() {
+    local label=$1
+    shift
+    start_ns "$label"
+    local dp=($(port) $(port) $(port)) bp=($(port) $(port) $(port))
+    local peers="n0-127.0.0.1:${dp[0]};n1-127.0.0.1:${dp[1]};n2-127.0.0.1:${dp[2]}"
+    for i in 0 1 2; do
+        "$BR" -n "127.0.0.1:$NSP" --brokerName="bench-$label" --listenPort="${bp[$i]}" \
+            --listenHost=127.0.0.1 --brokerIP1=127.0.0.1 --storePathRootDir="$TMP/$label$i" \
+            --logDir="$TMP/logs" --enableDLegerCommitLog=true --dLegerGroup="$label" \
+            --dLegerPeers="$peers" --dLegerSelfId=n$i "$@" > "$TMP/$label$i.log" 2>&1 &
+        PIDS+=($!)
+    done
+    for i in 0 1 2; do wait_port "${bp[$i]}"; done
+    sleep 2
+}
+start_group dledger
 measure dledger
 stop_all
-# dledger, relaxed policy (dLegerSyncBeforeAck=false)
-start_ns relaxed
-DP=($(port) $(port) $(port)); BP=($(port) $(port) $(port))
-PEERS="n0-127.0.0.1:${DP[0]};n1-127.0.0.1:${DP[1]};n2-127.0.0.1:${DP[2]}"
-for i in 0 1 2; do
-    "$BR" -n "127.0.0.1:$NSP" --brokerName=bench-r --listenPort="${BP[$i]}" --listenHost=127.0.0.1 \
-        --brokerIP1=127.0.0.1 --storePathRootDir="$TMP/r$i" --logDir="$TMP/logs" \
-        --enableDLegerCommitLog=true --dLegerGroup=benchr --dLegerPeers="$PEERS" --dLegerSelfId=n$i \
-        --dLegerSyncBeforeAck=false > "$TMP/r$i.log" 2>&1 &
-    PIDS+=($!)
-done
-for i in 0 1 2; do wait_port "${BP[$i]}"; done
-sleep 2
+start_group relaxed --dLegerSyncBeforeAck=false
 measure relaxed
 stop_all
 printf '| load | target | msgs/s | ratio to single | p50 / p99 ms |\n|---|---|---:|---:|---|\n'

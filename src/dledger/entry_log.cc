@@ -168,6 +168,16 @@ Status EntryLog::load() {
         }
         written_hs_ = hs_;
     }
+    // The hard state is written only when a sync finds term or vote changed, the records with
+    // every pwrite: after a kill -9 between the two, the log may hold entries of a term the
+    // hard state never reached. Their leader existed, so this peer is in that term (no vote).
+    if (!recs_.empty() && recs_.back().term > hs_.term) {
+        spdlog::warn("{}: the log holds entries of term {} but the hard state says term {}: "
+                     "taking term {} (no vote)",
+                     dir_, recs_.back().term, hs_.term, recs_.back().term);
+        hs_.term = recs_.back().term;
+        hs_.voted_for = raft::kNoNode;
+    }
     return Status::ok();
 }
 

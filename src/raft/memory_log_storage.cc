@@ -88,6 +88,25 @@ void MemoryLogStorage::crash(size_t keep_unsynced, bool keep_unsynced_hard_state
     durable_hard_state_ = hard_state_;
 }
 
+void MemoryLogStorage::crash_split(size_t keep_data, size_t keep_records) {
+    const size_t unsynced = entries_.size() - durable_len_;
+    const size_t keep = durable_len_ + std::min({keep_data, keep_records, unsynced});
+    if (keep < entries_.size()) {
+        entries_.resize(keep);
+        changed_from_ = std::min(changed_from_, keep);
+    }
+    durable_len_ = entries_.size();
+    hard_state_ = durable_hard_state_;
+    if (!entries_.empty() && entries_.back().term > hard_state_.term) {
+        hard_state_.term = entries_.back().term;
+        hard_state_.voted_for = kNoNode;
+    }
+    if (hard_state_.commit.value() > static_cast<int64_t>(entries_.size())) {
+        hard_state_.commit = LogIndex(static_cast<int64_t>(entries_.size()));
+    }
+    durable_hard_state_ = hard_state_;
+}
+
 const Entry& MemoryLogStorage::entry(LogIndex index) const {
     COMET_CHECK(index.value() >= 1 && index <= last_index(), "entry({}) outside [1, {}]", index,
                 last_index());

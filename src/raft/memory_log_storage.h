@@ -30,6 +30,13 @@ public:
     // unsynced tail, and the last synced hard state (or, when keep_unsynced_hard_state, the
     // latest one: an unsynced write may also have reached the disk).
     void crash(size_t keep_unsynced, bool keep_unsynced_hard_state);
+    // Power loss under DLedger mode's storage rules (docs/dledger.md, "Files"): each entry is
+    // CommitLog bytes plus a record in another file, the hard state a third file written only by
+    // a sync that finds term or vote changed. The unsynced tails of the two log files survive
+    // independently (keep_data / keep_records entries each); recovery keeps the entries that
+    // have both and cuts the rest; an unsynced hard state never survives, and a kept entry of a
+    // newer term than the durable hard state raises the term (no vote), as EntryLog::load does.
+    void crash_split(size_t keep_data, size_t keep_records);
 
     // Direct access for checkers. Requires: 1 <= index <= last_index().
     const Entry& entry(LogIndex index) const;

@@ -54,6 +54,7 @@ RaftSim::RaftSim(const SimOptions& options)
     disrupt_leader_p_ = rng_.chance(0.5) ? 0.4 : 0.0;
     max_inflight_ = static_cast<size_t>(rng_.uniform(1, 8));
     election_max_ms_ = rng_.chance(0.3) ? 170 : 300;
+    dledger_storage_ = rng_.chance(0.5);
     fault_gap_max_ = rng_.chance(0.5) ? 150 : 400;
     preferred_ =
         rng_.chance(0.2) ? NodeId(static_cast<int32_t>(rng_.uniform(1, opt_.nodes))) : kNoNode;
@@ -455,9 +456,13 @@ void RaftSim::crash(int id) {
     SimNode& n = nodes_.at(id);
     n.raft.reset();
     n.incarnation += 1;
-    const auto keep =
-        static_cast<size_t>(rng_.uniform(0, static_cast<int64_t>(n.storage->unsynced_count())));
-    n.storage->crash(keep, rng_.chance(0.5));
+    const auto unsynced = static_cast<int64_t>(n.storage->unsynced_count());
+    const auto keep = static_cast<size_t>(rng_.uniform(0, unsynced));
+    if (dledger_storage_) {
+        n.storage->crash_split(keep, static_cast<size_t>(rng_.uniform(0, unsynced)));
+    } else {
+        n.storage->crash(keep, rng_.chance(0.5));
+    }
     n.applied = LogIndex(0);
     n.disk_free_at = now_;
     update_prefix_hashes(n);

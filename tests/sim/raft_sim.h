@@ -132,6 +132,9 @@ private:
     size_t max_inflight_ = 8;
     NodeId preferred_ = kNoNode;
     int election_max_ms_ = 300;    // narrow spread in some seeds: more split votes
+    // Crashes under DLedger mode's storage rules (MemoryLogStorage::crash_split) in half the
+    // seeds: CommitLog bytes, entry records and hard state in separate files.
+    bool dledger_storage_ = false;
     int64_t fault_gap_max_ = 400;  // faults every 20..gap ms
     double disrupt_leader_p_ = 0;  // chance that a new leader is cut off or crashed soon
 

@@ -134,5 +134,21 @@ TEST_F(EntryLogTest, ACorruptHardStateOrHeaderFailsOpenWithTheFileName) {
     EXPECT_NE(log.status().message().find("entries"), std::string::npos);
 }
 
+TEST_F(EntryLogTest, EntriesOfANewerTermThanTheHardStateRaiseTheTerm) {
+    {
+        auto log = open();
+        ASSERT_TRUE(log->set_base(0).is_ok());
+        log->set_hard_state(raft::HardState{raft::Term(4), raft::NodeId(2), raft::LogIndex(0)});
+        ASSERT_TRUE(log->sync_hard_state(true).is_ok());
+        // A follower learns term 5 from an append and is killed before its sync: the record is
+        // in the page cache, the new hard state never written.
+        ASSERT_TRUE(log->append(rec(0, 10, 5)).is_ok());
+    }
+    auto log = open();
+    EXPECT_EQ(log->hard_state().term, raft::Term(5));
+    EXPECT_EQ(log->hard_state().voted_for, raft::kNoNode);
+    EXPECT_TRUE(log->hard_state_pending());
+}
+
 }  // namespace
 }  // namespace comet::dledger
