@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 
+#include <algorithm>
 #include <random>
 
 #include <spdlog/spdlog.h>
@@ -86,13 +87,16 @@ Status DLedgerServer::start() {
     server_->register_inline_processor(
         kRaftMessageCode,
         net::make_processor([this](const net::ConnectionPtr&, protocol::RemotingCommand req,
-                                   net::Responder) { on_message(req.body); }));
+                                   net::Responder) { on_message(std::move(req.body)); }));
     COMET_RETURN_IF_ERROR(server_->start());
     net::RemotingClientConfig cc;
     cc.name = "DLedgerClient";
     cc.connect_timeout = std::chrono::milliseconds(500);
     client_ = std::make_unique<net::RemotingClient>(cc);
     client_->start();
+    for (const DLedgerPeer& p : config_.peers) {
+        (void)links_[p.node.value()];
+    }
     started_ = true;
     flusher_ = std::thread([this] { run_flusher(); });
     driver_ = std::thread([this] { run(); });
@@ -220,8 +224,8 @@ std::map<std::string, std::string> DLedgerServer::runtime_info() const {
     return m;
 }
 
-void DLedgerServer::on_message(const std::string& body) {
-    auto owner = std::make_shared<const std::string>(body);
+void DLedgerServer::on_message(std::string body) {
+    auto owner = std::make_shared<const std::string>(std::move(body));
     int64_t tag = 0;
     auto m = raft::decode_message(owner, &tag);
     if (!m.is_ok()) {
@@ -239,6 +243,11 @@ void DLedgerServer::on_message(const std::string& body) {
         }
         return;
     }
+    // Heard from it: it is up again, end any back-off at once (catch-up starts now).
+    if (auto it = links_.find(m->from.value()); it != links_.end() && it->second.backoff_ms.load() != 0) {
+        it->second.backoff_ms.store(0);
+        it->second.retry_at.store({});
+    }
     {
         MutexLock l(mu_);
         inbox_.push_back(std::move(m).value());
@@ -251,9 +260,29 @@ void DLedgerServer::send(const raft::Message& m) {
     if (p == nullptr) {
         return;
     }
+    // A peer that is down: Raft retries by itself (heartbeats, probes), so after a failed write
+    // nothing goes to it for a back-off (50 ms doubling to 1 s) instead of a connect attempt,
+    // and a warning, every heartbeat.
+    auto it = links_.find(m.to.value());
+    if (it == links_.end()) {
+        return;
+    }
+    PeerLink& link = it->second;
+    const auto now = SteadyClock::now();
+    if (now < link.retry_at.load()) {
+        return;
+    }
     protocol::RemotingCommand req = protocol::RemotingCommand::request(kRaftMessageCode);
     raft::encode_message(m, log_.base_offset(), &req.body);
-    client_->invoke_oneway_async(p->addr(), std::move(req));
+    client_->invoke_oneway_async(p->addr(), std::move(req), [&link](Status st) {
+        if (st.is_ok()) {
+            link.backoff_ms.store(0);
+            return;
+        }
+        const int64_t b = std::clamp<int64_t>(link.backoff_ms.load() * 2, 50, 1000);
+        link.backoff_ms.store(b);
+        link.retry_at.store(SteadyClock::now() + std::chrono::milliseconds(b));
+    });
 }
 
 void DLedgerServer::run() {

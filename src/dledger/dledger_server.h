@@ -98,6 +98,10 @@ private:
     struct Inbound {
         raft::Message msg;
     };
+    struct PeerLink {  // outbound link to one peer: back-off after failed writes
+        std::atomic<std::chrono::steady_clock::time_point> retry_at{};
+        std::atomic<int64_t> backoff_ms{0};
+    };
     struct PeerStatus {
         std::string id;
         int64_t match_index = 0;
@@ -114,7 +118,7 @@ private:
     void publish_commit(raft::LogIndex commit);
     void fail_waiters_above(int64_t offset, store::PutMessageStatus status);
     void expire_waiters();
-    void on_message(const std::string& body);
+    void on_message(std::string body);
     void send(const raft::Message& m);
     void publish_status();
 
@@ -127,6 +131,7 @@ private:
     std::unique_ptr<raft::RaftNode> node_;  // driver thread only (after start)
     std::unique_ptr<net::RemotingServer> server_;
     std::unique_ptr<net::RemotingClient> client_;
+    std::map<int32_t, PeerLink> links_;  // by node id; filled in start(), then only looked up
 
     std::atomic<bool> writable_{false};
     std::atomic<int64_t> in_flight_puts_{0};
