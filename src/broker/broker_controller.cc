@@ -360,7 +360,8 @@ void BrokerController::register_processors() {
 
 Status BrokerController::open_dledger_log(const BrokerConfig& cfg,
                                           store::MessageStoreOptions* options) {
-    auto log = dledger::EntryLog::open(cfg.store_root() + "/dledger");
+    auto log = dledger::EntryLog::open(cfg.store_root() + "/dledger",
+                                       cfg.store_root() + "/epochFileCheckpoint");
     if (!log.is_ok()) {
         return Status::error(log.status().code(), "open DLedger log: {}", log.status().message());
     }
@@ -396,6 +397,10 @@ Status BrokerController::retire_dledger_log(const BrokerConfig& cfg) {
     if (ec) {
         return Status::error(Errc::kIoError, "retire the DLedger log {}: {}", dir.string(),
                              ec.message());
+    }
+    const fs::path epochs = fs::path(cfg.store_root()) / "epochFileCheckpoint";
+    if (fs::exists(epochs, ec)) {
+        fs::rename(epochs, aside / "epochFileCheckpoint", ec);
     }
     spdlog::warn("enableDLegerCommitLog=false: the DLedger log of an earlier run is moved to {}",
                  aside.string());

@@ -76,16 +76,34 @@ Status fsync_dir(const std::string& dir) {
 
 }  // namespace
 
-Result<std::unique_ptr<EntryLog>> EntryLog::open(const std::string& dir) {
+Result<std::unique_ptr<EntryLog>> EntryLog::open(const std::string& dir,
+                                                 const std::string& epoch_path) {
     std::unique_ptr<EntryLog> log(new EntryLog());
     log->dir_ = dir;
+    log->keep_epochs_ = !epoch_path.empty();
+    log->epochs_ = store::EpochFile(epoch_path);
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
     if (ec) {
         return Status::error(Errc::kIoError, "create {}: {}", dir, ec.message());
     }
     COMET_RETURN_IF_ERROR(log->load());
+    COMET_RETURN_IF_ERROR(log->rebuild_epochs());
     return log;
+}
+
+Status EntryLog::rebuild_epochs() {
+    if (!keep_epochs_) {
+        return Status::ok();
+    }
+    epochs_.clear();
+    for (const EntryRecord& r : recs_) {
+        if (r.term.value() > epochs_.last_epoch()) {
+            COMET_RETURN_IF_ERROR(epochs_.append(r.term.value(), r.start));
+        }
+    }
+    epochs_dirty_ = false;
+    return epochs_.save();
 }
 
 EntryLog::~EntryLog() {
@@ -210,6 +228,10 @@ Status EntryLog::append(const EntryRecord& r) {
     COMET_RETURN_IF_ERROR(write_all(fd_, b, sizeof b, at, dir_ + "/entries"));
     recs_.push_back(r);
     dirty_ = true;
+    if (keep_epochs_ && r.term.value() > epochs_.last_epoch()) {
+        COMET_RETURN_IF_ERROR(epochs_.append(r.term.value(), r.start));
+        epochs_dirty_ = true;
+    }
     return Status::ok();
 }
 
@@ -225,7 +247,7 @@ Status EntryLog::truncate_from(raft::LogIndex from) {
         return io_error("truncate", path);
     }
     recs_.resize(keep);
-    return Status::ok();
+    return rebuild_epochs();
 }
 
 Result<int64_t> EntryLog::cut_beyond(int64_t log_end) {
@@ -270,6 +292,10 @@ Status EntryLog::sync_records() const {
 }
 
 Status EntryLog::sync_hard_state(bool force) {
+    if (epochs_dirty_) {
+        epochs_dirty_ = false;
+        COMET_RETURN_IF_ERROR(epochs_.save());
+    }
     if (!force && hs_.term == written_hs_.term && hs_.voted_for == written_hs_.voted_for) {
         return Status::ok();
     }

@@ -28,6 +28,7 @@
 
 #include "base/status.h"
 #include "raft/types.h"
+#include "store/epoch_file.h"
 
 namespace comet::dledger {
 
@@ -44,8 +45,12 @@ public:
     static constexpr size_t kRecordSize = 32;
 
     // Opens (or creates) the files under dir. A new log has no base yet (has_base() false)
-    // until set_base(). Errors: unreadable files, a bad header or hard-state checksum.
-    static Result<std::unique_ptr<EntryLog>> open(const std::string& dir);
+    // until set_base(). With `epoch_path`, RocketMQ's epochFileCheckpoint (store::EpochFile)
+    // is kept there as a view of the entries: term -> first CommitLog offset, rewritten at open,
+    // after a truncation and (when a new term began) with the hard state. Errors: unreadable
+    // files, a bad header or hard-state checksum.
+    static Result<std::unique_ptr<EntryLog>> open(const std::string& dir,
+                                                  const std::string& epoch_path = "");
     ~EntryLog();
     EntryLog(const EntryLog&) = delete;
     EntryLog& operator=(const EntryLog&) = delete;
@@ -91,11 +96,14 @@ public:
     Status sync_hard_state(bool force);
 
     const std::string& dir() const { return dir_; }
+    // Term -> first offset, as in epochFileCheckpoint (empty without an epoch path).
+    const std::vector<store::EpochEntry>& epochs() const { return epochs_.entries(); }
 
 private:
     EntryLog() = default;
     Status load();
     Status write_hard_state(const raft::HardState& hs);
+    Status rebuild_epochs();
 
     std::string dir_;
     int fd_ = -1;
@@ -106,6 +114,9 @@ private:
     raft::HardState hs_;
     raft::HardState written_hs_;
     bool lost_committed_ = false;
+    store::EpochFile epochs_{""};
+    bool keep_epochs_ = false;
+    bool epochs_dirty_ = false;
 };
 
 }  // namespace comet::dledger

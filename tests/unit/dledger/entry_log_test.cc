@@ -150,5 +150,34 @@ TEST_F(EntryLogTest, EntriesOfANewerTermThanTheHardStateRaiseTheTerm) {
     EXPECT_TRUE(log->hard_state_pending());
 }
 
+TEST_F(EntryLogTest, TheEpochFileFollowsTermsAndTruncation) {
+    const std::string epochs = dir_ + "/epochFileCheckpoint";
+    {
+        auto log = EntryLog::open(dir_, epochs);
+        ASSERT_TRUE(log.is_ok());
+        ASSERT_TRUE((*log)->set_base(1000).is_ok());
+        ASSERT_TRUE((*log)->append(rec(1000, 10, 1)).is_ok());
+        ASSERT_TRUE((*log)->append(rec(1010, 10, 1)).is_ok());
+        ASSERT_TRUE((*log)->append(rec(1020, 10, 3)).is_ok());
+        ASSERT_TRUE((*log)->append(rec(1030, 10, 4)).is_ok());
+        ASSERT_TRUE((*log)->sync().is_ok());
+        ASSERT_TRUE((*log)->sync_hard_state(true).is_ok());
+        ASSERT_TRUE((*log)->truncate_from(raft::LogIndex(4)).is_ok());
+        EXPECT_EQ((*log)->epochs(),
+                  (std::vector<store::EpochEntry>{{1, 1000}, {3, 1020}}));
+    }
+    store::EpochFile file(epochs);
+    ASSERT_TRUE(file.load().is_ok());
+    EXPECT_EQ(file.entries(), (std::vector<store::EpochEntry>{{1, 1000}, {3, 1020}}));
+    // Rebuilt from the entries at open, whatever the file said.
+    std::filesystem::remove(epochs);
+    std::filesystem::remove(epochs + ".bak");
+    auto log = EntryLog::open(dir_, epochs);
+    ASSERT_TRUE(log.is_ok());
+    EXPECT_EQ((*log)->epochs(), (std::vector<store::EpochEntry>{{1, 1000}, {3, 1020}}));
+    ASSERT_TRUE(file.load().is_ok());
+    EXPECT_EQ(file.entries().size(), 2u);
+}
+
 }  // namespace
 }  // namespace comet::dledger
