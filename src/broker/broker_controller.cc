@@ -426,9 +426,11 @@ void BrokerController::on_dledger_role(const dledger::DLedgerServer::RoleInfo& i
     spdlog::info("DLedger: registering as {} (brokerId {}, leader {})", master ? "master" : "slave",
                  id, info.leader_id.empty() ? "unknown" : info.leader_id);
     request_registration();
-    if (!master) {
-        // The new leader registers as master only once it is writable, usually just after
-        // this: register once more shortly, so the register result names it.
+    {
+        // Register once more shortly. A follower: the new leader registers as master only once
+        // writable, usually just after this, and the register result then names it. A new
+        // master: the name server ignores a brokerId 0 still held by the old leader (with a
+        // newer state version) until that one re-registers as a slave, which it does at once.
         MutexLock l(mu_);
         register_again_at_ = clock_.now() + std::chrono::milliseconds(500);
         cv_.notify_all();

@@ -762,6 +762,10 @@ class Cluster {
       const route = await this.routeOf('TBW102');
       return route && route.brokerDatas.some(b => b.brokerName === this.brokerName);
     }, { timeoutMs: 15000, intervalMs: 200 });
+    // DLedger: the stopped leader comes back as a follower; the group hands leadership back to
+    // it (preferredLeaderId) once it has caught up, and only then is it this test's master again
+    // (an unmodified client keeps the master address of its cached route until its 30 s poll).
+    if (this.group && this.group.dledger) await this._waitForGroup();
     return { exit, stopMs, startMs: Date.now() - t1 };
   }
 
