@@ -765,7 +765,16 @@ class Cluster {
     // DLedger: the stopped leader comes back as a follower; the group hands leadership back to
     // it (preferredLeaderId) once it has caught up, and only then is it this test's master again
     // (an unmodified client keeps the master address of its cached route until its 30 s poll).
-    if (this.group && this.group.dledger) await this._waitForGroup();
+    if (this.group && this.group.dledger) {
+      await this._waitForGroup();
+      // A client may have fetched the route while the other peer led for a moment (between
+      // the stop and the hand-back): it keeps sending to that peer, now a follower, until its
+      // next route poll (every second here, 30 s by default; docs/dledger.md "Clients"). Do that
+      // poll now, as every client would shortly.
+      for (const client of this.clients) {
+        if (client._mqClient) await client._mqClient.updateAllTopicRouterInfo();
+      }
+    }
     return { exit, stopMs, startMs: Date.now() - t1 };
   }
 
