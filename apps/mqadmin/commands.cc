@@ -11,6 +11,8 @@
 #include <cstdlib>
 #include <ctime>
 #include <limits>
+#include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -691,25 +693,30 @@ Status cmd_dledger_status(Context& ctx) {
     return Status::ok();
 }
 
+// The peer of `addrs` that reports itself DLedger leader, with its runtime info.
+std::optional<std::pair<std::string, std::map<std::string, std::string>>> leader_of(
+    AdminClient& admin, const std::vector<std::string>& addrs) {
+    for (const auto& a : addrs) {
+        auto kv = admin.broker_runtime_info(a);
+        if (kv.is_ok() && (*kv)["dledgerRole"] == "Leader") {
+            return std::make_pair(a, std::move(kv).value());
+        }
+    }
+    return std::nullopt;
+}
+
 // transferLeader: asks the group's leader to hand leadership to peer -p, then waits (bounded)
 // until that peer reports itself the writable leader.
 Status cmd_transfer_leader(Context& ctx) {
     COMET_ASSIGN_OR_RETURN(auto admin, start_admin(ctx));
     const std::string target = ctx.opts.get('p');
     COMET_ASSIGN_OR_RETURN(auto addrs, group_addrs(*admin, ctx.opts.get('b')));
-    std::string leader_addr;
-    std::string leader_id;
-    for (const auto& a : addrs) {
-        auto kv = admin->broker_runtime_info(a);
-        if (kv.is_ok() && (*kv)["dledgerRole"] == "Leader") {
-            leader_addr = a;
-            leader_id = (*kv)["dledgerSelfId"];
-        }
-    }
-    if (leader_addr.empty()) {
+    auto leader = leader_of(*admin, addrs);
+    if (!leader) {
         return Status::error(Errc::kUnavailable, "group {} has no leader right now",
                              ctx.opts.get('b'));
     }
+    const std::string leader_id = leader->second["dledgerSelfId"];
     if (leader_id == target) {
         fmt::print(ctx.out, "{} already leads group {}\n", target, ctx.opts.get('b'));
         return Status::ok();
@@ -717,20 +724,17 @@ Status cmd_transfer_leader(Context& ctx) {
     auto req = protocol::RemotingCommand::request(protocol::RequestCode::kDledgerLeadershipTransfer);
     req.ext_fields["transferId"] = target;
     COMET_ASSIGN_OR_RETURN(auto resp, admin->instance().remoting().invoke_sync(
-                                          leader_addr, std::move(req), std::chrono::seconds(5)));
+                                          leader->first, std::move(req), std::chrono::seconds(5)));
     if (resp.code != protocol::ResponseCode::kSuccess) {
-        return Status::error(Errc::kFailedPrecondition, "{} refused: {}", leader_addr,
+        return Status::error(Errc::kFailedPrecondition, "{} refused: {}", leader->first,
                              resp.remark.value_or(""));
     }
     for (int i = 0; i < 100; ++i) {
-        for (const auto& a : addrs) {
-            auto kv = admin->broker_runtime_info(a);
-            if (kv.is_ok() && (*kv)["dledgerSelfId"] == target && (*kv)["dledgerRole"] == "Leader" &&
-                (*kv)["dledgerWritable"] == "true") {
-                fmt::print(ctx.out, "leadership of {} moved from {} to {} (term {})\n",
-                           ctx.opts.get('b'), leader_id, target, (*kv)["dledgerTerm"]);
-                return Status::ok();
-            }
+        auto now = leader_of(*admin, addrs);
+        if (now && now->second["dledgerSelfId"] == target && now->second["dledgerWritable"] == "true") {
+            fmt::print(ctx.out, "leadership of {} moved from {} to {} (term {})\n",
+                       ctx.opts.get('b'), leader_id, target, now->second["dledgerTerm"]);
+            return Status::ok();
         }
         ::usleep(100 * 1000);
     }

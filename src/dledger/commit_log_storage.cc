@@ -99,7 +99,7 @@ Status CommitLogStorage::sync_data() {
     if (!store_.commit_log().flush_service().flush_all()) {
         return Status::error(Errc::kIoError, "CommitLog flush failed");
     }
-    return log_.sync_records();
+    return log_.sync();
 }
 
 }  // namespace comet::dledger

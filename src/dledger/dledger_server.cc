@@ -24,8 +24,7 @@ Result<store::PhysicalOffset> recovery_keep_end(EntryLog& log, store::PhysicalOf
         spdlog::info("DLedger log created at {}: base offset {}", log.dir(), cl_end);
         return cl_end;
     }
-    COMET_ASSIGN_OR_RETURN(const int64_t dropped, log.cut_beyond(cl_end.value()));
-    (void)dropped;
+    COMET_RETURN_IF_ERROR(log.cut_beyond(cl_end.value()).status());
     if (log.end_offset() > cl_end.value()) {
         return Status::error(Errc::kCorruption,
                              "DLedger log {} starts at {} but the CommitLog ends at {} (was the "
@@ -316,7 +315,8 @@ void DLedgerServer::run() {
             }
         }
         const auto now = SteadyClock::now();
-        if (now >= next_tick) {
+        const bool ticked = now >= next_tick;
+        if (ticked) {
             (void)node_->tick();
             next_tick += tick;
             if (next_tick < now) {
@@ -344,19 +344,21 @@ void DLedgerServer::run() {
             on_role_change(was);
         }
         maybe_become_writable();
-        if (now >= next_hard_state) {
-            // The commit index is opportunistic (raft::HardState): record it about once a
-            // second so a restart dispatches what it already knows is committed.
-            next_hard_state = now + std::chrono::seconds(1);
-            if (log_.hard_state().commit != hs_commit_written_) {
-                hs_commit_written_ = log_.hard_state().commit;
-                if (Status st = log_.sync_hard_state(true); !st.is_ok()) {
-                    spdlog::warn("DLedger {}: hard state: {}", config_.self_id, st.message());
+        if (ticked) {
+            // Housekeeping once a tick, not on every wake-up (a wake-up per batch of puts).
+            if (now >= next_hard_state) {
+                // The commit index is opportunistic (raft::HardState): record it about once a
+                // second so a restart dispatches what it already knows is committed.
+                next_hard_state = now + std::chrono::seconds(1);
+                if (log_.commit_pending()) {
+                    if (Status st = log_.sync_hard_state(true); !st.is_ok()) {
+                        spdlog::warn("DLedger {}: hard state: {}", config_.self_id, st.message());
+                    }
                 }
             }
+            expire_waiters();
+            publish_status();
         }
-        expire_waiters();
-        publish_status();
 #ifndef NDEBUG
         node_->check_invariants();
 #endif

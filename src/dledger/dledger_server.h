@@ -95,9 +95,6 @@ private:
         CommitDone done;
         TimePoint deadline;
     };
-    struct Inbound {
-        raft::Message msg;
-    };
     struct PeerLink {  // outbound link to one peer: back-off after failed writes
         std::atomic<std::chrono::steady_clock::time_point> retry_at{};
         std::atomic<int64_t> backoff_ms{0};
@@ -157,7 +154,6 @@ private:
     std::multimap<int64_t, Waiter> waiters_ GUARDED_BY(waiters_mu_);
     bool waiters_closed_ GUARDED_BY(waiters_mu_) = false;
 
-    raft::LogIndex hs_commit_written_;  // driver thread
     uint64_t persisted_reported_ = 0;   // driver thread
     // Group commit off the driver thread: the driver posts the highest persist seq, the flush
     // thread ("DLedgerFlush") makes CommitLog + entries durable and publishes flushed_seq_.

@@ -227,7 +227,6 @@ Status EntryLog::append(const EntryRecord& r) {
     const auto at = static_cast<off_t>(kHeader + recs_.size() * kRecordSize);
     COMET_RETURN_IF_ERROR(write_all(fd_, b, sizeof b, at, dir_ + "/entries"));
     recs_.push_back(r);
-    dirty_ = true;
     if (keep_epochs_ && r.term.value() > epochs_.last_epoch()) {
         COMET_RETURN_IF_ERROR(epochs_.append(r.term.value(), r.start));
         epochs_dirty_ = true;
@@ -273,18 +272,7 @@ Result<int64_t> EntryLog::cut_beyond(int64_t log_end) {
     return dropped;
 }
 
-Status EntryLog::sync() {
-    if (!dirty_) {
-        return Status::ok();
-    }
-    if (::fdatasync(fd_) != 0) {
-        return io_error("fdatasync", dir_ + "/entries");
-    }
-    dirty_ = false;
-    return Status::ok();
-}
-
-Status EntryLog::sync_records() const {
+Status EntryLog::sync() const {
     if (::fdatasync(fd_) != 0) {
         return io_error("fdatasync", dir_ + "/entries");
     }

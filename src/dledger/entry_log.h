@@ -75,15 +75,15 @@ public:
     // tail). Returns how many were dropped. Dropping an entry at or below the recorded commit
     // means committed data was lost here (corruption): lost_committed_entries() turns true.
     Result<int64_t> cut_beyond(int64_t log_end);
-    // fdatasync of the entries file when something was appended since the last sync.
-    Status sync();
-    // fdatasync of the entries file, unconditionally. Thread-safe (the driver's flush thread
-    // calls it while the driver appends): it covers every record appended before the call.
-    Status sync_records() const;
+    // fdatasync of the entries file. Thread-safe (the driver's flush thread calls it while the
+    // driver appends): it covers every record appended before the call.
+    Status sync() const;
     // Term or vote changed since the hard state was last written.
     bool hard_state_pending() const {
         return hs_.term != written_hs_.term || hs_.voted_for != written_hs_.voted_for;
     }
+    // The commit index moved since the hard state was last written.
+    bool commit_pending() const { return hs_.commit != written_hs_.commit; }
 
     bool lost_committed_entries() const { return lost_committed_; }
 
@@ -110,7 +110,6 @@ private:
     bool has_base_ = false;
     int64_t base_ = 0;
     std::vector<EntryRecord> recs_;
-    bool dirty_ = false;
     raft::HardState hs_;
     raft::HardState written_hs_;
     bool lost_committed_ = false;

@@ -20,6 +20,7 @@
 #include "harness.h"
 #include "protocol/message_decoder.h"
 #include "protocol/request_code.h"
+#include "protocol/route_bodies.h"
 #include "protocol/response_code.h"
 
 namespace comet::it {
@@ -40,6 +41,7 @@ struct Peer {
     uint16_t dledger_port = 0;
     std::map<std::string, std::string> config;
     std::unique_ptr<Process> process;
+    std::string address() const { return addr(port); }
 };
 
 // A DLedger group of N peers. With `proxied`, every directed link i -> j goes through its own
@@ -316,9 +318,31 @@ TEST_F(DLedgerIt, LeaderCommitsOnMajorityAndFollowersRefuseSendsButServeCommitte
         }
         EXPECT_EQ(got, sent) << "peer " << group_->peer(i).id;
     }
-    // The group registers one master (brokerId 0, the leader) and two slaves.
-    auto route = info(follower);
-    EXPECT_EQ(route["dledgerLeaderId"], group_->peer(static_cast<size_t>(leader)).id);
+    EXPECT_EQ(info(follower)["dledgerLeaderId"], group_->peer(static_cast<size_t>(leader)).id);
+    // The name server lists the leader as brokerId 0 and each follower under RocketMQ's follower
+    // id (the digits of its peer id + 1).
+    std::map<int64_t, std::string> want;
+    for (size_t i = 0; i < 3; ++i) {
+        want[static_cast<int>(i) == leader ? 0 : static_cast<int64_t>(i) + 1] =
+            group_->peer(i).address();
+    }
+    std::map<int64_t, std::string> registered;
+    EXPECT_TRUE(eventually(
+        [&] {
+            auto r = call(client_, ns_port_,
+                          request(protocol::RequestCode::kGetBrokerClusterInfo));
+            if (!r.is_ok() || r->code != RC::kSuccess) {
+                return false;
+            }
+            auto ci = protocol::ClusterInfo::decode(r->body);
+            if (!ci.is_ok() || ci->broker_addr_table.count(kBrokerName) == 0) {
+                return false;
+            }
+            registered = ci->broker_addr_table.at(kBrokerName).broker_addrs;
+            return registered == want;
+        },
+        10s))
+        << "registered ids: " << registered.size();
 }
 
 TEST_F(DLedgerIt, KillingTheLeaderTenTimesLosesNoAcknowledgedMessage) {

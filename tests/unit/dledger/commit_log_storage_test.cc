@@ -87,6 +87,14 @@ protected:
         ASSERT_TRUE(follower.storage->append(entries).is_ok());
         ASSERT_TRUE(follower.storage->sync().is_ok());
     }
+    // A leader and a follower that both hold two entries of `first` and `second` messages.
+    void two_entries_replicated(Peer& leader, Peer& follower, int first, int second) {
+        open_peer(leader, "leader");
+        open_peer(follower, "follower");
+        leader_put_and_propose(leader, first, 1);
+        leader_put_and_propose(leader, second, 1);
+        replicate(leader, follower, raft::LogIndex(1));
+    }
     void set_commit(Peer& p, int64_t commit) {
         p.log->set_hard_state(raft::HardState{raft::Term(1), raft::NodeId(1), raft::LogIndex(commit)});
         ASSERT_TRUE(p.log->sync_hard_state(true).is_ok());
@@ -98,11 +106,7 @@ protected:
 
 TEST_F(CommitLogStorageTest, AFollowerHoldsTheLeadersBytesAtTheSameOffsets) {
     Peer leader, follower;
-    open_peer(leader, "leader");
-    open_peer(follower, "follower");
-    leader_put_and_propose(leader, 3, 1);
-    leader_put_and_propose(leader, 2, 1);
-    replicate(leader, follower, raft::LogIndex(1));
+    two_entries_replicated(leader, follower, 3, 2);
     EXPECT_EQ(follower.log->last_index(), raft::LogIndex(2));
     EXPECT_EQ(follower.storage->term_at(raft::LogIndex(2)), raft::Term(1));
     const int64_t end = leader.store->commit_log().max_offset().value();
@@ -127,11 +131,7 @@ TEST_F(CommitLogStorageTest, AFollowerHoldsTheLeadersBytesAtTheSameOffsets) {
 
 TEST_F(CommitLogStorageTest, TruncateSuffixCutsTheEntriesFileAndTheCommitLog) {
     Peer leader, follower;
-    open_peer(leader, "leader");
-    open_peer(follower, "follower");
-    leader_put_and_propose(leader, 2, 1);
-    leader_put_and_propose(leader, 2, 1);
-    replicate(leader, follower, raft::LogIndex(1));
+    two_entries_replicated(leader, follower, 2, 2);
     const int64_t keep = follower.log->end_of(raft::LogIndex(1));
     ASSERT_TRUE(follower.storage->truncate_suffix(raft::LogIndex(2)).is_ok());
     EXPECT_EQ(follower.log->last_index(), raft::LogIndex(1));
@@ -144,11 +144,7 @@ TEST_F(CommitLogStorageTest, TruncateSuffixCutsTheEntriesFileAndTheCommitLog) {
 
 TEST_F(CommitLogStorageTest, CrashAfterCuttingTheEntriesFileRecoversTheShorterLog) {
     Peer leader, follower;
-    open_peer(leader, "leader");
-    open_peer(follower, "follower");
-    leader_put_and_propose(leader, 2, 1);
-    leader_put_and_propose(leader, 3, 1);
-    replicate(leader, follower, raft::LogIndex(1));
+    two_entries_replicated(leader, follower, 2, 3);
     set_commit(follower, 1);
     const int64_t keep = follower.log->end_of(raft::LogIndex(1));
     // truncate_suffix's first step only, then kill -9.
@@ -181,11 +177,7 @@ TEST_F(CommitLogStorageTest, CrashWithBytesNeverProposedCutsThemAtRecovery) {
 
 TEST_F(CommitLogStorageTest, RecoveryDispatchesOnlyUpToTheRecordedCommit) {
     Peer leader, follower;
-    open_peer(leader, "leader");
-    open_peer(follower, "follower");
-    leader_put_and_propose(leader, 2, 1);
-    leader_put_and_propose(leader, 3, 1);
-    replicate(leader, follower, raft::LogIndex(1));
+    two_entries_replicated(leader, follower, 2, 3);
     // Dispatched without any limit (as a store written before the limit existed would be).
     follower.store->set_dispatch_limit({});
     ASSERT_TRUE(follower.store->dispatch_now().is_ok());

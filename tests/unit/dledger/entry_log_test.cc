@@ -8,19 +8,17 @@
 
 #include <filesystem>
 
+#include "../store/message_store_test_util.h"
+
 namespace comet::dledger {
 namespace {
 
-class EntryLogTest : public ::testing::Test {
+class EntryLogTest : public store::testing::StoreDirTest {
 protected:
     void SetUp() override {
-        dir_ = (std::filesystem::temp_directory_path() /
-                ("entrylog_" + std::to_string(::getpid()) + "_" +
-                 ::testing::UnitTest::GetInstance()->current_test_info()->name()))
-                   .string();
-        std::filesystem::remove_all(dir_);
+        StoreDirTest::SetUp();
+        dir_ = root_ + "/dledger";
     }
-    void TearDown() override { std::filesystem::remove_all(dir_); }
     std::unique_ptr<EntryLog> open() {
         auto log = EntryLog::open(dir_);
         EXPECT_TRUE(log.is_ok()) << log.status().to_string();

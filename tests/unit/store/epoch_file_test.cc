@@ -9,21 +9,18 @@
 #include <fstream>
 
 #include "base/crc32.h"
+#include "message_store_test_util.h"
 
 namespace comet::store {
 namespace {
 
-class EpochFileTest : public ::testing::Test {
+class EpochFileTest : public testing::StoreDirTest {
 protected:
     void SetUp() override {
-        dir_ = (std::filesystem::temp_directory_path() /
-                ("epochfile_" + std::to_string(::getpid()) + "_" +
-                 ::testing::UnitTest::GetInstance()->current_test_info()->name()))
-                   .string();
-        std::filesystem::remove_all(dir_);
+        StoreDirTest::SetUp();
+        dir_ = root_;
         std::filesystem::create_directories(dir_);
     }
-    void TearDown() override { std::filesystem::remove_all(dir_); }
     std::string dir_;
 };
 
