@@ -76,6 +76,15 @@ void ActingMasterService::wake() {
     cv_.notify_all();
 }
 
+void ActingMasterService::push_offsets_before_next_sync(std::function<void()> done) {
+    {
+        MutexLock l(mu_);
+        push_offsets_ = true;
+        push_done_ = std::move(done);
+    }
+    wake();
+}
+
 void ActingMasterService::on_register_result(const std::string& master_addr,
                                              const std::string& ha_addr) {
     if (start_config_.is_master()) {
@@ -194,6 +203,39 @@ std::map<std::string, std::string> ActingMasterService::runtime_info() const {
     return out;
 }
 
+bool ActingMasterService::push_offsets_first() {
+    std::function<void()> done;
+    {
+        MutexLock l(mu_);
+        if (!push_offsets_) {
+            return true;
+        }
+    }
+    const std::string master = sync_.master_addr();
+    if (master.empty()) {
+        return true;  // nothing to overwrite the offsets with either
+    }
+    if (master == start_config_.broker_addr()) {
+        return false;  // the name server still lists this peer as the master: wait for the next
+    }
+    auto pushed = sync_.push_higher_offsets_to(master);
+    if (!pushed.is_ok()) {
+        spdlog::warn("handing consumer offsets to master {}: {} (retried next round)", master,
+                     pushed.status().message());
+        return false;  // no overwrite before the hand-over worked
+    }
+    {
+        MutexLock l(mu_);
+        push_offsets_ = false;
+        done = std::move(push_done_);
+        push_done_ = nullptr;
+    }
+    if (done) {
+        done();
+    }
+    return true;
+}
+
 void ActingMasterService::loop() {
     pthread_setname_np(pthread_self(), "BrokerGroupSync");
     Clock& clock = *deps_.clock;
@@ -242,7 +284,7 @@ void ActingMasterService::loop() {
             next_group = now + group_period;
         }
         if (slave && (sync_now || now >= next_sync)) {
-            if (!tracker_.is_acting_master()) {
+            if (!tracker_.is_acting_master() && push_offsets_first()) {
                 (void)sync_.sync_all();  // failures are logged and counted inside
             }
             next_sync = now + sync_period;

@@ -10,6 +10,8 @@
 // - slave: SlaveSynchronize::sync_all() every slaveSynchronizePeriod (10 s) and at once when the
 //   master address changes (register result or the group minimum going back to 0); never while
 //   this slave is the acting master (the master is gone);
+// - DLedger follower that led before: first hands its higher consumer offsets to the master
+//   (push_offsets_before_next_sync), so a leader change never takes offsets back;
 // - master with enableSlaveActingMaster: once at start, takes the higher consumer offsets the
 //   group's slaves accepted while it was away.
 // Threads: "BrokerGroupSync" (all RPCs, blocking, bounded by rpc_timeout); handle_notify() and
@@ -62,6 +64,12 @@ public:
     void set_master_listener(
         std::function<void(const std::string& addr, const std::string& ha_addr)> fn);
 
+    // DLedger mode: this peer's consumer offsets may be newer than the master's (it led the
+    // group until it stopped or stepped down). Before the next slave sync overwrites them, hand
+    // the higher ones to the master (SlaveSynchronize::push_higher_offsets_to), retried each
+    // round until it succeeds; then `done` runs on the group-sync thread. Any thread.
+    void push_offsets_before_next_sync(std::function<void()> done);
+
     bool enable_slave_acting_master() const { return settings_.enable_slave_acting_master; }
     bool is_acting_master() const { return tracker_.is_acting_master(); }
     int32_t alive_replica_num() const { return tracker_.alive_replica_num(); }
@@ -81,6 +89,9 @@ public:
 private:
     ActingMasterService(Deps deps, MemberGroupSettings settings);
     void loop();
+    // A pending offset hand-over, when one is due and a master is known; false when it failed
+    // (the slave sync must not overwrite the local offsets this round).
+    bool push_offsets_first();
     void apply(const MinBrokerChange& change);
     void wake();
     Result<protocol::RemotingCommand> invoke(const std::string& addr,
@@ -97,6 +108,8 @@ private:
     std::condition_variable_any cv_;
     bool stopping_ GUARDED_BY(mu_) = false;
     bool sync_now_ GUARDED_BY(mu_) = false;
+    bool push_offsets_ GUARDED_BY(mu_) = false;
+    std::function<void()> push_done_ GUARDED_BY(mu_);
     std::string registered_master_ GUARDED_BY(mu_);  // from the last register result
     std::string registered_ha_ GUARDED_BY(mu_);
     std::thread thread_;

@@ -4,6 +4,9 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
 
 #include "protocol/message_decoder.h"
@@ -423,6 +426,7 @@ void BrokerController::on_dledger_role(const dledger::DLedgerServer::RoleInfo& i
     }
     // Registering at once also tells a follower its new master (the register result), so it
     // syncs the master's topics, offsets and groups now rather than at the next 30 s round.
+    note_dledger_offsets(master);
     spdlog::info("DLedger: registering as {} (brokerId {}, leader {})", master ? "master" : "slave",
                  id, info.leader_id.empty() ? "unknown" : info.leader_id);
     request_registration();
@@ -437,10 +441,45 @@ void BrokerController::on_dledger_role(const dledger::DLedgerServer::RoleInfo& i
     }
 }
 
+// Consumer offsets are not in the Raft log: followers copy the master's table (SlaveSynchronize).
+// A peer that led the group has the newest offsets when it stops or steps down, and its first
+// follower sync would overwrite them with the new leader's older copy; the group would then
+// hand out those older offsets (redelivery) once this peer leads again. So a leader marks its
+// table as the group's newest (a file beside it that survives restarts), and as a follower it
+// first hands the higher offsets to the master, then drops the mark (docs/dledger.md).
+void BrokerController::note_dledger_offsets(bool master) {
+    namespace fs = std::filesystem;
+    const fs::path mark = fs::path(config_.get().store_root()) / "config" / "dledgerLeaderOffsets";
+    std::error_code ec;
+    if (master) {
+        if (!fs::exists(mark, ec)) {
+            fs::create_directories(mark.parent_path(), ec);
+            std::FILE* f = std::fopen(mark.c_str(), "w");
+            if (f == nullptr) {
+                spdlog::warn("DLedger: cannot write {}: {}", mark.string(), std::strerror(errno));
+                return;
+            }
+            std::fputs("this peer led the group: its consumer offsets go to the next master\n",
+                       f);
+            std::fclose(f);
+        }
+        return;
+    }
+    if (fs::exists(mark, ec) && acting_ != nullptr) {
+        spdlog::info("DLedger: this peer led the group; its consumer offsets go to the master "
+                     "before the first copy from it");
+        acting_->push_offsets_before_next_sync([mark] {
+            std::error_code rm_ec;
+            fs::remove(mark, rm_ec);
+        });
+    }
+}
+
 Status BrokerController::start() {
     COMET_CHECK(store_ != nullptr, "start() before a successful initialize()");
     store_->store().start();
     if (dledger_ != nullptr) {
+        note_dledger_offsets(false);  // a leader's mark from the last run
         COMET_RETURN_IF_ERROR(dledger_->start());
     }
     store_->set_arrival_listener(

@@ -85,6 +85,7 @@ private:
     Status open_dledger_log(const BrokerConfig& cfg, store::MessageStoreOptions* options);
     Status retire_dledger_log(const BrokerConfig& cfg);
     void on_dledger_role(const dledger::DLedgerServer::RoleInfo& info);
+    void note_dledger_offsets(bool master);
 
     BrokerConfigHolder config_;
     Clock& clock_;

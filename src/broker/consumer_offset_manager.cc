@@ -76,6 +76,11 @@ Status ConsumerOffsetManager::decode(std::string_view json) {
     return Status::ok();
 }
 
+std::map<std::string, std::map<int32_t, int64_t>> ConsumerOffsetManager::table() const {
+    MutexLock l(mu_);
+    return table_;
+}
+
 std::string ConsumerOffsetManager::encode(bool pretty) const {
     rapidjson::Document doc(rapidjson::kObjectType);
     auto& a = doc.GetAllocator();

@@ -35,6 +35,9 @@ public:
     void remove_topic(const std::string& topic);
     void remove_group(const std::string& group);
 
+    // A copy of the whole table, "topic@group" -> {queueId -> offset}.
+    std::map<std::string, std::map<int32_t, int64_t>> table() const;
+
     // {"offsetTable":{...}} (GET_ALL_CONSUMER_OFFSET body and file content).
     std::string encode(bool pretty) const;
     Status decode(std::string_view json);

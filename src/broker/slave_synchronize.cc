@@ -9,6 +9,7 @@
 #include "broker/schedule_message_service.h"
 #include "broker/subscription_group_manager.h"
 #include "broker/topic_config_manager.h"
+#include "protocol/pull_headers.h"
 #include "protocol/request_code.h"
 #include "protocol/response_code.h"
 
@@ -31,6 +32,36 @@ Result<std::optional<DataVersion>> body_version(std::string_view body, std::stri
         return std::optional<DataVersion>{};
     }
     return std::optional<DataVersion>{DataVersion::from_json(dv->value)};
+}
+
+using OffsetTable = std::map<std::string, std::map<int32_t, int64_t>>;
+
+// The offsetTable of a GET_ALL_CONSUMER_OFFSET body; keys without '@' and non-integer
+// offsets are skipped (as the Java decoder ignores what it cannot bind).
+Result<OffsetTable> parse_offset_table(std::string_view body) {
+    rapidjson::Document doc;
+    COMET_RETURN_IF_ERROR(parse_lenient_json(body, "GET_ALL_CONSUMER_OFFSET", &doc));
+    if (!doc.IsObject()) {
+        return Status::error(Errc::kCorruption, "GET_ALL_CONSUMER_OFFSET: not a JSON object");
+    }
+    OffsetTable out;
+    auto table = doc.FindMember("offsetTable");
+    if (table == doc.MemberEnd() || !table->value.IsObject()) {
+        return out;
+    }
+    for (const auto& m : table->value.GetObject()) {
+        std::string key(m.name.GetString(), m.name.GetStringLength());
+        if (key.find('@') == std::string::npos || !m.value.IsObject()) {
+            continue;
+        }
+        auto& queues = out[key];
+        for (const auto& q : m.value.GetObject()) {
+            if (q.value.IsInt64()) {
+                queues[std::atoi(q.name.GetString())] = q.value.GetInt64();
+            }
+        }
+    }
+    return out;
 }
 
 }  // namespace
@@ -167,32 +198,15 @@ Status SlaveSynchronize::sync_consumer_offset(const std::string& master) {
 
 Result<int64_t> SlaveSynchronize::take_higher_offsets_from(const std::string& peer) {
     COMET_ASSIGN_OR_RETURN(auto resp, call(peer, Req::kGetAllConsumerOffset));
-    rapidjson::Document doc;
-    COMET_RETURN_IF_ERROR(parse_lenient_json(resp.body, "GET_ALL_CONSUMER_OFFSET", &doc));
-    if (!doc.IsObject()) {
-        return Status::error(Errc::kCorruption, "GET_ALL_CONSUMER_OFFSET: not a JSON object");
-    }
-    auto table = doc.FindMember("offsetTable");
-    if (table == doc.MemberEnd() || !table->value.IsObject()) {
-        return int64_t{0};
-    }
+    COMET_ASSIGN_OR_RETURN(OffsetTable theirs, parse_offset_table(resp.body));
     int64_t moved = 0;
-    for (const auto& m : table->value.GetObject()) {
-        const std::string key(m.name.GetString(), m.name.GetStringLength());
+    for (const auto& [key, queues] : theirs) {
         const size_t at = key.find('@');
-        if (at == std::string::npos || !m.value.IsObject()) {
-            continue;
-        }
         const std::string topic = key.substr(0, at);
         const std::string group = key.substr(at + 1);
-        for (const auto& q : m.value.GetObject()) {
-            if (!q.value.IsInt64()) {
-                continue;
-            }
-            const int32_t qid = std::atoi(q.name.GetString());
-            const int64_t theirs = q.value.GetInt64();
-            if (theirs > tables_.offsets->query_offset(group, topic, qid)) {
-                tables_.offsets->commit_offset(group, topic, qid, theirs);
+        for (const auto& [qid, offset] : queues) {
+            if (offset > tables_.offsets->query_offset(group, topic, qid)) {
+                tables_.offsets->commit_offset(group, topic, qid, offset);
                 ++moved;
             }
         }
@@ -202,6 +216,47 @@ Result<int64_t> SlaveSynchronize::take_higher_offsets_from(const std::string& pe
         spdlog::info("took {} higher consumer offsets from {}", moved, peer);
     }
     return moved;
+}
+
+Result<int64_t> SlaveSynchronize::push_higher_offsets_to(const std::string& master) {
+    COMET_ASSIGN_OR_RETURN(auto resp, call(master, Req::kGetAllConsumerOffset));
+    COMET_ASSIGN_OR_RETURN(OffsetTable theirs, parse_offset_table(resp.body));
+    int64_t pushed = 0;
+    for (const auto& [key, queues] : tables_.offsets->table()) {
+        const size_t at = key.find('@');
+        if (at == std::string::npos) {
+            continue;
+        }
+        const auto their_queues = theirs.find(key);
+        for (const auto& [qid, offset] : queues) {
+            int64_t their_offset = -1;
+            if (their_queues != theirs.end()) {
+                if (auto q = their_queues->second.find(qid); q != their_queues->second.end()) {
+                    their_offset = q->second;
+                }
+            }
+            if (offset <= their_offset) {
+                continue;
+            }
+            protocol::UpdateConsumerOffsetRequestHeader h;
+            h.topic = key.substr(0, at);
+            h.consumer_group = key.substr(at + 1);
+            h.queue_id = qid;
+            h.commit_offset = offset;
+            auto req = protocol::RemotingCommand::request(Req::kUpdateConsumerOffset);
+            req.language = protocol::LanguageCode::kJava;
+            h.to_ext(req);
+            COMET_ASSIGN_OR_RETURN(auto r, invoke_(master, std::move(req)));
+            if (r.code != RC::kSuccess) {
+                return Status::error(Errc::kUnavailable,
+                                     "UPDATE_CONSUMER_OFFSET {} queue {} to {}: code {} {}", key,
+                                     qid, master, r.code, r.remark.value_or(""));
+            }
+            ++pushed;
+        }
+    }
+    spdlog::info("handed {} consumer offsets above the master's to {}", pushed, master);
+    return pushed;
 }
 
 Status SlaveSynchronize::sync_delay_offset(const std::string& master) {

@@ -63,6 +63,12 @@ public:
     // BrokerPreOnlineService): every consumer offset `peer` holds above the local one is taken.
     // Returns how many queue offsets moved forward.
     Result<int64_t> take_higher_offsets_from(const std::string& peer);
+    // The other way round, for a DLedger peer that was the leader and rejoins as a follower:
+    // every local consumer offset above the master's (or unknown to it) is committed on the
+    // master with UPDATE_CONSUMER_OFFSET, before the next sync_consumer_offset() overwrites the
+    // local table with the master's. Returns how many offsets were handed over; stops at the
+    // first refused one.
+    Result<int64_t> push_higher_offsets_to(const std::string& master);
 
     Stats stats() const;
 

@@ -722,6 +722,99 @@ TEST_F(DLedgerIt, MqadminShowsTheGroupAndTransfersLeadership) {
     EXPECT_NE(bad.err.find("n9"), std::string::npos) << bad.err;
 }
 
+// Consumer offsets are not Raft entries: followers copy the master's table (SlaveSynchronize).
+// A leader that stops cleanly holds the newest offsets; when it rejoins as a follower, its first
+// sync must not overwrite them with the interim leader's older copy, or the group hands out
+// those older offsets again (redelivery; ali-ons restart.test.js). It hands them over first.
+TEST_F(DLedgerIt, ALeaderThatStopsAndRejoinsHandsItsNewerConsumerOffsetsToTheNewLeader) {
+    start_group(false, {{"slaveSynchronizePeriod", "1000"}});
+    const int leader = group_->wait_leader(client_);
+    ASSERT_GE(leader, 0);
+    create_topic_everywhere();
+    for (int i = 0; i < 40; ++i) {
+        auto r = send(static_cast<size_t>(leader), "o-" + std::to_string(i), i % kQueues);
+        ASSERT_TRUE(r.is_ok() && r->code == RC::kSuccess);
+    }
+    constexpr const char* kGroup = "DlOffsetGroup";
+    auto commit = [&](size_t peer, int32_t queue, int64_t offset) {
+        auto r = call(client_, group_->peer(peer).port,
+                      request(protocol::RequestCode::kUpdateConsumerOffset,
+                              {{"consumerGroup", kGroup},
+                               {"topic", kTopic},
+                               {"queueId", std::to_string(queue)},
+                               {"commitOffset", std::to_string(offset)}}));
+        ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+        ASSERT_EQ(r->code, RC::kSuccess) << r->remark.value_or("");
+    };
+    auto committed = [&](size_t peer, int32_t queue) -> int64_t {
+        auto r = call(client_, group_->peer(peer).port,
+                      request(protocol::RequestCode::kQueryConsumerOffset,
+                              {{"consumerGroup", kGroup},
+                               {"topic", kTopic},
+                               {"queueId", std::to_string(queue)}}));
+        if (!r.is_ok() || r->code != RC::kSuccess) {
+            return -1;
+        }
+        return std::stoll(r->ext_fields["offset"]);
+    };
+    const size_t old_leader = static_cast<size_t>(leader);
+    for (int q = 0; q < kQueues; ++q) {
+        commit(old_leader, q, 2);
+    }
+    // Both followers copied the early offsets...
+    ASSERT_TRUE(eventually(
+        [&] {
+            for (size_t i = 0; i < 3; ++i) {
+                if (i != old_leader && committed(i, kQueues - 1) != 2) {
+                    return false;
+                }
+            }
+            return true;
+        },
+        15s));
+    // ...and the leader commits newer ones and stops at once, before the next copy.
+    for (int q = 0; q < kQueues; ++q) {
+        commit(old_leader, q, 9);
+    }
+    ASSERT_TRUE(group_->stop_peer(old_leader).is_ok());
+    const int next = group_->wait_leader(client_, leader);
+    ASSERT_GE(next, 0);
+    ASSERT_TRUE(group_->start_peer(old_leader).is_ok());
+
+    // Once the old leader is back, the group's master has its newer offsets, and so does it.
+    EXPECT_TRUE(eventually(
+        [&] {
+            for (int q = 0; q < kQueues; ++q) {
+                if (committed(static_cast<size_t>(next), q) != 9) {
+                    return false;
+                }
+            }
+            return true;
+        },
+        20s))
+        << "queue 0 on the new leader: " << committed(static_cast<size_t>(next), 0);
+    // A few sync rounds later nothing went back anywhere.
+    std::this_thread::sleep_for(2500ms);
+    for (size_t i = 0; i < 3; ++i) {
+        for (int q = 0; q < kQueues; ++q) {
+            EXPECT_EQ(committed(i, q), 9) << "peer " << group_->peer(i).id << " queue " << q;
+        }
+    }
+    const auto mark = std::filesystem::path(dir_->path()) / group_->peer(old_leader).name /
+                      "store" / "config" / "dledgerLeaderOffsets";
+    EXPECT_FALSE(std::filesystem::exists(mark)) << "the hand-over mark stays after the hand-over";
+    if (HasFailure()) {
+        for (size_t i = 0; i < 3; ++i) {
+            std::printf("---- %s (%s)\n", group_->peer(i).id.c_str(),
+                        group_->peer(i).process->log_path().c_str());
+            std::fflush(stdout);
+            (void)std::system(("grep -E 'offset|master|registering' " +
+                               group_->peer(i).process->log_path() + " | tail -40")
+                                  .c_str());
+        }
+    }
+}
+
 TEST_F(DLedgerIt, ContradictoryDLedgerConfigExitsTwoNamingTheKey) {
     struct Case {
         std::map<std::string, std::string> config;
