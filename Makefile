@@ -23,9 +23,10 @@ build: deps
 	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Release -DCOMET_WERROR=$(WERROR)
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
+# Only the unit-test binaries: the sanitizer stage runs the tests labelled "unit".
 build-sanitize: deps
 	cmake -S . -B $(SAN_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Sanitize -DCOMET_WERROR=$(WERROR) -DCOMET_BUILD_BENCH=OFF
-	cmake --build $(SAN_DIR) -j $(JOBS)
+	cmake --build $(SAN_DIR) -j $(JOBS) --target unit_tests
 
 build-tsan: deps
 	cmake -S . -B $(TSAN_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Tsan -DCOMET_WERROR=$(WERROR) -DCOMET_BUILD_BENCH=OFF
