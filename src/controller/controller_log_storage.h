@@ -1,0 +1,140 @@
+#pragma once
+// ControllerLogStorage: the durable raft::LogStorage of controller mode. The controller's Raft
+// log (one encoded event per entry, docs/formats/controller-events.md) and its hard state live
+// in two files under one directory (<controllerStorePath>/raft). Byte layout and recovery:
+// docs/formats/controller-events.md, "Raft log file".
+//
+//   log        16-byte header [magic "CMTCTLOG"][be32 version = 1][be32 crc32 of bytes 0..11],
+//              then one record per entry, index 1 first, each directly after the previous:
+//              [be32 len][be32 crc32 of the len bytes that follow][be64 term][be64 index]
+//              [u8 type][payload]      (len = 17 + payload size)
+//   hardstate  36 bytes [magic "CMTCTLHS"][be32 version = 1][be64 term][be32 voted_for]
+//              [be64 commit][be32 crc32 of bytes 0..31], replaced atomically (write
+//              hardstate.tmp, fdatasync, rename, fsync the directory).
+//
+// Durability (raft/log_storage.h contract): append() pwrite()s its records at the end of the
+// log (one write per call) and stays volatile until sync(). sync() fdatasyncs the log, then
+// writes the hard state file when the hard state differs from the one on disk (term, vote or
+// commit; controller commits are rare, so no attempt is made to skip commit-only changes).
+// truncate_suffix() ftruncates at the first removed record and fdatasyncs at once, before any
+// later append can be written: after that call no byte of a removed record exists on disk, so
+// no later crash or sync can produce a log mixing removed entries with newer ones (without the
+// fdatasync the journaled size change and the new data blocks could reach disk in either order,
+// leaving old bytes after new ones). Truncations are rare, so the extra flush costs nothing.
+//
+// Recovery (open): records are read in order; the first one that is short, has an impossible
+// length, fails its CRC, has the wrong index, an unknown type or a term lower than its
+// predecessor's ends the log, and the file is cut there (ftruncate + fdatasync). Unsynced
+// appends may survive partly; page-cache writeback may even leave a later record without an
+// earlier one, which the in-order scan drops. A log that holds entries of a newer term than the
+// durable hard state (appends reached disk, the hard state's sync did not) raises the term with
+// no vote, as dledger::EntryLog does: an entry of term T means a leader of term T existed, and
+// any vote this node granted in T was synced before it was sent. A commit beyond the recovered
+// log (committed entries cut: corruption) is lowered to the log end and reported by
+// lost_committed_entries(), for RaftConfig::lost_durable_entries.
+//
+// Memory: every entry (index, term, type, payload, file offset) is kept in memory; controller
+// entries are small events, and there is no compaction yet (first_index() is 1; a snapshot hook
+// comes with the controller snapshot). open() reads the whole file once and hands out payload
+// views into that buffer; appended payloads are kept as the caller's SharedBytes (no copy).
+//
+// Errors: kIoError naming the operation and file (a failed write, truncate or fdatasync also
+// leaves the storage failed: every later mutation returns kIoError until it is reopened; a sync
+// is never retried and reported good), kCorruption for a foreign or damaged header or hard
+// state file, kUnsupported for another version, kInvalidArgument for bad calls (never a crash).
+//
+// Owner: the controller's Raft driver; one thread calls everything (no locks). The only file in
+// src/controller that touches the disk; it uses raft/ headers only (no comet_raft symbols).
+// Invariants: slots_[i] is index i + 1; slots_ offsets ascend from kHeaderSize; end_ is the byte
+// just past the last record and the size of the log file; terms never decrease.
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/status.h"
+#include "raft/log_storage.h"
+#include "raft/types.h"
+
+namespace comet::controller {
+
+class ControllerLogStorage final : public raft::LogStorage {
+public:
+    static constexpr size_t kHeaderSize = 16;
+    static constexpr size_t kRecordOverhead = 25;  // len, crc, term, index, type
+    static constexpr size_t kHardStateSize = 36;
+    static constexpr uint32_t kVersion = 1;
+    // Appends of a larger payload are rejected; at open, a larger length ends the log.
+    static constexpr size_t kMaxPayload = size_t{16} << 20;
+
+    // Opens (creating the directory and files when absent) the log under `dir` and recovers it
+    // (see the class comment). Errors: kIoError, kCorruption, kUnsupported.
+    static Result<std::unique_ptr<ControllerLogStorage>> open(const std::string& dir);
+    ~ControllerLogStorage() override;
+    ControllerLogStorage(const ControllerLogStorage&) = delete;
+    ControllerLogStorage& operator=(const ControllerLogStorage&) = delete;
+
+    raft::LogIndex first_index() const override { return raft::LogIndex(1); }
+    raft::LogIndex last_index() const override {
+        return raft::LogIndex(static_cast<int64_t>(slots_.size()));
+    }
+    std::optional<raft::Term> term_at(raft::LogIndex index) const override;
+    // Errors: kInvalidArgument (not contiguous from last_index() + 1, a term lower than the last
+    // entry's, an unknown type, a payload above kMaxPayload), kIoError.
+    Status append(std::span<const raft::Entry> entries) override;
+    // Durable on return (see the class comment). from > last_index() is a no-op.
+    // Errors: kInvalidArgument (from < 1), kIoError.
+    Status truncate_suffix(raft::LogIndex from) override;
+    // Errors: kInvalidArgument (lo < 1 or hi > last_index()); lo > hi reads nothing.
+    Status read(raft::LogIndex lo, raft::LogIndex hi, size_t max_bytes,
+                std::vector<raft::Entry>* out) const override;
+    raft::HardState hard_state() const override { return hs_; }
+    // Volatile until sync(). Never fails.
+    Status save_hard_state(const raft::HardState& hs) override;
+    // fdatasync of the log (when appended to since the last flush), then the hard state file
+    // when it changed. Errors: kIoError (the storage is failed from then on).
+    Status sync() override;
+
+    const std::string& dir() const { return dir_; }
+    std::string log_path() const { return dir_ + "/log"; }
+    std::string hard_state_path() const { return dir_ + "/hardstate"; }
+    // Recovery at open() cut committed entries (see the class comment).
+    bool lost_committed_entries() const { return lost_committed_; }
+    // Bytes open() cut from the log's tail (0 for a clean log).
+    int64_t recovered_cut_bytes() const { return cut_bytes_; }
+    // A write, truncate or flush failed; mutations fail until reopened.
+    bool failed() const { return failed_; }
+
+private:
+    struct Slot {
+        int64_t offset = 0;  // of the record's length field in the log file
+        raft::Term term;
+        raft::EntryType type = raft::EntryType::kNormal;
+        raft::SharedBytes payload;
+    };
+
+    explicit ControllerLogStorage(std::string dir) : dir_(std::move(dir)) {}
+    Status load_log();
+    Status load_hard_state();
+    Status write_hard_state(const raft::HardState& hs);
+    Status fail(Status st);
+    Status check_usable(const char* op) const;
+
+    std::string dir_;
+    int fd_ = -1;
+    std::vector<Slot> slots_;
+    int64_t end_ = 0;
+    bool log_dirty_ = false;  // appended since the last fdatasync of the log
+    raft::HardState hs_;
+    raft::HardState written_hs_;  // what the hardstate file holds
+    bool lost_committed_ = false;
+    int64_t cut_bytes_ = 0;
+    bool failed_ = false;
+};
+
+}  // namespace comet::controller
