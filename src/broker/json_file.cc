@@ -14,27 +14,14 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/file_io.h"
+
 namespace comet::broker {
 namespace {
 
 bool is_bare_key_char(char c) {
     return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '-' ||
            c == '_' || c == '.';
-}
-
-Status write_all(int fd, std::string_view data, const std::string& path) {
-    size_t done = 0;
-    while (done < data.size()) {
-        const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
-        if (n < 0) {
-            if (errno == EINTR) {
-                continue;
-            }
-            return Status::error(Errc::kIoError, "write {}: {}", path, std::strerror(errno));
-        }
-        done += static_cast<size_t>(n);
-    }
-    return Status::ok();
 }
 
 }  // namespace
@@ -134,46 +121,8 @@ Result<std::string> read_file(const std::string& path) {
 }
 
 Status write_file_atomic(const std::string& path, std::string_view content) {
-    namespace fs = std::filesystem;
-    const fs::path target(path);
-    std::error_code ec;
-    if (target.has_parent_path()) {
-        fs::create_directories(target.parent_path(), ec);
-        if (ec) {
-            return Status::error(Errc::kIoError, "mkdir {}: {}", target.parent_path().string(),
-                                 ec.message());
-        }
-    }
-    const std::string tmp = path + ".tmp";
-    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        return Status::error(Errc::kIoError, "open {}: {}", tmp, std::strerror(errno));
-    }
-    Status st = write_all(fd, content, tmp);
-    if (st.is_ok() && ::fsync(fd) != 0) {
-        st = Status::error(Errc::kIoError, "fsync {}: {}", tmp, std::strerror(errno));
-    }
-    ::close(fd);
-    if (!st.is_ok()) {
-        ::unlink(tmp.c_str());
-        return st;
-    }
-    if (fs::exists(target, ec)) {
-        fs::copy_file(target, path + ".bak", fs::copy_options::overwrite_existing, ec);
-        // A failed backup copy is not fatal: the rename below is what makes the write atomic.
-    }
-    if (::rename(tmp.c_str(), path.c_str()) != 0) {
-        const std::string why = std::strerror(errno);
-        ::unlink(tmp.c_str());
-        return Status::error(Errc::kIoError, "rename {} -> {}: {}", tmp, path, why);
-    }
-    const std::string dir = target.has_parent_path() ? target.parent_path().string() : ".";
-    const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd >= 0) {
-        ::fsync(dfd);
-        ::close(dfd);
-    }
-    return Status::ok();
+    return replace_file_durably(path, content, ReplaceOptions{.backup_suffix = ".bak",
+                                                              .create_dirs = true});
 }
 
 Result<std::string> read_config_file(const std::string& path) {

@@ -36,32 +36,12 @@ Result<std::optional<DataVersion>> body_version(std::string_view body, std::stri
 
 using OffsetTable = std::map<std::string, std::map<int32_t, int64_t>>;
 
-// The offsetTable of a GET_ALL_CONSUMER_OFFSET body; keys without '@' and non-integer
-// offsets are skipped (as the Java decoder ignores what it cannot bind).
+// The offsetTable of a GET_ALL_CONSUMER_OFFSET body, read by the same decoder as the broker's
+// own consumerOffset.json.
 Result<OffsetTable> parse_offset_table(std::string_view body) {
-    rapidjson::Document doc;
-    COMET_RETURN_IF_ERROR(parse_lenient_json(body, "GET_ALL_CONSUMER_OFFSET", &doc));
-    if (!doc.IsObject()) {
-        return Status::error(Errc::kCorruption, "GET_ALL_CONSUMER_OFFSET: not a JSON object");
-    }
-    OffsetTable out;
-    auto table = doc.FindMember("offsetTable");
-    if (table == doc.MemberEnd() || !table->value.IsObject()) {
-        return out;
-    }
-    for (const auto& m : table->value.GetObject()) {
-        std::string key(m.name.GetString(), m.name.GetStringLength());
-        if (key.find('@') == std::string::npos || !m.value.IsObject()) {
-            continue;
-        }
-        auto& queues = out[key];
-        for (const auto& q : m.value.GetObject()) {
-            if (q.value.IsInt64()) {
-                queues[std::atoi(q.name.GetString())] = q.value.GetInt64();
-            }
-        }
-    }
-    return out;
+    ConsumerOffsetManager scratch("");
+    COMET_RETURN_IF_ERROR(scratch.decode(body));
+    return scratch.table();
 }
 
 }  // namespace
@@ -202,6 +182,9 @@ Result<int64_t> SlaveSynchronize::take_higher_offsets_from(const std::string& pe
     int64_t moved = 0;
     for (const auto& [key, queues] : theirs) {
         const size_t at = key.find('@');
+        if (at == std::string::npos) {
+            continue;
+        }
         const std::string topic = key.substr(0, at);
         const std::string group = key.substr(at + 1);
         for (const auto& [qid, offset] : queues) {

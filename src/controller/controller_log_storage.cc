@@ -11,6 +11,7 @@
 
 #include "base/bytes.h"
 #include "base/crc32.h"
+#include "base/file_io.h"
 
 namespace comet::controller {
 namespace {
@@ -22,60 +23,6 @@ constexpr size_t kHsSize = ControllerLogStorage::kHardStateSize;
 constexpr size_t kBodyFixed = 17;
 constexpr size_t kOverhead = ControllerLogStorage::kRecordOverhead;
 static_assert(kOverhead == 8 + kBodyFixed);
-
-Status io_error(const char* what, const std::string& path) {
-    return Status::error(Errc::kIoError, "{} {}: {}", what, path, std::strerror(errno));
-}
-
-Status pwrite_all(int fd, const uint8_t* p, size_t n, off_t at, const std::string& path) {
-    while (n > 0) {
-        const ssize_t w = ::pwrite(fd, p, n, at);
-        if (w < 0 && errno == EINTR) {
-            continue;
-        }
-        if (w < 0) {
-            return io_error("write", path);
-        }
-        if (w == 0) {
-            return Status::error(Errc::kIoError, "write {}: wrote 0 of {} bytes at {}", path, n,
-                                 static_cast<int64_t>(at));
-        }
-        p += w;
-        n -= static_cast<size_t>(w);
-        at += w;
-    }
-    return Status::ok();
-}
-
-Status pread_all(int fd, uint8_t* p, size_t n, const std::string& path) {
-    size_t got = 0;
-    while (got < n) {
-        const ssize_t r = ::pread(fd, p + got, n - got, static_cast<off_t>(got));
-        if (r < 0 && errno == EINTR) {
-            continue;
-        }
-        if (r < 0) {
-            return io_error("read", path);
-        }
-        if (r == 0) {
-            return Status::error(Errc::kIoError, "read {}: end of file at {} of {} bytes", path,
-                                 got, n);
-        }
-        got += static_cast<size_t>(r);
-    }
-    return Status::ok();
-}
-
-Status fsync_dir(const std::string& dir) {
-    const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0) {
-        return io_error("open dir", dir);
-    }
-    const int rc = ::fsync(dfd);
-    Status st = rc == 0 ? Status::ok() : io_error("fsync dir", dir);
-    ::close(dfd);
-    return st;
-}
 
 void encode_header(uint8_t* b) {
     std::memcpy(b, kLogMagic, 8);
@@ -156,7 +103,7 @@ Status ControllerLogStorage::load_log() {
 
     // One buffer for the whole file; payloads are views into it.
     auto buf = std::shared_ptr<uint8_t[]>(new uint8_t[size]);
-    COMET_RETURN_IF_ERROR(pread_all(fd_, buf.get(), size, path));
+    COMET_RETURN_IF_ERROR(pread_all(fd_, buf.get(), size, 0, path));
     const uint8_t* b = buf.get();
     if (std::memcmp(b, kLogMagic, 8) != 0) {
         return Status::error(Errc::kCorruption, "{}: bad magic (not a Comet controller log)", path);
@@ -253,7 +200,7 @@ Status ControllerLogStorage::load_hard_state() {
                                static_cast<int64_t>(st.st_size), kHsSize);
         }
         if (rs.is_ok()) {
-            rs = pread_all(fd, b, sizeof b, path);
+            rs = pread_all(fd, b, sizeof b, 0, path);
         }
         ::close(fd);
         COMET_RETURN_IF_ERROR(rs);
@@ -435,24 +382,8 @@ Status ControllerLogStorage::write_hard_state(const raft::HardState& hs) {
     put_be32(b + 20, static_cast<uint32_t>(hs.voted_for.value()));
     put_be64(b + 24, static_cast<uint64_t>(hs.commit.value()));
     put_be32(b + 32, crc32(b, 32));
-    const std::string path = hard_state_path();
-    const std::string tmp = path + ".tmp";
-    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        return io_error("open", tmp);
-    }
-    Status st = pwrite_all(fd, b, sizeof b, 0, tmp);
-    if (st.is_ok() && ::fdatasync(fd) != 0) {
-        st = io_error("fdatasync", tmp);
-    }
-    if (::close(fd) != 0 && st.is_ok()) {
-        st = io_error("close", tmp);
-    }
-    COMET_RETURN_IF_ERROR(st);
-    if (::rename(tmp.c_str(), path.c_str()) != 0) {
-        return io_error("rename", tmp);
-    }
-    return fsync_dir(dir_);
+    return replace_file_durably(hard_state_path(),
+                                std::string_view(reinterpret_cast<const char*>(b), sizeof b));
 }
 
 }  // namespace comet::controller

@@ -13,6 +13,7 @@
 #include "base/bytes.h"
 #include "base/check.h"
 #include "base/crc32.h"
+#include "base/file_io.h"
 
 namespace comet::dledger {
 namespace {
@@ -20,26 +21,6 @@ namespace {
 constexpr char kLogMagic[8] = {'C', 'M', 'T', 'R', 'L', 'O', 'G', '1'};
 constexpr char kHsMagic[8] = {'C', 'M', 'T', 'R', 'H', 'S', '0', '1'};
 constexpr size_t kHeader = EntryLog::kRecordSize;
-
-Status io_error(const std::string& what, const std::string& path) {
-    return Status::error(Errc::kIoError, "{} {}: {}", what, path, std::strerror(errno));
-}
-
-Status write_all(int fd, const uint8_t* p, size_t n, off_t at, const std::string& path) {
-    while (n > 0) {
-        const ssize_t w = ::pwrite(fd, p, n, at);
-        if (w < 0) {
-            if (errno == EINTR) {
-                continue;
-            }
-            return io_error("write", path);
-        }
-        p += w;
-        n -= static_cast<size_t>(w);
-        at += w;
-    }
-    return Status::ok();
-}
 
 void encode_record(const EntryRecord& r, uint8_t* b) {
     std::memset(b, 0, EntryLog::kRecordSize);
@@ -62,16 +43,6 @@ bool decode_record(const uint8_t* b, EntryRecord* r) {
     r->type = static_cast<raft::EntryType>(b[12]);
     r->term = raft::Term(static_cast<int64_t>(get_be64(b + 16)));
     return true;
-}
-
-Status fsync_dir(const std::string& dir) {
-    const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0) {
-        return io_error("open dir", dir);
-    }
-    const int rc = ::fsync(dfd);
-    ::close(dfd);
-    return rc == 0 ? Status::ok() : io_error("fsync dir", dir);
 }
 
 }  // namespace
@@ -125,14 +96,7 @@ Status EntryLog::load() {
     const auto size = static_cast<size_t>(st.st_size);
     if (size >= kHeader) {
         std::vector<uint8_t> buf(size);
-        size_t got = 0;
-        while (got < size) {
-            const ssize_t r = ::pread(fd_, buf.data() + got, size - got, static_cast<off_t>(got));
-            if (r <= 0) {
-                return io_error("read", path);
-            }
-            got += static_cast<size_t>(r);
-        }
+        COMET_RETURN_IF_ERROR(pread_all(fd_, buf.data(), size, 0, path));
         if (std::memcmp(buf.data(), kLogMagic, 8) != 0 ||
             get_be32(buf.data() + 28) != crc32(buf.data(), 28)) {
             return Status::error(Errc::kCorruption, "{}: bad header (not a Comet DLedger log)",
@@ -206,7 +170,7 @@ Status EntryLog::set_base(int64_t base_offset) {
     put_be64(b + 8, static_cast<uint64_t>(base_offset));
     put_be32(b + 28, crc32(b, 28));
     const std::string path = dir_ + "/entries";
-    COMET_RETURN_IF_ERROR(write_all(fd_, b, sizeof b, 0, path));
+    COMET_RETURN_IF_ERROR(pwrite_all(fd_, b, sizeof b, 0, path));
     if (::fdatasync(fd_) != 0) {
         return io_error("fdatasync", path);
     }
@@ -225,7 +189,7 @@ Status EntryLog::append(const EntryRecord& r) {
     uint8_t b[kRecordSize];
     encode_record(r, b);
     const auto at = static_cast<off_t>(kHeader + recs_.size() * kRecordSize);
-    COMET_RETURN_IF_ERROR(write_all(fd_, b, sizeof b, at, dir_ + "/entries"));
+    COMET_RETURN_IF_ERROR(pwrite_all(fd_, b, sizeof b, at, dir_ + "/entries"));
     recs_.push_back(r);
     if (keep_epochs_ && r.term.value() > epochs_.last_epoch()) {
         COMET_RETURN_IF_ERROR(epochs_.append(r.term.value(), r.start));
@@ -299,22 +263,8 @@ Status EntryLog::write_hard_state(const raft::HardState& hs) {
     put_be32(b + 16, static_cast<uint32_t>(hs.voted_for.value()));
     put_be64(b + 20, static_cast<uint64_t>(hs.commit.value()));
     put_be32(b + 28, crc32(b, 28));
-    const std::string path = dir_ + "/hardstate";
-    const std::string tmp = path + ".tmp";
-    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        return io_error("open", tmp);
-    }
-    Status st = write_all(fd, b, sizeof b, 0, tmp);
-    if (st.is_ok() && ::fdatasync(fd) != 0) {
-        st = io_error("fdatasync", tmp);
-    }
-    ::close(fd);
-    COMET_RETURN_IF_ERROR(st);
-    if (::rename(tmp.c_str(), path.c_str()) != 0) {
-        return io_error("rename", tmp);
-    }
-    return fsync_dir(dir_);
+    return replace_file_durably(dir_ + "/hardstate",
+                                std::string_view(reinterpret_cast<const char*>(b), sizeof b));
 }
 
 }  // namespace comet::dledger

@@ -9,70 +9,14 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/file_io.h"
 #include "base/logging.h"
 #include "protocol/json_body.h"
 
 namespace comet::namesrv {
 
-namespace {
-
-Status io_error(const std::string& what, const std::string& path, int err) {
-    return Status::error(Errc::kIoError, "{} {}: {}", what, path, std::strerror(err));
-}
-
-Status write_all(int fd, const std::string& content, const std::string& path) {
-    size_t done = 0;
-    while (done < content.size()) {
-        ssize_t n = ::write(fd, content.data() + done, content.size() - done);
-        if (n < 0) {
-            if (errno == EINTR) {
-                continue;
-            }
-            return io_error("write", path, errno);
-        }
-        done += static_cast<size_t>(n);
-    }
-    return Status::ok();
-}
-
-}  // namespace
-
 Status write_file_atomically(const std::string& path, const std::string& content) {
-    std::filesystem::path p(path);
-    std::filesystem::path dir = p.has_parent_path() ? p.parent_path() : ".";
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    if (ec) {
-        return Status::error(Errc::kIoError, "create directory {}: {}", dir.string(),
-                             ec.message());
-    }
-    const std::string tmp = path + ".tmp";
-    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        return io_error("open", tmp, errno);
-    }
-    Status st = write_all(fd, content, tmp);
-    if (st.is_ok() && ::fsync(fd) != 0) {
-        st = io_error("fsync", tmp, errno);
-    }
-    if (::close(fd) != 0 && st.is_ok()) {
-        st = io_error("close", tmp, errno);
-    }
-    if (!st.is_ok()) {
-        ::unlink(tmp.c_str());
-        return st;
-    }
-    if (::rename(tmp.c_str(), path.c_str()) != 0) {
-        int err = errno;
-        ::unlink(tmp.c_str());
-        return io_error("rename to", path, err);
-    }
-    int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd >= 0) {
-        ::fsync(dfd);  // best effort: the rename is durable once the directory is
-        ::close(dfd);
-    }
-    return Status::ok();
+    return replace_file_durably(path, content, ReplaceOptions{.backup_suffix = "", .create_dirs = true});
 }
 
 KvConfigManager::KvConfigManager(std::string path) : path_(std::move(path)) {}
@@ -88,7 +32,7 @@ Status KvConfigManager::load() {
     }
     std::ifstream in(path_, std::ios::binary);
     if (!in) {
-        return io_error("open", path_, errno);
+        return io_error("open", path_);
     }
     std::ostringstream buf;
     buf << in.rdbuf();

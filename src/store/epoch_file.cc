@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/file_io.h"
 #include "base/crc32.h"
 
 namespace comet::store {
@@ -101,27 +102,7 @@ Status EpochFile::load() {
 }
 
 Status EpochFile::save() const {
-    const std::string tmp = path_ + ".tmp";
-    const std::string text = encode(entries_);
-    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        return Status::error(Errc::kIoError, "open {}: {}", tmp, std::strerror(errno));
-    }
-    const ssize_t w = ::write(fd, text.data(), text.size());
-    const bool ok = w == static_cast<ssize_t>(text.size()) && ::fdatasync(fd) == 0;
-    ::close(fd);
-    if (!ok) {
-        return Status::error(Errc::kIoError, "write {}: {}", tmp, std::strerror(errno));
-    }
-    std::error_code ec;
-    if (std::filesystem::exists(path_, ec)) {
-        std::filesystem::copy_file(path_, path_ + ".bak",
-                                   std::filesystem::copy_options::overwrite_existing, ec);
-    }
-    if (::rename(tmp.c_str(), path_.c_str()) != 0) {
-        return Status::error(Errc::kIoError, "rename {}: {}", tmp, std::strerror(errno));
-    }
-    return Status::ok();
+    return replace_file_durably(path_, encode(entries_), ReplaceOptions{.backup_suffix = ".bak", .create_dirs = false});
 }
 
 Status EpochFile::append(int64_t epoch, int64_t start_offset) {
