@@ -1,9 +1,9 @@
 #include "dledger/dledger_config.h"
 
-#include <charconv>
 #include <set>
 
 #include "base/check.h"
+#include "raft/peer_list.h"
 
 namespace comet::dledger {
 
@@ -44,38 +44,13 @@ Result<DLedgerConfig> parse_dledger_config(const std::string& group, const std::
                              "dLegerPeers is empty (enableDLegerCommitLog=true needs the group, "
                              "e.g. n0-127.0.0.1:40911;n1-127.0.0.1:40912;n2-127.0.0.1:40913)");
     }
-    std::set<std::string> ids;
-    std::set<std::string> addrs;
-    size_t pos = 0;
-    while (pos <= peers.size()) {
-        size_t semi = peers.find(';', pos);
-        if (semi == std::string::npos) {
-            semi = peers.size();
-        }
-        const std::string item = peers.substr(pos, semi - pos);
-        pos = semi + 1;
-        if (item.empty()) {
-            continue;
-        }
-        const size_t dash = item.find('-');
-        const size_t colon = item.rfind(':');
-        if (dash == std::string::npos || dash == 0 || colon == std::string::npos ||
-            colon < dash + 2 || colon + 1 >= item.size()) {
-            return Status::error(Errc::kInvalidArgument,
-                                 "dLegerPeers: '{}' is not <id>-<host>:<port>", item);
-        }
+    COMET_ASSIGN_OR_RETURN(auto parsed, raft::parse_peer_list("dLegerPeers", peers));
+    for (raft::PeerAddr& a : parsed) {
         DLedgerPeer p;
-        p.id = item.substr(0, dash);
-        p.host = item.substr(dash + 1, colon - dash - 1);
-        int port = 0;
-        const char* b = item.data() + colon + 1;
-        const char* e = item.data() + item.size();
-        auto [ptr, ec] = std::from_chars(b, e, port);
-        if (ec != std::errc() || ptr != e || port <= 0 || port > 65535) {
-            return Status::error(Errc::kInvalidArgument, "dLegerPeers: bad port in '{}'", item);
-        }
-        p.port = static_cast<uint16_t>(port);
-        p.node = raft::NodeId(static_cast<int32_t>(c.peers.size() + 1));
+        p.id = std::move(a.id);
+        p.node = a.node;
+        p.host = std::move(a.host);
+        p.port = a.port;
         size_t digits = p.id.size();
         while (digits > 0 && p.id[digits - 1] >= '0' && p.id[digits - 1] <= '9') {
             --digits;
@@ -84,17 +59,7 @@ Result<DLedgerConfig> parse_dledger_config(const std::string& group, const std::
         if (digits < p.id.size() && p.id.size() - digits <= 9) {
             p.follower_broker_id = std::stoll(p.id.substr(digits)) + 1;
         }
-        if (!ids.insert(p.id).second) {
-            return Status::error(Errc::kInvalidArgument, "dLegerPeers: duplicate id {}", p.id);
-        }
-        if (!addrs.insert(p.addr()).second) {
-            return Status::error(Errc::kInvalidArgument, "dLegerPeers: duplicate address {}",
-                                 p.addr());
-        }
         c.peers.push_back(std::move(p));
-    }
-    if (c.peers.empty()) {
-        return Status::error(Errc::kInvalidArgument, "dLegerPeers lists no peer");
     }
     std::set<int64_t> broker_ids;
     for (const DLedgerPeer& p : c.peers) {
