@@ -9,6 +9,9 @@
 #                             (inSyncReplicas=2 of 3), conf/1m-2s-sync/*.properties
 #   CLUSTER=dledger           a 3-peer DLedger group broker-d (Raft: elected leader, majority
 #                             commit), conf/dledger/*.properties
+#   CLUSTER=controller        the 3-member controller group of controller mode (mqcontroller,
+#                             conf/controller/*.conf); brokers in controller mode are not built
+#                             yet, so no broker starts
 # Point any RocketMQ client at the name server 127.0.0.1:9876 (e.g. NAMESRV_ADDR=127.0.0.1:9876).
 set -euo pipefail
 BUILD_DIR=${1:-build/release}
@@ -17,9 +20,10 @@ cd "$ROOT"
 
 NAMESRV_BIN=$BUILD_DIR/apps/mqnamesrv/mqnamesrv
 BROKER_BIN=$BUILD_DIR/apps/mqbroker/mqbroker
-for bin in "$NAMESRV_BIN" "$BROKER_BIN"; do
+CONTROLLER_BIN=$BUILD_DIR/apps/mqcontroller/mqcontroller
+for bin in "$NAMESRV_BIN" "$BROKER_BIN" "$CONTROLLER_BIN"; do
     if [[ ! -x $bin ]]; then
-        echo "run-local: $bin is not built (cmake --build $BUILD_DIR --target mqnamesrv mqbroker)" >&2
+        echo "run-local: $bin is not built (cmake --build $BUILD_DIR --target mqnamesrv mqbroker mqcontroller)" >&2
         exit 1
     fi
 done
@@ -30,6 +34,7 @@ NAMESRV_PORT=$(sed -n 's/^listenPort=//p' conf/namesrv.conf | tail -1)
 NAMESRV_PORT=${NAMESRV_PORT:-9876}
 
 CLUSTER=${CLUSTER:-single}
+CONTROLLERS=()
 case $CLUSTER in
     single) BROKERS=("conf/broker.conf:broker-a") ;;
     1m2s) BROKERS=("conf/1m-2s-sync/broker-a.properties:broker-a-m"
@@ -38,7 +43,11 @@ case $CLUSTER in
     dledger) BROKERS=("conf/dledger/broker-n0.properties:broker-d-n0"
                       "conf/dledger/broker-n1.properties:broker-d-n1"
                       "conf/dledger/broker-n2.properties:broker-d-n2") ;;
-    *) echo "run-local: unknown CLUSTER=$CLUSTER (single, 1m2s or dledger)" >&2; exit 2 ;;
+    controller) BROKERS=()
+                CONTROLLERS=(conf/controller/controller-n0.conf conf/controller/controller-n1.conf
+                             conf/controller/controller-n2.conf) ;;
+    *) echo "run-local: unknown CLUSTER=$CLUSTER (single, 1m2s, dledger or controller)" >&2
+       exit 2 ;;
 esac
 
 NS_PID=""
@@ -85,6 +94,11 @@ for _ in $(seq 1 100); do
     sleep 0.1
 done
 
+for conf in "${CONTROLLERS[@]}"; do
+    "$CONTROLLER_BIN" -c "$conf" --logDir="$DATA/logs" &
+    BROKER_PIDS+=($!)
+done
+
 for entry in "${BROKERS[@]}"; do
     conf=${entry%%:*}
     store=$DATA/${entry##*:}
@@ -95,7 +109,7 @@ for entry in "${BROKERS[@]}"; do
 done
 
 echo "run-local: CLUSTER=$CLUSTER, name server 127.0.0.1:$NAMESRV_PORT," \
-    "broker pids ${BROKER_PIDS[*]}; Ctrl-C to stop"
+    "server pids ${BROKER_PIDS[*]}; Ctrl-C to stop"
 all_alive() {
     kill -0 "$NS_PID" 2>/dev/null || return 1
     for pid in "${BROKER_PIDS[@]}"; do

@@ -862,7 +862,13 @@ void print_command_list(std::FILE* out) {
 }  // namespace
 
 const std::vector<Command>& commands() {
-    static const std::vector<Command> all = build_commands();
+    static const std::vector<Command> all = [] {
+        std::vector<Command> v = build_commands();
+        for (Command& c : controller_commands()) {
+            v.push_back(std::move(c));
+        }
+        return v;
+    }();
     return all;
 }
 

@@ -28,6 +28,9 @@ struct Command {
     std::function<Status(Context&)> run;
 };
 
+// The controller-mode commands (controller_commands.cc).
+std::vector<Command> controller_commands();
+
 // Every command, in the order `mqadmin help` lists them.
 const std::vector<Command>& commands();
 const Command* find_command(const std::string& name);

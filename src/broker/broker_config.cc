@@ -248,6 +248,14 @@ Status BrokerConfig::validate() const {
     if (enable_dleger_commit_log) {
         COMET_RETURN_IF_ERROR(validate_dledger());
     }
+    if (auto it = extra.find("enableControllerMode"); it != extra.end() && it->second == "true") {
+        // Refused rather than ignored: a broker started for controller mode would otherwise run
+        // with the fixed role of brokerRole and never take a role from the controller.
+        return Status::error(Errc::kInvalidArgument,
+                             "enableControllerMode=true: the broker side of controller mode is "
+                             "not built yet (mqcontroller is); use brokerRole (master-slave) or "
+                             "enableDLegerCommitLog=true");
+    }
     return Status::ok();
 }
 

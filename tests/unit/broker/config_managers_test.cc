@@ -93,6 +93,16 @@ TEST(BrokerConfig, ParsesPropertiesAndRejectsBadValues) {
     EXPECT_FALSE(c.validate().is_ok());
 }
 
+TEST(BrokerConfig, ControllerModeIsRefusedUntilTheBrokerSideExists) {
+    BrokerConfig c;
+    ASSERT_TRUE(c.set("enableControllerMode", "true").is_ok());
+    Status st = c.validate();
+    EXPECT_EQ(st.code(), Errc::kInvalidArgument);
+    EXPECT_NE(st.message().find("enableControllerMode=true"), std::string::npos);
+    ASSERT_TRUE(c.set("enableControllerMode", "false").is_ok());
+    EXPECT_TRUE(c.validate().is_ok());
+}
+
 TEST(BrokerConfig, ServerSelectorThreadsDefaultsToOnePerCore) {
     BrokerConfig c;
     EXPECT_EQ(c.server_selector_threads, 0);  // 0: one I/O thread per core

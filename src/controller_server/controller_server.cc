@@ -1,0 +1,729 @@
+#include "controller_server/controller_server.h"
+
+#include <pthread.h>
+
+#include <algorithm>
+#include <random>
+
+#include <spdlog/spdlog.h>
+
+#include "controller/controller_codes.h"
+#include "protocol/ha_bodies.h"
+#include "protocol/ha_headers.h"
+#include "protocol/json_body.h"
+#include "protocol/request_code.h"
+#include "protocol/response_code.h"
+#include "raft/message_codec.h"
+
+namespace comet::controller {
+namespace {
+
+namespace Req = protocol::RequestCode;
+namespace RC = protocol::ResponseCode;
+using protocol::RemotingCommand;
+using SteadyClock = std::chrono::steady_clock;
+
+constexpr int kTickMs = 10;
+constexpr const char* kNotLeaderRemark = "The controller is not in leader state";
+
+RemotingCommand error_response(const RemotingCommand& req, int32_t code, std::string remark) {
+    return RemotingCommand::response_to(req, code, std::move(remark));
+}
+
+// The broker names of a GET_SYNC_STATE_DATA body: a JSON array of strings.
+Result<std::vector<std::string>> decode_name_list(std::string_view body) {
+    COMET_ASSIGN_OR_RETURN(auto doc, protocol::parse_json_body(body));
+    if (!doc.IsArray()) {
+        return Status::error(Errc::kInvalidArgument,
+                             "the body is not a JSON array of broker names");
+    }
+    std::vector<std::string> names;
+    for (const auto& v : doc.GetArray()) {
+        if (!v.IsString()) {
+            return Status::error(Errc::kInvalidArgument,
+                                 "the body is not a JSON array of broker names");
+        }
+        names.emplace_back(v.GetString(), v.GetStringLength());
+    }
+    return names;
+}
+
+}  // namespace
+
+ControllerServer::ControllerServer(ControllerConfig config, ControllerPeers peers,
+                                   ConfigRegistry* registry, Clock& clock)
+    : config_(std::move(config)),
+      peers_(std::move(peers)),
+      registry_(registry),
+      clock_(clock),
+      rng_(std::random_device{}() ^ (static_cast<uint64_t>(peers_.self->node.value()) << 32)),
+      state_(ReplicasInfoConfig{.enable_elect_unclean_master =
+                                    config_.enable_elect_unclean_master}),
+      heartbeats_(MasterLeaseConfig{
+          .lease = Millis(config_.master_lease_ms),
+          .clock_drift_margin = Millis(config_.master_lease_drift_ms),
+          .leader_overlap = Millis(config_.election_timeout_max_ms)}) {}
+
+ControllerServer::~ControllerServer() { shutdown(); }
+
+Status ControllerServer::start() {
+    COMET_ASSIGN_OR_RETURN(storage_, ControllerLogStorage::open(config_.store_path + "/raft"));
+    raft::RaftConfig rc;
+    rc.id = peers_.self->node;
+    for (const raft::PeerAddr& p : peers_.peers) {
+        rc.voters.push_back(p.node);
+    }
+    rc.tick_interval_ms = kTickMs;
+    rc.election_timeout_min_ms = config_.election_timeout_min_ms;
+    rc.election_timeout_max_ms = config_.election_timeout_max_ms;
+    rc.heartbeat_interval_ms = config_.heartbeat_interval_ms;
+    rc.applied = raft::LogIndex(0);  // the state machine is rebuilt from the whole log
+    rc.lost_durable_entries = storage_->lost_committed_entries();
+    COMET_ASSIGN_OR_RETURN(node_, raft::RaftNode::open(rc, storage_.get(), &rng_));
+    last_role_ = node_->role();
+    last_term_ = node_->term();
+
+    net::RemotingServerConfig sc;
+    sc.name = "ControllerServer";
+    sc.listen_host = config_.listen_host.empty() ? peers_.self->host : config_.listen_host;
+    sc.listen_port = peers_.self->port;
+    sc.io_threads = 1;
+    server_ = std::make_unique<net::RemotingServer>(sc);
+    server_->register_inline_processor(
+        kControllerRaftMessageCode,
+        net::make_processor([this](const net::ConnectionPtr&, RemotingCommand req,
+                                   net::Responder) { on_raft_message(std::move(req.body)); }));
+    const auto request = net::make_processor(
+        [this](const net::ConnectionPtr&, RemotingCommand req, net::Responder respond) {
+            {
+                MutexLock l(mu_);
+                if (tasks_.size() >= static_cast<size_t>(config_.request_queue_capacity)) {
+                    respond(error_response(req, RC::kSystemBusy,
+                                           "[REJECTREQUEST]system busy, the controller's "
+                                           "request queue is full"));
+                    return;
+                }
+            }
+            auto shared = std::make_shared<RemotingCommand>(std::move(req));
+            post([this, shared, respond] { handle(std::move(*shared), respond); });
+        });
+    for (int32_t code :
+         {Req::kControllerAlterSyncStateSet, Req::kControllerElectMaster,
+          Req::kControllerRegisterBroker, Req::kControllerGetReplicaInfo,
+          Req::kControllerGetMetadataInfo, Req::kControllerGetSyncStateData,
+          Req::kBrokerHeartbeat, Req::kUpdateControllerConfig, Req::kGetControllerConfig,
+          Req::kCleanBrokerData, Req::kControllerGetNextBrokerId, Req::kControllerApplyBrokerId}) {
+        server_->register_inline_processor(code, request);
+    }
+    COMET_RETURN_IF_ERROR(server_->start());
+    net::RemotingClientConfig cc;
+    cc.name = "ControllerClient";
+    cc.connect_timeout = std::chrono::milliseconds(500);
+    client_ = std::make_unique<net::RemotingClient>(cc);
+    client_->start();
+    for (const raft::PeerAddr& p : peers_.peers) {
+        (void)links_[p.node.value()];
+    }
+    started_ = true;
+    publish();
+    driver_ = std::thread([this] { run(); });
+    spdlog::info("controller {} of group {} listening on {}:{} ({} peers, log last index {}, "
+                 "term {}, commit {})",
+                 config_.self_id, config_.group, sc.listen_host, server_->port(),
+                 peers_.peers.size(), storage_->last_index(), storage_->hard_state().term,
+                 storage_->hard_state().commit);
+    return Status::ok();
+}
+
+void ControllerServer::shutdown() {
+    if (!started_ || stopped_) {
+        return;
+    }
+    stopped_ = true;
+    {
+        MutexLock l(mu_);
+        stop_ = true;
+    }
+    cv_.notify_all();
+    if (driver_.joinable()) {
+        driver_.join();
+    }
+    server_->shutdown();
+    client_->shutdown();
+    // Requests that were queued behind the stop: nobody will handle them.
+    std::vector<std::function<void()>> rest;
+    {
+        MutexLock l(mu_);
+        rest.swap(tasks_);
+    }
+    fail_pending("the controller is shutting down");
+    (void)storage_->sync();
+}
+
+uint16_t ControllerServer::port() const { return server_->port(); }
+
+ControllerServer::Info ControllerServer::info() const {
+    MutexLock l(mu_);
+    return info_;
+}
+
+void ControllerServer::post(std::function<void()> task) {
+    {
+        MutexLock l(mu_);
+        if (stop_) {
+            return;  // the task's Responder answers "request dropped" when destroyed
+        }
+        tasks_.push_back(std::move(task));
+    }
+    cv_.notify_one();
+}
+
+void ControllerServer::on_raft_message(std::string body) {
+    auto owner = std::make_shared<const std::string>(std::move(body));
+    int64_t tag = 0;
+    auto m = raft::decode_message(owner, &tag);
+    if (!m.is_ok()) {
+        spdlog::warn("controller {}: dropped a malformed Raft message: {}", config_.self_id,
+                     m.status().message());
+        return;
+    }
+    {
+        MutexLock l(mu_);
+        inbox_.push_back(std::move(m).value());
+    }
+    cv_.notify_one();
+}
+
+void ControllerServer::send(const raft::Message& m) {
+    const raft::PeerAddr* p = nullptr;
+    for (const raft::PeerAddr& peer : peers_.peers) {
+        if (peer.node == m.to) {
+            p = &peer;
+        }
+    }
+    auto it = links_.find(m.to.value());
+    if (p == nullptr || it == links_.end()) {
+        return;
+    }
+    // A peer that is down: Raft retries by itself, so after a failed write nothing goes to it
+    // for a back-off (50 ms doubling to 1 s) instead of a connect attempt every heartbeat.
+    PeerLink& link = it->second;
+    if (SteadyClock::now() < link.retry_at) {
+        return;
+    }
+    RemotingCommand req = RemotingCommand::request(kControllerRaftMessageCode);
+    raft::encode_message(m, 0, &req.body);
+    const int32_t node = m.to.value();
+    client_->invoke_oneway_async(p->addr(), std::move(req), [this, node](Status st) {
+        post([this, node, ok = st.is_ok()] {
+            PeerLink& l = links_[node];
+            if (ok) {
+                l.backoff_ms = 0;
+                return;
+            }
+            l.backoff_ms = std::clamp<int64_t>(l.backoff_ms * 2, 50, 1000);
+            l.retry_at = SteadyClock::now() + std::chrono::milliseconds(l.backoff_ms);
+        });
+    });
+}
+
+void ControllerServer::run() {
+    pthread_setname_np(pthread_self(), "CtrlDriver");
+    const auto tick = std::chrono::milliseconds(kTickMs);
+    auto next_tick = SteadyClock::now() + tick;
+    while (true) {
+        std::vector<raft::Message> in;
+        std::vector<std::function<void()>> tasks;
+        {
+            MutexLock l(mu_);
+            cv_.wait_until(mu_, next_tick, [&]() REQUIRES(mu_) {
+                return stop_ || !inbox_.empty() || !tasks_.empty();
+            });
+            if (stop_) {
+                break;
+            }
+            in.swap(inbox_);
+            tasks.swap(tasks_);
+        }
+        for (const raft::Message& m : in) {
+            // A message from a peer ends its back-off: it is up again.
+            if (auto it = links_.find(m.from.value()); it != links_.end()) {
+                it->second.backoff_ms = 0;
+                it->second.retry_at = {};
+            }
+            if (Status st = node_->step(m); !st.is_ok()) {
+                spdlog::debug("controller {}: {} from {}: {}", config_.self_id,
+                              raft::message_type_name(m.type), m.from, st.message());
+            }
+        }
+        const auto now = SteadyClock::now();
+        const bool ticked = now >= next_tick;
+        if (ticked) {
+            (void)node_->tick();
+            next_tick += tick;
+            if (next_tick < now) {
+                next_tick = now + tick;
+            }
+        }
+        drain_ready();
+        if (node_->role() != last_role_ || node_->term() != last_term_) {
+            on_role_change();
+        }
+        for (auto& t : tasks) {
+            t();
+        }
+        drain_ready();
+        if (ticked) {
+            if (serving()) {
+                scan(clock_.now());
+            }
+            publish();
+        }
+    }
+}
+
+void ControllerServer::drain_ready() {
+    for (int round = 0; round < 64 && node_->has_ready(); ++round) {
+        raft::Ready rd = node_->take_ready();
+        if (rd.persist.has_value()) {
+            // Controller writes are rare and small: sync on the driver thread.
+            if (Status st = storage_->sync(); !st.is_ok()) {
+                spdlog::error("controller {}: cannot make the log durable: {} (acks held)",
+                              config_.self_id, st.message());
+            } else {
+                node_->persisted(rd.persist->seq);
+            }
+        }
+        for (const raft::Message& m : rd.messages) {
+            send(m);
+        }
+        if (rd.apply_from <= rd.apply_to) {
+            apply_committed(rd.apply_from, rd.apply_to);
+        }
+    }
+}
+
+void ControllerServer::apply_committed(raft::LogIndex from, raft::LogIndex to) {
+    std::vector<raft::Entry> entries;
+    if (Status st = storage_->read(from, to, SIZE_MAX, &entries); !st.is_ok()) {
+        spdlog::error("controller {}: read committed entries [{}, {}]: {}", config_.self_id,
+                      from, to, st.message());
+        return;
+    }
+    for (const raft::Entry& e : entries) {
+        const int64_t i = e.index.value();
+        Status applied = Status::ok();
+        if (e.type == raft::EntryType::kNormal) {
+            const std::string_view bytes(reinterpret_cast<const char*>(e.payload.data()),
+                                         e.payload.size());
+            auto ev = decode(bytes);
+            if (!ev.is_ok()) {
+                // Every member decodes the same bytes the same way: skipping keeps them equal.
+                spdlog::error("controller {}: entry {} does not decode ({}); skipped",
+                              config_.self_id, i, ev.status().message());
+                applied = ev.status();
+            } else {
+                applied = state_.apply(*ev);
+                spdlog::debug("controller {}: applied {} at {}: {}", config_.self_id,
+                              describe(*ev), i, applied.is_ok() ? "ok" : applied.message());
+            }
+        }
+        applied_ = i;
+        auto p = pending_.lower_bound(i);
+        if (p == pending_.end() || p->second.first > i) {
+            continue;
+        }
+        Pending& pend = p->second;
+        if (e.term != pend.term) {
+            pend.failed = true;
+            pend.why = "the entry was replaced by another leader's";
+        } else if (!applied.is_ok()) {
+            pend.failed = true;
+            pend.why = applied.message();
+        }
+        if (p->first == i) {
+            auto done = std::move(pend.done);
+            const bool ok = !pend.failed;
+            const std::string why = pend.why;
+            pending_.erase(p);
+            done(ok, why);
+        }
+    }
+#ifndef NDEBUG
+    state_.check_invariants();
+#endif
+}
+
+void ControllerServer::on_role_change() {
+    const raft::Role was = last_role_;
+    last_role_ = node_->role();
+    last_term_ = node_->term();
+    if (was == raft::Role::kLeader && last_role_ != raft::Role::kLeader) {
+        fail_pending("leadership lost before the request committed");
+        electing_.clear();
+    }
+    if (last_role_ == raft::Role::kLeader && was != raft::Role::kLeader) {
+        // Heartbeats went to the previous leader: the lease's tracking window restarts here.
+        heartbeats_.on_become_leader(clock_.now());
+        next_not_active_scan_ = clock_.now() + Millis(config_.scan_not_active_broker_interval_ms);
+        next_master_scan_ = clock_.now() + Millis(config_.scan_inactive_master_interval_ms);
+    }
+    spdlog::info("controller {}: {} in term {} (leader {})", config_.self_id,
+                 raft::role_name(last_role_), last_term_, node_->leader());
+    publish();
+}
+
+void ControllerServer::fail_pending(const std::string& why) {
+    auto all = std::move(pending_);
+    pending_.clear();
+    for (auto& [last, p] : all) {
+        p.done(false, why);
+    }
+}
+
+bool ControllerServer::serving() const {
+    if (node_->role() != raft::Role::kLeader) {
+        return false;
+    }
+    // Every entry of earlier terms is applied once an entry of this term (the leader's no-op)
+    // is committed and applied: the state then answers as of the latest committed decision.
+    const raft::LogIndex commit = node_->commit_index();
+    const auto t = storage_->term_at(commit);
+    return t.has_value() && *t == node_->term() && applied_ >= commit.value();
+}
+
+void ControllerServer::publish() {
+    Info i;
+    i.role = node_->role();
+    i.term = node_->term();
+    for (const raft::PeerAddr& p : peers_.peers) {
+        if (p.node == node_->leader()) {
+            i.leader_id = p.id;
+        }
+    }
+    i.ready = serving();
+    i.last_index = node_->last_index().value();
+    i.commit_index = node_->commit_index().value();
+    i.applied_index = applied_;
+    i.broker_sets = state_.broker_sets().size();
+    i.live_brokers = heartbeats_.size();
+    MutexLock l(mu_);
+    info_ = std::move(i);
+}
+
+void ControllerServer::propose(const std::vector<Event>& events,
+                               std::function<void(bool ok, const std::string& why)> done) {
+    std::vector<raft::SharedBytes> payloads;
+    payloads.reserve(events.size());
+    for (const Event& e : events) {
+        payloads.push_back(raft::SharedBytes::copy_of(encode(e)));
+    }
+    auto last = node_->propose(payloads);
+    if (!last.is_ok()) {
+        done(false, last.status().message());
+        return;
+    }
+    Pending p;
+    p.first = last->value() - static_cast<int64_t>(events.size()) + 1;
+    p.term = node_->term();
+    p.done = std::move(done);
+    pending_.emplace(last->value(), std::move(p));
+    drain_ready();
+}
+
+template <typename H>
+void ControllerServer::answer(const RemotingCommand& req, const net::Responder& respond,
+                              ControllerResult<H> result, int32_t stale_code,
+                              std::function<void()> after_success) {
+    auto build = [req](const ControllerResult<H>& r) {
+        RemotingCommand resp = RemotingCommand::response_to(
+            req, r.code, r.remark.empty() ? std::nullopt : std::optional<std::string>(r.remark));
+        if constexpr (!std::is_same_v<H, NoHeader>) {
+            r.header.to_ext(resp);
+        }
+        resp.body = r.body;
+        return resp;
+    };
+    if (result.events.empty()) {
+        respond(build(result));
+        if (result.code == RC::kSuccess && after_success) {
+            after_success();
+        }
+        return;
+    }
+    auto events = std::move(result.events);
+    auto shared = std::make_shared<ControllerResult<H>>(std::move(result));
+    propose(events, [this, req, respond, shared, build, stale_code,
+                     after = std::move(after_success)](bool ok, const std::string& why) {
+        if (!ok) {
+            if (node_->role() != raft::Role::kLeader || stopped_) {
+                respond(error_response(req, RC::kControllerNotLeader,
+                                       fmt::format("{} ({})", kNotLeaderRemark, why)));
+            } else {
+                respond(error_response(
+                    req, stale_code,
+                    fmt::format("the controller state moved on before this request committed "
+                                "({}); retry",
+                                why)));
+            }
+            return;
+        }
+        respond(build(*shared));
+        if (shared->code == RC::kSuccess && after) {
+            after();
+        }
+    });
+}
+
+RemotingCommand ControllerServer::metadata_response(const RemotingCommand& req) const {
+    protocol::GetMetaDataResponseHeader h;
+    h.group = config_.group;
+    h.is_leader = serving();
+    for (const raft::PeerAddr& p : peers_.peers) {
+        if (p.node == node_->leader()) {
+            h.controller_leader_id = p.id;
+            h.controller_leader_address = p.addr();
+        }
+    }
+    h.peers = config_.peers;
+    RemotingCommand resp = RemotingCommand::response_to(req, RC::kSuccess);
+    h.to_ext(resp);
+    return resp;
+}
+
+void ControllerServer::handle_heartbeat(const RemotingCommand& req,
+                                        const net::Responder& respond) {
+    auto h = protocol::BrokerHeartbeatRequestHeader::from_ext(req);
+    if (!h.is_ok()) {
+        respond(error_response(req, RC::kControllerInvalidRequest, h.status().message()));
+        return;
+    }
+    if (!h->broker_id.has_value()) {
+        respond(error_response(req, RC::kControllerInvalidRequest,
+                               "Heart beat with empty brokerId"));
+        return;
+    }
+    std::optional<Millis> timeout;
+    if (h->heartbeat_timeout_mills.has_value() && *h->heartbeat_timeout_mills > 0) {
+        timeout = Millis(*h->heartbeat_timeout_mills);
+    }
+    heartbeats_.on_heartbeat(clock_.now(), h->cluster_name, h->broker_name,
+                             BrokerId(*h->broker_id), h->broker_addr, h->epoch, h->max_offset,
+                             h->confirm_offset, timeout, h->election_priority);
+    respond(RemotingCommand::response_to(req, RC::kSuccess, "Heart beat success"));
+}
+
+void ControllerServer::handle(RemotingCommand req, net::Responder respond) {
+    const int32_t code = req.code;
+    if (code == Req::kControllerGetMetadataInfo) {
+        respond(metadata_response(req));
+        return;
+    }
+    if (code == Req::kBrokerHeartbeat) {
+        handle_heartbeat(req, respond);
+        return;
+    }
+    if (code == Req::kGetControllerConfig) {
+        if (registry_ == nullptr) {
+            respond(error_response(req, RC::kSystemError, "no configuration registry"));
+            return;
+        }
+        RemotingCommand resp = RemotingCommand::response_to(req, RC::kSuccess);
+        resp.body = registry_->to_properties_text();
+        respond(std::move(resp));
+        return;
+    }
+    if (code == Req::kUpdateControllerConfig) {
+        if (registry_ == nullptr) {
+            respond(error_response(req, RC::kSystemError, "no configuration registry"));
+            return;
+        }
+        Status st = registry_->update_from_text(req.body, "UPDATE_CONTROLLER_CONFIG", nullptr);
+        respond(st.is_ok() ? RemotingCommand::response_to(req, RC::kSuccess)
+                           : error_response(req, RC::kSystemError, st.message()));
+        return;
+    }
+    if (!serving()) {
+        respond(error_response(req, RC::kControllerNotLeader, kNotLeaderRemark));
+        return;
+    }
+    const auto live = heartbeats_.view(clock_.now());
+    auto bad = [&](const Status& st) {
+        respond(error_response(req, RC::kControllerInvalidRequest, st.message()));
+    };
+    switch (code) {
+        case Req::kControllerGetNextBrokerId: {
+            auto h = protocol::GetNextBrokerIdRequestHeader::from_ext(req);
+            if (!h.is_ok()) {
+                return bad(h.status());
+            }
+            return answer(req, respond, state_.handle_get_next_broker_id(*h),
+                          RC::kControllerBrokerIdInvalid);
+        }
+        case Req::kControllerApplyBrokerId: {
+            auto h = protocol::ApplyBrokerIdRequestHeader::from_ext(req);
+            if (!h.is_ok()) {
+                return bad(h.status());
+            }
+            return answer(req, respond, state_.handle_apply_broker_id(*h),
+                          RC::kControllerBrokerIdInvalid);
+        }
+        case Req::kControllerRegisterBroker: {
+            auto h = protocol::RegisterBrokerToControllerRequestHeader::from_ext(req);
+            if (!h.is_ok()) {
+                return bad(h.status());
+            }
+            return answer(req, respond, state_.handle_register_broker(*h, live),
+                          RC::kControllerBrokerNeedToBeRegistered);
+        }
+        case Req::kControllerElectMaster: {
+            auto h = protocol::ElectMasterRequestHeader::from_ext(req);
+            if (!h.is_ok()) {
+                return bad(h.status());
+            }
+            const std::string name = h->broker_name;
+            return answer(req, respond, state_.handle_elect_master(*h, live),
+                          RC::kControllerElectMasterFailed,
+                          [this, name] { notify_role_changed(name); });
+        }
+        case Req::kControllerAlterSyncStateSet: {
+            auto h = protocol::AlterSyncStateSetRequestHeader::from_ext(req);
+            if (!h.is_ok()) {
+                return bad(h.status());
+            }
+            auto body = protocol::SyncStateSet::decode(req.body);
+            if (!body.is_ok()) {
+                return bad(body.status());
+            }
+            return answer(req, respond, state_.handle_alter_sync_state_set(*h, *body, live),
+                          RC::kControllerAlterSyncStateSetFailed);
+        }
+        case Req::kControllerGetReplicaInfo: {
+            auto h = protocol::GetReplicaInfoRequestHeader::from_ext(req);
+            if (!h.is_ok()) {
+                return bad(h.status());
+            }
+            return answer(req, respond, state_.handle_get_replica_info(*h),
+                          RC::kControllerBrokerMetadataNotExist);
+        }
+        case Req::kControllerGetSyncStateData: {
+            auto names = decode_name_list(req.body);
+            if (!names.is_ok()) {
+                return bad(names.status());
+            }
+            return answer(req, respond, state_.handle_get_sync_state_data(*names, live),
+                          RC::kSystemError);
+        }
+        case Req::kCleanBrokerData: {
+            auto h = protocol::CleanBrokerDataRequestHeader::from_ext(req);
+            if (!h.is_ok()) {
+                return bad(h.status());
+            }
+            return answer(req, respond, state_.handle_clean_broker_data(*h, live),
+                          RC::kControllerInvalidCleanBrokerMetadata);
+        }
+        default:
+            respond(error_response(req, RC::kRequestCodeNotSupported,
+                                   fmt::format("request code {} not supported", code)));
+    }
+}
+
+void ControllerServer::scan(TimePoint now) {
+    std::set<std::pair<std::string, std::string>> to_elect;  // (cluster, brokerName)
+    if (now >= next_not_active_scan_) {
+        next_not_active_scan_ = now + Millis(config_.scan_not_active_broker_interval_ms);
+        for (const BrokerLiveInfo& b : heartbeats_.scan_not_active(now)) {
+            spdlog::info("controller {}: broker {} id {} ({}) of {} is inactive", config_.self_id,
+                         b.broker_name, b.broker_id, b.broker_addr, b.cluster_name);
+            const BrokerSetState* s = state_.find(b.broker_name);
+            if (s != nullptr && s->master == b.broker_id) {
+                to_elect.emplace(s->cluster_name, s->broker_name);
+            }
+        }
+    }
+    if (now >= next_master_scan_) {
+        next_master_scan_ = now + Millis(config_.scan_inactive_master_interval_ms);
+        const auto live = heartbeats_.view(now);
+        for (const std::string& name : state_.scan_need_reelect_broker_sets(live)) {
+            if (const BrokerSetState* s = state_.find(name); s != nullptr) {
+                to_elect.emplace(s->cluster_name, name);
+            }
+        }
+    }
+    for (const auto& [cluster, name] : to_elect) {
+        elect_for(cluster, name);
+    }
+}
+
+void ControllerServer::elect_for(const std::string& cluster, const std::string& broker_name) {
+    if (electing_.count(broker_name) != 0) {
+        return;
+    }
+    protocol::ElectMasterRequestHeader h;
+    h.cluster_name = cluster;
+    h.broker_name = broker_name;
+    h.broker_id = kControllerTriggeredBrokerId;
+    h.designate_elect = false;
+    auto r = state_.handle_elect_master(h, heartbeats_.view(clock_.now()));
+    spdlog::info("controller {}: master of {} inactive, election: code {} {}", config_.self_id,
+                 broker_name, r.code, r.remark);
+    if (r.events.empty()) {
+        return;  // lease still running, or nothing to change: the next scan tries again
+    }
+    const bool elected = r.code == RC::kSuccess;
+    electing_.insert(broker_name);
+    propose(r.events, [this, broker_name, elected](bool ok, const std::string& why) {
+        electing_.erase(broker_name);
+        if (!ok) {
+            spdlog::warn("controller {}: election for {} did not commit: {}", config_.self_id,
+                         broker_name, why);
+            return;
+        }
+        if (elected) {
+            notify_role_changed(broker_name);
+        }
+    });
+}
+
+void ControllerServer::notify_role_changed(const std::string& broker_name) {
+    if (!config_.notify_broker_role_changed) {
+        return;
+    }
+    const BrokerSetState* s = state_.find(broker_name);
+    if (s == nullptr || !s->master.has_value()) {
+        return;
+    }
+    protocol::NotifyBrokerRoleChangedRequestHeader h;
+    h.master_broker_id = s->master->value();
+    h.master_epoch = s->master_epoch.value();
+    h.sync_state_set_epoch = s->sync_state_set_epoch.value();
+    if (auto it = s->replicas.find(*s->master); it != s->replicas.end()) {
+        h.master_address = it->second.address;
+    }
+    protocol::SyncStateSet body;
+    for (BrokerId id : s->sync_state_set) {
+        body.sync_state_set.insert(id.value());
+    }
+    body.sync_state_set_epoch = s->sync_state_set_epoch.value();
+    const std::string encoded = body.encode();
+    const TimePoint now = clock_.now();
+    for (const auto& [id, entry] : s->replicas) {
+        if (!heartbeats_.is_active(now, s->cluster_name, broker_name, id)) {
+            continue;
+        }
+        RemotingCommand req = RemotingCommand::request(Req::kNotifyBrokerRoleChanged);
+        h.to_ext(req);
+        req.body = encoded;
+        const std::string addr = entry.address;
+        client_->invoke_oneway_async(addr, std::move(req), [addr](Status st) {
+            if (!st.is_ok()) {
+                spdlog::warn("NOTIFY_BROKER_ROLE_CHANGED to {}: {}", addr, st.message());
+            }
+        });
+    }
+    spdlog::info("controller {}: {} master is now {} ({}), epoch {}, SyncStateSet {}",
+                 config_.self_id, broker_name, *s->master, h.master_address.value_or("?"),
+                 s->master_epoch, encoded);
+}
+
+}  // namespace comet::controller

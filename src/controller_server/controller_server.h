@@ -1,0 +1,156 @@
+#pragma once
+// ControllerServer: one member of the controller group (mqcontroller). It replicates the
+// controller state machine (ReplicasInfoManager) with Comet's Raft core over a durable log
+// (ControllerLogStorage under <controllerStorePath>/raft) and answers the controller RPCs of
+// reference §7.2 on its peer port, the same port that carries the Raft messages (RocketMQ's
+// controller also serves its RPCs on the DLedger peer address).
+//
+// Request flow (the driver contract of src/controller/README.md): the I/O thread posts each
+// request to the driver thread; there, a non-leader (or a leader that has not yet applied every
+// entry of earlier terms) answers CONTROLLER_NOT_LEADER; the leader validates with handle_*
+// against its applied state and its own heartbeat table, answers at once when the request
+// changes nothing, and otherwise proposes the events, answering once they are committed and
+// applied (or CONTROLLER_NOT_LEADER when leadership was lost before, whatever the outcome; the
+// broker retries). BROKER_HEARTBEAT and CONTROLLER_GET_METADATA_INFO are answered by every
+// member: liveness is leader-local and never replicated.
+//
+// The leader also scans: every scanNotActiveBrokerInterval it drops brokers whose heartbeat
+// timed out and, every scanInactiveMasterInterval (and at once when a dropped broker was a
+// master), elects a new master for sets whose master is inactive (brokerId -1), subject to the
+// master lease; a successful election is announced with NOTIFY_BROKER_ROLE_CHANGED to the set's
+// live replicas (notifyBrokerRoleChanged).
+//
+// Threads: "CtrlDriver" owns the RaftNode, the storage, the state machine and the heartbeat
+// table (no locks around them); the RemotingServer's I/O thread only queues; the RemotingClient
+// sends Raft messages and notifications. mu_ guards the inbox and the published status; it is a
+// leaf, never held across a node, storage, transport call or callback.
+
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/config.h"
+#include "base/mutex.h"
+#include "base/rng.h"
+#include "controller/broker_live_info.h"
+#include "controller/controller_log_storage.h"
+#include "controller/replicas_info_manager.h"
+#include "controller_server/controller_config.h"
+#include "net/remoting_client.h"
+#include "net/remoting_server.h"
+#include "raft/raft_node.h"
+
+namespace comet::controller {
+
+// Comet's request code for one Raft message between controllers (one-way), as DLedger peers'.
+inline constexpr int32_t kControllerRaftMessageCode = 60100;
+
+class ControllerServer {
+public:
+    struct Info {
+        raft::Role role = raft::Role::kFollower;
+        raft::Term term;
+        std::string leader_id;  // "" when unknown
+        bool ready = false;     // leader with every earlier entry applied: serves requests
+        int64_t last_index = 0;
+        int64_t commit_index = 0;
+        int64_t applied_index = 0;
+        size_t broker_sets = 0;
+        size_t live_brokers = 0;
+    };
+
+    // `registry` (optional) answers GET_CONTROLLER_CONFIG / UPDATE_CONTROLLER_CONFIG.
+    ControllerServer(ControllerConfig config, ControllerPeers peers,
+                     ConfigRegistry* registry = nullptr, Clock& clock = SystemClock::instance());
+    ~ControllerServer();
+    ControllerServer(const ControllerServer&) = delete;
+    ControllerServer& operator=(const ControllerServer&) = delete;
+
+    // Opens the log (recovering it), binds the peer port and starts the driver. Errors: the
+    // storage's (kIoError, kCorruption, kUnsupported), a failed bind (kIoError naming it).
+    Status start();
+    // Stops the driver and the transport; requests in flight get CONTROLLER_NOT_LEADER.
+    // Idempotent.
+    void shutdown();
+
+    uint16_t port() const;
+    Info info() const;
+
+private:
+    struct Pending {  // a request whose events are proposed, answered once they apply
+        int64_t first = 0;
+        raft::Term term;
+        bool failed = false;
+        std::string why;
+        std::function<void(bool ok, const std::string& why)> done;
+    };
+    struct PeerLink {  // back-off after failed writes, as DLedgerServer's
+        std::chrono::steady_clock::time_point retry_at{};
+        int64_t backoff_ms = 0;
+    };
+
+    void run();
+    void post(std::function<void()> task);
+    void on_raft_message(std::string body);
+    void send(const raft::Message& m);
+    void drain_ready();
+    void apply_committed(raft::LogIndex from, raft::LogIndex to);
+    void on_role_change();
+    void fail_pending(const std::string& why);
+    void publish();
+    bool serving() const;  // driver thread: leader and caught up
+    void scan(TimePoint now);
+    void elect_for(const std::string& cluster, const std::string& broker_name);
+    void notify_role_changed(const std::string& broker_name);
+
+    void handle(protocol::RemotingCommand req, net::Responder respond);
+    void handle_heartbeat(const protocol::RemotingCommand& req, const net::Responder& respond);
+    protocol::RemotingCommand metadata_response(const protocol::RemotingCommand& req) const;
+    // Proposes `events`; `done` runs on the driver thread once they applied (ok) or failed.
+    void propose(const std::vector<Event>& events,
+                 std::function<void(bool ok, const std::string& why)> done);
+    template <typename H>
+    void answer(const protocol::RemotingCommand& req, const net::Responder& respond,
+                ControllerResult<H> result, int32_t stale_code,
+                std::function<void()> after_success = {});
+
+    const ControllerConfig config_;
+    const ControllerPeers peers_;
+    ConfigRegistry* const registry_;
+    Clock& clock_;
+    Rng rng_;
+    std::unique_ptr<ControllerLogStorage> storage_;  // driver thread (after start)
+    std::unique_ptr<raft::RaftNode> node_;           // driver thread
+    ReplicasInfoManager state_;                      // driver thread
+    BrokerHeartbeatManager heartbeats_;              // driver thread
+    std::map<int64_t, Pending> pending_;             // by last index; driver thread
+    std::set<std::string> electing_;                 // sets with an election in flight
+    std::map<int32_t, PeerLink> links_;              // driver thread (send)
+    int64_t applied_ = 0;                            // driver thread
+    raft::Role last_role_ = raft::Role::kFollower;
+    raft::Term last_term_;
+    TimePoint next_not_active_scan_{};
+    TimePoint next_master_scan_{};
+
+    std::unique_ptr<net::RemotingServer> server_;
+    std::unique_ptr<net::RemotingClient> client_;
+
+    mutable Mutex mu_;
+    std::condition_variable_any cv_;
+    std::vector<raft::Message> inbox_ GUARDED_BY(mu_);
+    std::vector<std::function<void()>> tasks_ GUARDED_BY(mu_);
+    bool stop_ GUARDED_BY(mu_) = false;
+    Info info_ GUARDED_BY(mu_);
+
+    std::thread driver_;
+    bool started_ = false;
+    bool stopped_ = false;
+};
+
+}  // namespace comet::controller
