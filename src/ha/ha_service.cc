@@ -2,11 +2,15 @@
 
 #include <pthread.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
+#include <deque>
 #include <set>
 
+#include "base/check.h"
 #include "base/logging.h"
+#include "ha/autoswitch_codec.h"
 #include "ha/ha_codec.h"
 #include "net/asio.h"
 
@@ -79,8 +83,16 @@ private:
                 return;
             }
             self->last_read_ = self->svc_.clock_.now();
-            self->decoder_.feed(std::string_view(self->rbuf_.data(), n));
-            if (!self->process_input()) return;
+            std::string_view in(self->rbuf_.data(), n);
+            if (self->svc_.config_.auto_switch) {
+                self->as_decoder_.feed(in);
+                if (!self->process_autoswitch_input())
+                    return;
+            } else {
+                self->decoder_.feed(in);
+                if (!self->process_input())
+                    return;
+            }
             self->read_more();
             self->try_send();
         });
@@ -123,6 +135,87 @@ private:
         }
     }
 
+    // AutoSwitch: handshake first and once, then reports. Returns false when closed.
+    bool process_autoswitch_input() {
+        for (;;) {
+            auto r = as_decoder_.next();
+            if (!r.is_ok()) {
+                spdlog::error("HaService: slave {} (brokerId {}): {}; closing", info_.address,
+                              info_.broker_id, r.status().to_string());
+                close(true);
+                return false;
+            }
+            if (!r.value())
+                return true;
+            const auto& ev = *r.value();
+            if (ev.kind == AutoSwitchSlaveStreamDecoder::Event::Kind::kHandshake) {
+                if (handshaken_ || ev.handshake.broker_id <= 0) {
+                    spdlog::error(
+                        "HaService: slave {} sent {} AutoSwitch handshake with brokerId {} "
+                        "(slaves need brokerControllerId > 0); closing",
+                        info_.address, handshaken_ ? "a second" : "an", ev.handshake.broker_id);
+                    close(true);
+                    return false;
+                }
+                info_.broker_id = ev.handshake.broker_id;
+                info_.async_learner = ev.handshake.async_learner;
+                sync_from_last_file_ = ev.handshake.sync_from_last_file;
+                handshaken_ = true;
+                send_handshake_reply();
+                continue;
+            }
+            if (!handshaken_) {
+                spdlog::error(
+                    "HaService: slave {} reported offset {} before its AutoSwitch "
+                    "handshake; closing",
+                    info_.address, ev.offset);
+                close(true);
+                return false;
+            }
+            if (!on_report(ev.offset))
+                return false;
+        }
+    }
+
+    // AutoSwitch: the master's epoch list and max offset, before any frame.
+    void send_handshake_reply() {
+        COMET_CHECK(!writing_, "HaService: handshake reply to {} while a write is pending",
+                    info_.address);
+        AutoSwitchMasterHandshake hs;
+        hs.epochs = svc_.epochs_->epochs();
+        hs.max_offset = svc_.store_.max_offset();
+        hs.last_epoch = hs.epochs.empty() ? 0 : static_cast<int32_t>(hs.epochs.back().epoch);
+        spdlog::info(
+            "HaService: slave {} (brokerId {}, syncFromLastFile {}, asyncLearner {}) "
+            "handshake; master epochs {} max offset {}",
+            info_.address, info_.broker_id, sync_from_last_file_, info_.async_learner,
+            format_epochs(hs.epochs), hs.max_offset);
+        header_ = encode_autoswitch_master_handshake(hs);
+        chunk_.reset();
+        writing_ = true;
+        last_write_ = svc_.clock_.now();
+        auto self = shared_from_this();
+        asio::async_write(sock_, asio::buffer(header_),
+                          [self](std::error_code ec, size_t) { self->on_written(ec); });
+    }
+
+    // Caught-up bookkeeping (SlaveInfo::caught_up_at) for an ack.
+    void note_ack(int64_t ack) {
+        TimePoint now = svc_.clock_.now();
+        if (ack >= svc_.store_.max_offset()) {
+            info_.caught_up_at = now;
+            sends_.clear();
+            return;
+        }
+        // Differs from RocketMQ (which keeps only the last send): every send still in flight is
+        // remembered, so a pipelined slave that is one frame behind still counts as caught up
+        // as of the frame it did get.
+        while (!sends_.empty() && sends_.front().master_max <= ack) {
+            info_.caught_up_at = std::max(info_.caught_up_at, sends_.front().at);
+            sends_.pop_front();
+        }
+    }
+
     bool on_report(int64_t offset) {
         if (!got_request_) {
             int64_t master_max = svc_.store_.max_offset();
@@ -136,10 +229,18 @@ private:
             }
             got_request_ = true;
             // Comet: an empty slave copies from the first byte still on disk (RocketMQ starts at
-            // the last file); see docs/replication.md.
-            next_offset_ = offset == 0 ? svc_.store_.min_offset() : offset;
+            // the last file); see docs/replication.md. AutoSwitch as RocketMQ: the first byte
+            // still on disk, or the last file's start when the slave asked for it.
+            if (offset != 0) {
+                next_offset_ = offset;
+            } else if (svc_.config_.auto_switch && sync_from_last_file_) {
+                next_offset_ = svc_.store_.last_file_start();
+            } else {
+                next_offset_ = svc_.store_.min_offset();
+            }
             sent_end_ = next_offset_;
             info_.ack_offset = offset;
+            note_ack(offset);
             info_.sent_offset = sent_end_;
             spdlog::info("HaService: slave {} (brokerId {}) starts at offset {}", info_.address,
                          info_.broker_id, next_offset_);
@@ -155,12 +256,17 @@ private:
             return false;
         }
         info_.ack_offset = offset;
+        note_ack(offset);
         svc_.on_slave_update(id_, info_);
         return true;
     }
 
     void try_send() {
         if (closed_ || writing_ || !got_request_) return;
+        if (svc_.config_.auto_switch) {
+            try_send_autoswitch();
+            return;
+        }
         auto chunk = svc_.store_.read(next_offset_, svc_.config_.transfer_batch_size);
         TimePoint now = svc_.clock_.now();
         if (!chunk) {
@@ -175,31 +281,99 @@ private:
         write(static_cast<int64_t>(chunk_->bytes.size()));
     }
 
+    // AutoSwitch frames: the data of one epoch at a time, cut at the next epoch's start.
+    void try_send_autoswitch() {
+        std::vector<store::EpochEntry> epochs = svc_.epochs_->epochs();
+        // The entry covering next_offset_: the last one starting at or before it.
+        auto it = std::upper_bound(
+            epochs.begin(), epochs.end(), next_offset_,
+            [](int64_t off, const store::EpochEntry& e) { return off < e.start_offset; });
+        const store::EpochEntry* cur = it == epochs.begin() ? nullptr : &*std::prev(it);
+        std::optional<HaChunk> chunk;
+        if (cur != nullptr) {
+            int64_t max_bytes = svc_.config_.transfer_batch_size;
+            if (it != epochs.end()) {
+                max_bytes = std::min(max_bytes, it->start_offset - next_offset_);
+            }
+            chunk = svc_.store_.read(next_offset_, max_bytes);
+        } else if (!warned_no_epoch_) {
+            warned_no_epoch_ = true;
+            spdlog::error(
+                "HaService: no epoch entry covers offset {} for slave {} (brokerId {}); master "
+                "epochs {}; sending heartbeats only",
+                next_offset_, info_.address, info_.broker_id, format_epochs(epochs));
+        }
+        AutoSwitchTransferHeader h;
+        h.offset = next_offset_;
+        h.confirm_offset = svc_.epochs_->confirm_offset();
+        // A heartbeat without a covering entry names the first one, as RocketMQ does.
+        const store::EpochEntry* label = cur != nullptr   ? cur
+                                         : epochs.empty() ? nullptr
+                                                          : &epochs.front();
+        if (label != nullptr) {
+            h.epoch = static_cast<int32_t>(label->epoch);
+            h.epoch_start_offset = label->start_offset;
+        }
+        if (!chunk) {
+            if (svc_.clock_.now() - last_write_ < svc_.config_.heartbeat_interval)
+                return;
+            header_ = encode_autoswitch_transfer_header(h, 0);
+            chunk_.reset();
+            write(0);
+            return;
+        }
+        header_ = encode_autoswitch_transfer_header(h, static_cast<int32_t>(chunk->bytes.size()));
+        chunk_ = std::move(chunk);
+        write(static_cast<int64_t>(chunk_->bytes.size()));
+    }
+
     void write(int64_t body_size) {
         writing_ = true;
         next_offset_ += body_size;
         sent_end_ = next_offset_;  // handed to the socket: the slave may ack up to here
         info_.sent_offset = sent_end_;
         last_write_ = svc_.clock_.now();
+        if (body_size > 0) {
+            remember_send(svc_.store_.max_offset(), last_write_);
+        }
         std::array<asio::const_buffer, 2> bufs{
             asio::buffer(header_),
             chunk_ ? asio::buffer(chunk_->bytes.data(), chunk_->bytes.size())
                    : asio::const_buffer()};
         auto self = shared_from_this();
-        asio::async_write(sock_, bufs, [self](std::error_code ec, size_t) {
-            self->writing_ = false;
-            self->chunk_.reset();
-            if (ec) {
-                if (!self->closed_) {
-                    spdlog::info("HaService: write to slave {} failed: {}", self->info_.address,
-                                 ec.message());
-                }
-                self->close(false);
-                return;
-            }
-            self->try_send();  // pipelined: keep streaming without waiting for the ack
-        });
+        asio::async_write(sock_, bufs,
+                          [self](std::error_code ec, size_t) { self->on_written(ec); });
     }
+
+    void on_written(std::error_code ec) {
+        writing_ = false;
+        chunk_.reset();
+        if (ec) {
+            if (!closed_) {
+                spdlog::info("HaService: write to slave {} failed: {}", info_.address,
+                             ec.message());
+            }
+            close(false);
+            return;
+        }
+        try_send();  // pipelined: keep streaming without waiting for the ack
+    }
+
+    // A data frame went out while the master's max offset was `master_max`. Equal maxima keep
+    // the later time; a slave that never acks stops being tracked after kMaxSends frames.
+    void remember_send(int64_t master_max, TimePoint at) {
+        if (!sends_.empty() && sends_.back().master_max == master_max) {
+            sends_.back().at = at;
+        } else if (sends_.size() < kMaxSends) {
+            sends_.push_back({master_max, at});
+        }
+    }
+
+    struct Send {
+        int64_t master_max;
+        TimePoint at;
+    };
+    static constexpr size_t kMaxSends = 256;
 
     HaService& svc_;
     tcp::socket sock_;
@@ -207,6 +381,10 @@ private:
     SlaveInfo info_;
     std::array<char, 4096> rbuf_{};
     SlaveStreamDecoder decoder_;
+    AutoSwitchSlaveStreamDecoder as_decoder_;
+    std::deque<Send> sends_;  // data frames not yet acked, oldest first
+    bool sync_from_last_file_ = false;
+    bool warned_no_epoch_ = false;
     bool closed_ = false;
     bool handshaken_ = false;
     bool got_request_ = false;
@@ -219,15 +397,16 @@ private:
     std::optional<HaChunk> chunk_;
 };
 
-HaService::HaService(HaServiceConfig config, HaStorePort& store, Clock& clock)
+HaService::HaService(HaServiceConfig config, HaStorePort& store, Clock& clock, EpochPort* epochs)
     : config_(std::move(config)),
       store_(store),
       clock_(clock),
+      epochs_(epochs),
       group_transfer_(clock),
       impl_(std::make_unique<Impl>()) {}
 
 Result<std::unique_ptr<HaService>> HaService::start(HaServiceConfig config, HaStorePort& store,
-                                                    Clock& clock) {
+                                                    Clock& clock, EpochPort* epochs) {
     COMET_RETURN_IF_ERROR(validate_quorum_config(config.quorum, nullptr));
     if (config.transfer_batch_size <= 0) {
         return Status::error(Errc::kInvalidArgument, "haTransferBatchSize={} must be > 0",
@@ -237,7 +416,11 @@ Result<std::unique_ptr<HaService>> HaService::start(HaServiceConfig config, HaSt
         return Status::error(Errc::kInvalidArgument,
                              "haHousekeepingInterval and haSendHeartbeatInterval must be > 0");
     }
-    std::unique_ptr<HaService> svc(new HaService(std::move(config), store, clock));
+    if (config.auto_switch && epochs == nullptr) {
+        return Status::error(Errc::kInvalidArgument,
+                             "HaService: AutoSwitch mode (controller mode) needs an EpochPort");
+    }
+    std::unique_ptr<HaService> svc(new HaService(std::move(config), store, clock, epochs));
     auto& im = *svc->impl_;
     std::error_code ec;
     auto addr = asio::ip::make_address(svc->config_.listen_host, ec);
@@ -293,8 +476,9 @@ Result<std::unique_ptr<HaService>> HaService::start(HaServiceConfig config, HaSt
         pthread_setname_np(pthread_self(), "HaService");
         self->impl_->io.run();
     });
-    spdlog::info("HaService: broker '{}' listening for slaves on port {}",
-                 svc->config_.broker_name, svc->port_);
+    spdlog::info("HaService: broker '{}' listening for slaves on port {} ({} protocol)",
+                 svc->config_.broker_name, svc->port_,
+                 svc->config_.auto_switch ? "AutoSwitch" : "classic");
     return svc;
 }
 

@@ -9,6 +9,12 @@
 //  - names another broker group or brokerId <= 0 in its handshake (or skips the handshake when
 //    requireHandshake is set);
 //  - has been silent (nothing read) for haHousekeepingInterval — a hung slave stops counting.
+// AutoSwitch mode (auto_switch, controller mode, rocketmq-wire.md §7.5; Java
+// AutoSwitchHAConnection): the slave first sends a 16-byte handshake (brokerControllerId > 0,
+// else closed), the master answers with its epoch list (EpochPort) and max offset, then reads
+// 12-byte reports. Frames carry the epoch of their data, that epoch's start offset and the
+// confirm offset, and never span two epochs. Everything else (pipelining, acks, timeouts,
+// GroupTransfer) is the same as in classic mode.
 // Threads: one "HaService" thread runs the asio io_context (accept, socket I/O, the tick timer,
 // GroupTransfer completions). Public methods from any thread. Locks: mu_ (slave table) is a
 // leaf; never held across I/O, store calls or completions. Invariant per connection:
@@ -25,6 +31,7 @@
 #include "base/clock.h"
 #include "base/mutex.h"
 #include "base/status.h"
+#include "ha/epoch_port.h"
 #include "ha/group_transfer.h"
 #include "ha/ha_store_port.h"
 #include "ha/quorum_policy.h"
@@ -39,7 +46,10 @@ struct HaServiceConfig {
     std::chrono::milliseconds heartbeat_interval{5000};      // haSendHeartbeatInterval
     std::chrono::milliseconds housekeeping_interval{20000};  // haHousekeepingInterval
     std::chrono::milliseconds tick_interval{10};  // new-data poll / timeout check period
-    bool require_handshake = false;  // false: plain RocketMQ slaves are accepted
+    bool require_handshake = false;  // false: plain RocketMQ slaves are accepted (classic only)
+    // Controller mode: speak the AutoSwitch protocol instead of the classic one; start() then
+    // needs an EpochPort.
+    bool auto_switch = false;
     QuorumConfig quorum;
 };
 
@@ -50,14 +60,21 @@ struct SlaveInfo {
     int64_t broker_id = -1;  // from the handshake; -1 for a plain RocketMQ slave
     int64_t ack_offset = 0;
     int64_t sent_offset = 0;  // end of the bytes handed to the socket so far
+    // Last time this slave held everything the master had (RocketMQ lastCaughtUpTimeMs): an ack
+    // at or above the master's max offset (now), or at or above the max offset as it was when
+    // a frame went out (that frame's send time). Epoch (TimePoint{}) = never. Both modes. The
+    // broker shrinks the SyncStateSet with it (haMaxTimeSlaveNotCatchup).
+    TimePoint caught_up_at{};
+    bool async_learner = false;  // AutoSwitch handshake isAsyncLearner: never in SyncStateSet
 };
 
 class HaService {
 public:
-    // Binds and starts the "HaService" thread. `store` and `clock` must outlive the service.
-    // Errors: bad quorum config (names the keys), bind failure (kIoError).
+    // Binds and starts the "HaService" thread. `store`, `clock` and `epochs` must outlive the
+    // service; `epochs` is required with auto_switch and unused otherwise. Errors: bad quorum
+    // config (names the keys), auto_switch without `epochs`, bind failure (kIoError).
     static Result<std::unique_ptr<HaService>> start(HaServiceConfig config, HaStorePort& store,
-                                                    Clock& clock);
+                                                    Clock& clock, EpochPort* epochs = nullptr);
     ~HaService();  // shutdown()
     HaService(const HaService&) = delete;
     HaService& operator=(const HaService&) = delete;
@@ -85,7 +102,7 @@ public:
 private:
     class Connection;
     struct Impl;
-    HaService(HaServiceConfig config, HaStorePort& store, Clock& clock);
+    HaService(HaServiceConfig config, HaStorePort& store, Clock& clock, EpochPort* epochs);
 
     void on_slave_update(uint64_t id, const SlaveInfo& info);
     void on_slave_closed(uint64_t id, bool rejected);
@@ -94,6 +111,7 @@ private:
     HaServiceConfig config_;
     HaStorePort& store_;
     Clock& clock_;
+    EpochPort* epochs_;  // AutoSwitch mode only
     GroupTransfer group_transfer_;
     std::unique_ptr<Impl> impl_;
     uint16_t port_ = 0;

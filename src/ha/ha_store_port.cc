@@ -1,5 +1,7 @@
 #include "ha/ha_store_port.h"
 
+#include <algorithm>
+
 #include "store/commit_log.h"
 
 namespace comet::ha {
@@ -7,6 +9,13 @@ namespace comet::ha {
 int64_t CommitLogHaStore::min_offset() const { return log_.min_offset().value(); }
 
 int64_t CommitLogHaStore::max_offset() const { return log_.max_offset().value(); }
+
+int64_t CommitLogHaStore::last_file_start() const {
+    int64_t max = max_offset();
+    int64_t size = log_.config().mapped_file_size_commit_log;
+    int64_t start = size > 0 ? max - max % size : 0;
+    return std::max(start, min_offset());
+}
 
 std::optional<HaChunk> CommitLogHaStore::read(int64_t offset, int64_t max_bytes) const {
     auto view = log_.get_data(store::PhysicalOffset(offset), max_bytes);

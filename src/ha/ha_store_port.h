@@ -28,6 +28,10 @@ public:
     virtual ~HaStorePort() = default;
     virtual int64_t min_offset() const = 0;  // first byte still on disk (0 when empty)
     virtual int64_t max_offset() const = 0;  // end of written data
+    // Start of the segment file holding max_offset() (RocketMQ `maxOffset - maxOffset %
+    // mappedFileSizeCommitLog`), never below min_offset(): where an AutoSwitch slave with
+    // isSyncFromLastFile starts. Default min_offset() for ports without segments.
+    virtual int64_t last_file_start() const { return min_offset(); }
     // Up to max_bytes from `offset`, never crossing a segment (file) boundary. nullopt when
     // nothing is written at offset yet.
     virtual std::optional<HaChunk> read(int64_t offset, int64_t max_bytes) const = 0;
@@ -40,6 +44,7 @@ public:
     explicit CommitLogHaStore(store::CommitLog& log) : log_(log) {}
     int64_t min_offset() const override;
     int64_t max_offset() const override;
+    int64_t last_file_start() const override;
     std::optional<HaChunk> read(int64_t offset, int64_t max_bytes) const override;
     Status append(int64_t start, std::string_view bytes) override;
 
