@@ -2,10 +2,12 @@
 
 #include <pthread.h>
 
+#include <algorithm>
 #include <array>
 #include <deque>
 
 #include "base/logging.h"
+#include "ha/autoswitch_codec.h"
 #include "ha/ha_codec.h"
 #include "net/asio.h"
 
@@ -33,6 +35,11 @@ struct HaClient::Impl {
     int64_t reported = -1;
     std::array<char, 64 * 1024> rbuf{};
     TransferDecoder decoder;
+    AutoSwitchMasterStreamDecoder as_decoder;
+    // Reports go out (classic: from connecting on; AutoSwitch: once the master's handshake was
+    // applied and the consistent point reported).
+    bool reporting = false;
+    int64_t last_epoch = -1;  // AutoSwitch: epoch of the last local entry, -1 = none
     std::deque<std::string> out;
     bool writing = false;
 
@@ -56,6 +63,8 @@ struct HaClient::Impl {
         out.clear();
         writing = false;
         decoder = TransferDecoder();
+        as_decoder = AutoSwitchMasterStreamDecoder();
+        reporting = false;
         next_connect = now() + client.config_.reconnect_interval;
         set_connected(false);
     }
@@ -92,10 +101,18 @@ struct HaClient::Impl {
             reported = -1;
             set_connected(true);
             spdlog::info("HaClient: connected to master {}:{}", host, port);
-            if (client.config_.send_handshake) {
-                send(encode_handshake({client.config_.broker_name, client.config_.broker_id}));
+            const HaClientConfig& cfg = client.config_;
+            if (cfg.auto_switch) {
+                // Reports wait for the master's handshake (on_master_handshake).
+                send(encode_autoswitch_slave_handshake(
+                    {cfg.sync_from_last_file, cfg.async_learner, cfg.broker_id}));
+            } else {
+                if (cfg.send_handshake) {
+                    send(encode_handshake({cfg.broker_name, cfg.broker_id}));
+                }
+                reporting = true;
+                report();
             }
-            report();
             read_more(s);
         });
     }
@@ -127,7 +144,7 @@ struct HaClient::Impl {
         int64_t max = client.store_.max_offset();
         reported = max;
         last_report = now();
-        send(encode_report(max));
+        send(client.config_.auto_switch ? encode_autoswitch_report(max) : encode_report(max));
     }
 
     void read_more(const std::shared_ptr<tcp::socket>& s) {
@@ -139,10 +156,17 @@ struct HaClient::Impl {
                 return;
             }
             last_read = now();
-            decoder.feed(std::string_view(rbuf.data(), n));
-            if (!drain())
-                return;
-            if (client.store_.max_offset() != reported)
+            std::string_view in(rbuf.data(), n);
+            if (client.config_.auto_switch) {
+                as_decoder.feed(in);
+                if (!drain_autoswitch())
+                    return;
+            } else {
+                decoder.feed(in);
+                if (!drain())
+                    return;
+            }
+            if (reporting && client.store_.max_offset() != reported)
                 report();
             read_more(s);
         });
@@ -190,6 +214,168 @@ struct HaClient::Impl {
         }
     }
 
+    // AutoSwitch: the master's handshake, then its frames. Returns false after disconnecting.
+    bool drain_autoswitch() {
+        using Kind = AutoSwitchMasterStreamDecoder::Message::Kind;
+        for (;;) {
+            auto r = as_decoder.next();
+            if (!r.is_ok()) {
+                spdlog::error("HaClient: bad message from master {}:{}: {}", host, port,
+                              r.status().to_string());
+                count_error();
+                disconnect("protocol error");
+                return false;
+            }
+            if (!r.value())
+                return true;
+            const auto& m = *r.value();
+            if ((m.kind == Kind::kHandshake) == reporting) {
+                spdlog::error("HaClient: master {}:{} sent {} {}", host, port,
+                              m.kind == Kind::kHandshake ? "a second handshake" : "a frame",
+                              reporting ? "while streaming" : "before its handshake");
+                count_error();
+                disconnect("protocol error");
+                return false;
+            }
+            bool ok = m.kind == Kind::kHandshake ? on_master_handshake(m.handshake)
+                                                 : on_autoswitch_frame(m.header, m.data);
+            if (!ok)
+                return false;
+        }
+    }
+
+    // Finds the consistent point, cuts the local log back to it and reports it.
+    bool on_master_handshake(const AutoSwitchMasterHandshake& hs) {
+        EpochPort& ep = *client.epochs_;
+        std::vector<store::EpochEntry> local = ep.epochs();
+        int64_t local_max = client.store_.max_offset();
+        auto point = compute_consistent_point(local, local_max, hs.epochs, hs.max_offset);
+        if (!point) {
+            spdlog::error(
+                "HaClient: no consistent point with master {}:{}: local epochs {} (max offset "
+                "{}), master epochs {} (max offset {}); retrying in {} ms",
+                host, port, format_epochs(local), local_max, format_epochs(hs.epochs),
+                hs.max_offset, client.config_.reconnect_interval.count());
+            {
+                MutexLock l(client.mu_);
+                ++client.stats_.no_consistent_point;
+            }
+            disconnect("no common epoch");
+            return false;
+        }
+        // Also cut when the point is the end but the last local epoch, one the master never
+        // had, starts there holding no data (RocketMQ keeps it; the master's next frames would
+        // then carry an older epoch than the local last one).
+        bool empty_tail_epoch =
+            !local.empty() && local.back().start_offset >= *point &&
+            std::find(hs.epochs.begin(), hs.epochs.end(), local.back()) == hs.epochs.end();
+        if (*point < local_max || empty_tail_epoch) {
+            Status st = ep.truncate_to(*point);
+            if (!st.is_ok()) {
+                spdlog::error(
+                    "HaClient: truncating the local log from {} to the consistent "
+                    "point {} (master {}:{}) failed: {}",
+                    local_max, *point, host, port, st.to_string());
+                count_error();
+                disconnect("truncate failed");
+                return false;
+            }
+            spdlog::info(
+                "HaClient: truncated the local log from {} to {}: local epochs were {}, "
+                "master {}:{} has {} (max offset {})",
+                local_max, *point, format_epochs(local), host, port, format_epochs(hs.epochs),
+                hs.max_offset);
+            MutexLock l(client.mu_);
+            ++client.stats_.truncations;
+        }
+        int64_t now_max = client.store_.max_offset();
+        if (now_max != *point) {
+            spdlog::error("HaClient: after truncating to {} the local CommitLog ends at {}", *point,
+                          now_max);
+            count_error();
+            disconnect("truncate left the wrong end");
+            return false;
+        }
+        local = ep.epochs();
+        last_epoch = local.empty() ? -1 : local.back().epoch;
+        spdlog::info("HaClient: master {}:{} handshake done, streaming from {} (local epochs {})",
+                     host, port, *point, format_epochs(local));
+        {
+            MutexLock l(client.mu_);
+            ++client.stats_.handshakes;
+        }
+        reporting = true;
+        report();
+        return true;
+    }
+
+    // One transfer frame: epoch change, append, confirm offset.
+    bool on_autoswitch_frame(const AutoSwitchTransferHeader& h, const std::string& data) {
+        EpochPort& ep = *client.epochs_;
+        int64_t local = client.store_.max_offset();
+        if (data.empty()) {
+            {
+                MutexLock l(client.mu_);
+                ++client.stats_.heartbeats;
+            }
+            // A heartbeat describing our end may start a newer epoch that has no data yet.
+            if (h.offset == local && h.epoch > last_epoch && h.epoch_start_offset <= local) {
+                if (!begin_epoch(ep, h))
+                    return false;
+            }
+        } else {
+            if (h.offset != local) {
+                spdlog::error(
+                    "HaClient: master {}:{} sent offset {} but the local CommitLog ends at {}",
+                    host, port, h.offset, local);
+                count_error();
+                disconnect("offset mismatch");
+                return false;
+            }
+            if (h.epoch_start_offset > h.offset || h.epoch < last_epoch) {
+                spdlog::error(
+                    "HaClient: master {}:{} sent data at {} of epoch {} starting at {}; "
+                    "the local last epoch is {}",
+                    host, port, h.offset, h.epoch, h.epoch_start_offset, last_epoch);
+                count_error();
+                disconnect("bad epoch");
+                return false;
+            }
+            if (h.epoch != last_epoch && !begin_epoch(ep, h))
+                return false;
+            Status st = client.store_.append(h.offset, data);
+            if (!st.is_ok()) {
+                spdlog::error("HaClient: append of {} bytes at {} failed: {}", data.size(),
+                              h.offset, st.to_string());
+                count_error();
+                disconnect("append failed");
+                return false;
+            }
+            MutexLock l(client.mu_);
+            ++client.stats_.frames;
+            client.stats_.bytes += static_cast<int64_t>(data.size());
+        }
+        if (h.confirm_offset >= 0) {  // -1: the master does not know it yet
+            ep.set_confirm_offset(std::min(h.confirm_offset, client.store_.max_offset()));
+        }
+        return true;
+    }
+
+    bool begin_epoch(EpochPort& ep, const AutoSwitchTransferHeader& h) {
+        Status st = ep.begin_epoch(h.epoch, h.epoch_start_offset);
+        if (!st.is_ok()) {
+            spdlog::error("HaClient: starting epoch {} at {} (master {}:{}) failed: {}", h.epoch,
+                          h.epoch_start_offset, host, port, st.to_string());
+            count_error();
+            disconnect("begin epoch failed");
+            return false;
+        }
+        spdlog::info("HaClient: epoch {} starts at {} (was {}), from master {}:{}", h.epoch,
+                     h.epoch_start_offset, last_epoch, host, port);
+        last_epoch = h.epoch;
+        return true;
+    }
+
     void count_error() {
         MutexLock l(client.mu_);
         ++client.stats_.protocol_errors;
@@ -199,8 +385,8 @@ struct HaClient::Impl {
         if (sock) {
             if (now() - last_read >= client.config_.housekeeping_interval) {
                 disconnect("master silent for haHousekeepingInterval");
-            } else if (now() - last_report >= client.config_.heartbeat_interval ||
-                       client.store_.max_offset() != reported) {
+            } else if (reporting && (now() - last_report >= client.config_.heartbeat_interval ||
+                                     client.store_.max_offset() != reported)) {
                 report();
             }
         }
@@ -218,14 +404,15 @@ struct HaClient::Impl {
     }
 };
 
-HaClient::HaClient(HaClientConfig config, HaStorePort& store, Clock& clock)
+HaClient::HaClient(HaClientConfig config, HaStorePort& store, Clock& clock, EpochPort* epochs)
     : config_(std::move(config)),
       store_(store),
       clock_(clock),
+      epochs_(epochs),
       impl_(std::make_unique<Impl>(*this)) {}
 
 Result<std::unique_ptr<HaClient>> HaClient::start(HaClientConfig config, HaStorePort& store,
-                                                  Clock& clock) {
+                                                  Clock& clock, EpochPort* epochs) {
     if (config.broker_id <= 0) {
         return Status::error(Errc::kInvalidArgument, "brokerId={} must be > 0 on a slave",
                              config.broker_id);
@@ -233,7 +420,11 @@ Result<std::unique_ptr<HaClient>> HaClient::start(HaClientConfig config, HaStore
     if (config.master_host.empty() || config.master_port == 0) {
         return Status::error(Errc::kInvalidArgument, "haMasterAddress is not set");
     }
-    std::unique_ptr<HaClient> c(new HaClient(std::move(config), store, clock));
+    if (config.auto_switch && epochs == nullptr) {
+        return Status::error(Errc::kInvalidArgument,
+                             "HaClient: AutoSwitch mode (controller mode) needs an EpochPort");
+    }
+    std::unique_ptr<HaClient> c(new HaClient(std::move(config), store, clock, epochs));
     Impl* im = c->impl_.get();
     im->host = c->config_.master_host;
     im->port = c->config_.master_port;

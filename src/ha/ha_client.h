@@ -6,6 +6,13 @@
 // haSendHeartbeatInterval. Each received frame must start exactly at the local max offset;
 // otherwise (or on a malformed frame, an append error, or nothing read for
 // haHousekeepingInterval) it closes and reconnects after reconnect_interval.
+// AutoSwitch mode (auto_switch, controller mode, rocketmq-wire.md §7.5; Java
+// AutoSwitchHAClient): after connecting it sends the 16-byte handshake (brokerControllerId and
+// the syncFromLastFile / asyncLearner flags), reads the master's epoch list, computes the
+// consistent point against EpochPort::epochs() (no common epoch: error, close, retry), truncates
+// the local log there through EpochPort::truncate_to() when it has more, reports the point and
+// then streams as above. A frame of a new epoch starts it locally (EpochPort::begin_epoch);
+// every frame's confirm offset, capped at the local max offset, goes to set_confirm_offset().
 // Threads: one "HaClient" thread runs the io_context; the store port's append() is called on
 // it. Public methods from any thread; mu_ guards the master address and counters (leaf).
 
@@ -18,6 +25,7 @@
 #include "base/clock.h"
 #include "base/mutex.h"
 #include "base/status.h"
+#include "ha/epoch_port.h"
 #include "ha/ha_store_port.h"
 
 namespace comet::ha {
@@ -26,8 +34,13 @@ struct HaClientConfig {
     std::string master_host;  // haMasterAddress / register result haServerAddr (host part)
     uint16_t master_port = 0;
     std::string broker_name;
-    int64_t broker_id = 1;  // > 0
-    bool send_handshake = true;
+    int64_t broker_id = 1;       // > 0
+    bool send_handshake = true;  // classic mode only
+    // Controller mode: the AutoSwitch protocol (broker_id = brokerControllerId); start() then
+    // needs an EpochPort.
+    bool auto_switch = false;
+    bool sync_from_last_file = false;  // syncFromLastFile (AutoSwitch handshake flag)
+    bool async_learner = false;        // asyncLearner (AutoSwitch handshake flag)
     std::chrono::milliseconds heartbeat_interval{5000};      // haSendHeartbeatInterval
     std::chrono::milliseconds housekeeping_interval{20000};  // haHousekeepingInterval
     std::chrono::milliseconds reconnect_interval{5000};      // RocketMQ retries every 5 s
@@ -42,13 +55,19 @@ struct HaClientStats {
     int64_t connects = 0;          // successful connections
     int64_t connect_failures = 0;  // connection attempts that failed (refused, unreachable)
     int64_t protocol_errors = 0;   // frames refused (offset mismatch, bad frame, append error)
+    // AutoSwitch only:
+    int64_t handshakes = 0;           // master handshakes accepted
+    int64_t truncations = 0;          // local log cut back to the consistent point
+    int64_t no_consistent_point = 0;  // masters refused for having no epoch in common
 };
 
 class HaClient {
 public:
-    // Starts the "HaClient" thread; it connects at once. Errors: bad config.
+    // Starts the "HaClient" thread; it connects at once. `store`, `clock` and `epochs` must
+    // outlive the client; `epochs` is required with auto_switch and unused otherwise. Errors:
+    // bad config.
     static Result<std::unique_ptr<HaClient>> start(HaClientConfig config, HaStorePort& store,
-                                                   Clock& clock);
+                                                   Clock& clock, EpochPort* epochs = nullptr);
     ~HaClient();
     HaClient(const HaClient&) = delete;
     HaClient& operator=(const HaClient&) = delete;
@@ -60,11 +79,12 @@ public:
 
 private:
     struct Impl;
-    HaClient(HaClientConfig config, HaStorePort& store, Clock& clock);
+    HaClient(HaClientConfig config, HaStorePort& store, Clock& clock, EpochPort* epochs);
 
     HaClientConfig config_;
     HaStorePort& store_;
     Clock& clock_;
+    EpochPort* epochs_;  // AutoSwitch mode only
     std::unique_ptr<Impl> impl_;
     std::thread thread_;
     mutable Mutex mu_;
