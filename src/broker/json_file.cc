@@ -1,11 +1,9 @@
 #include "broker/json_file.h"
 
-#include <fcntl.h>
 #include <rapidjson/error/en.h>
 #include <rapidjson/prettywriter.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>

@@ -205,25 +205,15 @@ void ControllerServer::send(const raft::Message& m) {
     if (p == nullptr || it == links_.end()) {
         return;
     }
-    // A peer that is down: Raft retries by itself, so after a failed write nothing goes to it
-    // for a back-off (50 ms doubling to 1 s) instead of a connect attempt every heartbeat.
-    PeerLink& link = it->second;
-    if (SteadyClock::now() < link.retry_at) {
+    // A peer that is down gets nothing until its back-off passes (net::PeerBackoff).
+    net::PeerBackoff& link = it->second;
+    if (!link.may_send(SteadyClock::now())) {
         return;
     }
     RemotingCommand req = RemotingCommand::request(kControllerRaftMessageCode);
     raft::encode_message(m, 0, &req.body);
-    const int32_t node = m.to.value();
-    client_->invoke_oneway_async(p->addr(), std::move(req), [this, node](Status st) {
-        post([this, node, ok = st.is_ok()] {
-            PeerLink& l = links_[node];
-            if (ok) {
-                l.backoff_ms = 0;
-                return;
-            }
-            l.backoff_ms = std::clamp<int64_t>(l.backoff_ms * 2, 50, 1000);
-            l.retry_at = SteadyClock::now() + std::chrono::milliseconds(l.backoff_ms);
-        });
+    client_->invoke_oneway_async(p->addr(), std::move(req), [&link](Status st) {
+        link.on_write(st.is_ok(), SteadyClock::now());
     });
 }
 
@@ -248,8 +238,7 @@ void ControllerServer::run() {
         for (const raft::Message& m : in) {
             // A message from a peer ends its back-off: it is up again.
             if (auto it = links_.find(m.from.value()); it != links_.end()) {
-                it->second.backoff_ms = 0;
-                it->second.retry_at = {};
+                it->second.reset();
             }
             if (Status st = node_->step(m); !st.is_ok()) {
                 spdlog::debug("controller {}: {} from {}: {}", config_.self_id,

@@ -42,6 +42,7 @@
 #include "controller/controller_log_storage.h"
 #include "controller/replicas_info_manager.h"
 #include "controller_server/controller_config.h"
+#include "net/peer_backoff.h"
 #include "net/remoting_client.h"
 #include "net/remoting_server.h"
 #include "raft/raft_node.h"
@@ -90,10 +91,6 @@ private:
         std::string why;
         std::function<void(bool ok, const std::string& why)> done;
     };
-    struct PeerLink {  // back-off after failed writes, as DLedgerServer's
-        std::chrono::steady_clock::time_point retry_at{};
-        int64_t backoff_ms = 0;
-    };
 
     void run();
     void post(std::function<void()> task);
@@ -131,7 +128,7 @@ private:
     BrokerHeartbeatManager heartbeats_;              // driver thread
     std::map<int64_t, Pending> pending_;             // by last index; driver thread
     std::set<std::string> electing_;                 // sets with an election in flight
-    std::map<int32_t, PeerLink> links_;              // driver thread (send)
+    std::map<int32_t, net::PeerBackoff> links_;      // filled in start(), then only looked up
     int64_t applied_ = 0;                            // driver thread
     raft::Role last_role_ = raft::Role::kFollower;
     raft::Term last_term_;

@@ -243,9 +243,8 @@ void DLedgerServer::on_message(std::string body) {
         return;
     }
     // Heard from it: it is up again, end any back-off at once (catch-up starts now).
-    if (auto it = links_.find(m->from.value()); it != links_.end() && it->second.backoff_ms.load() != 0) {
-        it->second.backoff_ms.store(0);
-        it->second.retry_at.store({});
+    if (auto it = links_.find(m->from.value()); it != links_.end()) {
+        it->second.reset();
     }
     {
         MutexLock l(mu_);
@@ -259,28 +258,16 @@ void DLedgerServer::send(const raft::Message& m) {
     if (p == nullptr) {
         return;
     }
-    // A peer that is down: Raft retries by itself (heartbeats, probes), so after a failed write
-    // nothing goes to it for a back-off (50 ms doubling to 1 s) instead of a connect attempt,
-    // and a warning, every heartbeat.
+    // A peer that is down gets nothing until its back-off passes (net::PeerBackoff).
     auto it = links_.find(m.to.value());
-    if (it == links_.end()) {
+    if (it == links_.end() || !it->second.may_send(SteadyClock::now())) {
         return;
     }
-    PeerLink& link = it->second;
-    const auto now = SteadyClock::now();
-    if (now < link.retry_at.load()) {
-        return;
-    }
+    net::PeerBackoff& link = it->second;
     protocol::RemotingCommand req = protocol::RemotingCommand::request(kRaftMessageCode);
     raft::encode_message(m, log_.base_offset(), &req.body);
     client_->invoke_oneway_async(p->addr(), std::move(req), [&link](Status st) {
-        if (st.is_ok()) {
-            link.backoff_ms.store(0);
-            return;
-        }
-        const int64_t b = std::clamp<int64_t>(link.backoff_ms.load() * 2, 50, 1000);
-        link.backoff_ms.store(b);
-        link.retry_at.store(SteadyClock::now() + std::chrono::milliseconds(b));
+        link.on_write(st.is_ok(), SteadyClock::now());
     });
 }
 

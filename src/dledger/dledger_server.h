@@ -33,6 +33,7 @@
 #include "dledger/commit_log_storage.h"
 #include "dledger/dledger_config.h"
 #include "dledger/entry_log.h"
+#include "net/peer_backoff.h"
 #include "net/remoting_client.h"
 #include "net/remoting_server.h"
 #include "raft/raft_node.h"
@@ -95,10 +96,6 @@ private:
         CommitDone done;
         TimePoint deadline;
     };
-    struct PeerLink {  // outbound link to one peer: back-off after failed writes
-        std::atomic<std::chrono::steady_clock::time_point> retry_at{};
-        std::atomic<int64_t> backoff_ms{0};
-    };
     struct PeerStatus {
         std::string id;
         int64_t match_index = 0;
@@ -128,7 +125,7 @@ private:
     std::unique_ptr<raft::RaftNode> node_;  // driver thread only (after start)
     std::unique_ptr<net::RemotingServer> server_;
     std::unique_ptr<net::RemotingClient> client_;
-    std::map<int32_t, PeerLink> links_;  // by node id; filled in start(), then only looked up
+    std::map<int32_t, net::PeerBackoff> links_;  // by node id; filled in start(), then only looked up
 
     std::atomic<bool> writable_{false};
     std::atomic<int64_t> in_flight_puts_{0};

@@ -1,17 +1,12 @@
 #include "store/epoch_file.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <charconv>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
-#include "base/file_io.h"
 #include "base/crc32.h"
+#include "base/file_io.h"
 
 namespace comet::store {
 namespace {

@@ -15,6 +15,7 @@
 #include <set>
 #include <thread>
 
+#include "controller_group.h"
 #include "harness.h"
 #include "net/remoting_server.h"
 #include "protocol/ha_bodies.h"
@@ -32,102 +33,6 @@ using protocol::RemotingCommand;
 
 constexpr const char* kCluster = "ClusterC";
 constexpr const char* kBroker = "broker-c";
-
-class ControllerGroup {
-public:
-    explicit ControllerGroup(const TempDir& dir, std::map<std::string, std::string> extra = {})
-        : dir_(dir) {
-        std::string peers;
-        for (int i = 0; i < 3; ++i) {
-            ports_.push_back(free_port());
-            peers += (i > 0 ? ";" : "") + fmt::format("n{}-127.0.0.1:{}", i, ports_.back());
-        }
-        for (int i = 0; i < 3; ++i) {
-            ProcessOptions o;
-            o.name = fmt::format("ctl-n{}", i);
-            o.binary = binary_path("mqcontroller");
-            o.config = {{"controllerDLegerGroup", "CtlGroup"},
-                        {"controllerDLegerPeers", peers},
-                        {"controllerDLegerSelfId", fmt::format("n{}", i)},
-                        {"controllerStorePath", dir.sub(o.name + "/store")},
-                        {"logDir", dir.sub(o.name + "/logs")}};
-            for (const auto& [k, v] : extra) {
-                o.config[k] = v;
-            }
-            options_.push_back(o);
-            procs_.emplace_back();
-        }
-    }
-
-    Status start(int i) {
-        COMET_ASSIGN_OR_RETURN(procs_[i], Process::start(options_[i], dir_.path()));
-        return procs_[i]->wait_for_port(ports_[i], guard(10000ms));
-    }
-    Status start_all() {
-        for (int i = 0; i < 3; ++i) {
-            COMET_RETURN_IF_ERROR(start(i));
-        }
-        return Status::ok();
-    }
-    void kill(int i) {
-        procs_[i]->sigkill();
-        (void)procs_[i]->wait_exit(guard(5000ms));
-    }
-    uint16_t port(int i) const { return ports_[i]; }
-    std::string addrs() const {
-        return fmt::format("{};{};{}", addr(ports_[0]), addr(ports_[1]), addr(ports_[2]));
-    }
-    std::string logs() const {
-        std::string out;
-        for (const auto& p : procs_) {
-            if (p) {
-                out += "---- " + p->log_path() + "\n" + p->log_tail(3000);
-            }
-        }
-        return out;
-    }
-    bool running(int i) { return procs_[i] && procs_[i]->running(); }
-
-private:
-    const TempDir& dir_;
-    std::vector<uint16_t> ports_;
-    std::vector<ProcessOptions> options_;
-    std::vector<std::unique_ptr<Process>> procs_;
-};
-
-// The controller that answers GET_METADATA_INFO with isLeader=true, waiting (bounded) until
-// exactly one of the running ones does and every running one names it.
-std::optional<int> wait_leader(net::RemotingClient& client, ControllerGroup& g,
-                               std::set<int> running = {0, 1, 2}) {
-    std::optional<int> leader;
-    eventually(
-        [&] {
-            std::set<int> leaders;
-            std::set<std::string> named;
-            for (int i : running) {
-                auto r = call(client, g.port(i), request(Req::kControllerGetMetadataInfo), 1000ms);
-                if (!r.is_ok() || r->code != RC::kSuccess) {
-                    return false;
-                }
-                auto h = protocol::GetMetaDataResponseHeader::from_ext(*r);
-                if (!h.is_ok()) {
-                    return false;
-                }
-                if (h->is_leader.value_or(false)) {
-                    leaders.insert(i);
-                }
-                named.insert(h->controller_leader_address.value_or(""));
-            }
-            if (leaders.size() != 1 || named.size() != 1 ||
-                *named.begin() != addr(g.port(*leaders.begin()))) {
-                return false;
-            }
-            leader = *leaders.begin();
-            return true;
-        },
-        guard(15000ms));
-    return leader;
-}
 
 RemotingCommand heartbeat(int64_t id, const std::string& broker_addr, int64_t timeout_ms,
                           int32_t epoch = 0, int64_t max_offset = 0) {
@@ -170,6 +75,29 @@ int64_t join(net::RemotingClient& client, uint16_t leader, const std::string& br
     EXPECT_TRUE(reg.is_ok() && reg->code == RC::kSuccess)
         << (reg.is_ok() ? reg->remark.value_or("") : reg.status().message());
     return id;
+}
+
+// ELECT_MASTER for `id` (designateElect=false), as a broker asks for itself at start-up.
+Result<RemotingCommand> elect(net::RemotingClient& client, uint16_t leader, int64_t id) {
+    return call(client, leader,
+                request(Req::kControllerElectMaster, {{"clusterName", kCluster},
+                                                      {"brokerName", kBroker},
+                                                      {"brokerId", std::to_string(id)},
+                                                      {"designateElect", "false"}}));
+}
+
+// ALTER_SYNC_STATE_SET from master `master` of `master_epoch`, proposing `set` at `set_epoch`.
+Result<RemotingCommand> alter(net::RemotingClient& client, uint16_t leader, int64_t master,
+                                int32_t master_epoch, std::set<int64_t> set, int32_t set_epoch) {
+    protocol::SyncStateSet body;
+    body.sync_state_set = std::move(set);
+    body.sync_state_set_epoch = set_epoch;
+    return call(client, leader,
+                request(Req::kControllerAlterSyncStateSet,
+                        {{"brokerName", kBroker},
+                         {"masterBrokerId", std::to_string(master)},
+                         {"masterEpoch", std::to_string(master_epoch)}},
+                        body.encode()));
 }
 
 struct ReplicaInfo {
@@ -243,15 +171,11 @@ TEST(ControllerIt, BrokerIdsMastersAndSyncStateSetsSurviveLeaderKillAndGroupRest
 
     EXPECT_EQ(join(client, lp, a1), 1);
     ASSERT_TRUE(call(client, lp, heartbeat(1, a1, 10000)).is_ok());
-    auto elect = call(client, lp,
-                      request(Req::kControllerElectMaster, {{"clusterName", kCluster},
-                                                            {"brokerName", kBroker},
-                                                            {"brokerId", "1"},
-                                                            {"designateElect", "false"}}));
-    ASSERT_TRUE(elect.is_ok());
-    ASSERT_EQ(elect->code, RC::kSuccess) << elect->remark.value_or("");
-    EXPECT_EQ(*elect->ext("masterBrokerId"), "1");
-    EXPECT_EQ(*elect->ext("masterEpoch"), "1");
+    auto elected = elect(client, lp, 1);
+    ASSERT_TRUE(elected.is_ok());
+    ASSERT_EQ(elected->code, RC::kSuccess) << elected->remark.value_or("");
+    EXPECT_EQ(*elected->ext("masterBrokerId"), "1");
+    EXPECT_EQ(*elected->ext("masterEpoch"), "1");
 
     EXPECT_EQ(join(client, lp, a2), 2);
     // Id 2 is taken now: another broker claiming it is refused.
@@ -265,34 +189,16 @@ TEST(ControllerIt, BrokerIdsMastersAndSyncStateSetsSurviveLeaderKillAndGroupRest
     EXPECT_EQ(taken->code, RC::kControllerBrokerIdInvalid);
     ASSERT_TRUE(call(client, lp, heartbeat(2, a2, 10000)).is_ok());
     // The master adds broker 2 to the SyncStateSet.
-    protocol::SyncStateSet want;
-    want.sync_state_set = {1, 2};
-    want.sync_state_set_epoch = 1;
-    auto alter = call(client, lp,
-                      request(Req::kControllerAlterSyncStateSet,
-                              {{"brokerName", kBroker}, {"masterBrokerId", "1"},
-                               {"masterEpoch", "1"}},
-                              want.encode()));
-    ASSERT_TRUE(alter.is_ok());
-    ASSERT_EQ(alter->code, RC::kSuccess) << alter->remark.value_or("");
-    EXPECT_EQ(*alter->ext("newSyncStateSetEpoch"), "2");
+    auto altered = alter(client, lp, 1, 1, {1, 2}, 1);
+    ASSERT_TRUE(altered.is_ok());
+    ASSERT_EQ(altered->code, RC::kSuccess) << altered->remark.value_or("");
+    EXPECT_EQ(*altered->ext("newSyncStateSetEpoch"), "2");
     // The same set again is refused (2013, Java's first check); another set with a stale
     // master epoch is fenced.
-    auto same = call(client, lp,
-                     request(Req::kControllerAlterSyncStateSet,
-                             {{"brokerName", kBroker}, {"masterBrokerId", "1"},
-                              {"masterEpoch", "1"}},
-                             want.encode()));
+    auto same = alter(client, lp, 1, 1, {1, 2}, 1);
     ASSERT_TRUE(same.is_ok());
     EXPECT_EQ(same->code, RC::kControllerAlterSyncStateSetFailed);
-    protocol::SyncStateSet shrink;
-    shrink.sync_state_set = {1};
-    shrink.sync_state_set_epoch = 2;
-    auto stale = call(client, lp,
-                      request(Req::kControllerAlterSyncStateSet,
-                              {{"brokerName", kBroker}, {"masterBrokerId", "1"},
-                               {"masterEpoch", "0"}},
-                              shrink.encode()));
+    auto stale = alter(client, lp, 1, 0, {1}, 2);
     ASSERT_TRUE(stale.is_ok());
     EXPECT_EQ(stale->code, RC::kControllerFencedMasterEpoch);
 
@@ -382,23 +288,12 @@ TEST(ControllerIt, AMasterThatStopsHeartbeatingIsReplacedByAnInSyncReplicaWhichI
         }
     };
     beat({{1, a1}, {2, a2}, {3, a3}});
-    auto elect = call(client, lp,
-                      request(Req::kControllerElectMaster, {{"clusterName", kCluster},
-                                                            {"brokerName", kBroker},
-                                                            {"brokerId", "1"},
-                                                            {"designateElect", "false"}}));
-    ASSERT_TRUE(elect.is_ok());
-    ASSERT_EQ(elect->code, RC::kSuccess) << elect->remark.value_or("");
-    protocol::SyncStateSet want;
-    want.sync_state_set = {1, 2};
-    want.sync_state_set_epoch = 1;
-    auto alter = call(client, lp,
-                      request(Req::kControllerAlterSyncStateSet,
-                              {{"brokerName", kBroker}, {"masterBrokerId", "1"},
-                               {"masterEpoch", "1"}},
-                              want.encode()));
-    ASSERT_TRUE(alter.is_ok());
-    ASSERT_EQ(alter->code, RC::kSuccess) << alter->remark.value_or("");
+    auto elected = elect(client, lp, 1);
+    ASSERT_TRUE(elected.is_ok());
+    ASSERT_EQ(elected->code, RC::kSuccess) << elected->remark.value_or("");
+    auto altered = alter(client, lp, 1, 1, {1, 2}, 1);
+    ASSERT_TRUE(altered.is_ok());
+    ASSERT_EQ(altered->code, RC::kSuccess) << altered->remark.value_or("");
 
     // Broker 1 (the master) goes silent; 2 (in sync) and 3 (not in sync, higher offset) keep
     // beating. The controller must pick 2.
@@ -437,20 +332,24 @@ TEST(ControllerIt, AMasterThatStopsHeartbeatingIsReplacedByAnInSyncReplicaWhichI
 
     // Now 2 goes silent too: 3 is alive but outside the SyncStateSet, so without
     // enableElectUncleanMaster nobody is elected: the master is cleared, which (as in
-    // RocketMQ's SyncStateInfo.updateMasterInfo) counts as a new master epoch.
-    std::this_thread::sleep_for(100ms);
-    int checks = 0;
+    // RocketMQ's SyncStateInfo.updateMasterInfo) counts as a new master epoch, once: later
+    // scans (100 ms apart) leave the masterless set alone.
     const bool cleared = eventually(
         [&] {
             beat({{3, a3}});
             ri = replica_info(client, lp);
-            ++checks;
-            return ri.master == -1 && checks > 5;
+            return ri.master == -1;
         },
         guard(15000ms));
-    EXPECT_TRUE(cleared) << "master " << ri.master << "\n" << g.logs();
-    EXPECT_EQ(ri.epoch, 3);
-    EXPECT_EQ(ri.sync_state_set, (std::set<int64_t>{2}));
+    ASSERT_TRUE(cleared) << "master " << ri.master << "\n" << g.logs();
+    for (int i = 0; i < 5; ++i) {
+        beat({{3, a3}});
+        std::this_thread::sleep_for(100ms);
+        ri = replica_info(client, lp);
+        EXPECT_EQ(ri.master, -1);
+        EXPECT_EQ(ri.epoch, 3);
+        EXPECT_EQ(ri.sync_state_set, (std::set<int64_t>{2}));
+    }
     b2.shutdown();
     client.shutdown();
 }
