@@ -9,9 +9,9 @@
 #                             (inSyncReplicas=2 of 3), conf/1m-2s-sync/*.properties
 #   CLUSTER=dledger           a 3-peer DLedger group broker-d (Raft: elected leader, majority
 #                             commit), conf/dledger/*.properties
-#   CLUSTER=controller        the 3-member controller group of controller mode (mqcontroller,
-#                             conf/controller/*.conf); brokers in controller mode are not built
-#                             yet, so no broker starts
+#   CLUSTER=controller        controller mode: 3 controllers (mqcontroller,
+#                             conf/controller/controller-n*.conf) elect the master of broker
+#                             group broker-c (conf/controller/broker-n*.conf, 3 replicas)
 # Point any RocketMQ client at the name server 127.0.0.1:9876 (e.g. NAMESRV_ADDR=127.0.0.1:9876).
 set -euo pipefail
 BUILD_DIR=${1:-build/release}
@@ -43,7 +43,9 @@ case $CLUSTER in
     dledger) BROKERS=("conf/dledger/broker-n0.properties:broker-d-n0"
                       "conf/dledger/broker-n1.properties:broker-d-n1"
                       "conf/dledger/broker-n2.properties:broker-d-n2") ;;
-    controller) BROKERS=()
+    controller) BROKERS=("conf/controller/broker-n0.conf:broker-c-n0"
+                         "conf/controller/broker-n1.conf:broker-c-n1"
+                         "conf/controller/broker-n2.conf:broker-c-n2")
                 CONTROLLERS=(conf/controller/controller-n0.conf conf/controller/controller-n1.conf
                              conf/controller/controller-n2.conf) ;;
     *) echo "run-local: unknown CLUSTER=$CLUSTER (single, 1m2s, dledger or controller)" >&2

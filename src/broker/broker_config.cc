@@ -89,6 +89,21 @@ const std::vector<Entry>& fields() {
         {"dLegerElectionTimeoutMaxMs", &BrokerConfig::dleger_election_timeout_max_ms},
         {"dLegerHeartbeatIntervalMs", &BrokerConfig::dleger_heartbeat_interval_ms},
         {"dLegerSyncBeforeAck", &BrokerConfig::dleger_sync_before_ack},
+        {"enableControllerMode", &BrokerConfig::enable_controller_mode},
+        {"controllerAddr", &BrokerConfig::controller_addr},
+        {"syncBrokerMetadataPeriod", &BrokerConfig::sync_broker_metadata_period},
+        {"checkSyncStateSetPeriod", &BrokerConfig::check_sync_state_set_period},
+        {"syncControllerMetadataPeriod", &BrokerConfig::sync_controller_metadata_period},
+        {"controllerHeartBeatTimeoutMills", &BrokerConfig::controller_heart_beat_timeout_mills},
+        {"brokerHeartbeatInterval", &BrokerConfig::broker_heartbeat_interval},
+        {"sendHeartbeatTimeoutMillis", &BrokerConfig::send_heartbeat_timeout_millis},
+        {"brokerElectionPriority", &BrokerConfig::broker_election_priority},
+        {"allAckInSyncStateSet", &BrokerConfig::all_ack_in_sync_state_set},
+        {"haMaxTimeSlaveNotCatchup", &BrokerConfig::ha_max_time_slave_not_catchup},
+        {"syncFromLastFile", &BrokerConfig::sync_from_last_file},
+        {"asyncLearner", &BrokerConfig::async_learner},
+        {"storePathEpochFile", &BrokerConfig::store_path_epoch_file},
+        {"storePathBrokerIdentity", &BrokerConfig::store_path_broker_identity},
     };
     return kFields;
 }
@@ -211,7 +226,8 @@ Status BrokerConfig::validate() const {
     if (broker_cluster_name.empty()) {
         return Status::error(Errc::kInvalidArgument, "brokerClusterName must not be empty");
     }
-    if (broker_id < 0) {
+    // Controller mode: the controller grants the id; RocketMQ's sample files say -1.
+    if (broker_id < 0 && !(enable_controller_mode && broker_id == -1)) {
         return Status::error(Errc::kInvalidArgument, "brokerId {} must be >= 0", broker_id);
     }
     if (default_topic_queue_nums <= 0 || default_topic_queue_nums > 1024) {
@@ -233,7 +249,7 @@ Status BrokerConfig::validate() const {
                              "brokerRole '{}' is not ASYNC_MASTER, SYNC_MASTER or SLAVE",
                              broker_role);
     }
-    if (broker_role == "SLAVE" && broker_id <= 0) {
+    if (broker_role == "SLAVE" && broker_id <= 0 && !enable_controller_mode) {
         return Status::error(Errc::kInvalidArgument,
                              "brokerRole=SLAVE needs brokerId > 0 (brokerId is {})", broker_id);
     }
@@ -248,13 +264,60 @@ Status BrokerConfig::validate() const {
     if (enable_dleger_commit_log) {
         COMET_RETURN_IF_ERROR(validate_dledger());
     }
-    if (auto it = extra.find("enableControllerMode"); it != extra.end() && it->second == "true") {
-        // Refused rather than ignored: a broker started for controller mode would otherwise run
-        // with the fixed role of brokerRole and never take a role from the controller.
+    if (enable_controller_mode) {
+        COMET_RETURN_IF_ERROR(validate_controller_mode());
+    }
+    return Status::ok();
+}
+
+Status BrokerConfig::validate_controller_mode() const {
+    const std::vector<std::string> addrs = controller_list();
+    if (addrs.empty()) {
         return Status::error(Errc::kInvalidArgument,
-                             "enableControllerMode=true: the broker side of controller mode is "
-                             "not built yet (mqcontroller is); use brokerRole (master-slave) or "
-                             "enableDLegerCommitLog=true");
+                             "controllerAddr is not set: with enableControllerMode=true the broker "
+                             "needs the controllers' addresses (host:port;host:port)");
+    }
+    for (const std::string& a : addrs) {
+        const size_t colon = a.rfind(':');
+        int port = 0;
+        if (colon == std::string::npos || colon == 0 ||
+            !parse_int(std::string_view(a).substr(colon + 1), &port) || port <= 0 ||
+            port > 65535) {
+            return Status::error(Errc::kInvalidArgument,
+                                 "controllerAddr: '{}' is not host:port", a);
+        }
+    }
+    if (!ha_master_address.empty()) {
+        return Status::error(Errc::kInvalidArgument,
+                             "haMasterAddress={} contradicts enableControllerMode=true (the "
+                             "controller elects the master; remove haMasterAddress)",
+                             ha_master_address);
+    }
+    if (enable_slave_acting_master) {
+        return Status::error(Errc::kInvalidArgument,
+                             "enableSlaveActingMaster=true contradicts enableControllerMode=true "
+                             "(the controller elects a new master instead)");
+    }
+    if (sync_broker_metadata_period <= 0 || check_sync_state_set_period <= 0 ||
+        sync_controller_metadata_period <= 0 || controller_heart_beat_timeout_mills <= 0 ||
+        broker_heartbeat_interval <= 0 || send_heartbeat_timeout_millis <= 0 ||
+        ha_max_time_slave_not_catchup <= 0) {
+        return Status::error(Errc::kInvalidArgument,
+                             "syncBrokerMetadataPeriod, checkSyncStateSetPeriod, "
+                             "syncControllerMetadataPeriod, controllerHeartBeatTimeoutMills, "
+                             "brokerHeartbeatInterval, sendHeartbeatTimeoutMillis and "
+                             "haMaxTimeSlaveNotCatchup must be > 0");
+    }
+    if (controller_heart_beat_timeout_mills <= broker_heartbeat_interval) {
+        return Status::error(Errc::kInvalidArgument,
+                             "controllerHeartBeatTimeoutMills {} must exceed "
+                             "brokerHeartbeatInterval {} (the controller would think a live "
+                             "broker dead between two heartbeats)",
+                             controller_heart_beat_timeout_mills, broker_heartbeat_interval);
+    }
+    if (min_in_sync_replicas < 1) {
+        return Status::error(Errc::kInvalidArgument, "minInSyncReplicas {} must be >= 1",
+                             min_in_sync_replicas);
     }
     return Status::ok();
 }
@@ -272,7 +335,7 @@ Status BrokerConfig::validate_dledger() const {
                              "DLedger group elects its leader; remove haMasterAddress)",
                              ha_master_address);
     }
-    if (extra.count("enableControllerMode") != 0 && extra.at("enableControllerMode") == "true") {
+    if (enable_controller_mode) {
         return Status::error(Errc::kInvalidArgument,
                              "enableControllerMode=true contradicts enableDLegerCommitLog=true "
                              "(choose one HA mode)");
@@ -329,9 +392,10 @@ std::string BrokerConfig::store_root() const {
     return store_path_root_dir;
 }
 
-std::vector<std::string> BrokerConfig::namesrv_list() const {
+namespace {
+
+std::vector<std::string> split_addr_list(std::string_view rest) {
     std::vector<std::string> out;
-    std::string_view rest = namesrv_addr;
     while (!rest.empty()) {
         const size_t p = rest.find_first_of(";,");
         const std::string_view item = trim(rest.substr(0, p));
@@ -344,6 +408,24 @@ std::vector<std::string> BrokerConfig::namesrv_list() const {
         rest.remove_prefix(p + 1);
     }
     return out;
+}
+
+}  // namespace
+
+std::vector<std::string> BrokerConfig::namesrv_list() const { return split_addr_list(namesrv_addr); }
+
+std::vector<std::string> BrokerConfig::controller_list() const {
+    return split_addr_list(controller_addr);
+}
+
+std::string BrokerConfig::epoch_file_path() const {
+    return store_path_epoch_file.empty() ? store_root() + "/epochFileCheckpoint"
+                                         : store_path_epoch_file;
+}
+
+std::string BrokerConfig::broker_identity_path() const {
+    return store_path_broker_identity.empty() ? store_root() + "/brokerIdentity"
+                                              : store_path_broker_identity;
 }
 
 Result<std::map<std::string, std::string>> parse_properties(std::string_view text) {

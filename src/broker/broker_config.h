@@ -97,6 +97,22 @@ struct BrokerConfig {
     int32_t dleger_election_timeout_max_ms = 300;        // dLegerElectionTimeoutMaxMs (Comet)
     int32_t dleger_heartbeat_interval_ms = 50;           // dLegerHeartbeatIntervalMs (Comet)
     bool dleger_sync_before_ack = true;                  // dLegerSyncBeforeAck (Comet)
+    // --- controller mode (docs/controller.md; BrokerConfig + MessageStoreConfig keys) ---
+    bool enable_controller_mode = false;                 // enableControllerMode
+    std::string controller_addr;                         // controllerAddr "a:9878;b:9868"
+    int64_t sync_broker_metadata_period = 5000;          // syncBrokerMetadataPeriod (ms)
+    int64_t check_sync_state_set_period = 5000;          // checkSyncStateSetPeriod (ms)
+    int64_t sync_controller_metadata_period = 10000;     // syncControllerMetadataPeriod (ms)
+    int64_t controller_heart_beat_timeout_mills = 10000;  // controllerHeartBeatTimeoutMills
+    int64_t broker_heartbeat_interval = 1000;            // brokerHeartbeatInterval (ms)
+    int64_t send_heartbeat_timeout_millis = 1000;        // sendHeartbeatTimeoutMillis
+    int32_t broker_election_priority = 2147483647;       // brokerElectionPriority (lower wins)
+    bool all_ack_in_sync_state_set = false;              // allAckInSyncStateSet
+    int64_t ha_max_time_slave_not_catchup = 15000;       // haMaxTimeSlaveNotCatchup (ms)
+    bool sync_from_last_file = false;                    // syncFromLastFile
+    bool async_learner = false;                          // asyncLearner
+    std::string store_path_epoch_file;                   // storePathEpochFile (empty: root/epochFileCheckpoint)
+    std::string store_path_broker_identity;              // storePathBrokerIdentity (empty: root/brokerIdentity)
 
     // Properties this struct does not model, passed through (store settings and the like).
     std::map<std::string, std::string> extra;
@@ -115,6 +131,14 @@ struct BrokerConfig {
     Status validate() const;
     // The DLedger keys (with enableDLegerCommitLog=true): peers, self id, contradictions.
     Status validate_dledger() const;
+    // The controller-mode keys (with enableControllerMode=true): addresses, periods,
+    // contradictions with fixed-role keys.
+    Status validate_controller_mode() const;
+    // controllerAddr split on ';' (and ','), trimmed, empty entries dropped.
+    std::vector<std::string> controller_list() const;
+    // storePathEpochFile / storePathBrokerIdentity resolved against store_root().
+    std::string epoch_file_path() const;
+    std::string broker_identity_path() const;
 
     // "brokerIP1:listenPort".
     std::string broker_addr() const;

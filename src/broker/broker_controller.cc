@@ -9,6 +9,10 @@
 #include <cstring>
 #include <filesystem>
 
+#include "store/store_checkpoint.h"
+
+#include "protocol/ha_bodies.h"
+#include "protocol/ha_headers.h"
 #include "protocol/message_decoder.h"
 #include "protocol/namesrv_headers.h"
 #include "protocol/pull_headers.h"
@@ -46,6 +50,28 @@ public:
         owner_.consumers_->on_channel_closed(id);
         owner_.producers_->on_channel_closed(id);
         owner_.forget_channel(conn->id());
+    }
+
+private:
+    BrokerController& owner_;
+};
+
+// Controller mode: the ReplicasManager's role changes, done by the broker.
+class BrokerController::ControllerRoles final : public RoleHost {
+public:
+    explicit ControllerRoles(BrokerController& owner) : owner_(owner) {}
+    Status become_master(int64_t my_id, int32_t master_epoch) override {
+        return owner_.become_controller_master(my_id, master_epoch);
+    }
+    Status become_slave(int64_t my_id, int64_t master_id, const std::string& master_addr,
+                        int32_t master_epoch) override {
+        return owner_.become_controller_slave(my_id, master_id, master_addr, master_epoch);
+    }
+    void sync_state_set_changed(const std::set<int64_t>& set) override {
+        (void)set;  // ControllerStore holds it; the HA acks are counted against it again
+        if (ha::HaService* svc = owner_.replication_->ha_service()) {
+            svc->recount_acks();
+        }
     }
 
 private:
@@ -91,6 +117,16 @@ Status BrokerController::initialize() {
     } else {
         COMET_RETURN_IF_ERROR(retire_dledger_log(cfg));
     }
+    if (cfg.enable_controller_mode) {
+        // Recovery dispatches only what was confirmed before the restart: a tail past it may
+        // be cut when this broker rejoins as a slave (rocketmq-wire.md §7.6).
+        std::error_code ec;
+        std::filesystem::create_directories(store_cfg.store_path_root_dir, ec);
+        COMET_ASSIGN_OR_RETURN(auto cp, store::StoreCheckpoint::open(store_cfg.checkpoint_path()));
+        const int64_t confirmed = cp->confirm_phy_offset();
+        cp.reset();
+        store_options.dispatch_limit = [confirmed] { return store::PhysicalOffset(confirmed); };
+    }
     auto store = store::MessageStore::open(store_cfg, clock_, store_options);
     if (!store.is_ok()) {
         return Status::error(store.status().code(), "open message store at {}: {}",
@@ -108,6 +144,9 @@ Status BrokerController::initialize() {
     ha_store_ = std::make_unique<ha::CommitLogHaStore>(store_->store().commit_log());
     replication_ =
         std::make_unique<ReplicationService>(std::move(repl_cfg).value(), clock_, *ha_store_);
+    if (cfg.enable_controller_mode) {
+        COMET_RETURN_IF_ERROR(init_controller_mode(cfg));
+    }
     if (dledger_log_ != nullptr) {
         std::vector<std::string> warnings;
         COMET_ASSIGN_OR_RETURN(
@@ -323,6 +362,47 @@ void BrokerController::register_processors() {
           Req::kGetConsumeStats, Req::kGetBrokerConfig, Req::kUpdateBrokerConfig}) {
         server_->register_processor(code, admin, admin_exec);
     }
+    // Controller mode: the controller's role-change notice, and a slave asking this master for
+    // its HA address.
+    server_->register_inline_processor(
+        Req::kNotifyBrokerRoleChanged,
+        net::make_processor([this](const net::ConnectionPtr&, protocol::RemotingCommand req,
+                                   net::Responder responder) {
+            if (replicas_manager_ == nullptr) {
+                responder(protocol::RemotingCommand::response_to(
+                    req, RC::kRequestCodeNotSupported,
+                    "this broker does not run in controller mode (enableControllerMode=false)"));
+                return;
+            }
+            auto h = protocol::NotifyBrokerRoleChangedRequestHeader::from_ext(req);
+            auto body = protocol::SyncStateSet::decode(req.body);
+            if (!h.is_ok() || !body.is_ok() || !h->master_epoch) {
+                responder(protocol::RemotingCommand::response_to(
+                    req, RC::kSystemError,
+                    "NOTIFY_BROKER_ROLE_CHANGED needs masterEpoch and a SyncStateSet body"));
+                return;
+            }
+            replicas_manager_->notify_role_changed(
+                h->master_broker_id.value_or(-1), h->master_address.value_or(""),
+                *h->master_epoch, body->sync_state_set,
+                h->sync_state_set_epoch.value_or(body->sync_state_set_epoch));
+            responder(protocol::RemotingCommand::response_to(req, RC::kSuccess));
+        }));
+    server_->register_inline_processor(
+        Req::kExchangeBrokerHaInfo,
+        net::make_processor([this](const net::ConnectionPtr&, protocol::RemotingCommand req,
+                                   net::Responder responder) {
+            protocol::RemotingCommand resp = protocol::RemotingCommand::response_to(req, RC::kSuccess);
+            protocol::ExchangeHaInfoHeader h;
+            if (replication_ != nullptr && !replication_->is_slave() &&
+                replication_->ha_port() != 0) {
+                h.master_ha_address = ha_server_addr();
+                h.master_address = config_.get().broker_addr();
+                h.master_flush_offset = store_->store().get_max_phy_offset().value();
+            }
+            h.to_ext(resp);
+            responder(std::move(resp));
+        }));
     server_->register_processor(
         Req::kNotifyMinBrokerIdChange,
         net::make_processor([this](const net::ConnectionPtr&, protocol::RemotingCommand req,
@@ -475,6 +555,131 @@ void BrokerController::note_dledger_offsets(bool master) {
     }
 }
 
+Status BrokerController::init_controller_mode(const BrokerConfig& cfg) {
+    controller_store_ = std::make_unique<ControllerStore>(store_->store(), cfg.epoch_file_path(),
+                                                          cfg.all_ack_in_sync_state_set);
+    COMET_RETURN_IF_ERROR(controller_store_->load());
+    ControllerStore* cs = controller_store_.get();
+    store_->store().set_dispatch_limit([cs] { return store::PhysicalOffset(cs->dispatch_limit()); });
+    store_->set_writable(false);  // until the controller makes this broker the master
+    replication_->set_controller_store(cs);
+    cs->set_progress_source([this] {
+        std::vector<ReplicaProgress> out;
+        ha::HaService* svc = replication_->ha_service();
+        if (svc == nullptr) {
+            return out;
+        }
+        for (const ha::SlaveInfo& s : svc->slaves()) {
+            ReplicaProgress p;
+            p.broker_id = s.broker_id;
+            p.ack_offset = s.ack_offset;
+            p.connected = true;
+            p.caught_up_at = s.caught_up_at;
+            p.async_learner = s.async_learner;
+            out.push_back(p);
+        }
+        return out;
+    });
+    has_role_.store(false);
+    // Until the controller names a role this broker is a slave without a master; it does not
+    // register with the name servers before that.
+    COMET_RETURN_IF_ERROR(config_.update({{"brokerRole", "SLAVE"}}));
+    controller_link_ = std::make_unique<ControllerLink>(
+        cfg.controller_list(), std::chrono::milliseconds(3000), clock_);
+    controller_roles_ = std::make_unique<ControllerRoles>(*this);
+    ReplicasManagerConfig rc;
+    rc.cluster_name = cfg.broker_cluster_name;
+    rc.broker_name = cfg.broker_name;
+    rc.broker_addr = cfg.broker_addr();
+    rc.identity_path = cfg.broker_identity_path();
+    rc.heartbeat_interval = std::chrono::milliseconds(cfg.broker_heartbeat_interval);
+    rc.heartbeat_timeout = std::chrono::milliseconds(cfg.controller_heart_beat_timeout_mills);
+    rc.sync_metadata_period = std::chrono::milliseconds(cfg.sync_broker_metadata_period);
+    rc.check_sync_state_set_period = std::chrono::milliseconds(cfg.check_sync_state_set_period);
+    rc.max_not_catchup = std::chrono::milliseconds(cfg.ha_max_time_slave_not_catchup);
+    rc.election_priority = cfg.broker_election_priority;
+    replicas_manager_ = std::make_unique<ReplicasManager>(rc, *controller_link_, *cs,
+                                                          *controller_roles_, clock_);
+    spdlog::info("controller mode: controllers {}, allAckInSyncStateSet={}, minInSyncReplicas={}, "
+                 "epoch file {}",
+                 cfg.controller_addr, cfg.all_ack_in_sync_state_set, cfg.min_in_sync_replicas,
+                 cfg.epoch_file_path());
+    return Status::ok();
+}
+
+Status BrokerController::become_controller_master(int64_t my_id, int32_t epoch) {
+    store_->set_writable(false);
+    replication_->stop_ha_client();
+    COMET_RETURN_IF_ERROR(controller_store_->become_master_store(epoch, my_id, 30s));
+    COMET_RETURN_IF_ERROR(replication_->become_master(my_id));
+    COMET_RETURN_IF_ERROR(config_.update({{"brokerId", "0"}, {"brokerRole", "SYNC_MASTER"}}));
+    {
+        MutexLock l(mu_);
+        ha_info_from_.clear();
+    }
+    store_->set_writable(true);
+    if (!schedule_started_.exchange(true)) {
+        schedule_->start(200ms, 10s);
+    }
+    has_role_.store(true);
+    spdlog::info("controller mode: master of {} at epoch {} (controller id {}, CommitLog end {})",
+                 config_.get().broker_name, epoch, my_id, controller_store_->max_offset());
+    request_registration();
+    return Status::ok();
+}
+
+Status BrokerController::become_controller_slave(int64_t my_id, int64_t master_id,
+                                                 const std::string& master_addr, int32_t epoch) {
+    store_->set_writable(false);
+    replication_->become_slave(my_id);
+    controller_store_->become_slave_store(my_id);
+    COMET_RETURN_IF_ERROR(
+        config_.update({{"brokerId", std::to_string(my_id)}, {"brokerRole", "SLAVE"}}));
+    {
+        MutexLock l(mu_);
+        ha_info_from_ = master_id > 0 ? master_addr : std::string();
+        register_now_ = true;
+    }
+    cv_.notify_all();
+    has_role_.store(master_id > 0);
+    spdlog::info("controller mode: slave (controller id {}) of master {} at {}, epoch {}", my_id,
+                 master_id, master_addr.empty() ? "none" : master_addr, epoch);
+    return Status::ok();
+}
+
+void BrokerController::fetch_master_ha_address() {
+    std::string from;
+    {
+        MutexLock l(mu_);
+        from = ha_info_from_;
+    }
+    if (from.empty() || replication_ == nullptr || !replication_->is_slave()) {
+        return;
+    }
+    protocol::RemotingCommand req = protocol::RemotingCommand::request(Req::kExchangeBrokerHaInfo);
+    protocol::ExchangeHaInfoHeader().to_ext(req);
+    auto r = namesrv_client_->invoke_sync(from, std::move(req), 3s);
+    if (!r.is_ok() || r->code != RC::kSuccess) {
+        spdlog::debug("controller mode: EXCHANGE_BROKER_HA_INFO to {}: {}", from,
+                      r.is_ok() ? r->remark.value_or("") : r.status().message());
+        return;
+    }
+    auto h = protocol::ExchangeHaInfoHeader::from_ext(*r);
+    if (!h.is_ok() || !h->master_ha_address || h->master_ha_address->empty()) {
+        return;  // not (yet) a master with an HA port: ask again
+    }
+    {
+        MutexLock l(mu_);
+        if (ha_info_from_ != from) {
+            return;  // the role moved meanwhile
+        }
+        ha_info_from_.clear();
+    }
+    spdlog::info("controller mode: replicating from master {} (HA {})", from,
+                 *h->master_ha_address);
+    replication_->connect_master_ha(*h->master_ha_address);
+}
+
 Status BrokerController::start() {
     COMET_CHECK(store_ != nullptr, "start() before a successful initialize()");
     store_->store().start();
@@ -488,7 +693,10 @@ Status BrokerController::start() {
         });
     holds_->start();
     const BrokerConfig start_cfg = config_.get();
-    if (!replication_->is_slave()) {
+    if (start_cfg.enable_controller_mode) {
+        // Started on the first mastership (become_controller_master).
+    } else if (!replication_->is_slave()) {
+        schedule_started_.store(true);
         schedule_->start(200ms, 10s);
     } else if (start_cfg.enable_slave_acting_master && start_cfg.enable_remote_escape) {
         // A slave delivers delayed messages only while it is the acting master, escaping each
@@ -512,6 +720,9 @@ Status BrokerController::start() {
     COMET_RETURN_IF_ERROR(server_->start());
     namesrv_client_->start();
     started_ = true;
+    if (replicas_manager_ != nullptr) {
+        replicas_manager_->start();
+    }
     const BrokerConfig cfg = config_.get();
     spdlog::info("The broker[{}, {}] boot success. serializeType=JSON and name server is {}",
                  cfg.broker_name, cfg.broker_addr(), cfg.namesrv_addr);
@@ -556,8 +767,8 @@ std::string BrokerController::register_body() const {
 Status BrokerController::register_broker_all(bool oneway) {
     const BrokerConfig cfg = config_.get();
     const auto addrs = cfg.namesrv_list();
-    if (addrs.empty()) {
-        return Status::ok();
+    if (addrs.empty() || !has_role_.load()) {
+        return Status::ok();  // controller mode: no role from the controller yet
     }
     // With a broker permission change, every topic is registered with the broker's permission
     // applied (Java registerBrokerAll caps topic perms by brokerPermission).
@@ -688,6 +899,7 @@ void BrokerController::scheduler_loop() {
             }
             next_persist = now + persist_period;
         }
+        fetch_master_ha_address();
         if (now >= next_scan) {
             consumers_->scan_not_active_channels();
             producers_->scan_not_active_channels();
@@ -747,6 +959,9 @@ void BrokerController::shutdown() {
     cv_.notify_all();
     if (scheduler_.joinable()) {
         scheduler_.join();
+    }
+    if (replicas_manager_) {
+        replicas_manager_->shutdown();  // no role change while the broker stops
     }
     if (acting_) {
         acting_->shutdown();  // before the client it calls through

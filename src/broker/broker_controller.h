@@ -24,6 +24,9 @@
 #include "broker/acting_master_service.h"
 #include "broker/broker_context.h"
 #include "broker/broker_processors.h"
+#include "broker/controller_link.h"
+#include "broker/controller_store.h"
+#include "broker/replicas_manager.h"
 #include "broker/escape_bridge.h"
 #include "broker/replication_service.h"
 #include "broker/schedule_message_service.h"
@@ -67,10 +70,14 @@ public:
     StoreAdapter* store_adapter() { return store_.get(); }
     // DLedger mode (enableDLegerCommitLog=true); null otherwise.
     dledger::DLedgerServer* dledger() { return dledger_.get(); }
+    // Controller mode (enableControllerMode=true); null otherwise.
+    ReplicasManager* replicas_manager() { return replicas_manager_.get(); }
+    ControllerStore* controller_store() { return controller_store_.get(); }
 
 private:
     class NotifyListener;
     class ChannelListener;
+    class ControllerRoles;
 
     std::string config_path(const char* name) const;
     void register_processors();
@@ -86,6 +93,13 @@ private:
     Status retire_dledger_log(const BrokerConfig& cfg);
     void on_dledger_role(const dledger::DLedgerServer::RoleInfo& info);
     void note_dledger_offsets(bool master);
+    Status init_controller_mode(const BrokerConfig& cfg);
+    Status become_controller_master(int64_t my_id, int32_t epoch);
+    Status become_controller_slave(int64_t my_id, int64_t master_id, const std::string& master_addr,
+                                   int32_t epoch);
+    // Slave in controller mode: asks the master for its HA address (EXCHANGE_BROKER_HA_INFO)
+    // until the HaClient runs. Scheduler thread.
+    void fetch_master_ha_address();
 
     BrokerConfigHolder config_;
     Clock& clock_;
@@ -119,12 +133,19 @@ private:
     std::unique_ptr<net::RemotingServer> server_;
     std::unique_ptr<net::RemotingClient> namesrv_client_;
     std::unique_ptr<EscapeBridge> escape_;  // acting master's send-back (enableRemoteEscape)
+    std::unique_ptr<ControllerStore> controller_store_;  // controller mode
+    std::unique_ptr<ControllerLink> controller_link_;
+    std::unique_ptr<ControllerRoles> controller_roles_;
+    std::unique_ptr<ReplicasManager> replicas_manager_;
+    std::atomic<bool> has_role_{true};  // controller mode: false until the controller names one
+    std::atomic<bool> schedule_started_{false};
 
     mutable Mutex mu_;
     std::condition_variable_any cv_;
     bool stopping_ GUARDED_BY(mu_) = false;
     bool register_now_ GUARDED_BY(mu_) = false;
     TimePoint register_again_at_ GUARDED_BY(mu_) = TimePoint::max();  // DLedger follower
+    std::string ha_info_from_ GUARDED_BY(mu_);  // controller-mode slave: master to ask (906)
     std::map<uint64_t, std::weak_ptr<net::Connection>> channels_ GUARDED_BY(mu_);
     std::thread scheduler_;
     bool started_ = false;

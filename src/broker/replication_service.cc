@@ -2,6 +2,8 @@
 
 #include "dledger/dledger_server.h"
 
+#include "broker/controller_store.h"
+
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -56,13 +58,26 @@ Result<ReplicationConfig> make_replication_config(const BrokerConfig& config,
     c.quorum.enable_slave_acting_master = config.enable_slave_acting_master;
     c.quorum.ha_max_gap_not_in_sync = config.ha_max_gap_not_in_sync;
     c.quorum.slave_not_available_fast_fail = config.slave_not_available_fast_fail;
-    COMET_RETURN_IF_ERROR(ha::validate_quorum_config(c.quorum, warnings));
-    if (c.is_slave() && config.broker_id <= 0) {
+    c.controller_mode = config.enable_controller_mode;
+    if (c.controller_mode) {
+        // The controller assigns roles and ids; brokerRole/brokerId of the file only seed the
+        // start (RocketMQ's sample: brokerRole=SLAVE, brokerId=-1).
+        c.quorum.broker_role = ha::BrokerRole::kSyncMaster;
+        c.controller.in_sync_replicas = config.in_sync_replicas;
+        c.controller.min_in_sync_replicas = config.min_in_sync_replicas;
+        c.controller.all_ack_in_sync_state_set = config.all_ack_in_sync_state_set;
+        c.controller.enable_auto_in_sync_replicas = config.enable_auto_in_sync_replicas;
+        c.sync_from_last_file = config.sync_from_last_file;
+        c.async_learner = config.async_learner;
+    }
+    COMET_RETURN_IF_ERROR(
+        ha::validate_quorum_config(c.quorum, c.controller_mode ? nullptr : warnings));
+    if (!c.controller_mode && c.is_slave() && config.broker_id <= 0) {
         return Status::error(Errc::kInvalidArgument,
                              "brokerRole=SLAVE needs brokerId > 0 (brokerId is {})",
                              config.broker_id);
     }
-    if (!c.is_slave() && config.broker_id != 0 && warnings != nullptr) {
+    if (!c.controller_mode && !c.is_slave() && config.broker_id != 0 && warnings != nullptr) {
         warnings->push_back(fmt::format(
             "brokerRole={} with brokerId={}: a master's brokerId should be 0 (RocketMQ forces it)",
             config.broker_role, config.broker_id));
@@ -107,6 +122,11 @@ Status ReplicationService::start() {
     if (dledger_ != nullptr) {
         return Status::ok();  // the DLedger server replicates; no HA port
     }
+    if (config_.controller_mode) {
+        spdlog::info("{}: controller mode: waiting for the controller to assign a role",
+                     config_.broker_name);
+        return Status::ok();  // the ReplicasManager calls become_master / become_slave
+    }
     if (config_.is_slave()) {
         if (!config_.ha_master_address.empty()) {
             connect_slave(config_.ha_master_address);
@@ -117,6 +137,10 @@ Status ReplicationService::start() {
         }
         return Status::ok();
     }
+    return start_ha_service(false);
+}
+
+Status ReplicationService::start_ha_service(bool auto_switch) {
     ha::HaServiceConfig hc;
     hc.broker_name = config_.broker_name;
     hc.listen_host = config_.listen_host;
@@ -127,22 +151,69 @@ Status ReplicationService::start() {
     hc.tick_interval = config_.tick_interval;
     hc.require_handshake = config_.require_handshake;
     hc.quorum = config_.quorum;
-    auto svc = ha::HaService::start(hc, store_, clock_);
+    hc.auto_switch = auto_switch;
+    auto svc = ha::HaService::start(hc, store_, clock_, auto_switch ? controller_store_ : nullptr);
     if (!svc.is_ok()) {
         return Status::error(svc.status().code(), "start HA service on {}:{} (haListenPort): {}",
                              config_.listen_host, config_.ha_listen_port,
                              svc.status().message());
     }
-    ha_service_ = std::move(svc).value();
-    own_replicas_ = std::make_unique<HaServiceReplicas>(*ha_service_);
-    replicas_ = own_replicas_.get();
+    ha::HaService* raw = svc->get();
+    if (auto_switch && controller_store_ != nullptr) {
+        // Only SyncStateSet members count towards a put's acks.
+        ControllerStore* cs = controller_store_;
+        raw->set_ack_filter([cs](int64_t broker_id) { return cs->in_sync_state_set(broker_id); });
+    }
+    auto replicas = std::make_unique<HaServiceReplicas>(*raw);
+    ReplicaSet* rs = replicas.get();
+    {
+        MutexLock l(mu_);
+        ha_services_.push_back(std::move(svc).value());
+        own_replicas_.push_back(std::move(replicas));
+    }
+    ha_current_.store(raw);
+    replicas_.store(rs);
     spdlog::info("HA service of {} ({}) listening on {}:{}", config_.broker_name,
-                 ha::broker_role_name(config_.quorum.broker_role), config_.listen_host,
-                 ha_service_->port());
+                 auto_switch ? "controller-mode master"
+                             : std::string(ha::broker_role_name(config_.quorum.broker_role)),
+                 config_.listen_host, raw->port());
     return Status::ok();
 }
 
-void ReplicationService::start_with(ReplicaSet* replicas) { replicas_ = replicas; }
+void ReplicationService::stop_ha_client() {
+    std::unique_ptr<ha::HaClient> client;
+    {
+        MutexLock l(mu_);
+        client = std::move(ha_client_);
+        master_ha_addr_.clear();
+        master_addr_.reset();
+    }
+    if (client) {
+        client->shutdown();  // joins its thread: no append after this
+    }
+}
+
+Status ReplicationService::become_master(int64_t broker_id) {
+    controller_id_.store(broker_id);
+    stop_ha_client();
+    if (ha_current_.load() == nullptr) {
+        COMET_RETURN_IF_ERROR(start_ha_service(true));
+    }
+    controller_master_.store(true);
+    return Status::ok();
+}
+
+void ReplicationService::become_slave(int64_t broker_id) {
+    controller_master_.store(false);
+    controller_id_.store(broker_id);
+    replicas_.store(nullptr);
+    if (ha::HaService* svc = ha_current_.exchange(nullptr)) {
+        svc->shutdown();  // waiting puts fail; its slaves reconnect to the new master
+    }
+    stop_ha_client();  // a new master: connect_master_ha() starts a new client
+}
+
+void ReplicationService::start_with(ReplicaSet* replicas) { replicas_.store(replicas); }
 
 void ReplicationService::shutdown() {
     std::unique_ptr<ha::HaClient> client;
@@ -157,8 +228,15 @@ void ReplicationService::shutdown() {
     if (client) {
         client->shutdown();
     }
-    if (ha_service_) {
-        ha_service_->shutdown();
+    std::vector<ha::HaService*> services;
+    {
+        MutexLock l(mu_);
+        for (const auto& svc : ha_services_) {
+            services.push_back(svc.get());
+        }
+    }
+    for (ha::HaService* svc : services) {
+        svc->shutdown();
     }
 }
 
@@ -177,7 +255,8 @@ int32_t ReplicationService::alive_replica_num() const {
 }
 
 uint16_t ReplicationService::ha_port() const {
-    return ha_service_ ? ha_service_->port() : 0;
+    const ha::HaService* svc = ha_current_.load();
+    return svc != nullptr ? svc->port() : 0;
 }
 
 void ReplicationService::put_dledger(bool wait_store_msg_ok, const PutFn& put, Done done) {
@@ -213,21 +292,22 @@ void ReplicationService::put(bool wait_store_msg_ok, const PutFn& put, Done done
         put_dledger(wait_store_msg_ok, put, std::move(done));
         return;
     }
-    if (config_.is_slave()) {
-        counters_.slave_refused.fetch_add(1, std::memory_order_relaxed);
-        store::PutMessageResult r;
-        r.status = PutMessageStatus::kServiceNotAvailable;
-        r.remark = service_not_available_remark();
-        done(std::move(r), SendDurability{});
+    if (config_.controller_mode) {
+        put_controller(wait_store_msg_ok, put, std::move(done));
         return;
     }
+    if (config_.is_slave()) {
+        refuse_as_slave(done);
+        return;
+    }
+    ReplicaSet* const replicas = replicas_.load();
     // Only a SYNC_MASTER put that waits can need replicas (CommitLog#needHandleHA); skip the
     // snapshot of the HA state otherwise.
     ha::QuorumDecision d;
     if (config_.quorum.broker_role == ha::BrokerRole::kSyncMaster && wait_store_msg_ok) {
         std::vector<int64_t> acks;
-        if (replicas_ != nullptr) {
-            acks = replicas_->slave_ack_offsets();
+        if (replicas != nullptr) {
+            acks = replicas->slave_ack_offsets();
         }
         ha::QuorumInput in;
         in.wait_store_msg_ok = wait_store_msg_ok;
@@ -243,9 +323,9 @@ void ReplicationService::put(bool wait_store_msg_ok, const PutFn& put, Done done
         done(std::move(r), SendDurability{1, d.need_ack_nums, d.degraded});
         return;
     }
-    put([this, d, done = std::move(done)](store::PutMessageResult r) mutable {
-        if (replicas_ != nullptr && store::is_stored(r.status)) {
-            replicas_->notify_new_data();
+    put([this, d, replicas, done = std::move(done)](store::PutMessageResult r) mutable {
+        if (replicas != nullptr && store::is_stored(r.status)) {
+            replicas->notify_new_data();
         }
         // A failed append or flush answers as the store said (RocketMQ: the flush outcome
         // wins over replication).
@@ -255,17 +335,7 @@ void ReplicationService::put(bool wait_store_msg_ok, const PutFn& put, Done done
         }
         switch (d.verdict) {
             case QuorumVerdict::kWaitForSlaves: {
-                if (replicas_ == nullptr) {
-                    finish_wait(std::move(r), d, PutMessageStatus::kSlaveNotAvailable, done);
-                    return;
-                }
-                const int64_t end = r.append.end_offset().value();
-                replicas_->group_transfer().put_request(
-                    end, d.need_ack_nums, config_.slave_timeout,
-                    [this, r = std::move(r), d, done = std::move(done)](
-                        PutMessageStatus status) mutable {
-                        finish_wait(std::move(r), d, status, done);
-                    });
+                wait_for_replicas(replicas, std::move(r), d, std::move(done));
                 return;
             }
             case QuorumVerdict::kSlaveNotAvailable:
@@ -282,6 +352,67 @@ void ReplicationService::put(bool wait_store_msg_ok, const PutFn& put, Done done
                 return;
         }
     });
+}
+
+void ReplicationService::refuse_as_slave(const Done& done) {
+    counters_.slave_refused.fetch_add(1, std::memory_order_relaxed);
+    store::PutMessageResult r;
+    r.status = PutMessageStatus::kServiceNotAvailable;
+    r.remark = service_not_available_remark();
+    done(std::move(r), SendDurability{});
+}
+
+void ReplicationService::put_controller(bool wait_store_msg_ok, const PutFn& put, Done done) {
+    ReplicaSet* const replicas = replicas_.load();
+    if (!controller_master_.load() || controller_store_ == nullptr) {
+        refuse_as_slave(done);
+        return;
+    }
+    const size_t set_size = controller_store_->sync_state_set().size();
+    const ControllerPutDecision cd =
+        decide_controller_put(config_.controller, set_size, wait_store_msg_ok);
+    ha::QuorumDecision d;
+    d.need_ack_nums = cd.need_ack_nums;
+    d.in_sync = static_cast<int32_t>(set_size);
+    d.need_handle_ha = cd.verdict != ControllerPutDecision::Verdict::kPutOkNow;
+    if (cd.verdict == ControllerPutDecision::Verdict::kInSyncReplicasNotEnough) {
+        counters_.isr_not_enough.fetch_add(1, std::memory_order_relaxed);
+        store::PutMessageResult r;
+        r.status = PutMessageStatus::kInSyncReplicasNotEnough;
+        r.remark = fmt::format("in-sync replicas not enough: the SyncStateSet holds {} of the "
+                               "{} replicas a put needs (minInSyncReplicas {}{})",
+                               set_size, cd.need_ack_nums, config_.controller.min_in_sync_replicas,
+                               config_.controller.all_ack_in_sync_state_set
+                                   ? ", allAckInSyncStateSet"
+                                   : "");
+        done(std::move(r), SendDurability{1, cd.need_ack_nums, false});
+        return;
+    }
+    const bool wait = cd.verdict == ControllerPutDecision::Verdict::kWaitForSlaves;
+    put([this, d, wait, replicas, done = std::move(done)](store::PutMessageResult r) mutable {
+        if (replicas != nullptr && store::is_stored(r.status)) {
+            replicas->notify_new_data();
+        }
+        if (r.status != PutMessageStatus::kPutOk || !wait) {
+            done(std::move(r), SendDurability{1, d.need_ack_nums, false});
+            return;
+        }
+        wait_for_replicas(replicas, std::move(r), d, std::move(done));
+    });
+}
+
+void ReplicationService::wait_for_replicas(ReplicaSet* replicas, store::PutMessageResult r,
+                                           const ha::QuorumDecision& d, Done done) {
+    if (replicas == nullptr) {
+        finish_wait(std::move(r), d, PutMessageStatus::kSlaveNotAvailable, done);
+        return;
+    }
+    const int64_t end = r.append.end_offset().value();
+    replicas->group_transfer().put_request(
+        end, d.need_ack_nums, config_.slave_timeout,
+        [this, r = std::move(r), d, done = std::move(done)](PutMessageStatus status) mutable {
+            finish_wait(std::move(r), d, status, done);
+        });
 }
 
 void ReplicationService::finish_wait(store::PutMessageResult r, const ha::QuorumDecision& d,
@@ -313,11 +444,12 @@ void ReplicationService::finish_wait(store::PutMessageResult r, const ha::Quorum
 }
 
 int32_t ReplicationService::replicas_holding(int64_t end_offset) const {
-    if (replicas_ == nullptr) {
+    ReplicaSet* const replicas = replicas_.load();
+    if (replicas == nullptr) {
         return 1;
     }
     int32_t n = 1;
-    for (int64_t ack : replicas_->slave_ack_offsets()) {
+    for (int64_t ack : replicas->slave_ack_offsets()) {
         if (ack >= end_offset) {
             ++n;
         }
@@ -347,12 +479,16 @@ void ReplicationService::connect_slave(const std::string& ha_addr) {
     hc.master_host = hp->first;
     hc.master_port = hp->second;
     hc.broker_name = config_.broker_name;
-    hc.broker_id = config_.broker_id;
+    hc.broker_id = config_.controller_mode ? controller_id_.load() : config_.broker_id;
     hc.send_handshake = config_.send_handshake;
     hc.heartbeat_interval = config_.heartbeat_interval;
     hc.housekeeping_interval = config_.housekeeping_interval;
     hc.reconnect_interval = config_.reconnect_interval;
-    auto client = ha::HaClient::start(hc, store_, clock_);
+    hc.auto_switch = config_.controller_mode;
+    hc.sync_from_last_file = config_.sync_from_last_file;
+    hc.async_learner = config_.async_learner;
+    auto client = ha::HaClient::start(hc, store_, clock_,
+                                      config_.controller_mode ? controller_store_ : nullptr);
     if (!client.is_ok()) {
         spdlog::error("slave {}/{}: cannot start the HA client towards {}: {}",
                       config_.broker_name, config_.broker_id, ha_addr,
@@ -367,7 +503,9 @@ void ReplicationService::connect_slave(const std::string& ha_addr) {
 
 void ReplicationService::on_register_result(const std::optional<std::string>& ha_server_addr,
                                             const std::optional<std::string>& master_addr) {
-    if (!config_.is_slave()) {
+    // Controller mode: the controller names the master and EXCHANGE_BROKER_HA_INFO gives its
+    // HA address (connect_master_ha); the name server's view may still be the old master's.
+    if (!config_.is_slave() || config_.controller_mode) {
         return;
     }
     {
@@ -401,8 +539,28 @@ std::map<std::string, std::string> ReplicationService::runtime_info() const {
         t["dledgerPutsRefused"] = std::to_string(counters_.slave_refused.load());
         return t;
     }
-    t["haBrokerRole"] = std::string(ha::broker_role_name(config_.quorum.broker_role));
-    if (config_.is_slave()) {
+    if (config_.controller_mode && controller_store_ != nullptr) {
+        // Controller mode (docs/controller.md, "Runtime info").
+        t["controllerMaster"] = b(!is_slave());
+        t["controllerBrokerId"] = std::to_string(controller_id_.load());
+        t["masterEpoch"] = std::to_string(controller_store_->last_epoch());
+        t["confirmOffset"] = std::to_string(controller_store_->confirm_offset());
+        std::string set;
+        for (int64_t id : controller_store_->sync_state_set()) {
+            set += (set.empty() ? "" : ",") + std::to_string(id);
+        }
+        t["syncStateSet"] = set;
+        std::string epochs;
+        for (const store::EpochEntry& e : controller_store_->epochs()) {
+            epochs += (epochs.empty() ? "" : ";") + std::to_string(e.epoch) + "-" +
+                      std::to_string(e.start_offset);
+        }
+        t["epochEntries"] = epochs;
+    }
+    t["haBrokerRole"] = config_.controller_mode
+                            ? std::string(is_slave() ? "SLAVE" : "SYNC_MASTER")
+                            : std::string(ha::broker_role_name(config_.quorum.broker_role));
+    if (is_slave()) {
         t["haMasterAddress"] = master_ha_addr();
         t["masterAddr"] = master_addr().value_or("");
         ha::HaClientStats st;
@@ -424,7 +582,8 @@ std::map<std::string, std::string> ReplicationService::runtime_info() const {
     }
     const int64_t put_offset = store_.max_offset();
     const std::vector<int64_t> acks =
-        replicas_ != nullptr ? replicas_->slave_ack_offsets() : std::vector<int64_t>{};
+        replicas_.load() != nullptr ? replicas_.load()->slave_ack_offsets()
+                                    : std::vector<int64_t>{};
     const int32_t in_sync = ha::in_sync_replica_nums(config_.quorum, put_offset, acks);
     const int32_t alive = alive_replica_num();
     ha::QuorumInput in;
@@ -446,9 +605,9 @@ std::map<std::string, std::string> ReplicationService::runtime_info() const {
     t["slaveTimeoutTotal"] = std::to_string(counters_.slave_timeouts.load());
     t["slaveNotAvailableTotal"] = std::to_string(counters_.slave_not_available.load());
     t["inSyncReplicasNotEnoughTotal"] = std::to_string(counters_.isr_not_enough.load());
-    if (ha_service_) {
-        t["haRejectedConnections"] = std::to_string(ha_service_->rejected_connections());
-        std::vector<ha::SlaveInfo> slaves = ha_service_->slaves();
+    if (const ha::HaService* svc = ha_current_.load(); svc != nullptr) {
+        t["haRejectedConnections"] = std::to_string(svc->rejected_connections());
+        std::vector<ha::SlaveInfo> slaves = svc->slaves();
         std::sort(slaves.begin(), slaves.end(), [](const auto& x, const auto& y) {
             return std::tie(x.broker_id, x.address) < std::tie(y.broker_id, y.address);
         });

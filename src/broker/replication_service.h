@@ -28,6 +28,7 @@
 #include "base/mutex.h"
 #include "base/status.h"
 #include "broker/broker_config.h"
+#include "broker/sync_state_policy.h"
 #include "ha/group_transfer.h"
 #include "ha/ha_client.h"
 #include "ha/ha_service.h"
@@ -40,6 +41,8 @@ class DLedgerServer;
 }
 
 namespace comet::broker {
+
+class ControllerStore;
 
 // The replication keys of a BrokerConfig, parsed and resolved.
 struct ReplicationConfig {
@@ -57,6 +60,13 @@ struct ReplicationConfig {
     bool send_handshake = true;
     std::chrono::milliseconds reconnect_interval{5000};  // slave: retry period (tests shorten)
     std::chrono::milliseconds tick_interval{10};         // HaService new-data poll period
+    // Controller mode (enableControllerMode): the role comes from the controller at run time
+    // (become_master / become_slave), HA speaks the AutoSwitch protocol, and a put waits for
+    // the SyncStateSet (sync_state_policy).
+    bool controller_mode = false;
+    ControllerQuorum controller;
+    bool sync_from_last_file = false;  // syncFromLastFile
+    bool async_learner = false;        // asyncLearner
 
     bool is_slave() const { return quorum.broker_role == ha::BrokerRole::kSlave; }
 };
@@ -130,11 +140,26 @@ public:
     // The HA address the slave connects to ("" when none yet).
     std::string master_ha_addr() const;
 
+    // Controller mode. The store behind the epoch file, confirm offset and SyncStateSet; set
+    // before start().
+    void set_controller_store(ControllerStore* store) { controller_store_ = store; }
+    // Stops the HaClient (no append after it returns; the store may be cut then).
+    void stop_ha_client();
+    // stop_ha_client(), then an AutoSwitch HaService on haListenPort; puts are accepted from
+    // now on. Errors: bind.
+    Status become_master(int64_t broker_id);
+    // Stops the HaService (its waiting puts fail with SERVICE_NOT_AVAILABLE): puts are refused
+    // from now on; connect_master_ha() points the HaClient at the new master.
+    void become_slave(int64_t broker_id);
+    void connect_master_ha(const std::string& ha_addr) { connect_slave(ha_addr); }
+
     const ReplicationConfig& config() const { return config_; }
-    bool is_slave() const { return config_.is_slave(); }
+    bool is_slave() const {
+        return config_.controller_mode ? !controller_master_.load() : config_.is_slave();
+    }
     // Bound HA port (master, after start()); 0 otherwise.
     uint16_t ha_port() const;
-    ha::HaService* ha_service() { return ha_service_.get(); }
+    ha::HaService* ha_service() { return ha_current_.load(); }
 
     // GET_BROKER_RUNTIME_INFO keys (docs/replication.md, "Runtime info").
     std::map<std::string, std::string> runtime_info() const;
@@ -154,6 +179,12 @@ public:
 
 private:
     void put_dledger(bool wait_store_msg_ok, const PutFn& put, Done done);
+    void put_controller(bool wait_store_msg_ok, const PutFn& put, Done done);
+    void refuse_as_slave(const Done& done);
+    Status start_ha_service(bool auto_switch);
+    // Registers a stored put with the replicas' GroupTransfer (SLAVE_NOT_AVAILABLE without any).
+    void wait_for_replicas(ReplicaSet* replicas, store::PutMessageResult r,
+                           const ha::QuorumDecision& d, Done done);
     void finish_wait(store::PutMessageResult r, const ha::QuorumDecision& d,
                      store::PutMessageStatus status, const Done& done);
     int32_t replicas_holding(int64_t end_offset) const;
@@ -162,9 +193,16 @@ private:
     const ReplicationConfig config_;
     Clock& clock_;
     ha::HaStorePort& store_;
-    std::unique_ptr<ha::HaService> ha_service_;
-    std::unique_ptr<ReplicaSet> own_replicas_;
-    ReplicaSet* replicas_ = nullptr;  // set by start()/start_with() before any put
+    // Every HaService this service started, the current one last: a master that lost its role
+    // shuts its service down but keeps the object, so a put still holding its pointer fails
+    // cleanly (GroupTransfer after shutdown) instead of touching freed memory.
+    std::vector<std::unique_ptr<ha::HaService>> ha_services_ GUARDED_BY(mu_);
+    std::vector<std::unique_ptr<ReplicaSet>> own_replicas_ GUARDED_BY(mu_);
+    std::atomic<ha::HaService*> ha_current_{nullptr};
+    std::atomic<ReplicaSet*> replicas_{nullptr};  // null on a slave
+    ControllerStore* controller_store_ = nullptr;
+    std::atomic<bool> controller_master_{false};
+    std::atomic<int64_t> controller_id_{0};
     dledger::DLedgerServer* dledger_ = nullptr;
     Counters counters_;
 

@@ -102,7 +102,10 @@ Result<store::MessageStoreConfig> make_store_config(const BrokerConfig& config,
     c.store_host = config.broker_addr();
     // DLedger mode: the role is elected and changes at run time; the send gate (set_dledger)
     // refuses puts on followers, so the store itself never is a slave.
-    c.slave_role = config.broker_role == "SLAVE" && !config.enable_dleger_commit_log;
+    // Controller mode likewise: the role comes from the controller; StoreAdapter's write gate
+    // keeps a slave's log for replication only.
+    c.slave_role = config.broker_role == "SLAVE" && !config.enable_dleger_commit_log &&
+                   !config.enable_controller_mode;
     if (config.flush_disk_type == "SYNC_FLUSH") {
         c.flush_disk_type = store::FlushDiskType::kSyncFlush;
     } else if (config.flush_disk_type == "ASYNC_FLUSH") {
@@ -170,7 +173,15 @@ StoreAdapter::~StoreAdapter() { store_->set_message_arriving_listener(nullptr); 
 namespace {
 
 // Wraps a put for DLedger mode; false: refused (done already called).
-bool gate_put(dledger::DLedgerServer* dl, StoreAdapter::PutCallback* done) {
+bool gate_put(dledger::DLedgerServer* dl, bool writable, StoreAdapter::PutCallback* done) {
+    if (!writable) {
+        store::PutMessageResult r;
+        r.status = store::PutMessageStatus::kServiceNotAvailable;
+        r.remark = "this broker is not the master of its group now (controller mode): the "
+                   "controller elects the master; send to it";
+        (*done)(std::move(r));
+        return false;
+    }
     if (dl == nullptr) {
         return true;
     }
@@ -196,14 +207,14 @@ bool gate_put(dledger::DLedgerServer* dl, StoreAdapter::PutCallback* done) {
 }  // namespace
 
 void StoreAdapter::put_message(protocol::MessageExt msg, PutCallback done) {
-    if (!gate_put(dledger_, &done)) {
+    if (!gate_put(dledger_, writable_.load(), &done)) {
         return;
     }
     store_->put_message(std::move(msg), std::move(done));
 }
 
 void StoreAdapter::put_messages(protocol::MessageExt batch, PutCallback done) {
-    if (!gate_put(dledger_, &done)) {
+    if (!gate_put(dledger_, writable_.load(), &done)) {
         return;
     }
     store::MessageBatch b;

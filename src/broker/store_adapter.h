@@ -4,6 +4,7 @@
 // owns the adapter. Threads: as MessageStore (any thread); arrival notifications come from the
 // store's dispatch thread.
 
+#include <atomic>
 #include <memory>
 
 #include "broker/broker_config.h"
@@ -37,6 +38,11 @@ public:
     // SERVICE_NOT_AVAILABLE unless this peer is the writable leader. `done` runs before
     // end_put(), so a commit waiter it registers is covered by a step-down. Set before start.
     void set_dledger(dledger::DLedgerServer* dledger) { dledger_ = dledger; }
+    // Controller mode: puts (sends, the schedule service's re-puts) only while this broker is
+    // the elected master; otherwise SERVICE_NOT_AVAILABLE, so a slave's CommitLog only ever
+    // grows by replication. The ReplicasManager opens and closes the gate.
+    void set_writable(bool writable) { writable_.store(writable); }
+    bool writable() const { return writable_.load(); }
 
     void put_message(protocol::MessageExt msg, PutCallback done) override;
     void put_messages(protocol::MessageExt batch, PutCallback done) override;
@@ -70,6 +76,7 @@ private:
     protocol::HostAddress store_host_;
     ArrivalListener listener_;  // set before start, read-only afterwards
     dledger::DLedgerServer* dledger_ = nullptr;
+    std::atomic<bool> writable_{true};
 };
 
 }  // namespace comet::broker

@@ -22,14 +22,18 @@ void GroupTransfer::put_request(int64_t next_offset, int32_t need_ack_nums, Dura
     COMET_CHECK(need_ack_nums >= 2, "GroupTransfer::put_request with need_ack_nums {}",
                 need_ack_nums);
     Request r{next_offset, need_ack_nums, clock_.now() + timeout, std::move(done)};
+    bool stopped = false;
     {
         MutexLock l(mu_);
-        if (!covered(r, last_acks_)) {
+        stopped = stopped_;
+        if (!stopped && !covered(r, last_acks_)) {
             waiting_.push_back(std::move(r));
             return;
         }
     }
-    r.done(PutMessageStatus::kPutOk);
+    // After shutdown nobody would expire it: a put that reaches a stopped service (the master
+    // lost its role meanwhile) fails at once.
+    r.done(stopped ? PutMessageStatus::kServiceNotAvailable : PutMessageStatus::kPutOk);
 }
 
 void GroupTransfer::on_acks(std::span<const int64_t> slave_ack_offsets) {
@@ -72,6 +76,7 @@ void GroupTransfer::shutdown() {
     std::vector<Request> left;
     {
         MutexLock l(mu_);
+        stopped_ = true;
         left.swap(waiting_);
     }
     for (auto& r : left) r.done(PutMessageStatus::kServiceNotAvailable);

@@ -35,7 +35,8 @@ public:
     void on_acks(std::span<const int64_t> slave_ack_offsets);
     // Fails every request whose deadline has passed with FLUSH_SLAVE_TIMEOUT.
     void expire();
-    // Fails every waiting request with SERVICE_NOT_AVAILABLE (store shutting down).
+    // Fails every waiting request with SERVICE_NOT_AVAILABLE (store shutting down), and every
+    // later one at once.
     void shutdown();
 
     size_t pending() const;
@@ -55,6 +56,7 @@ private:
     mutable Mutex mu_;
     std::vector<Request> waiting_ GUARDED_BY(mu_);
     std::vector<int64_t> last_acks_ GUARDED_BY(mu_);
+    bool stopped_ GUARDED_BY(mu_) = false;
 };
 
 }  // namespace comet::ha

@@ -555,10 +555,26 @@ std::vector<SlaveInfo> HaService::slaves() const {
 }
 
 std::vector<int64_t> HaService::slave_ack_offsets() const {
-    MutexLock l(mu_);
+    std::function<bool(int64_t)> filter;
+    std::vector<std::pair<int64_t, int64_t>> all;  // (brokerId, ack)
+    {
+        MutexLock l(mu_);
+        filter = ack_filter_;
+        for (const auto& [id, s] : slaves_) all.emplace_back(s.broker_id, s.ack_offset);
+    }
     std::vector<int64_t> out;
-    for (const auto& [id, s] : slaves_) out.push_back(s.ack_offset);
+    for (const auto& [broker_id, ack] : all) {
+        if (!filter || filter(broker_id)) out.push_back(ack);
+    }
     return out;
+}
+
+void HaService::set_ack_filter(std::function<bool(int64_t broker_id)> filter) {
+    {
+        MutexLock l(mu_);
+        ack_filter_ = std::move(filter);
+    }
+    publish_acks();
 }
 
 int32_t HaService::in_sync_replica_nums(int64_t master_put_offset) const {

@@ -22,6 +22,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -88,7 +89,13 @@ public:
     void notify_new_data();
 
     std::vector<SlaveInfo> slaves() const;
+    // Ack offsets of the slaves that count: all of them, or those the ack filter accepts.
     std::vector<int64_t> slave_ack_offsets() const;
+    // Controller mode: only slaves whose brokerId the filter accepts (SyncStateSet members)
+    // count towards a put's acks and the in-sync figures. Called without this service's lock.
+    void set_ack_filter(std::function<bool(int64_t broker_id)> filter);
+    // The filter's answers changed (a new SyncStateSet): waiting puts are checked again.
+    void recount_acks() { publish_acks(); }
     // DefaultHAService#inSyncReplicasNums at the given master put offset.
     int32_t in_sync_replica_nums(int64_t master_put_offset) const;
     // QuorumPolicy decision with this service's live slave acks filled in.
@@ -119,6 +126,7 @@ private:
 
     mutable Mutex mu_;
     std::map<uint64_t, SlaveInfo> slaves_ GUARDED_BY(mu_);
+    std::function<bool(int64_t)> ack_filter_ GUARDED_BY(mu_);
     int64_t rejected_ GUARDED_BY(mu_) = 0;
     bool stopped_ GUARDED_BY(mu_) = false;
 };

@@ -409,6 +409,16 @@ Status MessageStore::dispatch(const DispatchRequest& req) {
 
 Result<int64_t> MessageStore::dispatch_now() { return reput_->do_reput(); }
 
+int64_t MessageStore::checkpoint_confirm_offset() const {
+    return checkpoint_ ? checkpoint_->confirm_phy_offset() : 0;
+}
+
+void MessageStore::set_checkpoint_confirm_offset(int64_t offset) {
+    if (checkpoint_) {
+        checkpoint_->set_confirm_phy_offset(offset);
+    }
+}
+
 void MessageStore::set_dispatch_limit(std::function<PhysicalOffset()> limit) {
     auto shared = std::make_shared<const std::function<PhysicalOffset()>>(std::move(limit));
     MutexLock l(dispatch_limit_mu_);

@@ -154,6 +154,10 @@ public:
     // callers keep at or below `end`. Errors: `end` below what is already dispatched (that
     // would cut records consumers may have seen), I/O.
     Status truncate_log(PhysicalOffset end);
+    // Controller mode's confirm offset as the checkpoint keeps it (confirmPhyOffset): written
+    // with the next checkpoint flush, read back at the next start.
+    int64_t checkpoint_confirm_offset() const;
+    void set_checkpoint_confirm_offset(int64_t offset);
     // Sets the next queue offset of every queue from its ConsumeQueue (after a role change:
     // a new leader whose CommitLog grew by replication, once dispatch has caught up).
     void reload_queue_offsets();

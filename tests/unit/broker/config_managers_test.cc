@@ -93,14 +93,43 @@ TEST(BrokerConfig, ParsesPropertiesAndRejectsBadValues) {
     EXPECT_FALSE(c.validate().is_ok());
 }
 
-TEST(BrokerConfig, ControllerModeIsRefusedUntilTheBrokerSideExists) {
+TEST(BrokerConfig, ControllerModeNeedsControllersAndRefusesFixedRoleKeys) {
     BrokerConfig c;
     ASSERT_TRUE(c.set("enableControllerMode", "true").is_ok());
     Status st = c.validate();
     EXPECT_EQ(st.code(), Errc::kInvalidArgument);
-    EXPECT_NE(st.message().find("enableControllerMode=true"), std::string::npos);
-    ASSERT_TRUE(c.set("enableControllerMode", "false").is_ok());
-    EXPECT_TRUE(c.validate().is_ok());
+    EXPECT_NE(st.message().find("controllerAddr is not set"), std::string::npos) << st.message();
+    ASSERT_TRUE(c.set("controllerAddr", "127.0.0.1:9878;127.0.0.1:9868").is_ok());
+    EXPECT_TRUE(c.validate().is_ok()) << c.validate().message();
+    EXPECT_EQ(c.controller_list(),
+              (std::vector<std::string>{"127.0.0.1:9878", "127.0.0.1:9868"}));
+    struct Case {
+        const char* key;
+        const char* value;
+        const char* expect;
+    };
+    const std::vector<Case> cases = {
+        {"controllerAddr", "127.0.0.1", "controllerAddr: '127.0.0.1' is not host:port"},
+        {"haMasterAddress", "127.0.0.1:10912", "haMasterAddress=127.0.0.1:10912 contradicts"},
+        {"enableSlaveActingMaster", "true", "enableSlaveActingMaster=true contradicts"},
+        {"brokerHeartbeatInterval", "20000", "controllerHeartBeatTimeoutMills 10000 must exceed"},
+        {"checkSyncStateSetPeriod", "0", "checkSyncStateSetPeriod"},
+        {"enableDLegerCommitLog", "true", "choose one HA mode"},
+    };
+    for (const Case& k : cases) {
+        BrokerConfig b = c;
+        ASSERT_TRUE(b.set(k.key, k.value).is_ok()) << k.key;
+        if (std::string(k.key) == "enableDLegerCommitLog") {
+            ASSERT_TRUE(b.set("dLegerPeers", "n0-127.0.0.1:40911").is_ok());
+            ASSERT_TRUE(b.set("dLegerSelfId", "n0").is_ok());
+        }
+        Status bad = b.validate();
+        EXPECT_EQ(bad.code(), Errc::kInvalidArgument) << k.key;
+        EXPECT_NE(bad.message().find(k.expect), std::string::npos) << bad.message();
+    }
+    ASSERT_TRUE(c.set("storePathRootDir", "/data/broker").is_ok());
+    EXPECT_EQ(c.epoch_file_path(), "/data/broker/epochFileCheckpoint");
+    EXPECT_EQ(c.broker_identity_path(), "/data/broker/brokerIdentity");
 }
 
 TEST(BrokerConfig, ServerSelectorThreadsDefaultsToOnePerCore) {

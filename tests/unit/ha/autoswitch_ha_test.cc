@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <array>
 #include <chrono>
 #include <memory>
@@ -514,6 +515,44 @@ TEST(AutoSwitchHa, AutoSwitchNeedsAnEpochPort) {
     FakeStore store;
     EXPECT_FALSE(HaService::start(master_config(), store, clock).is_ok());
     EXPECT_FALSE(HaClient::start(slave_config(1), store, clock).is_ok());
+}
+
+}  // namespace
+}  // namespace comet::ha
+
+namespace comet::ha {
+namespace {
+
+TEST(AutoSwitchHa, OnlySlavesTheAckFilterAcceptsCountTowardsAPut) {
+    // Controller mode: a put waits for SyncStateSet members; a caught-up slave outside the set
+    // must not complete it.
+    SystemClock& clock = SystemClock::instance();
+    FakeStore mstore, in_set, outside;
+    mstore.put(pattern(4000, 'a'));
+    FakeEpochs mep(mstore, {{1, 0}});
+    FakeEpochs in_ep(in_set, {});
+    FakeEpochs out_ep(outside, {});
+    mep.set_master_confirm(4000);
+    auto svc = HaService::start(master_config(), mstore, clock, &mep).value();
+    std::atomic<bool> accept_2{false};
+    svc->set_ack_filter([&](int64_t id) { return id == 2 && accept_2.load(); });
+    auto outsider = HaClient::start(slave_config(svc->port(), 3), outside, clock, &out_ep).value();
+    ASSERT_TRUE(wait_until([&] { return outside.max_offset() == mstore.max_offset(); }));
+    std::atomic<int> done{0};
+    std::atomic<int> status{-1};
+    svc->group_transfer().put_request(4000, 2, 5s, [&](store::PutMessageStatus st) {
+        status = static_cast<int>(st);
+        ++done;
+    });
+    EXPECT_TRUE(svc->slave_ack_offsets().empty());  // slave 3 is not counted
+    auto member = HaClient::start(slave_config(svc->port(), 2), in_set, clock, &in_ep).value();
+    ASSERT_TRUE(wait_until([&] { return in_set.max_offset() == mstore.max_offset(); }));
+    EXPECT_EQ(done.load(), 0);  // slave 2 holds it but is not a member yet
+    accept_2 = true;
+    svc->recount_acks();
+    ASSERT_TRUE(wait_until([&] { return done.load() == 1; }));
+    EXPECT_EQ(status.load(), static_cast<int>(store::PutMessageStatus::kPutOk));
+    EXPECT_EQ(svc->slave_ack_offsets(), std::vector<int64_t>{4000});
 }
 
 }  // namespace

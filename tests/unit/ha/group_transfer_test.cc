@@ -107,6 +107,18 @@ TEST(GroupTransfer, ShutdownFailsWaitingPuts) {
     }
 }
 
+TEST(GroupTransfer, APutAfterShutdownFailsAtOnceInsteadOfWaitingForever) {
+    // Nothing expires requests once the HA driver stopped (a master that lost its role).
+    ManualClock clock;
+    GroupTransfer gt(clock);
+    gt.shutdown();
+    Outcome late;
+    gt.put_request(10, 2, 1s, late.cb());
+    ASSERT_TRUE(late.status.has_value());
+    EXPECT_EQ(*late.status, PutMessageStatus::kServiceNotAvailable);
+    EXPECT_EQ(gt.pending(), 0u);
+}
+
 TEST(GroupTransfer, CompletionMayRegisterAnotherPut) {
     // Completions run outside the lock: re-entering is safe.
     ManualClock clock;

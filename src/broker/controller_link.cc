@@ -1,0 +1,82 @@
+#include "broker/controller_link.h"
+
+#include "base/logging.h"
+#include "protocol/ha_headers.h"
+#include "protocol/request_code.h"
+#include "protocol/response_code.h"
+
+namespace comet::broker {
+
+namespace Req = protocol::RequestCode;
+namespace RC = protocol::ResponseCode;
+using protocol::RemotingCommand;
+
+ControllerLink::ControllerLink(std::vector<std::string> controllers, Duration timeout,
+                               Clock& clock)
+    : controllers_(std::move(controllers)), timeout_(timeout) {
+    net::RemotingClientConfig cc;
+    cc.name = "BrokerToController";
+    client_ = std::make_unique<net::RemotingClient>(cc, &clock);
+}
+
+ControllerLink::~ControllerLink() { shutdown(); }
+
+void ControllerLink::start() { client_->start(); }
+
+void ControllerLink::shutdown() { client_->shutdown(); }
+
+Result<std::string> ControllerLink::find_leader() {
+    Status last = Status::error(Errc::kUnavailable, "controllerAddr names no controller");
+    for (const std::string& addr : controllers_) {
+        RemotingCommand req = RemotingCommand::request(Req::kControllerGetMetadataInfo);
+        auto r = client_->invoke_sync(addr, std::move(req), timeout_);
+        if (!r.is_ok()) {
+            last = Status::error(Errc::kUnavailable, "controller {}: {}", addr,
+                                 r.status().message());
+            continue;
+        }
+        auto h = protocol::GetMetaDataResponseHeader::from_ext(*r);
+        if (r->code == RC::kSuccess && h.is_ok() && h->controller_leader_address &&
+            !h->controller_leader_address->empty()) {
+            return *h->controller_leader_address;
+        }
+        last = Status::error(Errc::kUnavailable, "controller {} knows no leader yet", addr);
+    }
+    return last;
+}
+
+Result<RemotingCommand> ControllerLink::call_leader(const RemotingCommand& req) {
+    for (int attempt = 0; attempt < 2; ++attempt) {
+        if (leader_.empty()) {
+            COMET_ASSIGN_OR_RETURN(leader_, find_leader());
+        }
+        auto r = client_->invoke_sync(leader_, req, timeout_);
+        if (r.is_ok() && r->code != RC::kControllerNotLeader) {
+            return r;
+        }
+        spdlog::debug("controller {} {}; looking for the leader again", leader_,
+                      r.is_ok() ? "is not the leader" : r.status().message());
+        leader_.clear();
+        if (attempt == 1) {
+            if (!r.is_ok()) {
+                return r.status();
+            }
+            return Status::error(Errc::kUnavailable, "no controller leader answered");
+        }
+    }
+    return Status::error(Errc::kUnavailable, "no controller leader answered");
+}
+
+void ControllerLink::send_to_all(const RemotingCommand& req) {
+    for (const std::string& addr : controllers_) {
+        RemotingCommand copy = req;
+        copy.flag |= protocol::kFlagOneway;
+        client_->invoke_oneway_async(addr, std::move(copy), [addr](Status st) {
+            if (!st.is_ok()) {
+                spdlog::debug("heartbeat to controller {}: {}", addr, st.message());
+            }
+        });
+    }
+}
+
+}  // namespace comet::broker
