@@ -70,8 +70,20 @@ Result<ReplicationConfig> make_replication_config(const BrokerConfig& config,
         c.sync_from_last_file = config.sync_from_last_file;
         c.async_learner = config.async_learner;
     }
-    COMET_RETURN_IF_ERROR(
-        ha::validate_quorum_config(c.quorum, c.controller_mode ? nullptr : warnings));
+    if (c.controller_mode) {
+        // The SyncStateSet is the in-sync figure; inSyncReplicas only counts without
+        // allAckInSyncStateSet.
+        if (!c.controller.all_ack_in_sync_state_set &&
+            c.controller.min_in_sync_replicas > c.controller.in_sync_replicas) {
+            return Status::error(Errc::kInvalidArgument,
+                                 "minInSyncReplicas={} is greater than inSyncReplicas={} "
+                                 "(controller mode without allAckInSyncStateSet)",
+                                 c.controller.min_in_sync_replicas,
+                                 c.controller.in_sync_replicas);
+        }
+    } else {
+        COMET_RETURN_IF_ERROR(ha::validate_quorum_config(c.quorum, warnings));
+    }
     if (!c.controller_mode && c.is_slave() && config.broker_id <= 0) {
         return Status::error(Errc::kInvalidArgument,
                              "brokerRole=SLAVE needs brokerId > 0 (brokerId is {})",
@@ -151,6 +163,14 @@ Status ReplicationService::start_ha_service(bool auto_switch) {
     hc.tick_interval = config_.tick_interval;
     hc.require_handshake = config_.require_handshake;
     hc.quorum = config_.quorum;
+    if (auto_switch) {
+        // Controller mode decides puts from the SyncStateSet (put_controller); the service's
+        // own quorum figures stay neutral.
+        hc.quorum.in_sync_replicas = 1;
+        hc.quorum.min_in_sync_replicas = 1;
+        hc.quorum.total_replicas = 1;
+        hc.quorum.enable_auto_in_sync_replicas = false;
+    }
     hc.auto_switch = auto_switch;
     auto svc = ha::HaService::start(hc, store_, clock_, auto_switch ? controller_store_ : nullptr);
     if (!svc.is_ok()) {

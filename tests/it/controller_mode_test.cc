@@ -265,6 +265,87 @@ TEST_F(ControllerModeIt, AMasterIsElectedReplicasJoinAndItsKillLosesNoAcknowledg
         << old["epochEntries"] << " vs " << info(static_cast<size_t>(second))["epochEntries"];
 }
 
+TEST_F(ControllerModeIt, AHungSlaveLeavesTheSyncStateSetSoSendsGoOnAndRejoinsWhenItResumes) {
+    for (size_t i = 0; i < 3; ++i) {
+        ASSERT_TRUE(start_replica(i).is_ok()) << logs();
+    }
+    const int master = wait_master(3);
+    ASSERT_GE(master, 0) << logs();
+    create_topic_everywhere();
+    const size_t hung = static_cast<size_t>((master + 1) % 3);
+    ASSERT_TRUE(replicas_[hung].process->sigstop_and_wait().is_ok());
+
+    // allAckInSyncStateSet: while the hung slave is a member a put cannot be acknowledged and
+    // answers FLUSH_SLAVE_TIMEOUT after slaveTimeout, never hangs; once the master drops it
+    // (haMaxTimeSlaveNotCatchup), puts are acknowledged by the two left.
+    std::set<std::string> acked;
+    std::set<int32_t> codes;
+    int n = 0;
+    const bool recovered = eventually(
+        [&] {
+            const std::string body = "while-hung-" + std::to_string(n);
+            auto r = call(client_, replicas_[static_cast<size_t>(master)].port,
+                          send_message_request(kTopic, body, n % kQueues), 10000ms);
+            ++n;
+            if (!r.is_ok()) {
+                ADD_FAILURE() << "send " << n << ": " << r.status().to_string();
+                return false;
+            }
+            codes.insert(r->code);
+            if (r->code == RC::kSuccess) {
+                acked.insert(body);
+                return true;
+            }
+            EXPECT_EQ(r->code, RC::kFlushSlaveTimeout) << r->remark.value_or("");
+            return false;
+        },
+        guard(30000ms));
+    ASSERT_TRUE(recovered) << logs();
+    EXPECT_EQ(master_with_full_set(2), master);
+    for (int i = 0; i < 10; ++i) {
+        const std::string body = "after-shrink-" + std::to_string(i);
+        auto r = call(client_, replicas_[static_cast<size_t>(master)].port,
+                      send_message_request(kTopic, body, i % kQueues));
+        ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+        ASSERT_EQ(r->code, RC::kSuccess) << r->remark.value_or("");
+        acked.insert(body);
+    }
+
+    // Resumed, it catches up and rejoins; it then holds every acknowledged message.
+    replicas_[hung].process->sigcont();
+    ASSERT_EQ(wait_master(3), master) << logs();
+    std::set<std::string> got;
+    EXPECT_TRUE(eventually(
+        [&] {
+            got = read_all(hung);
+            return std::includes(got.begin(), got.end(), acked.begin(), acked.end());
+        },
+        guard(10000ms)))
+        << got.size() << " of " << acked.size();
+}
+
+TEST_F(ControllerModeIt, MinInSyncReplicasRefusesSendsUntilTheSetIsLargeEnough) {
+    for (Replica& r : replicas_) {
+        r.config["minInSyncReplicas"] = "2";
+    }
+    ASSERT_TRUE(start_replica(0).is_ok()) << logs();
+    ASSERT_EQ(wait_master(1), 0) << logs();
+    auto t = call(client_, replicas_[0].port, create_topic_request(kTopic, kQueues));
+    ASSERT_TRUE(t.is_ok() && t->code == RC::kSuccess);
+    // IN_SYNC_REPLICAS_NOT_ENOUGH before anything is written: RocketMQ's SYSTEM_ERROR answer.
+    auto refused = call(client_, replicas_[0].port, send_message_request(kTopic, "alone", 0));
+    ASSERT_TRUE(refused.is_ok()) << refused.status().to_string();
+    EXPECT_EQ(refused->code, RC::kSystemError);
+    EXPECT_EQ(refused->remark.value_or(""), "in-sync replicas not enough");
+    EXPECT_EQ(read_all(0), std::set<std::string>{});
+
+    ASSERT_TRUE(start_replica(1).is_ok()) << logs();
+    ASSERT_EQ(wait_master(2), 0) << logs();
+    auto ok = call(client_, replicas_[0].port, send_message_request(kTopic, "pair", 0));
+    ASSERT_TRUE(ok.is_ok()) << ok.status().to_string();
+    EXPECT_EQ(ok->code, RC::kSuccess) << ok->remark.value_or("");
+}
+
 TEST(ControllerModeConfig, ABrokerWithoutControllersExitsTwoNamingTheKey) {
     TempDir dir("comet_it_ctlmode_cfg");
     const std::string conf = dir.sub("broker.conf");
