@@ -9,10 +9,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
 #include <cstring>
 #include <map>
 #include <thread>
+#include <vector>
 
 #include "base/rng.h"
 #include "message_store_test_util.h"
@@ -156,6 +162,114 @@ TEST_F(MessageStoreCrashTest, AcknowledgedMessagesSurviveSigkill) {
         GTEST_LOG_(INFO) << "round " << round << ": " << got_acks << " acks, " << acked.size()
                          << " total";
     }
+}
+
+}  // namespace
+}  // namespace comet::store
+
+namespace comet::store {
+namespace {
+
+// CommitLog truncation (DLedger and controller mode: MessageStore::truncate_log) zeroes the cut
+// segment from the cut, then deletes later segments newest first. A kill can stop it after any
+// of those steps, or in the middle of the zeroing; each such state, recovered abnormally, must
+// give a consistent prefix: the whole old log (nothing done yet) or exactly the cut, with every
+// record below it readable and the ConsumeQueues cut to match.
+TEST_F(MessageStoreCrashTest, AKillAtAnyPointOfATruncationRecoversToAConsistentPrefix) {
+    namespace fs = std::filesystem;
+    ManualClock clock;
+    struct Rec {
+        int64_t start;
+        int64_t end;
+        int32_t queue;
+    };
+    std::vector<Rec> recs;
+    const MessageStoreConfig cfg = crash_config(root_);
+    const int64_t seg = cfg.mapped_file_size_commit_log;
+    {
+        auto store = open_store(clock, cfg);
+        ASSERT_NE(store, nullptr);
+        for (int i = 0; recs.empty() || recs.back().end < 3 * seg + seg / 2; ++i) {
+            auto r = put(*store, make_message("K", i % 4, "m" + std::to_string(i) +
+                                                              std::string(300, 'x')));
+            ASSERT_TRUE(r.ok());
+            recs.push_back({r.append.wrote_offset.value(), r.append.end_offset().value(), i % 4});
+        }
+        ASSERT_TRUE(store->dispatch_now().is_ok());
+        store->shutdown();
+    }
+    const int64_t old_end = recs.back().end;
+    // Cut at a record start in the second segment: segment 1 is cut, segments 2 and 3 go.
+    size_t cut_index = 0;
+    while (recs[cut_index].start < seg + seg / 3) {
+        ++cut_index;
+    }
+    const int64_t cut = recs[cut_index].start;
+    const std::string log_dir = root_ + "/commitlog";
+    auto seg_path = [&](int64_t base) {
+        char name[32];
+        std::snprintf(name, sizeof(name), "%020lld", static_cast<long long>(base));
+        return log_dir + "/" + name;
+    };
+    auto zero = [&](int64_t from, int64_t to) {
+        const int64_t base = from / seg * seg;
+        std::fstream f(seg_path(base), std::ios::in | std::ios::out | std::ios::binary);
+        ASSERT_TRUE(f.is_open());
+        f.seekp(from - base);
+        const std::string zeros(static_cast<size_t>(to - from), '\0');
+        f.write(zeros.data(), static_cast<std::streamsize>(zeros.size()));
+    };
+    const std::string pristine = root_ + ".pristine";
+    fs::remove_all(pristine);
+    fs::copy(root_, pristine, fs::copy_options::recursive);
+
+    // Steps of truncate_to(cut), stopped after `done` of them (a kill).
+    const int64_t seg1_end = 2 * seg;
+    std::vector<std::function<void()>> steps = {
+        [&] { zero(cut, cut + (seg1_end - cut) / 2); },  // torn: half the tail zeroed
+        [&] { zero(cut, seg1_end); },
+    };
+    std::vector<std::string> later;  // every segment after the cut one (preallocated included)
+    for (const auto& e : fs::directory_iterator(log_dir)) {
+        if (std::stoll(e.path().filename().string()) >= seg1_end) {
+            later.push_back(e.path().string());
+        }
+    }
+    std::sort(later.rbegin(), later.rend());  // newest first, as truncate_dirty_files
+    ASSERT_GE(later.size(), 2u);
+    for (const std::string& path : later) {
+        steps.push_back([path] { fs::remove(path); });
+    }
+    for (size_t done = 0; done <= steps.size(); ++done) {
+        fs::remove_all(root_);
+        fs::copy(pristine, root_, fs::copy_options::recursive);
+        for (size_t k = 0; k < done; ++k) {
+            steps[k]();
+        }
+        { std::ofstream abort_file(cfg.abort_file_path()); }  // killed: no clean shutdown
+        auto store = open_store(clock, cfg);
+        ASSERT_NE(store, nullptr) << "after " << done << " steps";
+        EXPECT_FALSE(store->last_exit_ok());
+        const int64_t end = store->get_max_phy_offset().value();
+        EXPECT_EQ(end, done == 0 ? old_end : cut) << "after " << done << " steps";
+        store->check_invariants();
+        std::map<int32_t, int64_t> per_queue;
+        for (size_t i = 0; i < recs.size() && recs[i].end <= end; ++i) {
+            auto m = store->look_message_by_offset(PhysicalOffset(recs[i].start));
+            ASSERT_TRUE(m.is_ok()) << "record " << i << " after " << done << " steps";
+            EXPECT_EQ(m->body.rfind("m" + std::to_string(i) + "x", 0), 0u);
+            ++per_queue[recs[i].queue];
+        }
+        for (int q = 0; q < 4; ++q) {
+            EXPECT_EQ(store->get_max_offset_in_queue("K", q).value(), per_queue[q])
+                << "queue " << q << " after " << done << " steps";
+        }
+        auto r = put(*store, make_message("K", 0, "next"));
+        ASSERT_TRUE(r.ok());
+        EXPECT_EQ(r.append.logics_offset.value(), per_queue[0]);
+        store->shutdown();
+    }
+    fs::remove_all(pristine);
 }
 
 }  // namespace
