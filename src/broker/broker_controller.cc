@@ -12,6 +12,7 @@
 #include "store/store_checkpoint.h"
 
 #include "protocol/ha_bodies.h"
+#include "protocol/json_body.h"
 #include "protocol/ha_headers.h"
 #include "protocol/message_decoder.h"
 #include "protocol/namesrv_headers.h"
@@ -387,6 +388,41 @@ void BrokerController::register_processors() {
                 *h->master_epoch, body->sync_state_set,
                 h->sync_state_set_epoch.value_or(body->sync_state_set_epoch));
             responder(protocol::RemotingCommand::response_to(req, RC::kSuccess));
+        }));
+    // GET_BROKER_EPOCH_CACHE (1007): RocketMQ 5's EpochEntryCache body. Each entry ends where
+    // the next starts; the last one at the CommitLog's end.
+    server_->register_inline_processor(
+        Req::kGetBrokerEpochCache,
+        net::make_processor([this](const net::ConnectionPtr&, protocol::RemotingCommand req,
+                                   net::Responder responder) {
+            if (controller_store_ == nullptr) {
+                responder(protocol::RemotingCommand::response_to(
+                    req, RC::kRequestCodeNotSupported,
+                    "this broker does not run in controller mode (enableControllerMode=false)"));
+                return;
+            }
+            const BrokerConfig now_cfg = config_.get();
+            const std::vector<store::EpochEntry> epochs = controller_store_->epochs();
+            const int64_t max = controller_store_->max_offset();
+            protocol::JsonWriter w;
+            w.begin_object()
+                .member("brokerId", now_cfg.broker_id)
+                .member("brokerName", now_cfg.broker_name)
+                .member("clusterName", now_cfg.broker_cluster_name)
+                .key("epochList")
+                .begin_array();
+            for (size_t i = 0; i < epochs.size(); ++i) {
+                const int64_t end = i + 1 < epochs.size() ? epochs[i + 1].start_offset : max;
+                w.begin_object()
+                    .member("endOffset", end)
+                    .member("epoch", static_cast<int32_t>(epochs[i].epoch))
+                    .member("startOffset", epochs[i].start_offset)
+                    .end_object();
+            }
+            w.end_array().member("maxOffset", max).end_object();
+            protocol::RemotingCommand resp = protocol::RemotingCommand::response_to(req, RC::kSuccess);
+            resp.body = w.take();
+            responder(std::move(resp));
         }));
     server_->register_inline_processor(
         Req::kExchangeBrokerHaInfo,

@@ -225,6 +225,16 @@ TEST_F(ControllerModeIt, AMasterIsElectedReplicasJoinAndItsKillLosesNoAcknowledg
             << "replica " << i << " serves " << got.size() << " of " << acked.size();
     }
     const std::string first_epoch = info(static_cast<size_t>(first))["masterEpoch"];
+    // GET_BROKER_EPOCH_CACHE: one epoch, from 0 to the master's end.
+    auto cache = call(client_, replicas_[static_cast<size_t>(first)].port,
+                      request(protocol::RequestCode::kGetBrokerEpochCache));
+    ASSERT_TRUE(cache.is_ok()) << cache.status().to_string();
+    ASSERT_EQ(cache->code, RC::kSuccess) << cache->remark.value_or("");
+    const std::string max = info(static_cast<size_t>(first))["commitLogMaxOffset"];
+    EXPECT_NE(cache->body.find("\"epochList\":[{\"endOffset\":" + max + ",\"epoch\":" +
+                               first_epoch + ",\"startOffset\":0}]"),
+              std::string::npos)
+        << cache->body << " (max " << max << ")";
 
     // kill -9 the master: an in-sync replica becomes master at a higher epoch.
     kill_replica(static_cast<size_t>(first));
