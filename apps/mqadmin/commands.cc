@@ -19,6 +19,7 @@
 #include "client/admin_client.h"
 #include "client/producer.h"
 #include "client/pull_consumer.h"
+#include "protocol/json_body.h"
 #include "protocol/request_code.h"
 #include "protocol/response_code.h"
 
@@ -652,6 +653,31 @@ Result<std::vector<std::string>> group_addrs(AdminClient& admin, const std::stri
     return out;
 }
 
+// getBrokerEpoch (RocketMQ 5): each replica's epoch list (controller mode).
+Status cmd_get_broker_epoch(Context& ctx) {
+    COMET_ASSIGN_OR_RETURN(auto admin, start_admin(ctx));
+    COMET_ASSIGN_OR_RETURN(auto addrs, group_addrs(*admin, ctx.opts.get('b')));
+    for (const auto& a : addrs) {
+        COMET_ASSIGN_OR_RETURN(std::string body, admin->broker_epoch_cache(a));
+        COMET_ASSIGN_OR_RETURN(auto doc, protocol::parse_json_body(body));
+        auto str = [&](const char* k) -> std::string {
+            return doc.HasMember(k) && doc[k].IsString() ? doc[k].GetString() : "";
+        };
+        auto num = [](const rapidjson::Value& v, const char* k) -> int64_t {
+            return v.HasMember(k) && v[k].IsInt64() ? v[k].GetInt64() : 0;
+        };
+        fmt::print(ctx.out, "\n#clusterName\t{}\n#brokerName\t{}\n#brokerAddr\t{}\n#brokerId\t{}\n",
+                   str("clusterName"), str("brokerName"), a, num(doc, "brokerId"));
+        if (doc.HasMember("epochList") && doc["epochList"].IsArray()) {
+            for (const auto& e : doc["epochList"].GetArray()) {
+                fmt::print(ctx.out, "#Epoch: EpochEntry{{epoch={}, startOffset={}, endOffset={}}}\n",
+                           num(e, "epoch"), num(e, "startOffset"), num(e, "endOffset"));
+            }
+        }
+    }
+    return Status::ok();
+}
+
 // dledgerStatus: one line per peer of a DLedger group: role, term, leader, indexes and lag.
 Status cmd_dledger_status(Context& ctx) {
     COMET_ASSIGN_OR_RETURN(auto admin, start_admin(ctx));
@@ -778,6 +804,10 @@ std::vector<Command> build_commands() {
          "Fetch broker runtime status data",
          {broker_addr, cluster},
          cmd_broker_status},
+        {"getBrokerEpoch",
+         "Fetch broker epoch entries (controller mode)",
+         {opt('b', "brokerName", true, "which broker group")},
+         cmd_get_broker_epoch},
         {"dledgerStatus",
          "Show a DLedger group: each peer's role, term, leader, indexes and lag (Comet)",
          {opt('b', "brokerName", true, "the group's brokerName")},

@@ -159,6 +159,13 @@ Result<std::map<std::string, std::string>> AdminClient::broker_runtime_info(
     return kv.table;
 }
 
+Result<std::string> AdminClient::broker_epoch_cache(const std::string& broker_addr) {
+    COMET_ASSIGN_OR_RETURN(
+        auto resp, call_ok(broker_addr, protocol::RemotingCommand::request(Req::kGetBrokerEpochCache),
+                           "broker epoch cache"));
+    return resp.body;
+}
+
 Result<std::map<std::string, std::string>> AdminClient::broker_config(
     const std::string& broker_addr) {
     COMET_ASSIGN_OR_RETURN(

@@ -61,6 +61,8 @@ public:
     // Broker queries.
     Result<std::map<std::string, std::string>> broker_runtime_info(const std::string& broker_addr);
     Result<std::map<std::string, std::string>> broker_config(const std::string& broker_addr);
+    // GET_BROKER_EPOCH_CACHE (controller mode): the EpochEntryCache JSON body.
+    Result<std::string> broker_epoch_cache(const std::string& broker_addr);
     Status update_broker_config(const std::string& broker_addr,
                                 const std::map<std::string, std::string>& properties);
     Status update_subscription_group(const std::string& broker_addr,

@@ -235,6 +235,13 @@ TEST_F(ControllerModeIt, AMasterIsElectedReplicasJoinAndItsKillLosesNoAcknowledg
                                first_epoch + ",\"startOffset\":0}]"),
               std::string::npos)
         << cache->body << " (max " << max << ")";
+    auto out = run_command(*dir_, {binary_path("mqadmin"), "getBrokerEpoch", "-n", addr(ns_port_),
+                                   "-b", kBrokerName});
+    EXPECT_EQ(out.exit_code, 0) << out.err;
+    EXPECT_NE(out.out.find("#Epoch: EpochEntry{epoch=" + first_epoch + ", startOffset=0, endOffset=" +
+                           max + "}"),
+              std::string::npos)
+        << out.out;
 
     // kill -9 the master: an in-sync replica becomes master at a higher epoch.
     kill_replica(static_cast<size_t>(first));
