@@ -363,16 +363,20 @@ void BrokerController::register_processors() {
           Req::kGetConsumeStats, Req::kGetBrokerConfig, Req::kUpdateBrokerConfig}) {
         server_->register_processor(code, admin, admin_exec);
     }
-    // Controller mode: the controller's role-change notice, and a slave asking this master for
-    // its HA address.
+    // Controller mode: the controller's role-change notice, the epoch cache, and a slave asking
+    // this master for its HA address.
+    auto not_controller_mode = [](const protocol::RemotingCommand& req) {
+        return protocol::RemotingCommand::response_to(
+            req, RC::kRequestCodeNotSupported,
+            "this broker does not run in controller mode (enableControllerMode=false)");
+    };
     server_->register_inline_processor(
         Req::kNotifyBrokerRoleChanged,
-        net::make_processor([this](const net::ConnectionPtr&, protocol::RemotingCommand req,
-                                   net::Responder responder) {
+        net::make_processor([this, not_controller_mode](const net::ConnectionPtr&,
+                                                        protocol::RemotingCommand req,
+                                                        net::Responder responder) {
             if (replicas_manager_ == nullptr) {
-                responder(protocol::RemotingCommand::response_to(
-                    req, RC::kRequestCodeNotSupported,
-                    "this broker does not run in controller mode (enableControllerMode=false)"));
+                responder(not_controller_mode(req));
                 return;
             }
             auto h = protocol::NotifyBrokerRoleChangedRequestHeader::from_ext(req);
@@ -393,12 +397,11 @@ void BrokerController::register_processors() {
     // the next starts; the last one at the CommitLog's end.
     server_->register_inline_processor(
         Req::kGetBrokerEpochCache,
-        net::make_processor([this](const net::ConnectionPtr&, protocol::RemotingCommand req,
-                                   net::Responder responder) {
+        net::make_processor([this, not_controller_mode](const net::ConnectionPtr&,
+                                                        protocol::RemotingCommand req,
+                                                        net::Responder responder) {
             if (controller_store_ == nullptr) {
-                responder(protocol::RemotingCommand::response_to(
-                    req, RC::kRequestCodeNotSupported,
-                    "this broker does not run in controller mode (enableControllerMode=false)"));
+                responder(not_controller_mode(req));
                 return;
             }
             const BrokerConfig now_cfg = config_.get();

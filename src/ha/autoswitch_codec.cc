@@ -3,21 +3,13 @@
 #include <algorithm>
 
 #include "base/bytes.h"
+#include "ha/stream_buffer.h"
 
 namespace comet::ha {
 namespace {
 
-const uint8_t* at(const std::string& s, size_t pos) {
-    return reinterpret_cast<const uint8_t*>(s.data()) + pos;
-}
-
-// Drops consumed bytes once they dominate the buffer, so it never grows without bound.
-void compact(std::string& buf, size_t& pos) {
-    if (pos > 0 && (pos == buf.size() || pos >= 4096)) {
-        buf.erase(0, pos);
-        pos = 0;
-    }
-}
+using detail::at;
+using detail::compact;
 
 constexpr int32_t kStateHandshake = static_cast<int32_t>(HaConnectionState::kHandshake);
 constexpr int32_t kStateTransfer = static_cast<int32_t>(HaConnectionState::kTransfer);

@@ -191,27 +191,37 @@ struct HaClient::Impl {
                 ++client.stats_.heartbeats;
                 continue;
             }
-            int64_t local = client.store_.max_offset();
-            if (f.offset != local) {
-                spdlog::error(
-                    "HaClient: master {}:{} sent offset {} but the local CommitLog ends at {}",
-                    host, port, f.offset, local);
-                count_error();
-                disconnect("offset mismatch");
+            if (!starts_at_local_end(f.offset) || !append(f.offset, f.data))
                 return false;
-            }
-            Status st = client.store_.append(f.offset, f.data);
-            if (!st.is_ok()) {
-                spdlog::error("HaClient: append of {} bytes at {} failed: {}", f.data.size(),
-                              f.offset, st.to_string());
-                count_error();
-                disconnect("append failed");
-                return false;
-            }
-            MutexLock l(client.mu_);
-            ++client.stats_.frames;
-            client.stats_.bytes += static_cast<int64_t>(f.data.size());
         }
+    }
+
+    // Each frame must start exactly at the local CommitLog end; false after disconnecting.
+    bool starts_at_local_end(int64_t offset) {
+        const int64_t local = client.store_.max_offset();
+        if (offset == local)
+            return true;
+        spdlog::error("HaClient: master {}:{} sent offset {} but the local CommitLog ends at {}",
+                      host, port, offset, local);
+        count_error();
+        disconnect("offset mismatch");
+        return false;
+    }
+
+    // Appends a frame's bytes and counts them; false after disconnecting.
+    bool append(int64_t offset, std::string_view data) {
+        Status st = client.store_.append(offset, data);
+        if (!st.is_ok()) {
+            spdlog::error("HaClient: append of {} bytes at {} failed: {}", data.size(), offset,
+                          st.to_string());
+            count_error();
+            disconnect("append failed");
+            return false;
+        }
+        MutexLock l(client.mu_);
+        ++client.stats_.frames;
+        client.stats_.bytes += static_cast<int64_t>(data.size());
+        return true;
     }
 
     // AutoSwitch: the master's handshake, then its frames. Returns false after disconnecting.
@@ -324,14 +334,8 @@ struct HaClient::Impl {
                     return false;
             }
         } else {
-            if (h.offset != local) {
-                spdlog::error(
-                    "HaClient: master {}:{} sent offset {} but the local CommitLog ends at {}",
-                    host, port, h.offset, local);
-                count_error();
-                disconnect("offset mismatch");
+            if (!starts_at_local_end(h.offset))
                 return false;
-            }
             if (h.epoch_start_offset > h.offset || h.epoch < last_epoch) {
                 spdlog::error(
                     "HaClient: master {}:{} sent data at {} of epoch {} starting at {}; "
@@ -343,17 +347,8 @@ struct HaClient::Impl {
             }
             if (h.epoch != last_epoch && !begin_epoch(ep, h))
                 return false;
-            Status st = client.store_.append(h.offset, data);
-            if (!st.is_ok()) {
-                spdlog::error("HaClient: append of {} bytes at {} failed: {}", data.size(),
-                              h.offset, st.to_string());
-                count_error();
-                disconnect("append failed");
+            if (!append(h.offset, data))
                 return false;
-            }
-            MutexLock l(client.mu_);
-            ++client.stats_.frames;
-            client.stats_.bytes += static_cast<int64_t>(data.size());
         }
         if (h.confirm_offset >= 0) {  // -1: the master does not know it yet
             ep.set_confirm_offset(std::min(h.confirm_offset, client.store_.max_offset()));
