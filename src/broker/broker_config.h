@@ -103,8 +103,9 @@ struct BrokerConfig {
     int64_t sync_broker_metadata_period = 5000;          // syncBrokerMetadataPeriod (ms)
     int64_t check_sync_state_set_period = 5000;          // checkSyncStateSetPeriod (ms)
     int64_t sync_controller_metadata_period = 10000;     // syncControllerMetadataPeriod (ms)
-    int64_t controller_heart_beat_timeout_mills = 10000;  // controllerHeartBeatTimeoutMills
-    int64_t broker_heartbeat_interval = 1000;            // brokerHeartbeatInterval (ms)
+    // Comet's defaults for sub-2-second failover (RocketMQ: 10000 and 1000; docs/controller.md).
+    int64_t controller_heart_beat_timeout_mills = 1000;  // controllerHeartBeatTimeoutMills
+    int64_t broker_heartbeat_interval = 200;             // brokerHeartbeatInterval (ms)
     int64_t send_heartbeat_timeout_millis = 1000;        // sendHeartbeatTimeoutMillis
     int32_t broker_election_priority = 2147483647;       // brokerElectionPriority (lower wins)
     bool all_ack_in_sync_state_set = false;              // allAckInSyncStateSet

@@ -633,12 +633,16 @@ Status BrokerController::init_controller_mode(const BrokerConfig& cfg) {
     rc.identity_path = cfg.broker_identity_path();
     rc.heartbeat_interval = std::chrono::milliseconds(cfg.broker_heartbeat_interval);
     rc.heartbeat_timeout = std::chrono::milliseconds(cfg.controller_heart_beat_timeout_mills);
+    rc.send_heartbeat_timeout = std::chrono::milliseconds(cfg.send_heartbeat_timeout_millis);
     rc.sync_metadata_period = std::chrono::milliseconds(cfg.sync_broker_metadata_period);
     rc.check_sync_state_set_period = std::chrono::milliseconds(cfg.check_sync_state_set_period);
     rc.max_not_catchup = std::chrono::milliseconds(cfg.ha_max_time_slave_not_catchup);
     rc.election_priority = cfg.broker_election_priority;
+    master_lease_ = std::make_unique<MasterLease>();
+    replication_->set_master_lease(master_lease_.get());
     replicas_manager_ = std::make_unique<ReplicasManager>(rc, *controller_link_, *cs,
-                                                          *controller_roles_, clock_);
+                                                          *controller_roles_, clock_,
+                                                          *master_lease_);
     spdlog::info("controller mode: controllers {}, allAckInSyncStateSet={}, minInSyncReplicas={}, "
                  "epoch file {}",
                  cfg.controller_addr, cfg.all_ack_in_sync_state_set, cfg.min_in_sync_replicas,

@@ -134,6 +134,7 @@ private:
     std::unique_ptr<net::RemotingClient> namesrv_client_;
     std::unique_ptr<EscapeBridge> escape_;  // acting master's send-back (enableRemoteEscape)
     std::unique_ptr<ControllerStore> controller_store_;  // controller mode
+    std::unique_ptr<MasterLease> master_lease_;  // outlives the link, manager and put path
     std::unique_ptr<ControllerLink> controller_link_;
     std::unique_ptr<ControllerRoles> controller_roles_;
     std::unique_ptr<ReplicasManager> replicas_manager_;

@@ -67,15 +67,19 @@ Result<RemotingCommand> ControllerLink::call_leader(const RemotingCommand& req) 
     return Status::error(Errc::kUnavailable, "no controller leader answered");
 }
 
-void ControllerLink::send_to_all(const RemotingCommand& req) {
+void ControllerLink::send_to_all(const RemotingCommand& req, Duration timeout,
+                                 AnswerFn on_answer) {
+    auto shared = std::make_shared<AnswerFn>(std::move(on_answer));
     for (const std::string& addr : controllers_) {
-        RemotingCommand copy = req;
-        copy.flag |= protocol::kFlagOneway;
-        client_->invoke_oneway_async(addr, std::move(copy), [addr](Status st) {
-            if (!st.is_ok()) {
-                spdlog::debug("heartbeat to controller {}: {}", addr, st.message());
-            }
-        });
+        client_->invoke_async(addr, req, timeout,
+                              [addr, shared](Result<RemotingCommand> r) {
+                                  if (!r.is_ok()) {
+                                      spdlog::debug("heartbeat to controller {}: {}", addr,
+                                                    r.status().message());
+                                      return;
+                                  }
+                                  (*shared)(*r);
+                              });
     }
 }
 

@@ -39,8 +39,14 @@ ReplicasManager::MasterInfo ReplicasManager::master_info_of(
 }
 
 ReplicasManager::ReplicasManager(ReplicasManagerConfig config, ControllerLink& link,
-                                 ControllerStore& store, RoleHost& host, Clock& clock)
-    : config_(std::move(config)), link_(link), store_(store), host_(host), clock_(clock) {}
+                                 ControllerStore& store, RoleHost& host, Clock& clock,
+                                 MasterLease& lease)
+    : config_(std::move(config)),
+      link_(link),
+      store_(store),
+      host_(host),
+      clock_(clock),
+      lease_(lease) {}
 
 ReplicasManager::~ReplicasManager() { shutdown(); }
 
@@ -150,7 +156,14 @@ void ReplicasManager::send_heartbeat() {
         std::chrono::duration_cast<std::chrono::milliseconds>(config_.heartbeat_timeout).count();
     h.election_priority = config_.election_priority;
     h.to_ext(req);
-    link_.send_to_all(req);
+    // The lease runs from the send time (master_lease.h), so a late answer renews no more
+    // than a prompt one.
+    const TimePoint sent = clock_.now();
+    MasterLease* lease = &lease_;
+    link_.send_to_all(req, config_.send_heartbeat_timeout,
+                      [lease, sent](const RemotingCommand& answer) {
+                          lease->on_answer(sent, answer);
+                      });
 }
 
 Status ReplicasManager::register_and_elect() {

@@ -5,7 +5,8 @@
 //     -> final file (broker_identity.h), then CONTROLLER_REGISTER_BROKER.
 //  2. One BROKER_HEARTBEAT, then the master the controller names, or CONTROLLER_ELECT_MASTER for
 //     itself when it names none.
-//  3. Every brokerHeartbeatInterval a one-way heartbeat to every controller; every
+//  3. Every brokerHeartbeatInterval a heartbeat to every controller (a request: the leader's
+//     answer renews the master lease, master_lease.h); every
 //     syncBrokerMetadataPeriod (1 s while no master is known) CONTROLLER_GET_REPLICA_INFO, which
 //     also catches a lost NOTIFY_BROKER_ROLE_CHANGED; a master checks its SyncStateSet
 //     (expand as soon as a slave caught up, shrink every checkSyncStateSetPeriod) and proposes
@@ -29,6 +30,7 @@
 #include "base/status.h"
 #include "broker/controller_link.h"
 #include "broker/controller_store.h"
+#include "broker/master_lease.h"
 #include "protocol/ha_headers.h"
 
 namespace comet::broker {
@@ -38,8 +40,9 @@ struct ReplicasManagerConfig {
     std::string broker_name;
     std::string broker_addr;    // brokerIP1:listenPort
     std::string identity_path;  // storePathBrokerIdentity
-    Duration heartbeat_interval{1000};          // brokerHeartbeatInterval
-    Duration heartbeat_timeout{10000};          // controllerHeartBeatTimeoutMills
+    Duration heartbeat_interval{200};           // brokerHeartbeatInterval
+    Duration heartbeat_timeout{1000};           // controllerHeartBeatTimeoutMills
+    Duration send_heartbeat_timeout{1000};      // sendHeartbeatTimeoutMillis
     Duration sync_metadata_period{5000};        // syncBrokerMetadataPeriod
     Duration check_sync_state_set_period{5000}; // checkSyncStateSetPeriod
     Duration max_not_catchup{15000};            // haMaxTimeSlaveNotCatchup
@@ -72,8 +75,9 @@ public:
         int64_t fenced_notices = 0;   // role-change information ignored for a stale epoch
     };
 
+    // `lease` is renewed by the leader's heartbeat answers (master_lease.h); it outlives this.
     ReplicasManager(ReplicasManagerConfig config, ControllerLink& link, ControllerStore& store,
-                    RoleHost& host, Clock& clock);
+                    RoleHost& host, Clock& clock, MasterLease& lease);
     ~ReplicasManager();
 
     void start();
@@ -109,6 +113,7 @@ private:
     ControllerStore& store_;
     RoleHost& host_;
     Clock& clock_;
+    MasterLease& lease_;
 
     // Manager thread only.
     int64_t my_id_ = 0;

@@ -1,14 +1,13 @@
 #include "broker/replication_service.h"
 
-#include "dledger/dledger_server.h"
-
-#include "broker/controller_store.h"
-
-#include <spdlog/spdlog.h>
-
 #include <algorithm>
 #include <charconv>
 
+#include <spdlog/spdlog.h>
+
+#include "broker/controller_store.h"
+#include "broker/master_lease.h"
+#include "dledger/dledger_server.h"
 #include "protocol/json_body.h"
 
 namespace comet::broker {
@@ -388,6 +387,19 @@ void ReplicationService::put_controller(bool wait_store_msg_ok, const PutFn& put
         refuse_as_slave(done);
         return;
     }
+    if (store::PutMessageResult r; lease_refuses(r)) {
+        done(std::move(r), SendDurability{});
+        return;
+    }
+    // Checked again before the answer: the lease may run out while the put waits.
+    if (lease_ != nullptr) {
+        done = [this, inner = std::move(done)](store::PutMessageResult r, SendDurability dur) {
+            if (r.status == PutMessageStatus::kPutOk && lease_refuses(r)) {
+                dur.replicas = 1;
+            }
+            inner(std::move(r), dur);
+        };
+    }
     const size_t set_size = controller_store_->sync_state_set().size();
     const ControllerPutDecision cd =
         decide_controller_put(config_.controller, set_size, wait_store_msg_ok);
@@ -419,6 +431,20 @@ void ReplicationService::put_controller(bool wait_store_msg_ok, const PutFn& put
         }
         wait_for_replicas(replicas, std::move(r), d, std::move(done));
     });
+}
+
+bool ReplicationService::lease_refuses(store::PutMessageResult& r) {
+    if (lease_ == nullptr) {
+        return false;
+    }
+    const TimePoint now = clock_.now();
+    if (lease_->may_acknowledge(now)) {
+        return false;
+    }
+    counters_.lease_refused.fetch_add(1, std::memory_order_relaxed);
+    r.status = PutMessageStatus::kServiceNotAvailable;
+    r.remark = lease_->refusal(now);
+    return true;
 }
 
 void ReplicationService::wait_for_replicas(ReplicaSet* replicas, store::PutMessageResult r,

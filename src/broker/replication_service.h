@@ -43,6 +43,7 @@ class DLedgerServer;
 namespace comet::broker {
 
 class ControllerStore;
+class MasterLease;
 
 // The replication keys of a BrokerConfig, parsed and resolved.
 struct ReplicationConfig {
@@ -143,6 +144,9 @@ public:
     // Controller mode. The store behind the epoch file, confirm offset and SyncStateSet; set
     // before start().
     void set_controller_store(ControllerStore* store) { controller_store_ = store; }
+    // Controller mode: a master acknowledges a put only while `lease` runs, checked when the
+    // put arrives and again before its answer (master_lease.h). Set before start; outlives this.
+    void set_master_lease(const MasterLease* lease) { lease_ = lease; }
     // Stops the HaClient (no append after it returns; the store may be cut then).
     void stop_ha_client();
     // stop_ha_client(), then an AutoSwitch HaService on haListenPort; puts are accepted from
@@ -171,6 +175,7 @@ public:
         std::atomic<int64_t> slave_not_available{0}; // SLAVE_NOT_AVAILABLE answers
         std::atomic<int64_t> isr_not_enough{0};      // IN_SYNC_REPLICAS_NOT_ENOUGH refusals
         std::atomic<int64_t> slave_refused{0};       // producer writes refused on a slave
+        std::atomic<int64_t> lease_refused{0};       // puts refused or unacknowledged: no lease
     };
     const Counters& counters() const { return counters_; }
 
@@ -180,6 +185,8 @@ public:
 private:
     void put_dledger(bool wait_store_msg_ok, const PutFn& put, Done done);
     void put_controller(bool wait_store_msg_ok, const PutFn& put, Done done);
+    // The lease rule's answer for a put that would otherwise be acknowledged with `r`.
+    bool lease_refuses(store::PutMessageResult& r);
     void refuse_as_slave(const Done& done);
     Status start_ha_service(bool auto_switch);
     // Registers a stored put with the replicas' GroupTransfer (SLAVE_NOT_AVAILABLE without any).
@@ -201,6 +208,7 @@ private:
     std::atomic<ha::HaService*> ha_current_{nullptr};
     std::atomic<ReplicaSet*> replicas_{nullptr};  // null on a slave
     ControllerStore* controller_store_ = nullptr;
+    const MasterLease* lease_ = nullptr;
     std::atomic<bool> controller_master_{false};
     std::atomic<int64_t> controller_id_{0};
     dledger::DLedgerServer* dledger_ = nullptr;

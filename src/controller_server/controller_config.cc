@@ -24,10 +24,10 @@ void register_controller_config(ConfigRegistry& r, ControllerConfig* c) {
     r.add_int64("mappedFileSize", &c->mapped_file_size, 1024LL * 1024 * 1024,
                 "accepted for RocketMQ's files; Comet's controller log is one file")
         .positive();
-    r.add_int64("scanNotActiveBrokerInterval", &c->scan_not_active_broker_interval_ms, 5000,
+    r.add_int64("scanNotActiveBrokerInterval", &c->scan_not_active_broker_interval_ms, 200,
                 "ms between scans for brokers whose heartbeat timed out")
         .range(10, 3600 * 1000);
-    r.add_int64("scanInactiveMasterInterval", &c->scan_inactive_master_interval_ms, 5000,
+    r.add_int64("scanInactiveMasterInterval", &c->scan_inactive_master_interval_ms, 200,
                 "ms between scans for broker sets whose master is inactive")
         .range(10, 3600 * 1000);
     r.add_int("electMasterMaxRetryCount", &c->elect_master_max_retry_count, 3,
@@ -54,11 +54,11 @@ void register_controller_config(ConfigRegistry& r, ControllerConfig* c) {
     r.add_int("controllerHeartbeatIntervalMs", &c->heartbeat_interval_ms, 100,
               "Raft heartbeat interval (Comet)")
         .range(10, 10000);
-    r.add_int64("masterLeaseMills", &c->master_lease_ms, 10000,
+    r.add_int64("masterLeaseMills", &c->master_lease_ms, 800,
                 "a master is replaced only after this long without a heartbeat reaching the "
                 "leader, plus the drift margin (Comet)")
         .range(0, 3600 * 1000);
-    r.add_int64("masterLeaseDriftMills", &c->master_lease_drift_ms, 1000,
+    r.add_int64("masterLeaseDriftMills", &c->master_lease_drift_ms, 200,
                 "clock-rate and scheduling margin added to the master lease (Comet)")
         .range(0, 600 * 1000);
     r.add_string("listenHost", &c->listen_host, "",

@@ -21,8 +21,9 @@ struct ControllerConfig {
     std::string self_id;          // controllerDLegerSelfId
     std::string store_path;       // controllerStorePath (the Raft log lives in <it>/raft)
     int64_t mapped_file_size = 1024LL * 1024 * 1024;  // mappedFileSize (see docs/controller.md)
-    int64_t scan_not_active_broker_interval_ms = 5000;  // scanNotActiveBrokerInterval
-    int64_t scan_inactive_master_interval_ms = 5000;    // scanInactiveMasterInterval
+    // Comet's defaults for sub-2-second failover (RocketMQ: 5000 each; docs/controller.md).
+    int64_t scan_not_active_broker_interval_ms = 200;   // scanNotActiveBrokerInterval
+    int64_t scan_inactive_master_interval_ms = 200;     // scanInactiveMasterInterval
     int32_t elect_master_max_retry_count = 3;           // electMasterMaxRetryCount
     bool enable_elect_unclean_master = false;           // enableElectUncleanMaster
     bool notify_broker_role_changed = true;             // notifyBrokerRoleChanged
@@ -34,8 +35,8 @@ struct ControllerConfig {
     int32_t heartbeat_interval_ms = 100;
     // Comet: the master lease (broker_live_info.h): a master is replaced only once
     // lease + drift since its last heartbeat reached the leader.
-    int64_t master_lease_ms = 10000;
-    int64_t master_lease_drift_ms = 1000;
+    int64_t master_lease_ms = 800;
+    int64_t master_lease_drift_ms = 200;
     std::string listen_host;  // empty: the self peer's host
     // Logging (as mqnamesrv).
     std::string log_dir;

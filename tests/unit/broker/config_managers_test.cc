@@ -112,7 +112,7 @@ TEST(BrokerConfig, ControllerModeNeedsControllersAndRefusesFixedRoleKeys) {
         {"controllerAddr", "127.0.0.1", "controllerAddr: '127.0.0.1' is not host:port"},
         {"haMasterAddress", "127.0.0.1:10912", "haMasterAddress=127.0.0.1:10912 contradicts"},
         {"enableSlaveActingMaster", "true", "enableSlaveActingMaster=true contradicts"},
-        {"brokerHeartbeatInterval", "20000", "controllerHeartBeatTimeoutMills 10000 must exceed"},
+        {"brokerHeartbeatInterval", "20000", "controllerHeartBeatTimeoutMills 1000 must exceed"},
         {"checkSyncStateSetPeriod", "0", "checkSyncStateSetPeriod"},
         {"enableDLegerCommitLog", "true", "choose one HA mode"},
     };
