@@ -12,6 +12,9 @@
 #   CLUSTER=controller        controller mode: 3 controllers (mqcontroller,
 #                             conf/controller/controller-n*.conf) elect the master of broker
 #                             group broker-c (conf/controller/broker-n*.conf, 3 replicas)
+#   CLUSTER=controller-in-namesrv  the same, with the controllers inside 3 name servers
+#                             (enableControllerInNamesrv, conf/controller/namesrv-embedded-n*.conf:
+#                             name servers 9876/9866/9856, controller peers 9878/9868/9858)
 # Point any RocketMQ client at the name server 127.0.0.1:9876 (e.g. NAMESRV_ADDR=127.0.0.1:9876).
 set -euo pipefail
 BUILD_DIR=${1:-build/release}
@@ -30,10 +33,8 @@ done
 
 DATA=$ROOT/data
 mkdir -p "$DATA/logs" "$DATA/namesrv"
-NAMESRV_PORT=$(sed -n 's/^listenPort=//p' conf/namesrv.conf | tail -1)
-NAMESRV_PORT=${NAMESRV_PORT:-9876}
-
 CLUSTER=${CLUSTER:-single}
+NAMESRV_CONF=conf/namesrv.conf
 CONTROLLERS=()
 case $CLUSTER in
     single) BROKERS=("conf/broker.conf:broker-a") ;;
@@ -48,9 +49,25 @@ case $CLUSTER in
                          "conf/controller/broker-n2.conf:broker-c-n2")
                 CONTROLLERS=(conf/controller/controller-n0.conf conf/controller/controller-n1.conf
                              conf/controller/controller-n2.conf) ;;
-    *) echo "run-local: unknown CLUSTER=$CLUSTER (single, 1m2s, dledger or controller)" >&2
+    controller-in-namesrv)
+        BROKERS=("conf/controller/broker-n0.conf:broker-c-n0"
+                 "conf/controller/broker-n1.conf:broker-c-n1"
+                 "conf/controller/broker-n2.conf:broker-c-n2")
+        # n0 is the name server below; n1 and n2 run where the controllers would.
+        NAMESRV_CONF=conf/controller/namesrv-embedded-n0.conf
+        CONTROLLER_BIN=$NAMESRV_BIN
+        CONTROLLERS=(conf/controller/namesrv-embedded-n1.conf
+                     conf/controller/namesrv-embedded-n2.conf) ;;
+    *) echo "run-local: unknown CLUSTER=$CLUSTER (single, 1m2s, dledger, controller or" \
+            "controller-in-namesrv)" >&2
        exit 2 ;;
 esac
+NAMESRV_PORT=$(sed -n 's/^listenPort=//p' "$NAMESRV_CONF" | tail -1)
+NAMESRV_PORT=${NAMESRV_PORT:-9876}
+NAMESRV_ADDR=127.0.0.1:$NAMESRV_PORT
+if [[ $CLUSTER == controller-in-namesrv ]]; then
+    NAMESRV_ADDR="127.0.0.1:9876;127.0.0.1:9866;127.0.0.1:9856"
+fi
 
 NS_PID=""
 BROKER_PIDS=()
@@ -82,7 +99,7 @@ trap 'stop; exit 130' INT
 trap 'stop; exit 143' TERM
 trap stop EXIT
 
-"$NAMESRV_BIN" -c conf/namesrv.conf --kvConfigPath="$DATA/namesrv/kvConfig.json" \
+"$NAMESRV_BIN" -c "$NAMESRV_CONF" --kvConfigPath="$DATA/namesrv/kvConfig.json" \
     --logDir="$DATA/logs" &
 NS_PID=$!
 for _ in $(seq 1 100); do
@@ -97,7 +114,11 @@ for _ in $(seq 1 100); do
 done
 
 for conf in "${CONTROLLERS[@]}"; do
-    "$CONTROLLER_BIN" -c "$conf" --logDir="$DATA/logs" &
+    logs=$DATA/logs
+    if [[ $CLUSTER == controller-in-namesrv ]]; then
+        logs=$DATA/logs/$(basename "$conf" .conf)  # name servers all log to namesrv.log
+    fi
+    "$CONTROLLER_BIN" -c "$conf" --logDir="$logs" &
     BROKER_PIDS+=($!)
 done
 
@@ -105,7 +126,7 @@ for entry in "${BROKERS[@]}"; do
     conf=${entry%%:*}
     store=$DATA/${entry##*:}
     STORES+=("$store")
-    "$BROKER_BIN" -c "$conf" -n "127.0.0.1:$NAMESRV_PORT" \
+    "$BROKER_BIN" -c "$conf" -n "$NAMESRV_ADDR" \
         --storePathRootDir="$store" --logDir="$DATA/logs" &
     BROKER_PIDS+=($!)
 done

@@ -356,7 +356,7 @@ Status ConfigRegistry::update(const std::vector<PropertyEntry>& entries,
     for (const PropertyEntry& e : entries) {
         auto it = fields_.find(e.key);
         if (it == fields_.end()) {
-            if (warnings != nullptr) {
+            if (warnings != nullptr && !shared_keys_.contains(e.key)) {
                 warnings->push_back(
                     fmt::format("unknown config key '{}' at {} (ignored)", e.key, e.location()));
             }
@@ -388,6 +388,14 @@ Status ConfigRegistry::update(const std::vector<PropertyEntry>& entries,
         f->store_(v);
     }
     return Status::ok();
+}
+
+void ConfigRegistry::share_file_with(const ConfigRegistry& other) {
+    std::vector<const ConfigField*> theirs = other.fields();
+    MutexLock lock(mu_);
+    for (const ConfigField* f : theirs) {
+        shared_keys_.insert(f->name());
+    }
 }
 
 Status ConfigRegistry::update_from_text(std::string_view text, std::string_view source,

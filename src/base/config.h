@@ -30,6 +30,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -144,6 +145,9 @@ public:
     // changes and the error lists every bad entry (one per line). Unknown keys are skipped and
     // described in *warnings ("unknown config key 'x' at broker.conf:7"), if warnings is set.
     Status update(const std::vector<PropertyEntry>& entries, std::vector<std::string>* warnings);
+    // Keys `other` registers now are read from the same file by `other` (mqnamesrv's embedded
+    // controller): update() skips them without a warning. Copies the names; no link remains.
+    void share_file_with(const ConfigRegistry& other);
     // update() on a properties text, e.g. an UPDATE_BROKER_CONFIG body ("key=value\n" lines);
     // `source` names it in messages. Errors: those of update(), or a malformed \uXXXX escape.
     Status update_from_text(std::string_view text, std::string_view source,
@@ -171,6 +175,7 @@ private:
     bool sealed_ GUARDED_BY(mu_) = false;
     // Fields never move once added (unique_ptr), so field() pointers stay valid.
     std::map<std::string, std::unique_ptr<ConfigField>, std::less<>> fields_;
+    std::set<std::string, std::less<>> shared_keys_ GUARDED_BY(mu_);  // share_file_with()
 };
 
 template <typename E>

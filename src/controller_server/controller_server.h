@@ -1,5 +1,6 @@
 #pragma once
-// ControllerServer: one member of the controller group (mqcontroller). It replicates the
+// ControllerServer: one member of the controller group (mqcontroller, or the controller inside
+// mqnamesrv with enableControllerInNamesrv: same class, same peer port). It replicates the
 // controller state machine (ReplicasInfoManager) with Comet's Raft core over a durable log
 // (ControllerLogStorage under <controllerStorePath>/raft) and answers the controller RPCs of
 // reference §7.2 on its peer port, the same port that carries the Raft messages (RocketMQ's

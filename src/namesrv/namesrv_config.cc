@@ -63,6 +63,10 @@ void register_namesrv_config(ConfigRegistry& r, NamesrvConfig* c) {
                "brokerId changes");
     r.add_bool("supportActingMaster", &c->support_acting_master, false,
                "routes of a group without master name its smallest brokerId as the master");
+    r.add_bool("enableControllerInNamesrv", &c->enable_controller_in_namesrv, false,
+               "also run a controller (controller mode) from the controller keys of this file; "
+               "it serves on its controllerDLegerPeers port")
+        .important();
     r.add_string("logDir", &c->log_dir, "", "log directory (empty: ~/logs/comet)");
     r.add_enum("logLevel", &c->log_level, "info",
                {"trace", "debug", "info", "warn", "error", "critical", "off"}, "log level");

@@ -36,6 +36,9 @@ struct NamesrvConfig {
     // RocketMQ 5 acting-master support (both off by default, as in RocketMQ).
     std::atomic<bool> notify_min_broker_id_changed{false};  // send NOTIFY_MIN_BROKER_ID_CHANGE
     std::atomic<bool> support_acting_master{false};  // routes name an acting master as id 0
+    // RocketMQ 5: mqnamesrv also runs a controller group member from the controller keys of
+    // the same file (apps/mqnamesrv, docs/controller.md). Read once at start.
+    bool enable_controller_in_namesrv = false;
     // Comet logging
     std::string log_dir;  // empty: $HOME/logs/comet
     std::string log_level;

@@ -12,7 +12,8 @@ using namespace std::chrono_literals;
 namespace RC = protocol::ResponseCode;
 namespace Req = protocol::RequestCode;
 
-ControllerGroup::ControllerGroup(const TempDir& dir, std::map<std::string, std::string> extra)
+ControllerGroup::ControllerGroup(const TempDir& dir, std::map<std::string, std::string> extra,
+                                 ControllerHost host)
     : dir_(dir) {
     std::string peers;
     for (int i = 0; i < 3; ++i) {
@@ -28,6 +29,17 @@ ControllerGroup::ControllerGroup(const TempDir& dir, std::map<std::string, std::
                     {"controllerDLegerSelfId", fmt::format("n{}", i)},
                     {"controllerStorePath", dir.sub(o.name + "/store")},
                     {"logDir", dir.sub(o.name + "/logs")}};
+        if (host == ControllerHost::kNamesrv) {
+            o.name = fmt::format("ns-ctl-n{}", i);
+            o.binary = binary_path("mqnamesrv");
+            namesrv_ports_.push_back(free_port());
+            o.config["controllerStorePath"] = dir.sub(o.name + "/store");
+            o.config["logDir"] = dir.sub(o.name + "/logs");
+            o.config["enableControllerInNamesrv"] = "true";
+            o.config["listenPort"] = std::to_string(namesrv_ports_.back());
+            o.config["listenHost"] = "127.0.0.1";
+            o.config["kvConfigPath"] = dir.sub(o.name + "/kvConfig.json");
+        }
         for (const auto& [k, v] : extra) {
             o.config[k] = v;
         }
@@ -39,6 +51,9 @@ ControllerGroup::ControllerGroup(const TempDir& dir, std::map<std::string, std::
 Status ControllerGroup::start(int i) {
     const auto k = static_cast<size_t>(i);
     COMET_ASSIGN_OR_RETURN(procs_[k], Process::start(options_[k], dir_.path()));
+    if (!namesrv_ports_.empty()) {
+        COMET_RETURN_IF_ERROR(procs_[k]->wait_for_port(namesrv_ports_[k], guard(10000ms)));
+    }
     return procs_[k]->wait_for_port(ports_[k], guard(10000ms));
 }
 
@@ -56,6 +71,11 @@ void ControllerGroup::kill(int i) {
 
 std::string ControllerGroup::addrs() const {
     return fmt::format("{};{};{}", addr(ports_[0]), addr(ports_[1]), addr(ports_[2]));
+}
+
+std::string ControllerGroup::namesrv_addrs() const {
+    return fmt::format("{};{};{}", addr(namesrv_ports_.at(0)), addr(namesrv_ports_.at(1)),
+                       addr(namesrv_ports_.at(2)));
 }
 
 std::string ControllerGroup::logs() const {

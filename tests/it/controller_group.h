@@ -1,6 +1,8 @@
 #pragma once
-// A group of three mqcontroller processes on 127.0.0.1 with ephemeral peer ports (the process
-// tests of controller mode share it), and the wait for its one leader.
+// A group of three controllers on 127.0.0.1 with ephemeral peer ports (the process tests of
+// controller mode share it), and the wait for its one leader. Each member is its own
+// mqcontroller process, or (ControllerHost::kNamesrv) the controller inside an mqnamesrv with
+// enableControllerInNamesrv=true, which listens on a name server port of its own as well.
 // Owned by one test thread; the destructor kills every process.
 
 #include <map>
@@ -14,9 +16,12 @@
 
 namespace comet::it {
 
+enum class ControllerHost { kMqcontroller, kNamesrv };
+
 class ControllerGroup {
 public:
-    explicit ControllerGroup(const TempDir& dir, std::map<std::string, std::string> extra = {});
+    explicit ControllerGroup(const TempDir& dir, std::map<std::string, std::string> extra = {},
+                             ControllerHost host = ControllerHost::kMqcontroller);
 
     Status start(int i);
     Status start_all();
@@ -24,12 +29,18 @@ public:
     uint16_t port(int i) const { return ports_[static_cast<size_t>(i)]; }
     // "127.0.0.1:a;127.0.0.1:b;127.0.0.1:c" (controllerAddr, mqadmin -a).
     std::string addrs() const;
+    // kNamesrv only: member i's name server listenPort, and all three (namesrvAddr).
+    uint16_t namesrv_port(int i) const { return namesrv_ports_[static_cast<size_t>(i)]; }
+    std::string namesrv_addrs() const;
     std::string logs() const;
     bool running(int i);
+    // Requires: start(i) was called.
+    Process& process(int i) { return *procs_[static_cast<size_t>(i)]; }
 
 private:
     const TempDir& dir_;
     std::vector<uint16_t> ports_;
+    std::vector<uint16_t> namesrv_ports_;  // empty for kMqcontroller
     std::vector<ProcessOptions> options_;
     std::vector<std::unique_ptr<Process>> procs_;
 };

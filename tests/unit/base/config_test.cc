@@ -162,6 +162,23 @@ TEST_F(ConfigTest, UpdateIsAllOrNothingAndWarnsOnUnknownKeys) {
     EXPECT_EQ(warnings.size(), 1u);
 }
 
+TEST_F(ConfigTest, KeysOfARegistrySharingTheFileAreNotWarnedAbout) {
+    // mqnamesrv's file also holds the embedded controller's keys: only keys neither knows warn.
+    ConfigRegistry other;
+    std::string peers;
+    other.add_string("controllerDLegerPeers", &peers, "", "peers");
+    registry_.share_file_with(other);
+    std::vector<PropertyEntry> entries = {{"controllerDLegerPeers", "n0-h:1", "ns.conf", 1},
+                                          {"mystery", "1", "ns.conf", 2},
+                                          {"listenPort", "9", "ns.conf", 3}};
+    std::vector<std::string> warnings;
+    ASSERT_TRUE(registry_.update(entries, &warnings).is_ok());
+    ASSERT_EQ(warnings.size(), 1u);
+    EXPECT_NE(warnings[0].find("'mystery' at ns.conf:2"), std::string::npos) << warnings[0];
+    EXPECT_EQ(cfg_.listen_port, 9);
+    EXPECT_FALSE(registry_.contains("controllerDLegerPeers"));
+}
+
 TEST_F(ConfigTest, UpdateFromText) {
     registry_.seal();
     std::vector<std::string> warnings;
