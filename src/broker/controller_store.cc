@@ -113,6 +113,7 @@ Status ControllerStore::become_master_store(int32_t epoch, int64_t my_id, Durati
         }
         COMET_RETURN_IF_ERROR(epoch_file_.save());
         sync_state_set_ = {my_id};
+        sync_state_set_size_.store(1, std::memory_order_release);
         remembered_acks_.clear();
     }
     my_id_.store(my_id);
@@ -143,12 +144,14 @@ void ControllerStore::become_slave_store(int64_t my_id) {
     master_.store(false);
     MutexLock l(mu_);
     sync_state_set_.clear();
+    sync_state_set_size_.store(0, std::memory_order_release);
     remembered_acks_.clear();
 }
 
 void ControllerStore::set_sync_state_set(std::set<int64_t> set) {
     MutexLock l(mu_);
     sync_state_set_ = std::move(set);
+    sync_state_set_size_.store(sync_state_set_.size(), std::memory_order_release);
 }
 
 std::set<int64_t> ControllerStore::sync_state_set() const {

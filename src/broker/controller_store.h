@@ -60,6 +60,10 @@ public:
     // The SyncStateSet in effect (master): acks and the confirm offset count its members.
     void set_sync_state_set(std::set<int64_t> set);
     std::set<int64_t> sync_state_set() const;
+    // Its size, without the lock or a copy (the put path asks for every send).
+    size_t sync_state_set_size() const {
+        return sync_state_set_size_.load(std::memory_order_acquire);
+    }
     bool in_sync_state_set(int64_t broker_id) const;
     // Where the slaves' progress comes from (the master's HaService).
     void set_progress_source(ProgressFn fn);
@@ -78,6 +82,7 @@ private:
     std::atomic<bool> master_{false};
     std::atomic<int64_t> my_id_{0};
     std::atomic<int64_t> slave_confirm_{0};
+    std::atomic<size_t> sync_state_set_size_{0};  // sync_state_set_.size(), written under mu_
 
     mutable Mutex mu_;
     store::EpochFile epoch_file_ GUARDED_BY(mu_);

@@ -400,7 +400,7 @@ void ReplicationService::put_controller(bool wait_store_msg_ok, const PutFn& put
             inner(std::move(r), dur);
         };
     }
-    const size_t set_size = controller_store_->sync_state_set().size();
+    const size_t set_size = controller_store_->sync_state_set_size();
     const ControllerPutDecision cd =
         decide_controller_put(config_.controller, set_size, wait_store_msg_ok);
     ha::QuorumDecision d;
