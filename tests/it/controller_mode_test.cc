@@ -549,6 +549,69 @@ TEST_F(ControllerModeIt, MinInSyncReplicasRefusesSendsUntilTheSetIsLargeEnough) 
     EXPECT_EQ(ok->code, RC::kSuccess) << ok->remark.value_or("");
 }
 
+// Every process of the group — the three controllers and the three brokers — killed with
+// kill -9 at once and restarted at once: the same ids, an epoch never going back, every
+// acknowledged message on every replica, one epoch history, and sends again.
+TEST_F(ControllerModeIt, EveryProcessKilledAndRestartedAtOnceComesBackWithTheSameState) {
+    for (size_t i = 0; i < 3; ++i) {
+        ASSERT_TRUE(start_replica(i).is_ok()) << logs();
+    }
+    const int master = wait_master(3);
+    ASSERT_GE(master, 0) << logs();
+    create_topic_everywhere();
+    std::set<std::string> acked;
+    for (int i = 0; i < 40; ++i) {
+        const std::string body = "before-" + std::to_string(i);
+        auto r = call(client_, replicas_[static_cast<size_t>(master)].port,
+                      send_message_request(kTopic, body, i % kQueues));
+        ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+        ASSERT_EQ(r->code, RC::kSuccess) << r->remark.value_or("");
+        acked.insert(body);
+    }
+    std::vector<std::string> ids;
+    for (size_t i = 0; i < 3; ++i) {
+        ids.push_back(info(i)["controllerBrokerId"]);
+    }
+    const int epoch = std::stoi(info(static_cast<size_t>(master))["masterEpoch"]);
+    for (int c = 0; c < 3; ++c) {
+        controllers_->kill(c);
+    }
+    for (size_t i = 0; i < 3; ++i) {
+        kill_replica(i);
+    }
+    ASSERT_TRUE(controllers_->start_all().is_ok()) << logs();
+    for (size_t i = 0; i < 3; ++i) {
+        ASSERT_TRUE(start_replica(i).is_ok()) << logs();
+    }
+    const int again = wait_master(3);
+    ASSERT_GE(again, 0) << logs();
+    EXPECT_GE(std::stoi(info(static_cast<size_t>(again))["masterEpoch"]), epoch);
+    for (size_t i = 0; i < 3; ++i) {
+        EXPECT_EQ(info(i)["controllerBrokerId"], ids[i]) << "replica " << i;
+        std::set<std::string> got;
+        EXPECT_TRUE(eventually(
+            [&] {
+                got = read_all(i);
+                return got == acked;
+            },
+            guard(10000ms)))
+            << "replica " << i << " serves " << got.size() << " of " << acked.size();
+    }
+    EXPECT_TRUE(eventually(
+        [&] {
+            const std::string e = info(static_cast<size_t>(again))["epochEntries"];
+            return info(0)["epochEntries"] == e && info(1)["epochEntries"] == e &&
+                   info(2)["epochEntries"] == e;
+        },
+        guard(10000ms)))
+        << info(0)["epochEntries"] << " | " << info(1)["epochEntries"] << " | "
+        << info(2)["epochEntries"];
+    auto r = call(client_, replicas_[static_cast<size_t>(again)].port,
+                  send_message_request(kTopic, "after", 0));
+    ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+    EXPECT_EQ(r->code, RC::kSuccess) << r->remark.value_or("");
+}
+
 // Issue 13's failover test: kill -9 of the master under a synchronous producer (Comet's C++
 // client), ten times, each time restarting the killed replica so the next kill finds three
 // members. Every kill finds a new master; no acknowledged message is lost and no queue offset
