@@ -87,7 +87,7 @@ void ActingMasterService::push_offsets_before_next_sync(std::function<void()> do
 
 void ActingMasterService::on_register_result(const std::string& master_addr,
                                              const std::string& ha_addr) {
-    if (start_config_.is_master()) {
+    if (start_config_.is_master() || start_config_.enable_controller_mode) {
         return;
     }
     {
@@ -105,6 +105,12 @@ void ActingMasterService::on_register_result(const std::string& master_addr,
             master_listener_(master_addr, ha_addr);
         }
         wake();
+    }
+}
+
+void ActingMasterService::follow_controller_master(const std::string& master_addr) {
+    if (sync_.set_master_addr(master_addr) && !master_addr.empty()) {
+        wake();  // the first copy now, not a slaveSynchronizePeriod later
     }
 }
 

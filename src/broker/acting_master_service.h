@@ -53,8 +53,13 @@ public:
     void shutdown();  // idempotent
 
     // A REGISTER_BROKER answer on a slave (masterAddr / haServerAddr, empty when the name server
-    // knows no live master).
+    // knows no live master). Ignored in controller mode (follow_controller_master instead).
     void on_register_result(const std::string& master_addr, const std::string& ha_addr);
+    // Controller mode: the master the controller named at a role change ("" = this broker is
+    // the master, or there is none), so the slave sync copies from it at once (RocketMQ 5
+    // ReplicasManager#handleSlaveSynchronize). The name server's register result is not used
+    // here: during a switch it can still name the old master. Any thread.
+    void follow_controller_master(const std::string& master_addr);
     // NOTIFY_MIN_BROKER_ID_CHANGE: the response (always SUCCESS, as RocketMQ; bad headers get
     // SYSTEM_ERROR with the decoder's message).
     protocol::RemotingCommand handle_notify(const protocol::RemotingCommand& req);

@@ -664,6 +664,7 @@ Status BrokerController::become_controller_master(int64_t my_id, int32_t epoch) 
     if (!schedule_started_.exchange(true)) {
         schedule_->start(200ms, 10s);
     }
+    acting_->follow_controller_master("");  // a master copies no one's topics and offsets
     has_role_.store(true);
     spdlog::info("controller mode: master of {} at epoch {} (controller id {}, CommitLog end {})",
                  config_.get().broker_name, epoch, my_id, controller_store_->max_offset());
@@ -678,13 +679,17 @@ Status BrokerController::become_controller_slave(int64_t my_id, int64_t master_i
     controller_store_->become_slave_store(my_id);
     COMET_RETURN_IF_ERROR(
         config_.update({{"brokerId", std::to_string(my_id)}, {"brokerRole", "SLAVE"}}));
+    // Topics, consumer offsets and groups come from the master the controller named.
+    acting_->follow_controller_master(master_id > 0 ? master_addr : std::string());
+    // Before the registration is requested: the scheduler thread may take the request at once,
+    // and register_broker_all() skips it while this broker has no role.
+    has_role_.store(master_id > 0);
     {
         MutexLock l(mu_);
         ha_info_from_ = master_id > 0 ? master_addr : std::string();
         register_now_ = true;
     }
     cv_.notify_all();
-    has_role_.store(master_id > 0);
     spdlog::info("controller mode: slave (controller id {}) of master {} at {}, epoch {}", my_id,
                  master_id, master_addr.empty() ? "none" : master_addr, epoch);
     return Status::ok();

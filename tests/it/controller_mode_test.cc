@@ -868,6 +868,47 @@ TEST_F(ControllerModePartitionIt, APartitionedMasterStopsAcknowledgingBeforeANew
     }
 }
 
+// Regression: a controller-mode slave learnt the master its SlaveSynchronize copies topics,
+// consumer offsets and subscription groups from only through a name-server register result,
+// and its role-change registration is one-way (no result; sometimes skipped as well, when the
+// scheduler thread took the request before the role was recorded), so that happened only at the
+// periodic registration, up to registerNameServerPeriod later. A master elected meanwhile had
+// no topic created on the old one. Now the slave follows the master the controller named.
+TEST_F(ControllerModeIt, RegressionSlavesCopyTheMastersTopicsAtOnceAndANewMasterHasThem) {
+    for (Replica& r : replicas_) {
+        r.config["registerNameServerPeriod"] = "60000";  // the longest: only the fix is quicker
+        r.config["slaveSynchronizePeriod"] = "500";
+    }
+    for (size_t i = 0; i < 3; ++i) {
+        ASSERT_TRUE(start_replica(i).is_ok()) << logs();
+    }
+    const int first = wait_master(3);
+    ASSERT_GE(first, 0) << logs();
+    auto created = call(client_, replicas_[static_cast<size_t>(first)].port,
+                        create_topic_request(kTopic, kQueues));
+    ASSERT_TRUE(created.is_ok() && created->code == RC::kSuccess) << logs();
+    auto knows_topic = [&](size_t i) {
+        auto r =
+            call(client_, replicas_[i].port, request(protocol::RequestCode::kGetAllTopicConfig));
+        return r.is_ok() && r->code == RC::kSuccess &&
+               r->body.find(std::string("\"") + kTopic + "\"") != std::string::npos;
+    };
+    for (size_t i = 0; i < 3; ++i) {
+        EXPECT_TRUE(eventually([&] { return knows_topic(i); }, guard(5000ms)))
+            << "replica " << i << " (master " << first << ") lacks " << kTopic << "\n"
+            << logs();
+    }
+    // One message first: with nothing written in epoch 1 the remaining slave finds no
+    // consistent point with the new master and never rejoins (a separate, open problem).
+    auto sent = call(client_, replicas_[static_cast<size_t>(first)].port,
+                     send_message_request(kTopic, "before the kill", 0));
+    ASSERT_TRUE(sent.is_ok() && sent->code == RC::kSuccess) << logs();
+    kill_replica(static_cast<size_t>(first));
+    const int second = wait_master(2);
+    ASSERT_GE(second, 0) << logs();
+    EXPECT_TRUE(knows_topic(static_cast<size_t>(second)));
+}
+
 TEST(ControllerModeConfig, ABrokerWithoutControllersExitsTwoNamingTheKey) {
     TempDir dir("comet_it_ctlmode_cfg");
     const std::string conf = dir.sub("broker.conf");
