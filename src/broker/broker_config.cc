@@ -151,6 +151,17 @@ void register_broker_config(ConfigRegistry& registry, BrokerConfig* config) {
             }
         }
     }
+    // Comet keys kept in `extra` and read from there (MemberGroupSettings::from checks them):
+    // registered so that a config file's value reaches the broker instead of being dropped as
+    // an unknown key. Each field is bound to its slot in `extra` (a std::map node: the address
+    // stays valid while `config` lives and the key is not erased).
+    const std::pair<const char*, const char*> kExtraKeys[] = {
+        {"slaveSynchronizePeriod", "10000"}, {"syncBrokerMemberGroupPeriod", "1000"}};
+    for (const auto& [key, def] : kExtraKeys) {
+        std::string& slot = config->extra[key];
+        registry.add_string(key, &slot, slot.empty() ? std::string(def) : slot,
+                            std::string("Comet broker property ") + key + " (ms)");
+    }
 }
 
 Status BrokerConfig::set(std::string_view key, std::string_view value) {

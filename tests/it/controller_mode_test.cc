@@ -909,6 +909,35 @@ TEST_F(ControllerModeIt, RegressionSlavesCopyTheMastersTopicsAtOnceAndANewMaster
     EXPECT_TRUE(knows_topic(static_cast<size_t>(second)));
 }
 
+// Regression: mqbroker dropped slaveSynchronizePeriod from its config file as an unknown key,
+// so a slave copied its master's metadata every 10 s whatever the file said.
+TEST_F(ControllerModeIt, RegressionASlaveCopiesAtTheSlaveSynchronizePeriodOfItsConfigFile) {
+    for (Replica& r : replicas_) {
+        r.config["slaveSynchronizePeriod"] = "200";
+    }
+    for (size_t i = 0; i < 2; ++i) {
+        ASSERT_TRUE(start_replica(i).is_ok()) << logs();
+    }
+    const int master = wait_master(2);
+    ASSERT_GE(master, 0) << logs();
+    const size_t slave = static_cast<size_t>(1 - master);
+    auto rounds = [&] {
+        const std::string v = info(slave)["slaveSyncRounds"];
+        return v.empty() ? int64_t{-1} : std::stoll(v);
+    };
+    const int64_t first = rounds();
+    ASSERT_GE(first, 0) << logs();
+    int64_t now = first;
+    EXPECT_TRUE(eventually(
+        [&] {
+            now = rounds();
+            return now >= first + 10;  // 2 s at 200 ms; 100 s at the default 10 s
+        },
+        guard(5000ms)))
+        << "rounds " << first << " -> " << now << "\n"
+        << logs();
+}
+
 TEST(ControllerModeConfig, ABrokerWithoutControllersExitsTwoNamingTheKey) {
     TempDir dir("comet_it_ctlmode_cfg");
     const std::string conf = dir.sub("broker.conf");
