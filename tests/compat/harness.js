@@ -18,9 +18,11 @@
 //   COMPAT_GROUP               broker topology: '' (default: one ASYNC_MASTER), '1m2s' (a SYNC_MASTER
 //                              with inSyncReplicas=2 + two slaves of the same brokerName), or
 //                              '1m2s-stopped' (the same, with slave 2 SIGSTOPped once the group
-//                              replicates, and SIGCONTed at the end), or 'dledger' (a 3-peer DLedger
-//                              group whose preferred leader is the tests' broker). Tests talk to the
-//                              master as before.
+//                              replicates, and SIGCONTed at the end), 'dledger' (a 3-peer DLedger
+//                              group whose preferred leader is the tests' broker), or 'controller'
+//                              (3 mqcontroller processes + 3 controller-mode brokers of one brokerName;
+//                              the tests' broker is whichever one the controllers elect). Tests talk
+//                              to the master as before.
 
 const assert = require('node:assert/strict');
 const childProcess = require('node:child_process');
@@ -37,6 +39,7 @@ const Channel = require('ali-ons/lib/channel');
 const RemotingClient = require('ali-ons/lib/remoting_client');
 const ResponseCode = require('ali-ons/lib/protocol/response_code');
 const RemotingCommand = require('ali-ons/lib/protocol/command/remoting_command');
+const MessageDecoder = require('ali-ons/lib/message/message_decoder');
 
 const REPO_ROOT = path.resolve(__dirname, '..', '..');
 const LOCALHOST = '127.0.0.1';
@@ -201,6 +204,9 @@ function groupMode() {
     '1m2s-stopped': { name: '1m2s-stopped', slaves: 2, stopSlave: true },
     // A 3-peer DLedger group (n0 = this.broker with preferredLeaderId=n0, n1, n2 = this.slaves).
     'dledger': { name: 'dledger', slaves: 2, stopSlave: false, dledger: true },
+    // RocketMQ 5 controller mode: 3 controllers (a Raft group) elect the master among 3 replicas
+    // (this.replicas); this.broker is the elected one, the others are its slaves.
+    'controller': { name: 'controller', slaves: 2, stopSlave: false, controller: true },
   };
   if (!(mode in modes)) {
     throw new Error(`COMPAT_GROUP=${mode}: expected one of ${Object.keys(modes).map(m => `'${m}'`).join(', ')}`);
@@ -499,6 +505,8 @@ class Cluster {
     this.namesrvPorts = [];
     this.broker = null;
     this.slaves = []; // { server, port, id, stopped } in COMPAT_GROUP modes
+    this.controllers = []; // { server, port } in 'controller' mode
+    this.replicas = []; // 'controller' mode: { index, name, port, addr, server, spawn }, all three brokers
     this.group = groupMode();
     this.admin = null;
     this.brokerName = `compat-${name}-a`;
@@ -521,7 +529,9 @@ class Cluster {
 
   /** Every server process started so far. */
   get servers() {
-    return [ ...this.namesrvs, this.broker, ...this.slaves.map(s => s.server) ].filter(Boolean);
+    // In 'controller' mode this.broker is also one of the replicas: list each process once.
+    return [ ...new Set([ ...this.namesrvs, ...this.controllers.map(c => c.server), this.broker,
+      ...this.slaves.map(s => s.server), ...this.replicas.map(r => r.server) ]) ].filter(Boolean);
   }
 
   get brokerAddr() {
@@ -532,7 +542,9 @@ class Cluster {
     const namesrvBin = findBinary('mqnamesrv');
     const brokerBin = findBinary('mqbroker');
     for (let i = 0; i < this.namesrvCount; i++) this.namesrvPorts.push(await freePort());
-    this.brokerPort = await freePort([ -2, -1, 1 ]);
+    const controllerMode = Boolean(this.group && this.group.controller);
+    // Controller mode: the tests' broker port is the elected master's, known once elected.
+    this.brokerPort = controllerMode ? null : await freePort([ -2, -1, 1 ]);
 
     const env = Object.assign({}, process.env, { HOME: this.tmpDir });
     const brokerDir = path.join(this.tmpDir, 'broker');
@@ -567,6 +579,31 @@ class Cluster {
         preferredLeaderId: 'n0',
         slaveSynchronizePeriod: 1000,
       });
+    } else if (controllerMode) {
+      // RocketMQ 5 controller mode (docs/controller.md), with short timers so that a killed master
+      // is replaced within a few seconds: heartbeats to the controllers every 200 ms, dead after
+      // 2 s (the controllers then wait out the master lease, 1 s + 0.2 s here, before electing).
+      // allAckInSyncStateSet: SEND_OK only once every SyncStateSet member holds the message, so
+      // the elected replacement holds everything acknowledged.
+      const controllerPorts = [];
+      for (let i = 0; i < 3; i++) controllerPorts.push(await freePort());
+      this.controllers = controllerPorts.map(port => ({ port, server: null }));
+      Object.assign(brokerProps, {
+        brokerId: -1,
+        brokerRole: 'SLAVE',
+        enableControllerMode: true,
+        controllerAddr: controllerPorts.map(p => `${LOCALHOST}:${p}`).join(';'),
+        allAckInSyncStateSet: true,
+        brokerHeartbeatInterval: 200,
+        controllerHeartBeatTimeoutMills: 2000,
+        syncBrokerMetadataPeriod: 1000,
+        checkSyncStateSetPeriod: 500,
+        haMaxTimeSlaveNotCatchup: 3000,
+        haSendHeartbeatInterval: 200,
+        // Slaves copy the master's topics, consumer offsets and groups every second (default 10 s),
+        // so a new master knows the topics the tests created on the old one.
+        slaveSynchronizePeriod: 1000,
+      });
     } else if (this.group) {
       // Quorum writes: master + one of the two slaves must hold every message before the answer.
       // Short HA timers so a hung slave is noticed within seconds (defaults: 5 s / 20 s).
@@ -587,9 +624,9 @@ class Cluster {
       if (eq > 0) brokerProps[pair.slice(0, eq).trim()] = pair.slice(eq + 1).trim();
     }
     const brokerConf = path.join(brokerDir, 'broker.conf');
-    writeProperties(brokerConf, brokerProps);
+    if (!controllerMode) writeProperties(brokerConf, brokerProps);
     const slaveSpawns = [];
-    for (let id = 1; this.group && id <= this.group.slaves; id++) {
+    for (let id = 1; this.group && !controllerMode && id <= this.group.slaves; id++) {
       const port = await freePort([ -2, -1, 1 ]);
       const dir = path.join(this.tmpDir, `slave-${id}`);
       const store = path.join(dir, 'store');
@@ -631,20 +668,24 @@ class Cluster {
       await this._waitForPort(server, port);
     }
 
-    this._brokerSpawn = () => new ServerProcess('mqbroker', brokerBin, [ '-c', brokerConf ], {
-      cwd: brokerDir, env, logFile: path.join(this.tmpDir, 'mqbroker.out'),
-    });
-    this.broker = this._brokerSpawn();
-    await this._waitForPort(this.broker, this.brokerPort);
+    this.admin = new MQClientAPI(this.clientOptions({ instanceName: `compat-admin-${this.id}` }));
+    this.admin.on('error', err => this._recordClientError('admin', err));
+    await withTimeout(this.admin.ready(), 10000, 'ali-ons admin client ready');
+
+    if (controllerMode) {
+      await this._startControllerMode(brokerProps, env);
+    } else {
+      this._brokerSpawn = () => new ServerProcess('mqbroker', brokerBin, [ '-c', brokerConf ], {
+        cwd: brokerDir, env, logFile: path.join(this.tmpDir, 'mqbroker.out'),
+      });
+      this.broker = this._brokerSpawn();
+      await this._waitForPort(this.broker, this.brokerPort);
+    }
     for (const { id, port, spawn } of slaveSpawns) {
       const slave = { id, port, server: spawn(), stopped: false };
       this.slaves.push(slave);
       await this._waitForPort(slave.server, port);
     }
-
-    this.admin = new MQClientAPI(this.clientOptions({ instanceName: `compat-admin-${this.id}` }));
-    this.admin.on('error', err => this._recordClientError('admin', err));
-    await withTimeout(this.admin.ready(), 10000, 'ali-ons admin client ready');
 
     // The broker registers with the name server at start; TBW102 exists when autoCreateTopicEnable.
     await waitFor('the broker to register with the name server (route of TBW102)',
@@ -666,6 +707,159 @@ class Cluster {
     }
   }
 
+  /**
+   * 'controller' mode: starts the 3 controllers (one Raft group; each port carries the Raft
+   * messages and the controller RPCs) and the 3 brokers of this.brokerName, which have no fixed
+   * role: the controllers grant their ids and elect the master. Returns once every process
+   * listens; _waitForGroup then waits for the master.
+   */
+  async _startControllerMode(brokerProps, env) {
+    const controllerBin = findBinary('mqcontroller');
+    const brokerBin = findBinary('mqbroker');
+    const peers = this.controllers.map((c, i) => `n${i}-${LOCALHOST}:${c.port}`).join(';');
+    for (const [ i, c ] of this.controllers.entries()) {
+      const dir = path.join(this.tmpDir, `controller-n${i}`);
+      fs.mkdirSync(dir, { recursive: true });
+      const conf = path.join(dir, 'controller.conf');
+      writeProperties(conf, {
+        controllerDLegerGroup: `${this.brokerName}-controllers`,
+        controllerDLegerPeers: peers,
+        controllerDLegerSelfId: `n${i}`,
+        controllerStorePath: path.join(dir, 'store'),
+        logDir: path.join(dir, 'logs'),
+        // Look for dead brokers and inactive masters every 200 ms (default 5 s), and replace a
+        // master once 1 s + 0.2 s passed since its last heartbeat (lease; default 10 s + 1 s).
+        scanNotActiveBrokerInterval: 200,
+        scanInactiveMasterInterval: 200,
+        masterLeaseMills: 1000,
+        masterLeaseDriftMills: 200,
+      });
+      c.server = new ServerProcess(`mqcontroller-n${i}`, controllerBin, [ '-c', conf ], {
+        cwd: dir, env, logFile: path.join(this.tmpDir, `mqcontroller-n${i}.out`),
+      });
+    }
+    for (const c of this.controllers) await this._waitForPort(c.server, c.port);
+    // Brokers that find no controller leader retry their registration only a second later.
+    await waitFor('the controllers to elect a leader (CONTROLLER_GET_METADATA_INFO isLeader)', async () => {
+      this.assertServersAlive();
+      for (const c of this.controllers) {
+        const request = RemotingCommand.createRequestCommand(1005, null);
+        const response = await this.admin.invoke(`${LOCALHOST}:${c.port}`, request, 1000).catch(() => null);
+        if (response && response.code === 0 && String(response.extFields.isLeader) === 'true') return true;
+      }
+      return false;
+    }, { timeoutMs: 15000, intervalMs: 50 });
+    for (let i = 0; i < 3; i++) {
+      const port = await freePort([ -2, -1, 1 ]);
+      const name = `mqbroker-n${i}`;
+      const dir = path.join(this.tmpDir, `broker-n${i}`);
+      const store = path.join(dir, 'store');
+      fs.mkdirSync(store, { recursive: true });
+      const conf = path.join(dir, 'broker.conf');
+      writeProperties(conf, Object.assign({}, brokerProps, {
+        listenPort: port,
+        storePathRootDir: store,
+        storePathCommitLog: path.join(store, 'commitlog'),
+        logDir: path.join(dir, 'logs'),
+      }));
+      const spawn = () => new ServerProcess(name, brokerBin, [ '-c', conf ], {
+        cwd: dir, env, logFile: path.join(this.tmpDir, `${name}.out`),
+      });
+      this.replicas.push({ index: i, name, port, addr: `${LOCALHOST}:${port}`, server: spawn(), spawn });
+    }
+    for (const r of this.replicas) await this._waitForPort(r.server, r.port);
+  }
+
+  /**
+   * 'controller' mode: waits until the controllers' master can serve the tests and makes it
+   * this.broker: the name server routes it as brokerId 0 of this.brokerName, routes no dead
+   * replica (and, with `members` null, every live one), the broker says it is the controller's
+   * master with at least `members` replicas (null: every live one) in its SyncStateSet, and it
+   * answers a probe SEND_MESSAGE_V2 with SUCCESS. `exclude`: a replica index that must not be
+   * the master (the one just killed). Returns { replica, table } (its runtime info).
+   */
+  async waitForControllerMaster({ exclude = null, members = null, timeoutMs = 30000 } = {}) {
+    const live = this.replicas.filter(r => r.server && r.server.alive);
+    const want = members === null ? live.length : members;
+    let found = null;
+    await waitFor(`the name server to route the controllers' master of ${this.brokerName} as ` +
+      `brokerId 0, with ${want} replicas in its SyncStateSet`, async () => {
+      this.assertServersAlive();
+      const route = await this.routeOf('TBW102');
+      const bd = route && route.brokerDatas.find(b => b.brokerName === this.brokerName);
+      if (!bd) return false;
+      const routed = Object.values(bd.brokerAddrs);
+      if (this.replicas.some(r => !r.server.alive && routed.includes(r.addr))) return false;
+      if (members === null && live.some(r => !routed.includes(r.addr))) return false;
+      const replica = this.replicas.find(r => r.addr === bd.brokerAddrs['0']);
+      if (!replica || !replica.server.alive || replica.index === exclude) return false;
+      const table = await this.runtimeInfo(replica.addr);
+      const set = (table.syncStateSet || '').split(',').filter(Boolean);
+      if (table.controllerMaster !== 'true' || set.length < want) return false;
+      found = { replica, table };
+      return true;
+    }, { timeoutMs, intervalMs: 100 });
+    await waitFor(`${found.replica.name} (the controllers' master) to acknowledge a probe send`, async () => {
+      const msg = new Message('CompatControllerProbe', 'probe', `probe ${Date.now()}`);
+      const result = await this.admin.sendMessage(found.replica.addr, this.brokerName, msg, {
+        producerGroup: 'CompatControllerProbe',
+        topic: msg.topic,
+        defaultTopic: 'TBW102',
+        defaultTopicQueueNums: 1,
+        queueId: 0,
+        sysFlag: 0,
+        bornTimestamp: Date.now(),
+        flag: 0,
+        properties: MessageDecoder.messageProperties2String(msg.properties),
+        reconsumeTimes: 0,
+        unitMode: false,
+      }, 5000);
+      return result.sendStatus === 'SEND_OK';
+    }, { timeoutMs: 15000, intervalMs: 200 });
+    this.broker = found.replica.server;
+    this.brokerPort = found.replica.port;
+    return found;
+  }
+
+  /** 'controller' mode: the replica that is this.broker (the master the tests talk to). */
+  get masterReplica() {
+    return this.replicas.find(r => r.server === this.broker) || null;
+  }
+
+  /**
+   * 'controller' mode: kill -9 of the master's broker (its whole process group, at once and
+   * without warning); resolves with its replica once the process is gone. this.broker stays the
+   * dead one until waitForControllerMaster() names the new master.
+   */
+  async killMaster() {
+    const replica = this.masterReplica;
+    assert.ok(replica, 'no controller-mode master to kill');
+    replica.server.stoppedOnPurpose = true;
+    replica.server.killGroup('SIGKILL');
+    await withTimeout(replica.server.exited, 5000, `${replica.name} to die after SIGKILL`);
+    return replica;
+  }
+
+  /** 'controller' mode: starts a stopped replica again (same port, config and store). */
+  async restartReplica(replica) {
+    assert.ok(!replica.server.alive, `${replica.name} is still running`);
+    replica.server = replica.spawn();
+    await this._waitForPort(replica.server, replica.port);
+  }
+
+  /**
+   * GET_ALL_TOPIC_CONFIG (code 21) of `addr`: whether its topic table has `topic`. A slave copies
+   * its master's table (SlaveSynchronize), so this says whether a replica would know the topic
+   * once elected.
+   */
+  async brokerKnowsTopic(addr, topic) {
+    const request = RemotingCommand.createRequestCommand(21, null);
+    const response = await this.admin.invoke(addr, request, 3000);
+    assert.equal(response.code, 0, `GET_ALL_TOPIC_CONFIG from ${addr}: code ${response.code} ${response.remark}`);
+    const table = JSON.parse(response.body.toString('utf8')).topicConfigTable || {};
+    return Object.prototype.hasOwnProperty.call(table, topic);
+  }
+
   /** GET_BROKER_RUNTIME_INFO (code 28) of `addr` through ali-ons' remoting client: the table. */
   async runtimeInfo(addr = this.brokerAddr) {
     const request = RemotingCommand.createRequestCommand(28, null);
@@ -679,6 +873,10 @@ class Cluster {
    * the master streams to both slaves; then, in '1m2s-stopped', SIGSTOPs slave 2's broker process.
    */
   async _waitForGroup() {
+    if (this.group.controller) {
+      await this.waitForControllerMaster();
+      return;
+    }
     if (this.group.dledger) {
       // The preferred leader (n0, the tests' broker) leads and is writable; the name server lists
       // it as brokerId 0 and the followers n1, n2 as brokerIds 2, 3 (RocketMQ's rule: digits + 1).
@@ -755,7 +953,15 @@ class Cluster {
     const exit = await this.broker.stop(graceMs);
     const stopMs = Date.now() - t0;
     const t1 = Date.now();
-    this.broker = this._brokerSpawn();
+    const replica = this.masterReplica;
+    if (replica) {
+      // Controller mode: the same replica again; the controllers still hold it as the master
+      // unless its heartbeats stopped for longer than controllerHeartBeatTimeoutMills + lease.
+      replica.server = replica.spawn();
+      this.broker = replica.server;
+    } else {
+      this.broker = this._brokerSpawn();
+    }
     await this._waitForPort(this.broker, this.brokerPort);
     await waitFor('the restarted broker to register with the name server', async () => {
       this.assertServersAlive();
@@ -765,7 +971,9 @@ class Cluster {
     // DLedger: the stopped leader comes back as a follower; the group hands leadership back to
     // it (preferredLeaderId) once it has caught up, and only then is it this test's master again
     // (an unmodified client keeps the master address of its cached route until its 30 s poll).
-    if (this.group && this.group.dledger) {
+    // Controller mode: whichever replica the controllers hold as master once all three are back
+    // in its SyncStateSet becomes this test's master (normally the restarted one, see above).
+    if (this.group && (this.group.dledger || this.group.controller)) {
       await this._waitForGroup();
       // A client may have fetched the route while the other peer led for a moment (between
       // the stop and the hand-back): it keeps sending to that peer, now a follower, until its

@@ -7,6 +7,9 @@
 #                                                     MODE 1m2s (SYNC_MASTER inSyncReplicas=2 + 2 slaves)
 #                                                     or 1m2s-stopped (the same, one slave SIGSTOPped)
 #                                                     or dledger (3 DLedger peers, n0 preferred leader)
+#                                                     or controller (3 mqcontroller + 3 controller-mode
+#                                                     brokers; adds failover.test.js: kill -9 of the
+#                                                     elected master under live clients)
 # Env: COMET_BUILD_DIR (default build/release, relative to the repository root), plus the COMPAT_*
 # knobs documented in harness.js. COMPAT_TIMEOUT bounds the whole run (seconds, default 420),
 # COMPAT_FILE_TIMEOUT each file (default 240).
@@ -34,11 +37,15 @@ fi
 
 if [[ "${1:-}" == "--group" ]]; then
     case "${2:-}" in
-        1m2s|1m2s-stopped|dledger) export COMPAT_GROUP=$2 ;;
-        *) echo "compat: --group needs 1m2s, 1m2s-stopped or dledger (got '${2:-}')" >&2; exit 2 ;;
+        1m2s|1m2s-stopped|dledger|controller) export COMPAT_GROUP=$2 ;;
+        *) echo "compat: --group needs 1m2s, 1m2s-stopped, dledger or controller (got '${2:-}')" >&2; exit 2 ;;
     esac
     shift 2
-    echo "compat: broker group mode $COMPAT_GROUP (master + 2 slaves)"
+    if [[ $COMPAT_GROUP == controller ]]; then
+        echo "compat: broker group mode controller (3 controllers, 3 replicas: the elected master + 2 slaves)"
+    else
+        echo "compat: broker group mode $COMPAT_GROUP (master + 2 slaves)"
+    fi
 fi
 
 if [[ "${1:-}" == "--self-test" ]]; then
@@ -63,6 +70,8 @@ elif [[ -n "${FAKE_DIR:-}" ]]; then
 else
     FILES=(send.test.js consume.test.js retry.test.js resume.test.js rebalance.test.js restart.test.js
            namesrv.test.js)
+    # Only controller mode can lose its master for good and elect another one.
+    [[ ${COMPAT_GROUP:-} == controller ]] && FILES+=(failover.test.js)
 fi
 
 # One file at a time (each starts its own cluster; the machine is small), each bounded by timeout(1).
