@@ -8,8 +8,9 @@
 //   syncBrokerMemberGroupPeriod (1 s) -> alive replica count, group minimum, acting master;
 //   NOTIFY_MIN_BROKER_ID_CHANGE from the name server does the same at once;
 // - slave: SlaveSynchronize::sync_all() every slaveSynchronizePeriod (10 s) and at once when the
-//   master address changes (register result or the group minimum going back to 0); never while
-//   this slave is the acting master (the master is gone);
+//   master address changes (register result or the group minimum going back to 0; in controller
+//   mode only the controller's master, follow_controller_master); never while this slave is the
+//   acting master (the master is gone);
 // - DLedger follower that led before: first hands its higher consumer offsets to the master
 //   (push_offsets_before_next_sync), so a leader change never takes offsets back;
 // - master with enableSlaveActingMaster: once at start, takes the higher consumer offsets the
