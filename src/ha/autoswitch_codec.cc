@@ -200,7 +200,20 @@ std::optional<int64_t> compute_consistent_point(const std::vector<store::EpochEn
     if (local.empty()) {
         return int64_t{0};
     }
-    for (size_t i = local.size(); i-- > 0;) {
+    // Epochs that start at the local end hold no bytes (a slave notes a new epoch from the
+    // master's heartbeat before any of its data arrives): nothing of theirs can conflict. When
+    // every local epoch is such a one the slave holds nothing to keep or cut.
+    size_t holding = local.size();
+    while (holding > 0 && local[holding - 1].start_offset >= local_max_offset) {
+        --holding;
+    }
+    if (holding == 0) {
+        if (local_max_offset <= master_max_offset) {
+            return local_max_offset;
+        }
+        return std::nullopt;
+    }
+    for (size_t i = holding; i-- > 0;) {
         for (size_t j = 0; j < master.size(); ++j) {
             if (master[j].epoch != local[i].epoch) {
                 continue;
