@@ -14,7 +14,12 @@
 //  - Entries are opaque payload bytes plus term and index; an implementation may keep them in
 //    its own format (DLedger: CommitLog messages with terms kept beside them) and hand out
 //    SharedBytes views instead of copies.
-// Snapshots/compaction are not modelled yet: first_index() is 1 (hook for later).
+//  - Snapshots and compaction (Raft §7) are optional: a storage that never compacts (DLedger's,
+//    whose log is the CommitLog) keeps the defaults below, first_index() stays 1 and the core
+//    never sends or installs a snapshot for it. A compacting storage keeps the latest snapshot
+//    (index, term, data) and the entries after it: first_index() = snapshot index + 1,
+//    term_at(snapshot index) = snapshot term, and last_index() >= snapshot index even when no
+//    entry follows it.
 
 #include <cstddef>
 #include <optional>
@@ -30,10 +35,12 @@ class LogStorage {
 public:
     virtual ~LogStorage() = default;
 
+    // Lowest index whose entry can be read: 1, or the snapshot's index + 1.
     virtual LogIndex first_index() const = 0;
-    // 0 when the log is empty.
+    // 0 when the log is empty; the snapshot's index when only the snapshot is left.
     virtual LogIndex last_index() const = 0;
-    // Term of the entry at `index`; Term(0) for index 0; nullopt outside [0, last_index()].
+    // Term of the entry at `index`; Term(0) for index 0; the snapshot's term at its index;
+    // nullopt outside [first_index() - 1, last_index()] (index 0 excepted).
     virtual std::optional<Term> term_at(LogIndex index) const = 0;
 
     // Requires: entries are contiguous and entries.front().index == last_index() + 1.
@@ -50,6 +57,21 @@ public:
 
     // Driver-only: makes every write made so far durable. Never called by RaftNode.
     virtual Status sync() = 0;
+
+    // The latest snapshot (index 0 when none). Its data stays valid while the copy lives.
+    virtual Snapshot snapshot() const { return {}; }
+    // Makes `s` the storage's snapshot, durably before returning (a crash after it returns
+    // recovers s; a crash during it recovers either s or the previous state, never a mix).
+    // Every write made before the call is durable on return too, as after sync(): the hard
+    // state must never be older than the snapshot's term after a crash.
+    // Entries up to s.index are discarded. Entries after it are kept when the log holds
+    // s.index with term s.term (Raft §7: "retain log entries following it"), else the whole
+    // log is discarded and last_index() becomes s.index. Requires: s.index > snapshot().index.
+    // Default: kUnsupported (a storage that never compacts).
+    virtual Status save_snapshot(const Snapshot& s) {
+        (void)s;
+        return Status::error(Errc::kUnsupported, "this log storage does not keep snapshots");
+    }
 };
 
 }  // namespace comet::raft

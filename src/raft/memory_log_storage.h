@@ -2,7 +2,10 @@
 // MemoryLogStorage: LogStorage in memory, for unit tests, benchmarks and the simulator. It models
 // durability: writes are volatile until sync(), and crash() throws away an unsynced tail (keeping
 // a random-length part of it, like a torn page cache flush) and unsynced hard state.
-// Owner: one RaftNode driver; single-threaded. Invariant: durable_len_ <= entries_.size().
+// Snapshots (save_snapshot) are durable at once, as the contract asks; the entries they cover
+// are dropped, so first_index() = snapshot index + 1.
+// Owner: one RaftNode driver; single-threaded. Invariant: durable_len_ <= entries_.size();
+// entries_[i] has index snap_.index + 1 + i.
 
 #include <cstdint>
 #include <vector>
@@ -16,8 +19,10 @@ class MemoryLogStorage final : public LogStorage {
 public:
     MemoryLogStorage() = default;
 
-    LogIndex first_index() const override { return LogIndex(1); }
-    LogIndex last_index() const override { return LogIndex(static_cast<int64_t>(entries_.size())); }
+    LogIndex first_index() const override { return snap_.index + 1; }
+    LogIndex last_index() const override {
+        return snap_.index + static_cast<int64_t>(entries_.size());
+    }
     std::optional<Term> term_at(LogIndex index) const override;
     Status append(std::span<const Entry> entries) override;
     Status truncate_suffix(LogIndex from) override;
@@ -25,6 +30,8 @@ public:
     HardState hard_state() const override { return hard_state_; }
     Status save_hard_state(const HardState& hs) override;
     Status sync() override;
+    Snapshot snapshot() const override { return snap_; }
+    Status save_snapshot(const Snapshot& s) override;
 
     // Simulated power loss: keeps the synced log plus up to `keep_unsynced` more entries of the
     // unsynced tail, and the last synced hard state (or, when keep_unsynced_hard_state, the
@@ -38,9 +45,11 @@ public:
     // newer term than the durable hard state raises the term (no vote), as EntryLog::load does.
     void crash_split(size_t keep_data, size_t keep_records);
 
-    // Direct access for checkers. Requires: 1 <= index <= last_index().
+    // Direct access for checkers. Requires: first_index() <= index <= last_index().
     const Entry& entry(LogIndex index) const;
-    LogIndex durable_last_index() const { return LogIndex(static_cast<int64_t>(durable_len_)); }
+    LogIndex durable_last_index() const {
+        return snap_.index + static_cast<int64_t>(durable_len_);
+    }
     const HardState& durable_hard_state() const { return durable_hard_state_; }
     size_t unsynced_count() const { return entries_.size() - durable_len_; }
     // Lowest index whose entry changed (appended, replaced or removed) since the last call, or
@@ -48,9 +57,12 @@ public:
     LogIndex take_changed_from();
 
 private:
-    std::vector<Entry> entries_;  // entries_[i] has index i + 1
+    size_t pos(LogIndex i) const { return static_cast<size_t>((i - snap_.index) - 1); }
+
+    Snapshot snap_;
+    std::vector<Entry> entries_;  // entries_[i] has index snap_.index + 1 + i
     size_t durable_len_ = 0;
-    size_t changed_from_ = SIZE_MAX;  // 0-based position of the lowest changed slot
+    int64_t changed_from_ = INT64_MAX;  // lowest changed index
     HardState hard_state_;
     HardState durable_hard_state_;
 };

@@ -68,6 +68,14 @@ void encode_message(const Message& m, int64_t tag, std::string* out) {
         w.be32(static_cast<uint32_t>(e.payload.size()));
         w.bytes(e.payload.view());
     }
+    if (m.type == MessageType::kInstallSnapshot ||
+        m.type == MessageType::kInstallSnapshotResponse) {
+        w.be64(static_cast<uint64_t>(m.snapshot_offset));
+        w.be64(static_cast<uint64_t>(m.snapshot_size));
+        w.u8(m.snapshot_done ? 1 : 0);
+        w.be32(static_cast<uint32_t>(m.data.size()));
+        w.bytes(m.data.view());
+    }
 }
 
 Result<Message> decode_message(std::shared_ptr<const std::string> owner, int64_t* tag) {
@@ -77,7 +85,7 @@ Result<Message> decode_message(std::shared_ptr<const std::string> owner, int64_t
     }
     Message m;
     const uint8_t type = r.u8();
-    if (type > static_cast<uint8_t>(MessageType::kTimeoutNow)) {
+    if (type > static_cast<uint8_t>(MessageType::kInstallSnapshotResponse)) {
         return Status::error(Errc::kCorruption, "raft message: unknown type {}", type);
     }
     m.type = static_cast<MessageType>(type);
@@ -115,6 +123,18 @@ Result<Message> decode_message(std::shared_ptr<const std::string> owner, int64_t
         }
         e.payload = SharedBytes(owner, data, size);
         m.entries.push_back(std::move(e));
+    }
+    if (m.type == MessageType::kInstallSnapshot ||
+        m.type == MessageType::kInstallSnapshotResponse) {
+        m.snapshot_offset = r.i64();
+        m.snapshot_size = r.i64();
+        m.snapshot_done = r.u8() != 0;
+        const uint32_t size = r.u32();
+        const uint8_t* data = r.take(size);
+        if (!r.ok()) {
+            return Status::error(Errc::kCorruption, "raft message: snapshot chunk truncated");
+        }
+        m.data = SharedBytes(owner, data, size);
     }
     if (!r.at_end()) {
         return Status::error(Errc::kCorruption, "raft message: trailing bytes");

@@ -57,9 +57,11 @@ Result<std::unique_ptr<RaftNode>> RaftNode::open(const RaftConfig& config, LogSt
                              config.heartbeat_interval_ms, config.election_timeout_min_ms,
                              config.election_timeout_max_ms, config.tick_interval_ms);
     }
-    if (config.max_entries_per_append == 0 || config.max_inflight_appends == 0) {
+    if (config.max_entries_per_append == 0 || config.max_inflight_appends == 0 ||
+        config.max_snapshot_chunk_bytes == 0) {
         return Status::error(Errc::kInvalidArgument,
-                             "raft: max_entries_per_append and max_inflight_appends must be > 0");
+                             "raft: max_entries_per_append, max_inflight_appends and "
+                             "max_snapshot_chunk_bytes must be > 0");
     }
     if (config.preferred_leader != kNoNode &&
         !std::binary_search(sorted.begin(), sorted.end(), config.preferred_leader)) {
@@ -84,7 +86,8 @@ RaftNode::RaftNode(const RaftConfig& config, LogStorage* storage, Rng* rng)
     voted_for_ = hs.voted_for;
     const LogIndex last = storage_->last_index();
     commit_ = std::min(hs.commit, last);
-    applied_ = std::min(config.applied, last);
+    // The snapshot holds committed, applied state (the driver restored it before open()).
+    applied_ = std::max(std::min(config.applied, last), storage_->first_index() - 1);
     commit_ = std::max(commit_, applied_);
     stable_ = last;
     become_follower(term_, kNoNode, "start");
@@ -302,13 +305,15 @@ Status RaftNode::step(const Message& m) {
         } else {
             const bool from_leader = m.type == MessageType::kAppend ||
                                      m.type == MessageType::kHeartbeat ||
+                                     m.type == MessageType::kInstallSnapshot ||
                                      m.type == MessageType::kTimeoutNow;
             become_follower(m.term, from_leader ? m.from : kNoNode,
                             fmt::format("saw term {} in {} from {}", m.term,
                                         message_type_name(m.type), m.from));
         }
     } else if (m.term < term_) {
-        if (m.type == MessageType::kAppend || m.type == MessageType::kHeartbeat) {
+        if (m.type == MessageType::kAppend || m.type == MessageType::kHeartbeat ||
+            m.type == MessageType::kInstallSnapshot) {
             // A stale leader (e.g. back from a partition) learns the new term and steps down.
             // Needed with pre-vote/check-quorum, where our term may never reach it otherwise.
             Message r = reply_to(m, MessageType::kAppendResponse);
@@ -345,6 +350,7 @@ Status RaftNode::step(const Message& m) {
             break;
         case MessageType::kAppend:
         case MessageType::kHeartbeat:
+        case MessageType::kInstallSnapshot:
             if (role_ == Role::kLeader) {
                 spdlog::error("raft[{}] term {}: second leader {} in the same term: {}", id(),
                               term_, m.from, describe(m));
@@ -359,8 +365,15 @@ Status RaftNode::step(const Message& m) {
             election_elapsed_ = 0;
             if (m.type == MessageType::kAppend) {
                 handle_append(m);
+            } else if (m.type == MessageType::kInstallSnapshot) {
+                handle_install_snapshot(m);
             } else {
                 handle_heartbeat(m);
+            }
+            break;
+        case MessageType::kInstallSnapshotResponse:
+            if (role_ == Role::kLeader) {
+                handle_snapshot_response(m);
             }
             break;
         case MessageType::kAppendResponse:
@@ -488,6 +501,74 @@ void RaftNode::handle_append(const Message& m) {
     send_after_persist(std::move(r));
 }
 
+void RaftNode::handle_install_snapshot(const Message& m) {
+    COMET_CHECK(role_ == Role::kFollower, "raft[{}]: snapshot as {}", id(), role_name(role_));
+    const auto chunk = static_cast<int64_t>(m.data.size());
+    if (m.index.value() <= 0 || m.log_term.value() <= 0 || m.log_term > m.term ||
+        m.snapshot_offset < 0 || m.snapshot_size < m.snapshot_offset + chunk ||
+        m.snapshot_done != (m.snapshot_offset + chunk == m.snapshot_size)) {
+        spdlog::warn("raft[{}] term {}: dropping malformed snapshot chunk {}", id(), term_,
+                     describe(m));
+        return;
+    }
+    Message r = reply_to(m, MessageType::kInstallSnapshotResponse);
+    r.index = m.index;
+    if (m.index <= commit_) {
+        // Our log already holds everything the snapshot covers (committed entries match).
+        incoming_.reset();
+        r.snapshot_done = true;
+        r.snapshot_offset = m.snapshot_size;
+        r.commit = commit_;
+        send_after_persist(std::move(r));
+        return;
+    }
+    const bool same = incoming_.has_value() && incoming_->index == m.index &&
+                      incoming_->term == m.log_term && incoming_->size == m.snapshot_size;
+    if (m.snapshot_offset == 0) {
+        incoming_ = Incoming{m.index, m.log_term, m.snapshot_size, std::string(m.data.view())};
+    } else if (same && static_cast<int64_t>(incoming_->bytes.size()) == m.snapshot_offset) {
+        incoming_->bytes.append(m.data.view());
+    } else {
+        // Out of order (a lost or duplicated chunk, or we restarted): say what we hold.
+        r.reject = true;
+        r.snapshot_offset = same ? static_cast<int64_t>(incoming_->bytes.size()) : 0;
+        send(std::move(r));
+        return;
+    }
+    if (!m.snapshot_done) {
+        r.snapshot_offset = static_cast<int64_t>(incoming_->bytes.size());
+        send(std::move(r));
+        return;
+    }
+    auto owner = std::make_shared<const std::string>(std::move(incoming_->bytes));
+    incoming_.reset();
+    Snapshot snap{m.index, m.log_term,
+                  SharedBytes(owner, reinterpret_cast<const uint8_t*>(owner->data()),
+                              owner->size())};
+    if (Status st = storage_->save_snapshot(snap); !st.is_ok()) {
+        fail(std::move(st));
+        return;
+    }
+    const LogIndex last = storage_->last_index();
+    spdlog::info("raft[{}] term {}: installed snapshot {} (term {}, {} bytes) from {}; log now "
+                 "[{}, {}], commit {} -> {}",
+                 id(), term_, snap.index, snap.term, owner->size(), m.from,
+                 storage_->first_index(), last, commit_, snap.index);
+    // The snapshot is durable; entries kept after it keep their own durability.
+    stable_ = std::min(std::max(stable_, snap.index), last);
+    for (PersistRequest& p : pending_) {
+        p.last_index = std::min(p.last_index, last);
+    }
+    commit_ = snap.index;
+    applied_ = snap.index;
+    ready_snapshot_ = std::move(snap);
+    save_hard_state(false);
+    r.snapshot_done = true;
+    r.snapshot_offset = m.snapshot_size;
+    r.commit = snap.index;
+    send_after_persist(std::move(r));
+}
+
 void RaftNode::handle_heartbeat(const Message& m) {
     // The leader sends commit <= our known match, so it is in our log and matches its log --
     // unless our storage lost acknowledged entries: then say so, and the leader resends them.
@@ -538,6 +619,9 @@ void RaftNode::handle_append_response(const Message& m) {
         return;
     }
     if (m.reject) {
+        if (pr.state == Progress::State::kSnapshot) {
+            return;  // stale: the snapshot decides where the follower goes on
+        }
         if (pr.state == Progress::State::kReplicate) {
             if (m.index <= pr.match) {
                 return;  // stale
@@ -548,11 +632,14 @@ void RaftNode::handle_append_response(const Message& m) {
         LogIndex next = m.reject_hint;
         if (m.conflict_term.value() > 0) {
             // Skip the follower's whole conflicting term, or past our own entries of it.
+            // Our entries below first_index() are in the snapshot (committed, so the follower
+            // holds none of a conflicting term there): stop at the snapshot's index.
+            const LogIndex floor = storage_->first_index() - 1;
             LogIndex i = std::min(m.index, last);
-            while (i.value() > 0 && term_at(i) > m.conflict_term) {
+            while (i > floor && term_at(i) > m.conflict_term) {
                 i = i - 1;
             }
-            if (i.value() > 0 && term_at(i) == m.conflict_term) {
+            if (i > floor && term_at(i) == m.conflict_term) {
                 next = i + 1;
             }
         }
@@ -611,6 +698,12 @@ void RaftNode::handle_heartbeat_response(const Message& m) {
     }
     Progress& pr = it->second;
     pr.recent_active = true;
+    if (pr.state == Progress::State::kSnapshot) {
+        if (ticks_ - pr.snapshot_sent_tick >= 2 * heartbeat_ticks_) {
+            send_snapshot_chunk(m.from, pr);  // the chunk or its answer was lost
+        }
+        return;
+    }
     pr.probe_sent = false;  // a lost probe is retried once per heartbeat
     if (pr.state == Progress::State::kReplicate && !pr.inflight.empty() &&
         ticks_ - pr.inflight.front().sent_tick >= 2 * heartbeat_ticks_) {
@@ -740,6 +833,21 @@ void RaftNode::send_appends(NodeId to, bool force) {
 
 bool RaftNode::send_one_append(NodeId to, Progress& pr, bool force) {
     const LogIndex last = storage_->last_index();
+    if (pr.state == Progress::State::kSnapshot) {
+        return false;
+    }
+    if (pr.next < storage_->first_index()) {
+        // The entries the follower needs are compacted away: send the snapshot (§7).
+        pr.state = Progress::State::kSnapshot;
+        pr.inflight.clear();
+        pr.probe_sent = false;
+        pr.snapshot_index = LogIndex(0);
+        spdlog::info("raft[{}] term {}: {} needs index {} but the log starts at {}: sending "
+                     "snapshot",
+                     id(), term_, to, pr.next, storage_->first_index());
+        send_snapshot_chunk(to, pr);
+        return false;
+    }
     if (pr.state == Progress::State::kProbe) {
         if (pr.probe_sent) {
             return false;
@@ -777,6 +885,70 @@ bool RaftNode::send_one_append(NodeId to, Progress& pr, bool force) {
     }
     send(std::move(m));
     return true;
+}
+
+void RaftNode::send_snapshot_chunk(NodeId to, Progress& pr) {
+    COMET_CHECK(pr.state == Progress::State::kSnapshot, "raft[{}]: snapshot chunk to {} in state "
+                "{}", id(), to, static_cast<int>(pr.state));
+    const Snapshot snap = storage_->snapshot();
+    COMET_CHECK(snap.index.value() > 0, "raft[{}]: first index {} but no snapshot", id(),
+                storage_->first_index());
+    if (snap.index != pr.snapshot_index) {
+        pr.snapshot_index = snap.index;
+        pr.snapshot_offset = 0;
+    }
+    const auto size = static_cast<int64_t>(snap.data.size());
+    const int64_t offset = std::min(pr.snapshot_offset, size);
+    const int64_t n =
+        std::min(size - offset, static_cast<int64_t>(config_.max_snapshot_chunk_bytes));
+    Message m;
+    m.type = MessageType::kInstallSnapshot;
+    m.from = id();
+    m.to = to;
+    m.term = term_;
+    m.index = snap.index;
+    m.log_term = snap.term;
+    m.commit = commit_;
+    m.snapshot_offset = offset;
+    m.snapshot_size = size;
+    m.snapshot_done = offset + n == size;
+    m.data = snap.data.slice(static_cast<size_t>(offset), static_cast<size_t>(n));
+    pr.snapshot_sent_tick = ticks_;
+    send(std::move(m));
+}
+
+void RaftNode::handle_snapshot_response(const Message& m) {
+    COMET_CHECK(role_ == Role::kLeader, "raft[{}]: snapshot response as {}", id(),
+                role_name(role_));
+    auto it = progress_.find(m.from);
+    if (it == progress_.end()) {
+        return;
+    }
+    Progress& pr = it->second;
+    pr.recent_active = true;
+    if (pr.state != Progress::State::kSnapshot || m.index != pr.snapshot_index) {
+        return;  // stale: a chunk of an earlier transfer
+    }
+    if (m.snapshot_done && !m.reject) {
+        // m.commit is durable on the follower and matches our log (a committed prefix).
+        const LogIndex held = std::min(m.commit, storage_->last_index());
+        spdlog::info("raft[{}] term {}: {} installed snapshot {} (match {})", id(), term_, m.from,
+                     pr.snapshot_index, held);
+        pr.match = std::max(pr.match, held);
+        pr.next = pr.match + 1;
+        pr.state = Progress::State::kProbe;
+        pr.probe_sent = false;
+        maybe_commit();
+        if (role_ == Role::kLeader) {
+            send_appends(m.from, /*force=*/false);
+        }
+        return;
+    }
+    if (!m.reject && m.snapshot_offset <= pr.snapshot_offset) {
+        return;  // a duplicate answer to a chunk we already moved past
+    }
+    pr.snapshot_offset = m.snapshot_offset;  // next chunk, or where the follower wants us back
+    send_snapshot_chunk(m.from, pr);
 }
 
 void RaftNode::bcast_appends(bool force) {
@@ -915,7 +1087,35 @@ LogIndex RaftNode::match_index(NodeId peer) const {
     return it == progress_.end() ? LogIndex(0) : it->second.match;
 }
 
-bool RaftNode::has_ready() const { return dirty_ || !outbox_.empty() || commit_ > applied_; }
+Status RaftNode::compact(LogIndex index, SharedBytes data) {
+    if (!failed_.is_ok()) {
+        return failed_;
+    }
+    if (index > applied_) {
+        return Status::error(Errc::kInvalidArgument,
+                             "raft[{}]: compact at {} beyond the applied index {}", id(), index,
+                             applied_);
+    }
+    const LogIndex floor = storage_->first_index() - 1;
+    if (index <= floor) {
+        return Status::ok();
+    }
+    const Snapshot snap{index, term_at(index), std::move(data)};
+    if (Status st = storage_->save_snapshot(snap); !st.is_ok()) {
+        fail(st);
+        return st;
+    }
+    stable_ = std::max(stable_, index);
+    spdlog::info("raft[{}] term {}: compacted the log up to {} (term {}, {} bytes); log now "
+                 "[{}, {}]",
+                 id(), term_, index, snap.term, snap.data.size(), storage_->first_index(),
+                 storage_->last_index());
+    return Status::ok();
+}
+
+bool RaftNode::has_ready() const {
+    return dirty_ || !outbox_.empty() || commit_ > applied_ || ready_snapshot_.has_value();
+}
 
 Ready RaftNode::take_ready() {
     Ready rd;
@@ -928,6 +1128,8 @@ Ready RaftNode::take_ready() {
     }
     rd.messages = std::move(outbox_);
     outbox_.clear();
+    rd.snapshot = std::move(ready_snapshot_);
+    ready_snapshot_.reset();
     rd.apply_from = applied_ + 1;
     rd.apply_to = commit_;
     applied_ = std::max(applied_, commit_);
@@ -940,6 +1142,9 @@ void RaftNode::check_invariants() const {
     COMET_CHECK(applied_ <= commit_, "raft[{}]: applied {} > commit {}", id(), applied_, commit_);
     COMET_CHECK(commit_ <= last, "raft[{}]: commit {} > last index {}", id(), commit_, last);
     COMET_CHECK(stable_ <= last, "raft[{}]: stable {} > last index {}", id(), stable_, last);
+    COMET_CHECK(applied_ >= storage_->first_index() - 1,
+                "raft[{}]: applied {} below the snapshot index {}", id(), applied_,
+                storage_->first_index() - 1);
     COMET_CHECK(last_term() <= term_, "raft[{}]: last entry term {} > current term {}", id(),
                 last_term(), term_);
     COMET_CHECK(persisted_seq_ < next_seq_, "raft[{}]: persisted seq {} >= next seq {}", id(),
@@ -964,6 +1169,9 @@ void RaftNode::check_invariants() const {
                 COMET_CHECK(pr.inflight.size() <= config_.max_inflight_appends,
                             "raft[{}]: peer {} has {} appends in flight", id(), peer,
                             pr.inflight.size());
+                COMET_CHECK(pr.state != Progress::State::kSnapshot ||
+                                pr.snapshot_index.value() > 0,
+                            "raft[{}]: peer {} in snapshot state without a snapshot", id(), peer);
                 COMET_CHECK(pr.state == Progress::State::kReplicate || pr.inflight.empty(),
                             "raft[{}]: probing peer {} with appends in flight", id(), peer);
             }

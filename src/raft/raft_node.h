@@ -24,6 +24,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -67,9 +68,14 @@ struct RaftConfig {
     size_t max_entries_per_append = 64;
     size_t max_bytes_per_append = 1 << 20;
     size_t max_inflight_appends = 8;  // per follower in Replicate state
+    // InstallSnapshot sends the snapshot in chunks of at most this many bytes, one chunk in
+    // flight per follower (stop-and-wait; resent after two silent heartbeats).
+    size_t max_snapshot_chunk_bytes = 1 << 20;
     // Leader hands leadership to this voter once it is caught up (kNoNode: none).
     NodeId preferred_leader = kNoNode;
-    // Last index already applied by the driver's state machine (restart); 0 = replay all.
+    // Last index already applied by the driver's state machine (restart); 0 = replay all. A
+    // storage with a snapshot raises it to the snapshot's index: before open() the driver
+    // restores its state machine from storage.snapshot() and applies only what follows.
     LogIndex applied;
     // The driver's recovery dropped entries this node had made durable (a corrupt tail). Until
     // a leader has brought its log back up to the commit index, the node neither campaigns nor
@@ -89,10 +95,17 @@ struct PersistRequest {
 struct Ready {
     std::vector<Message> messages;          // safe to send now, in any order
     std::optional<PersistRequest> persist;  // writes to make durable, then call persisted()
+    // A snapshot received from the leader (InstallSnapshot, §7), already durable in storage:
+    // replace the state machine with it before applying [apply_from, apply_to], which then
+    // starts right after snapshot->index.
+    std::optional<Snapshot> snapshot;
     LogIndex apply_from;                    // newly committed entries [apply_from, apply_to] to
     LogIndex apply_to;                      //   read from storage and apply; empty if from > to
     HardState hard_state;                   // current (possibly not yet durable) hard state
-    bool empty() const { return messages.empty() && !persist.has_value() && apply_from > apply_to; }
+    bool empty() const {
+        return messages.empty() && !persist.has_value() && !snapshot.has_value() &&
+               apply_from > apply_to;
+    }
 };
 
 class RaftNode {
@@ -117,6 +130,13 @@ public:
     // Leader only: catch `to` up, then send it TimeoutNow (thesis §3.10). Aborts after an
     // election timeout. Errors: not leader, unknown voter.
     Status transfer_leadership(NodeId to);
+    // Log compaction (§7): `data` is the driver's state machine after applying every entry up
+    // to `index`. The node saves it as the storage's snapshot (durable on return) and the log
+    // before it is discarded; followers whose next index falls below it get InstallSnapshot.
+    // An index at or below the current snapshot is a no-op. Requires: the storage keeps
+    // snapshots (LogStorage::save_snapshot). Errors: kInvalidArgument when `index` was not yet
+    // handed out for apply; the storage's (the node then stops, as for any storage failure).
+    Status compact(LogIndex index, SharedBytes data);
 
     bool has_ready() const;
     Ready take_ready();
@@ -132,6 +152,8 @@ public:
     LogIndex commit_index() const { return commit_; }
     LogIndex stable_index() const { return stable_; }
     LogIndex last_index() const { return storage_->last_index(); }
+    LogIndex first_index() const { return storage_->first_index(); }
+    LogIndex applied_index() const { return applied_; }
     NodeId transfer_target() const { return transferee_; }
     // True while lost_durable_entries holds (see RaftConfig).
     bool recovering() const { return recovering_; }
@@ -141,7 +163,9 @@ public:
 
 private:
     struct Progress {
-        enum class State : uint8_t { kProbe, kReplicate };
+        // kSnapshot: next is below our first index; one InstallSnapshot chunk in flight, no
+        // appends until the follower reports the snapshot installed.
+        enum class State : uint8_t { kProbe, kReplicate, kSnapshot };
         LogIndex match;
         LogIndex next{1};
         State state = State::kProbe;
@@ -152,6 +176,15 @@ private:
         };
         std::deque<Flight> inflight;  // Replicate: appends sent and not yet acknowledged
         bool recent_active = false;   // heard from since the last check-quorum round
+        LogIndex snapshot_index;      // kSnapshot: the snapshot being sent
+        int64_t snapshot_offset = 0;  // kSnapshot: bytes the follower confirmed
+        int64_t snapshot_sent_tick = 0;
+    };
+    struct Incoming {  // follower: a snapshot being received chunk by chunk
+        LogIndex index;
+        Term term;
+        int64_t size = 0;
+        std::string bytes;
     };
     struct Held {
         uint64_t seq;  // released once persisted_seq_ >= seq
@@ -174,11 +207,16 @@ private:
     void handle_heartbeat(const Message& m);
     void handle_append_response(const Message& m);
     void handle_heartbeat_response(const Message& m);
+    void handle_install_snapshot(const Message& m);
+    void handle_snapshot_response(const Message& m);
 
     // Leader: sends as many appends to `to` as flow control allows (at least an empty one when
     // `force` and the window is open, to carry the commit index).
     void send_appends(NodeId to, bool force);
     bool send_one_append(NodeId to, Progress& pr, bool force);
+    // Leader: sends `to` the chunk of the storage's snapshot at pr.snapshot_offset (restarting at
+    // 0 when the snapshot changed since the last chunk).
+    void send_snapshot_chunk(NodeId to, Progress& pr);
     void bcast_appends(bool force);
     void bcast_heartbeat();
     void maybe_commit();
@@ -231,6 +269,9 @@ private:
                                           // later truncation
     std::deque<Held> held_;
     std::vector<Message> outbox_;
+
+    std::optional<Incoming> incoming_;         // follower: snapshot chunks received so far
+    std::optional<Snapshot> ready_snapshot_;   // installed, not yet handed out in a Ready
 };
 
 }  // namespace comet::raft

@@ -36,6 +36,10 @@ std::string_view message_type_name(MessageType t) {
             return "HeartbeatResp";
         case MessageType::kTimeoutNow:
             return "TimeoutNow";
+        case MessageType::kInstallSnapshot:
+            return "InstallSnapshot";
+        case MessageType::kInstallSnapshotResponse:
+            return "InstallSnapshotResp";
     }
     return "Unknown";
 }
@@ -49,6 +53,11 @@ std::string describe(const Message& m) {
     }
     if (m.reject) {
         out += fmt::format(" REJECT hint={} ct={}", m.reject_hint, m.conflict_term);
+    }
+    if (m.type == MessageType::kInstallSnapshot ||
+        m.type == MessageType::kInstallSnapshotResponse) {
+        out += fmt::format(" snap@{}+{}/{}{}", m.snapshot_offset, m.data.size(), m.snapshot_size,
+                           m.snapshot_done ? " done" : "");
     }
     if (m.transfer) {
         out += " transfer";

@@ -35,6 +35,8 @@ public:
     size_t size() const { return size_; }
     bool empty() const { return size_ == 0; }
     std::string_view view() const { return {reinterpret_cast<const char*>(data_), size_}; }
+    // Bytes [offset, offset + n) of this view, sharing its owner. Requires: offset + n <= size().
+    SharedBytes slice(size_t offset, size_t n) const { return {owner_, data_ + offset, n}; }
 
 private:
     std::shared_ptr<const void> owner_;
@@ -75,6 +77,16 @@ enum class MessageType : uint8_t {
     kHeartbeat,          // commit = min(follower match, leader commit)
     kHeartbeatResponse,  //
     kTimeoutNow,         // leadership transfer: start an election now, skipping pre-vote
+    // InstallSnapshot (§7): one chunk of the leader's snapshot, for a follower whose next index
+    // is at or below the leader's snapshot. index/log_term = the snapshot's last included
+    // index/term; snapshot_offset = where `data` starts; snapshot_size = total bytes;
+    // snapshot_done = last chunk. commit = leader commit.
+    kInstallSnapshot,
+    // Answer to one chunk. reject = the chunk did not follow what the follower holds (resend
+    // from snapshot_offset). Accepted: snapshot_offset = bytes held so far; snapshot_done = the
+    // snapshot is installed (or already covered), and then commit = what the follower now
+    // durably holds matching the leader (its new match index). index = the snapshot's index.
+    kInstallSnapshotResponse,
 };
 
 std::string_view message_type_name(MessageType t);
@@ -97,6 +109,19 @@ struct Message {
     // corruption found at recovery), so the leader must lower its match (reject_hint = the
     // follower's last index + 1) instead of taking the rejection as stale.
     bool regressed = false;
+    // InstallSnapshot / InstallSnapshotResponse only (see MessageType).
+    int64_t snapshot_offset = 0;
+    int64_t snapshot_size = 0;
+    bool snapshot_done = false;
+    SharedBytes data;
+};
+
+// A state machine snapshot (Raft §7): the driver's encoded state after applying every entry up
+// to `index` (whose term is `term`). Opaque to the core; `data` is shared, never copied.
+struct Snapshot {
+    LogIndex index;  // last included index; 0 = no snapshot
+    Term term;       // its term
+    SharedBytes data;
 };
 
 // One line, for traces: "Append 1->2 t3 idx=5 lt=2 n=3 c=4".

@@ -46,7 +46,8 @@ uint64_t registry_key(LogIndex i, Term t) {
 
 RaftSim::RaftSim(const SimOptions& options)
     : opt_(options),
-      rng_(options.seed * 0x9e3779b97f4a7c15ULL + static_cast<uint64_t>(options.nodes)) {
+      rng_(options.seed * 0x9e3779b97f4a7c15ULL + static_cast<uint64_t>(options.nodes)),
+      snap_rng_(mix(options.seed * 0x2545f4914f6cdd1dULL + static_cast<uint64_t>(options.nodes))) {
     // Per-seed configuration: mostly the defaults, sometimes the harder corners.
     pre_vote_ = opt_.force_plain ? false : !rng_.chance(0.15);
     check_quorum_ = opt_.force_plain ? false : !rng_.chance(0.15);
@@ -58,6 +59,13 @@ RaftSim::RaftSim(const SimOptions& options)
     fault_gap_max_ = rng_.chance(0.5) ? 150 : 400;
     preferred_ =
         rng_.chance(0.2) ? NodeId(static_cast<int32_t>(rng_.uniform(1, opt_.nodes))) : kNoNode;
+    const bool compact = opt_.compact == 1 || (opt_.compact < 0 && snap_rng_.chance(0.35));
+    if (compact) {
+        compact_every_ = snap_rng_.chance(0.5) ? snap_rng_.uniform(1, 6) : snap_rng_.uniform(7, 40);
+        snapshot_chunk_ = static_cast<size_t>(snap_rng_.chance(0.5) ? snap_rng_.uniform(4, 48)
+                                                                     : 1 << 20);
+        snapshot_padding_max_ = snap_rng_.chance(0.5) ? 200 : 0;
+    }
     for (int id = 1; id <= opt_.nodes; ++id) {
         SimNode& n = nodes_[id];
         n.storage = std::make_unique<MemoryLogStorage>();
@@ -86,6 +94,7 @@ RaftConfig RaftSim::make_config(int id) const {
     c.max_entries_per_append = max_entries_;
     c.max_inflight_appends = max_inflight_;
     c.preferred_leader = preferred_;
+    c.max_snapshot_chunk_bytes = snapshot_chunk_;
     return c;
 }
 
@@ -251,6 +260,13 @@ void RaftSim::process_ready(int id) {
         for (Message& m : rd.messages) {
             send(std::move(m));
         }
+        if (rd.snapshot.has_value()) {
+            // InstallSnapshot: the state machine becomes the snapshot's.
+            if (!check_snapshot(id, *rd.snapshot, "installs")) {
+                return;
+            }
+            n.applied = rd.snapshot->index;
+        }
         if (rd.persist.has_value()) {
             int64_t done =
                 std::max({now_ + rng_.uniform(0, 3), n.disk_free_at, n.disk_stall_until});
@@ -272,6 +288,11 @@ void RaftSim::process_ready(int id) {
                 return;
             }
             n.applied = i;
+            if (i < n.storage->first_index()) {
+                fail(fmt::format("node {} applies {} below its first index {}", id, i,
+                                 n.storage->first_index()));
+                return;
+            }
             const uint64_t pid = payload_id(n.storage->entry(i));
             auto it = pending_.find(pid);
             if (pid != 0 && it != pending_.end() && it->second.node == id &&
@@ -282,6 +303,7 @@ void RaftSim::process_ready(int id) {
                 pending_.erase(it);
             }
         }
+        maybe_compact(id);
     }
     if (healed_ && !marker_done_) {
         // Liveness: some post-heal proposal is applied on every node.
@@ -480,7 +502,11 @@ void RaftSim::restart(int id) {
         return;
     }
     n.raft = std::move(opened).value();
-    n.applied = LogIndex(0);
+    // The state machine restarts from the snapshot, then applies what follows it.
+    n.applied = n.storage->first_index() - 1;
+    if (n.applied.value() > 0 && !check_snapshot(id, n.storage->snapshot(), "restarts from")) {
+        return;
+    }
     if (opt_.trace) {
         spdlog::info("RESTART {} at term {} log end {}", id, n.raft->term(),
                      n.storage->last_index());
@@ -516,11 +542,77 @@ void RaftSim::fail(const std::string& what) {
     }
 }
 
+SharedBytes RaftSim::make_snapshot_data(const SimNode& n, LogIndex index) {
+    const uint64_t h = n.prefix_hash[static_cast<size_t>(index.value() - 1)];
+    const auto idx = static_cast<uint64_t>(index.value());
+    std::string bytes(16, '\0');
+    std::memcpy(bytes.data(), &h, 8);
+    std::memcpy(bytes.data() + 8, &idx, 8);
+    bytes.append(static_cast<size_t>(snap_rng_.uniform(0, snapshot_padding_max_)), 'p');
+    return SharedBytes::copy_of(bytes);
+}
+
+bool RaftSim::check_snapshot(int id, const Snapshot& snap, const char* what) {
+    uint64_t h = 0;
+    uint64_t idx = 0;
+    if (snap.data.size() >= 16) {
+        std::memcpy(&h, snap.data.data(), 8);
+        std::memcpy(&idx, snap.data.data() + 8, 8);
+    }
+    if (snap.data.size() < 16 || idx != static_cast<uint64_t>(snap.index.value())) {
+        fail(fmt::format("node {} {} a snapshot at {} whose data ({} bytes) is not the state "
+                         "machine at that index",
+                         id, what, snap.index, snap.data.size()));
+        return false;
+    }
+    if (snap.index.value() > static_cast<int64_t>(committed_.size()) ||
+        committed_hash(snap.index) != h) {
+        fail(fmt::format("node {} {} a snapshot at {} that is not the committed log there "
+                         "(committed length {})",
+                         id, what, snap.index, committed_.size()));
+        return false;
+    }
+    return true;
+}
+
+void RaftSim::maybe_compact(int id) {
+    SimNode& n = nodes_.at(id);
+    if (compact_every_ == 0 || !n.raft || !result_.ok) {
+        return;
+    }
+    const LogIndex floor = n.storage->first_index() - 1;
+    if (n.applied - floor < compact_every_ || n.applied > n.raft->applied_index()) {
+        return;
+    }
+    // Compact at the applied index, or a little below it (a snapshot taken a while ago).
+    const LogIndex at = std::max(floor + 1, n.applied - snap_rng_.uniform(0, 2));
+    if (opt_.trace) {
+        spdlog::info("node {} compacts at {}", id, at);
+    }
+    if (Status st = n.raft->compact(at, make_snapshot_data(n, at)); !st.is_ok()) {
+        fail(fmt::format("node {} compact({}): {}", id, at, st.to_string()));
+        return;
+    }
+    check(id);
+}
+
 void RaftSim::update_prefix_hashes(SimNode& n) {
     const LogIndex from = n.storage->take_changed_from();
     const LogIndex last = n.storage->last_index();
+    const LogIndex snap = n.storage->first_index() - 1;
     n.prefix_hash.resize(static_cast<size_t>(std::min(from.value() - 1, last.value())));
-    for (LogIndex i = from; i <= last; i += 1) {
+    if (static_cast<int64_t>(n.prefix_hash.size()) < snap.value()) {
+        // A snapshot covers this prefix (check_snapshot verified it is the committed log).
+        if (snap.value() > static_cast<int64_t>(committed_.size())) {
+            fail(fmt::format("a log starts after a snapshot at {} beyond the committed log ({})",
+                             snap, committed_.size()));
+            return;
+        }
+        n.prefix_hash.insert(n.prefix_hash.end(),
+                             committed_.begin() + static_cast<std::ptrdiff_t>(n.prefix_hash.size()),
+                             committed_.begin() + snap.value());
+    }
+    for (LogIndex i = std::max(from, snap + 1); i <= last; i += 1) {
         const Entry& e = n.storage->entry(i);
         const uint64_t prev = i.value() > 1 ? n.prefix_hash.back() : 0;
         const uint64_t h =
@@ -566,6 +658,12 @@ void RaftSim::check(int id) {
             for (size_t i = known; i < ci; ++i) {
                 committed_.push_back(n.prefix_hash[i]);
                 const LogIndex idx(static_cast<int64_t>(i) + 1);
+                if (idx < n.storage->first_index()) {
+                    fail(fmt::format("node {} commits {} inside its snapshot ({}) before the "
+                                     "checker saw it committed",
+                                     id, idx, n.storage->first_index() - 1));
+                    return;
+                }
                 const uint64_t pid = payload_id(n.storage->entry(idx));
                 committed_payload_.push_back(pid);
                 if (marker_.has_value() && pid >= *marker_ && marker_index_.value() == 0) {

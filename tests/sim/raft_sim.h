@@ -31,6 +31,9 @@ struct SimOptions {
     uint64_t max_events = 3'000'000;
     // Ablation for self-checks of the checker: disable pre-vote/check-quorum in every seed.
     bool force_plain = false;
+    // Log compaction + InstallSnapshot (Raft §7): -1 = drawn per seed (about a third of the
+    // seeds compact), 0 = never, 1 = every seed.
+    int compact = -1;
     bool trace = false;  // log every delivery, fault and proposal through spdlog
 };
 
@@ -81,7 +84,8 @@ private:
         int64_t disk_free_at = 0;  // persist completions are FIFO
         int64_t disk_stall_until = 0;
         std::vector<uint64_t> prefix_hash;  // prefix_hash[i-1]: hash of entries 1..i
-        LogIndex applied;                   // state machine (volatile: reset on crash)
+        LogIndex applied;                   // state machine (volatile: reset on crash; a
+                                            //   restart restores it from the snapshot)
         std::optional<int64_t> restart_at;
     };
     struct Pending {  // a client proposal waiting for its result
@@ -107,6 +111,12 @@ private:
     void check_leaders();
     void fail(const std::string& what);
     void update_prefix_hashes(SimNode& n);
+    // The snapshot data of the sim's state machine: the prefix hash of the log it covers, its
+    // index, then padding (so chunking is exercised).
+    SharedBytes make_snapshot_data(const SimNode& n, LogIndex index);
+    // Checks that snapshot data covers exactly the committed prefix up to `index`.
+    bool check_snapshot(int id, const Snapshot& snap, const char* what);
+    void maybe_compact(int id);
     uint64_t committed_hash(LogIndex i) const {
         return committed_[static_cast<size_t>(i.value() - 1)];
     }
@@ -137,6 +147,13 @@ private:
     bool dledger_storage_ = false;
     int64_t fault_gap_max_ = 400;  // faults every 20..gap ms
     double disrupt_leader_p_ = 0;  // chance that a new leader is cut off or crashed soon
+    // Compaction knobs, drawn from their own Rng so that seeds without compaction replay as
+    // before compaction existed.
+    Rng snap_rng_;
+    int64_t compact_every_ = 0;     // compact once this many entries are applied past the
+                                    //   snapshot; 0 = never
+    size_t snapshot_chunk_ = 1 << 20;
+    int64_t snapshot_padding_max_ = 0;
 
     // Checker state.
     std::vector<uint64_t> committed_;          // prefix hash of the committed log, per index

@@ -83,7 +83,7 @@ bool parse_flag(const std::string& arg, const char* name, std::string* value) {
 int usage() {
     std::fprintf(stderr,
                  "usage: raft_sim [--seed=N | --seeds=N [--first-seed=S]] [--nodes=3|5] "
-                 "[--trace] [--fault-ms=MS] [--plain]\n");
+                 "[--trace] [--fault-ms=MS] [--plain] [--compact=seed|never|always]\n");
     return 2;
 }
 
@@ -95,6 +95,7 @@ int main(int argc, char** argv) {
     int nodes = 3;
     bool trace = false;
     bool plain = false;
+    int compact = -1;
     int64_t fault_ms = SimOptions{}.fault_ms;
     for (int i = 1; i < argc; ++i) {
         std::string arg = argv[i];
@@ -116,6 +117,11 @@ int main(int argc, char** argv) {
                 nodes = std::stoi(v);
             } else if (parse_flag(arg, "fault-ms", &v)) {
                 fault_ms = std::stoll(v);
+            } else if (parse_flag(arg, "compact", &v)) {
+                if (v != "seed" && v != "never" && v != "always") {
+                    return usage();
+                }
+                compact = v == "seed" ? -1 : v == "never" ? 0 : 1;
             } else if (arg == "--trace") {
                 trace = true;
             } else if (arg == "--plain") {
@@ -141,14 +147,16 @@ int main(int argc, char** argv) {
     int64_t worst_heal = 0;
     int64_t worst_leader = 0;
     for (uint64_t seed = first; seed < first + count; ++seed) {
-        std::snprintf(g_replay, sizeof(g_replay), "raft_sim --seed=%llu --nodes=%d%s --trace",
-                      static_cast<unsigned long long>(seed), nodes, plain ? " --plain" : "");
+        std::snprintf(g_replay, sizeof(g_replay), "raft_sim --seed=%llu --nodes=%d%s%s --trace",
+                      static_cast<unsigned long long>(seed), nodes, plain ? " --plain" : "",
+                      compact < 0 ? "" : compact == 0 ? " --compact=never" : " --compact=always");
         SimOptions opt;
         opt.seed = seed;
         opt.nodes = nodes;
         opt.trace = trace;
         opt.fault_ms = fault_ms;
         opt.force_plain = plain;
+        opt.compact = compact;
         SimResult r = RaftSim(opt).run();
         events += r.events;
         commits += r.commits;

@@ -15,7 +15,27 @@ RaftConfig make_config(int id, int n) {
     return c;
 }
 
+std::vector<std::string> split_snapshot(std::string_view data) {
+    std::vector<std::string> out;
+    while (!data.empty()) {
+        const size_t bar = data.find('|');
+        out.emplace_back(data.substr(0, bar));
+        data = bar == std::string_view::npos ? std::string_view() : data.substr(bar + 1);
+    }
+    return out;
+}
+
 }  // namespace
+
+Status TestCluster::compact(int id) {
+    std::string data;
+    for (const std::string& p : applied_[id]) {
+        data += p + "|";
+    }
+    Status st = nodes_.at(id)->compact(nodes_.at(id)->applied_index(), SharedBytes::copy_of(data));
+    process_ready(id);
+    return st;
+}
 
 TestCluster::TestCluster(int n, const std::function<void(RaftConfig&)>& tweak)
     : tweak_(tweak), n_(n) {
@@ -34,7 +54,8 @@ void TestCluster::restart(int id) {
     auto node = RaftNode::open(c, storages_.at(id).get(), rngs_.at(id).get());
     ASSERT_TRUE(node.is_ok()) << node.status().to_string();
     nodes_[id] = std::move(node).value();
-    applied_[id].clear();
+    // The state machine restarts from the snapshot (if any).
+    applied_[id] = split_snapshot(storages_.at(id)->snapshot().data.view());
     stalled_seqs_[id].clear();
     process_ready(id);
 }
@@ -75,6 +96,10 @@ void TestCluster::process_ready(int id) {
         Ready rd = node.take_ready();
         for (Message& m : rd.messages) {
             queue_.push_back(std::move(m));
+        }
+        if (rd.snapshot.has_value()) {
+            applied_[id] = split_snapshot(rd.snapshot->data.view());
+            installed_[id] += 1;
         }
         for (LogIndex i = rd.apply_from; i <= rd.apply_to; i += 1) {
             const Entry& e = storages_.at(id)->entry(i);

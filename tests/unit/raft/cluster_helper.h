@@ -55,6 +55,11 @@ public:
     void restart(int id);
 
     Status propose(int id, const std::string& payload);
+    // Log compaction: snapshots node `id`'s state machine (its applied payloads, '|'-joined)
+    // at its applied index and compacts its log there.
+    Status compact(int id);
+    // Snapshots installed by InstallSnapshot on each node (Ready::snapshot).
+    int snapshots_installed(int id) { return installed_[id]; }
     // Payloads of the applied entries of a node (no-ops skipped), in order.
     const std::vector<std::string>& applied(int id) { return applied_[id]; }
     std::vector<Term> log_terms(int id);
@@ -76,6 +81,7 @@ private:
     std::map<int, std::unique_ptr<Rng>> rngs_;
     std::map<int, std::unique_ptr<RaftNode>> nodes_;
     std::map<int, std::vector<std::string>> applied_;
+    std::map<int, int> installed_;
     std::map<int, std::vector<uint64_t>> stalled_seqs_;
     std::set<int> stalled_;
     std::set<std::pair<int, int>> cut_;
