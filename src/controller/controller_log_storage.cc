@@ -18,15 +18,17 @@ namespace {
 
 constexpr char kLogMagic[8] = {'C', 'M', 'T', 'C', 'T', 'L', 'O', 'G'};
 constexpr char kHsMagic[8] = {'C', 'M', 'T', 'C', 'T', 'L', 'H', 'S'};
+constexpr char kSnapMagic[8] = {'C', 'M', 'T', 'C', 'T', 'L', 'S', 'N'};
+constexpr uint32_t kSnapVersion = 1;
 constexpr size_t kHsSize = ControllerLogStorage::kHardStateSize;
 // Bytes after the crc field that are not payload: term, index, type.
 constexpr size_t kBodyFixed = 17;
 constexpr size_t kOverhead = ControllerLogStorage::kRecordOverhead;
 static_assert(kOverhead == 8 + kBodyFixed);
 
-void encode_header(uint8_t* b) {
+void encode_header(uint8_t* b, uint32_t version = ControllerLogStorage::kVersion) {
     std::memcpy(b, kLogMagic, 8);
-    put_be32(b + 8, ControllerLogStorage::kVersion);
+    put_be32(b + 8, version);
     put_be32(b + 12, crc32(b, 12));
 }
 
@@ -59,6 +61,7 @@ Result<std::unique_ptr<ControllerLogStorage>> ControllerLogStorage::open(const s
     if (ec) {
         return Status::error(Errc::kIoError, "create {}: {}", dir, ec.message());
     }
+    COMET_RETURN_IF_ERROR(s->load_snapshot());
     COMET_RETURN_IF_ERROR(s->load_log());
     COMET_RETURN_IF_ERROR(s->load_hard_state());
     return s;
@@ -68,6 +71,56 @@ ControllerLogStorage::~ControllerLogStorage() {
     if (fd_ >= 0) {
         ::close(fd_);
     }
+}
+
+Status ControllerLogStorage::load_snapshot() {
+    const std::string path = snapshot_path();
+    // A leftover temp file is a replacement that never got renamed: the old file stands.
+    for (const std::string& tmp : {path + ".tmp", log_path() + ".tmp"}) {
+        if (::unlink(tmp.c_str()) != 0 && errno != ENOENT) {
+            return io_error("unlink", tmp);
+        }
+    }
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        return errno == ENOENT ? Status::ok() : io_error("open", path);
+    }
+    struct stat st {};
+    Status rs = ::fstat(fd, &st) == 0 ? Status::ok() : io_error("stat", path);
+    const auto size = static_cast<size_t>(rs.is_ok() ? st.st_size : 0);
+    if (rs.is_ok() && (size < kSnapshotOverhead || size - kSnapshotOverhead > kMaxSnapshot)) {
+        rs = Status::error(Errc::kCorruption, "{}: {} bytes is no snapshot", path, size);
+    }
+    auto buf = std::make_shared<std::string>(rs.is_ok() ? size : 0, '\0');
+    if (rs.is_ok()) {
+        rs = pread_all(fd, buf->data(), size, 0, path);
+    }
+    ::close(fd);
+    COMET_RETURN_IF_ERROR(rs);
+    // The file is renamed into place only once durable, so damage here is corruption, not a
+    // torn write: refuse to start rather than lose the state it holds.
+    const auto* b = reinterpret_cast<const uint8_t*>(buf->data());
+    if (std::memcmp(b, kSnapMagic, 8) != 0) {
+        return Status::error(Errc::kCorruption, "{}: bad magic (not a controller snapshot)", path);
+    }
+    if (get_be32(b + size - 4) != crc32(b, size - 4)) {
+        return Status::error(Errc::kCorruption, "{}: checksum mismatch", path);
+    }
+    if (get_be32(b + 8) != kSnapVersion) {
+        return Status::error(Errc::kUnsupported, "{}: version {} (this build reads {})", path,
+                             get_be32(b + 8), kSnapVersion);
+    }
+    const auto index = static_cast<int64_t>(get_be64(b + 12));
+    const auto term = static_cast<int64_t>(get_be64(b + 20));
+    const size_t n = get_be32(b + 28);
+    if (n != size - kSnapshotOverhead || index <= 0 || term <= 0) {
+        return Status::error(Errc::kCorruption, "{}: size {} index {} term {} in a {}-byte file",
+                             path, n, index, term, size);
+    }
+    snap_.index = raft::LogIndex(index);
+    snap_.term = raft::Term(term);
+    snap_.data = raft::SharedBytes(std::shared_ptr<const void>(buf, buf->data()), b + 32, n);
+    return Status::ok();
 }
 
 Status ControllerLogStorage::load_log() {
@@ -111,12 +164,18 @@ Status ControllerLogStorage::load_log() {
     if (get_be32(b + 12) != crc32(b, 12)) {
         return Status::error(Errc::kCorruption, "{}: header checksum mismatch", path);
     }
-    if (get_be32(b + 8) != kVersion) {
-        return Status::error(Errc::kUnsupported, "{}: version {} (this build reads {})", path,
-                             get_be32(b + 8), kVersion);
+    if (get_be32(b + 8) != kVersion && get_be32(b + 8) != kCompactedLogVersion) {
+        return Status::error(Errc::kUnsupported, "{}: version {} (this build reads {} and {})",
+                             path, get_be32(b + 8), kVersion, kCompactedLogVersion);
     }
 
     std::shared_ptr<const void> owner(buf, buf.get());
+    // Records start at index 1, or (compacted) anywhere up to just after the snapshot; those the
+    // snapshot covers are skipped (a kill between the snapshot's rename and the log's rewrite).
+    int64_t next = 0;  // index the next record must have; 0 = not yet known
+    raft::Term prev_term = snap_.term;
+    bool diverged = false;  // the log's entry at the snapshot's index has another term
+    bool covered = false;   // records the snapshot covers: a compaction was interrupted
     size_t off = kHeaderSize;
     const char* why = "";
     while (true) {
@@ -143,7 +202,10 @@ Status ControllerLogStorage::load_log() {
         const raft::Term term(static_cast<int64_t>(get_be64(b + off + 8)));
         const auto index = static_cast<int64_t>(get_be64(b + off + 16));
         const auto type = static_cast<raft::EntryType>(b[off + 24]);
-        if (index != static_cast<int64_t>(slots_.size()) + 1) {
+        const bool first = next == 0;
+        if (first ? (index < 1 || index > snap_.index.value() + 1 ||
+                     (snap_.index.value() == 0 && index != 1))
+                  : index != next) {
             why = "index out of sequence";
             break;
         }
@@ -151,10 +213,25 @@ Status ControllerLogStorage::load_log() {
             why = "unknown entry type";
             break;
         }
-        if (term.value() < 0 || (!slots_.empty() && term < slots_.back().term)) {
+        if (term.value() < 0 || (!first && term < prev_term) ||
+            (index > snap_.index.value() && term < snap_.term)) {
             why = "term lower than the previous entry's";
             break;
         }
+        next = index + 1;
+        prev_term = term;
+        off += 8 + len;
+        if (index == snap_.index.value() && term != snap_.term) {
+            // Not the log the snapshot continues: cut everything after this record.
+            diverged = true;
+            why = "log diverges from the snapshot";
+            break;
+        }
+        if (index <= snap_.index.value()) {
+            covered = true;
+            continue;  // covered by the snapshot
+        }
+        off -= 8 + len;
         Slot slot;
         slot.offset = static_cast<int64_t>(off);
         slot.term = term;
@@ -166,6 +243,11 @@ Status ControllerLogStorage::load_log() {
         off += 8 + len;
     }
     end_ = static_cast<int64_t>(off);
+    if (diverged) {
+        spdlog::warn("{}: the log's entry {} has another term than the snapshot's ({}): "
+                     "dropping the log after it",
+                     path, snap_.index, snap_.term);
+    }
     if (off != size) {
         cut_bytes_ = static_cast<int64_t>(size - off);
         spdlog::warn("{}: log ends after index {} ({} at byte {}); cutting {} bytes", path,
@@ -176,6 +258,12 @@ Status ControllerLogStorage::load_log() {
         if (::fdatasync(fd_) != 0) {
             return io_error("fdatasync", path);
         }
+    }
+    if (covered || diverged) {
+        // Killed between the snapshot's rename and the log's rewrite: finish the rewrite, so
+        // the file again starts right after the snapshot (appends must continue the records).
+        spdlog::warn("{}: finishing an interrupted compaction at snapshot {}", path, snap_.index);
+        COMET_RETURN_IF_ERROR(rewrite_log());
     }
     return Status::ok();
 }
@@ -217,12 +305,13 @@ Status ControllerLogStorage::load_hard_state() {
         written_hs_ = hs_;
     }
     // Appends may reach disk without the sync that writes the hard state (class comment).
-    if (!slots_.empty() && slots_.back().term > hs_.term) {
+    const raft::Term last_term = slots_.empty() ? snap_.term : slots_.back().term;
+    if (last_term > hs_.term) {
         spdlog::warn(
             "{}: the log holds entries of term {} but the hard state says term {}: "
             "taking term {} (no vote)",
-            dir_, slots_.back().term, hs_.term, slots_.back().term);
-        hs_.term = slots_.back().term;
+            dir_, last_term, hs_.term, last_term);
+        hs_.term = last_term;
         hs_.voted_for = raft::kNoNode;
     }
     if (hs_.commit > last_index()) {
@@ -240,10 +329,13 @@ std::optional<raft::Term> ControllerLogStorage::term_at(raft::LogIndex index) co
     if (index.value() == 0) {
         return raft::Term(0);
     }
-    if (index.value() < 0 || index > last_index()) {
+    if (index == snap_.index) {
+        return snap_.term;
+    }
+    if (index < first_index() || index > last_index()) {
         return std::nullopt;
     }
-    return slots_[static_cast<size_t>(index.value() - 1)].term;
+    return slots_[static_cast<size_t>((index - snap_.index) - 1)].term;
 }
 
 Status ControllerLogStorage::check_usable(const char* op) const {
@@ -264,7 +356,7 @@ Status ControllerLogStorage::fail(Status st) {
 Status ControllerLogStorage::append(std::span<const raft::Entry> entries) {
     COMET_RETURN_IF_ERROR(check_usable("append"));
     raft::LogIndex expect = last_index() + 1;
-    raft::Term prev = slots_.empty() ? raft::Term(0) : slots_.back().term;
+    raft::Term prev = slots_.empty() ? snap_.term : slots_.back().term;
     size_t bytes = 0;
     for (const raft::Entry& e : entries) {
         if (e.index != expect) {
@@ -312,14 +404,16 @@ Status ControllerLogStorage::append(std::span<const raft::Entry> entries) {
 }
 
 Status ControllerLogStorage::truncate_suffix(raft::LogIndex from) {
-    if (from.value() < 1) {
-        return Status::error(Errc::kInvalidArgument, "truncate_suffix: from={} < 1", from);
+    if (from < first_index()) {
+        return Status::error(Errc::kInvalidArgument, "truncate_suffix: from={} < first index {}",
+                             from, first_index());
     }
     COMET_RETURN_IF_ERROR(check_usable("truncate"));
     if (from > last_index()) {
         return Status::ok();
     }
-    const int64_t cut = slots_[static_cast<size_t>(from.value() - 1)].offset;
+    const size_t keep = static_cast<size_t>((from - snap_.index) - 1);
+    const int64_t cut = slots_[keep].offset;
     // Cut and flush before any later append is written (class comment: write order).
     if (::ftruncate(fd_, static_cast<off_t>(cut)) != 0) {
         return fail(io_error("truncate", log_path()));
@@ -327,7 +421,7 @@ Status ControllerLogStorage::truncate_suffix(raft::LogIndex from) {
     if (::fdatasync(fd_) != 0) {
         return fail(io_error("fdatasync", log_path()));
     }
-    slots_.resize(static_cast<size_t>(from.value() - 1));
+    slots_.resize(keep);
     end_ = cut;
     log_dirty_ = false;  // the fdatasync covered the kept prefix too
     return Status::ok();
@@ -335,13 +429,13 @@ Status ControllerLogStorage::truncate_suffix(raft::LogIndex from) {
 
 Status ControllerLogStorage::read(raft::LogIndex lo, raft::LogIndex hi, size_t max_bytes,
                                   std::vector<raft::Entry>* out) const {
-    if (lo.value() < 1 || hi > last_index()) {
-        return Status::error(Errc::kInvalidArgument, "read [{}, {}] outside [1, {}]", lo, hi,
-                             last_index());
+    if (lo < first_index() || hi > last_index()) {
+        return Status::error(Errc::kInvalidArgument, "read [{}, {}] outside [{}, {}]", lo, hi,
+                             first_index(), last_index());
     }
     size_t bytes = 0;
     for (raft::LogIndex i = lo; i <= hi; i += 1) {
-        const Slot& s = slots_[static_cast<size_t>(i.value() - 1)];
+        const Slot& s = slots_[static_cast<size_t>((i - snap_.index) - 1)];
         if (i != lo && bytes + s.payload.size() > max_bytes) {
             break;
         }
@@ -384,6 +478,146 @@ Status ControllerLogStorage::write_hard_state(const raft::HardState& hs) {
     put_be32(b + 32, crc32(b, 32));
     return replace_file_durably(hard_state_path(),
                                 std::string_view(reinterpret_cast<const char*>(b), sizeof b));
+}
+
+}  // namespace comet::controller
+
+namespace comet::controller {
+
+bool ControllerLogStorage::stop_here(int step) {
+    if (stop_after_step_ != step) {
+        return false;
+    }
+    failed_ = true;
+    spdlog::warn("controller raft log {}: test stop after compaction step {}", dir_, step);
+    return true;
+}
+
+Status ControllerLogStorage::save_snapshot(const raft::Snapshot& s) {
+    COMET_RETURN_IF_ERROR(check_usable("save_snapshot"));
+    if (s.index <= snap_.index || s.term.value() <= 0) {
+        return Status::error(Errc::kInvalidArgument,
+                             "save_snapshot: index {} term {} (current snapshot {})", s.index,
+                             s.term, snap_.index);
+    }
+    if (s.data.size() > kMaxSnapshot) {
+        return Status::error(Errc::kInvalidArgument, "save_snapshot: {} bytes exceeds {}",
+                             s.data.size(), kMaxSnapshot);
+    }
+    // (0) Everything written so far is durable first: after a crash the hard state is never
+    // older than the snapshot's term and no acknowledged entry after it is lost.
+    COMET_RETURN_IF_ERROR(sync());
+    // (1)-(3) The snapshot file.
+    const std::string path = snapshot_path();
+    const std::string tmp = path + ".tmp";
+    std::string bytes(32, '\0');
+    auto* h = reinterpret_cast<uint8_t*>(bytes.data());
+    std::memcpy(h, kSnapMagic, 8);
+    put_be32(h + 8, kSnapVersion);
+    put_be64(h + 12, static_cast<uint64_t>(s.index.value()));
+    put_be64(h + 20, static_cast<uint64_t>(s.term.value()));
+    put_be32(h + 28, static_cast<uint32_t>(s.data.size()));
+    bytes.append(s.data.view());
+    uint8_t crc[4];
+    put_be32(crc, crc32(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
+    bytes.append(reinterpret_cast<const char*>(crc), 4);
+    {
+        const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (fd < 0) {
+            return fail(io_error("open", tmp));
+        }
+        Status st = pwrite_all(fd, bytes.data(), bytes.size(), 0, tmp);
+        if (st.is_ok() && ::fdatasync(fd) != 0) {
+            st = io_error("fdatasync", tmp);
+        }
+        ::close(fd);
+        if (!st.is_ok()) {
+            return fail(std::move(st));
+        }
+    }
+    if (stop_here(1)) {
+        return Status::error(Errc::kIoError, "stopped after step 1");
+    }
+    if (::rename(tmp.c_str(), path.c_str()) != 0) {
+        return fail(io_error("rename", tmp));
+    }
+    if (stop_here(2)) {
+        return Status::error(Errc::kIoError, "stopped after step 2");
+    }
+    if (Status st = fsync_dir(dir_); !st.is_ok()) {
+        return fail(std::move(st));
+    }
+    if (stop_here(3)) {
+        return Status::error(Errc::kIoError, "stopped after step 3");
+    }
+    // Keep the entries after the snapshot when the log continues it (Raft §7).
+    const std::optional<raft::Term> t = term_at(s.index);
+    std::vector<Slot> kept;
+    if (t.has_value() && *t == s.term) {
+        kept.assign(slots_.begin() + ((s.index - snap_.index)), slots_.end());
+    }
+    const size_t dropped = slots_.size() - kept.size();
+    slots_ = std::move(kept);
+    snap_ = s;
+    // (4)-(6) The log, rewritten without what the snapshot covers.
+    COMET_RETURN_IF_ERROR(rewrite_log());
+    spdlog::info("controller raft log {}: snapshot at index {} term {} ({} bytes); {} entries "
+                 "dropped, log now [{}, {}]",
+                 dir_, s.index, s.term, s.data.size(), dropped, first_index(), last_index());
+    return Status::ok();
+}
+
+Status ControllerLogStorage::rewrite_log() {
+    const std::string path = log_path();
+    const std::string tmp = path + ".tmp";
+    std::vector<uint8_t> buf(kHeaderSize);
+    encode_header(buf.data(), kCompactedLogVersion);
+    std::vector<int64_t> offsets;
+    offsets.reserve(slots_.size());
+    raft::LogIndex i = snap_.index + 1;
+    for (const Slot& slot : slots_) {
+        offsets.push_back(static_cast<int64_t>(buf.size()));
+        encode_record(raft::Entry{slot.term, i, slot.type, slot.payload}, &buf);
+        i += 1;
+    }
+    const int fd = ::open(tmp.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        return fail(io_error("open", tmp));
+    }
+    Status st = pwrite_all(fd, buf.data(), buf.size(), 0, tmp);
+    if (st.is_ok() && ::fdatasync(fd) != 0) {
+        st = io_error("fdatasync", tmp);
+    }
+    if (!st.is_ok()) {
+        ::close(fd);
+        return fail(std::move(st));
+    }
+    if (stop_here(4)) {
+        ::close(fd);
+        return Status::error(Errc::kIoError, "stopped after step 4");
+    }
+    if (::rename(tmp.c_str(), path.c_str()) != 0) {
+        ::close(fd);
+        return fail(io_error("rename", tmp));
+    }
+    // The renamed file is the log now: append through its descriptor.
+    ::close(fd_);
+    fd_ = fd;
+    for (size_t k = 0; k < slots_.size(); ++k) {
+        slots_[k].offset = offsets[k];
+    }
+    end_ = static_cast<int64_t>(buf.size());
+    log_dirty_ = false;
+    if (stop_here(5)) {
+        return Status::error(Errc::kIoError, "stopped after step 5");
+    }
+    if (Status ds = fsync_dir(dir_); !ds.is_ok()) {
+        return fail(std::move(ds));
+    }
+    if (stop_here(6)) {
+        return Status::error(Errc::kIoError, "stopped after step 6");
+    }
+    return Status::ok();
 }
 
 }  // namespace comet::controller

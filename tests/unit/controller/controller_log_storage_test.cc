@@ -370,9 +370,9 @@ TEST_F(ControllerLogStorageTest, ForeignOrNewerFilesAreRejected) {
     bad[13] ^= 1;  // header crc
     write_file(log_path(), bad);
     EXPECT_EQ(ControllerLogStorage::open(dir_).status().code(), Errc::kCorruption);
-    // Version 2 with a matching crc: unsupported, not corrupt.
+    // Version 3 with a matching crc: unsupported, not corrupt (2 is a compacted log).
     bad = header;
-    bad[11] = 2;
+    bad[11] = 3;
     const uint32_t c = crc32(bad.data(), 12);
     for (int i = 0; i < 4; ++i) {
         bad[static_cast<size_t>(12 + i)] = static_cast<char>(c >> (24 - 8 * i));
