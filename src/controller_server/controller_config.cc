@@ -54,6 +54,10 @@ void register_controller_config(ConfigRegistry& r, ControllerConfig* c) {
     r.add_int("controllerHeartbeatIntervalMs", &c->heartbeat_interval_ms, 100,
               "Raft heartbeat interval (Comet)")
         .range(10, 10000);
+    r.add_int64("controllerSnapshotEveryEntries", &c->snapshot_every_entries, 10000,
+                "snapshot the controller state and compact the Raft log every this many "
+                "applied entries; 0 = never (Comet)")
+        .range(0, int64_t{1} << 40);
     r.add_int64("masterLeaseMills", &c->master_lease_ms, 800,
                 "a master is replaced only after this long without a heartbeat reaching the "
                 "leader, plus the drift margin (Comet)")

@@ -37,6 +37,10 @@ struct ControllerConfig {
     // lease + drift since its last heartbeat reached the leader.
     int64_t master_lease_ms = 800;
     int64_t master_lease_drift_ms = 200;
+    // Comet: controllerSnapshotEveryEntries. Every this many applied entries the state machine
+    // is snapshotted and the Raft log compacted up to it (0 = never). RocketMQ 5 has no
+    // count-based key (its JRaft controller's jRaftSnapshotIntervalSecs is time-based).
+    int64_t snapshot_every_entries = 10000;
     std::string listen_host;  // empty: the self peer's host
     // Logging (as mqnamesrv).
     std::string log_dir;

@@ -77,7 +77,11 @@ Status ControllerServer::start() {
     rc.election_timeout_min_ms = config_.election_timeout_min_ms;
     rc.election_timeout_max_ms = config_.election_timeout_max_ms;
     rc.heartbeat_interval_ms = config_.heartbeat_interval_ms;
-    rc.applied = raft::LogIndex(0);  // the state machine is rebuilt from the whole log
+    // The state machine restarts from the snapshot (if any) and replays the log after it.
+    if (storage_->snapshot().index.value() > 0) {
+        COMET_RETURN_IF_ERROR(restore_snapshot(storage_->snapshot()));
+    }
+    rc.applied = raft::LogIndex(applied_);
     rc.lost_durable_entries = storage_->lost_committed_entries();
     COMET_ASSIGN_OR_RETURN(node_, raft::RaftNode::open(rc, storage_.get(), &rng_));
     last_role_ = node_->role();
@@ -286,9 +290,46 @@ void ControllerServer::drain_ready() {
         for (const raft::Message& m : rd.messages) {
             send(m);
         }
+        if (rd.snapshot.has_value()) {
+            // InstallSnapshot from the leader, already durable in the storage. A snapshot that
+            // does not decode would leave this member without a state machine: stop.
+            Status st = restore_snapshot(*rd.snapshot);
+            COMET_CHECK(st.is_ok(), "controller {}: installed snapshot {} does not decode: {}",
+                        config_.self_id, rd.snapshot->index, st.to_string());
+            fail_pending("the state was replaced by the leader's snapshot");
+        }
         if (rd.apply_from <= rd.apply_to) {
             apply_committed(rd.apply_from, rd.apply_to);
+            maybe_compact();
         }
+    }
+}
+
+Status ControllerServer::restore_snapshot(const raft::Snapshot& snap) {
+    COMET_ASSIGN_OR_RETURN(
+        state_, ReplicasInfoManager::decode_snapshot(
+                    snap.data.view(), ReplicasInfoConfig{.enable_elect_unclean_master =
+                                                             config_.enable_elect_unclean_master}));
+    applied_ = snap.index.value();
+    spdlog::info("controller {}: state restored from the snapshot at index {} (term {}, {} bytes, "
+                 "{} broker sets)",
+                 config_.self_id, snap.index, snap.term, snap.data.size(),
+                 state_.broker_sets().size());
+    return Status::ok();
+}
+
+void ControllerServer::maybe_compact() {
+    const int64_t every = config_.snapshot_every_entries;
+    const int64_t covered = storage_->first_index().value() - 1;
+    if (every <= 0 || applied_ - covered < every) {
+        return;
+    }
+    std::string bytes = state_.encode_snapshot();
+    Status st = node_->compact(raft::LogIndex(applied_),
+                               raft::SharedBytes::copy_of(bytes));
+    if (!st.is_ok()) {
+        spdlog::error("controller {}: snapshot at applied index {} failed: {}", config_.self_id,
+                      applied_, st.to_string());
     }
 }
 
@@ -394,6 +435,7 @@ void ControllerServer::publish() {
     i.last_index = node_->last_index().value();
     i.commit_index = node_->commit_index().value();
     i.applied_index = applied_;
+    i.snapshot_index = storage_->first_index().value() - 1;
     i.broker_sets = state_.broker_sets().size();
     i.live_brokers = heartbeats_.size();
     MutexLock l(mu_);

@@ -63,6 +63,7 @@ public:
         int64_t last_index = 0;
         int64_t commit_index = 0;
         int64_t applied_index = 0;
+        int64_t snapshot_index = 0;  // the log's snapshot (0: none; the log starts after it)
         size_t broker_sets = 0;
         size_t live_brokers = 0;
     };
@@ -99,6 +100,10 @@ private:
     void send(const raft::Message& m);
     void drain_ready();
     void apply_committed(raft::LogIndex from, raft::LogIndex to);
+    // Replaces the state machine with a snapshot (from storage at start, or InstallSnapshot).
+    Status restore_snapshot(const raft::Snapshot& snap);
+    // Every controllerSnapshotEveryEntries applied entries: snapshot and compact the log.
+    void maybe_compact();
     void on_role_change();
     void fail_pending(const std::string& why);
     void publish();

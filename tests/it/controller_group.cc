@@ -88,6 +88,10 @@ std::string ControllerGroup::logs() const {
     return out;
 }
 
+std::string ControllerGroup::store(int i) const {
+    return options_[static_cast<size_t>(i)].config.at("controllerStorePath");
+}
+
 bool ControllerGroup::running(int i) {
     const auto k = static_cast<size_t>(i);
     return procs_[k] && procs_[k]->running();

@@ -34,8 +34,9 @@ public:
     std::string namesrv_addrs() const;
     std::string logs() const;
     bool running(int i);
-    // Requires: start(i) was called.
-    Process& process(int i) { return *procs_[static_cast<size_t>(i)]; }
+    // The process of controller i (null before its first start).
+    Process* process(int i) { return procs_[static_cast<size_t>(i)].get(); }
+    std::string store(int i) const;  // controller i's controllerStorePath
 
 private:
     const TempDir& dir_;

@@ -176,7 +176,7 @@ TEST(NamesrvControllerIt, ThreeNameServersAreTheControllerGroupAndElectionsSurvi
     ASSERT_TRUE(g.start(*leader).is_ok()) << g.logs();
     EXPECT_TRUE(wait_leader(client, g).has_value()) << g.logs();
     // SIGTERM: the controller stops first, then the name server; exit 0.
-    Process& p = g.process(*second_leader);
+    Process& p = *g.process(*second_leader);
     p.sigterm();
     auto code = p.wait_exit(guard(10000ms));
     ASSERT_TRUE(code.is_ok()) << p.log_tail();
