@@ -14,7 +14,13 @@
 // writes covered by Ready::persist{seq} are durable. The leader counts its own log toward the
 // commit quorum only up to its durable index.
 //
-// Invariants (check_invariants()): applied <= commit <= last index; stable <= last index;
+// Snapshots (Raft §7): compact() hands the driver's snapshot to the storage; a follower whose
+// next index is below the leader's first index gets InstallSnapshot chunks and the installed
+// snapshot comes back to its driver in Ready::snapshot. With a storage that keeps no snapshots
+// (DLedger) none of this ever runs.
+//
+// Invariants (check_invariants()): snapshot index <= applied <= commit <= last index;
+// stable <= last index;
 // last entry term <= current term; a leader voted for itself and its peers' match < next <=
 // last + 1; held messages wait only for persist requests not yet acknowledged.
 
