@@ -30,12 +30,15 @@ bool is_prefix(const std::vector<std::string>& a, const std::vector<std::string>
     return a.size() <= b.size() && std::equal(a.begin(), a.end(), b.begin());
 }
 
-TEST(RaftReplication, AllNodesConvergeToTheSameState) {
+// With `compact`, every node also snapshots and compacts its log now and then, so nodes that
+// were crashed or cut off catch up by InstallSnapshot (Raft §7).
+void converge(bool compact) {
     int leader_changes = 0;
     int crashes = 0;
+    int installed = 0;
     for (uint64_t seed = 1; seed <= 4; ++seed) {
         SCOPED_TRACE(seed);
-        TestCluster c(3);
+        TestCluster c(3, [](raft::RaftConfig& rc) { rc.max_snapshot_chunk_bytes = 256; });
         ASSERT_TRUE(c.elect(1));
         const std::vector<Event> log = testing::random_workload(seed + 100, 300);
         uint64_t x = seed * 2654435761u + 7;
@@ -87,6 +90,13 @@ TEST(RaftReplication, AllNodesConvergeToTheSameState) {
                         c.heal();
                         break;
                 }
+                if (compact) {
+                    for (int id = 1; id <= 3; ++id) {
+                        if (c.alive(id) && rnd(2) == 0) {
+                            ASSERT_TRUE(c.compact(id).is_ok());
+                        }
+                    }
+                }
                 c.tick_all(5);
             }
             // Committed logs never diverge: every pair of applied sequences is prefix-ordered.
@@ -119,9 +129,21 @@ TEST(RaftReplication, AllNodesConvergeToTheSameState) {
         auto state = ReplicasInfoManager::decode_snapshot(s1);
         ASSERT_TRUE(state.is_ok());
         EXPECT_FALSE(state->broker_sets().empty());
+        for (int id = 1; id <= 3; ++id) {
+            installed += c.snapshots_installed(id);
+        }
     }
     EXPECT_GT(leader_changes, 0);
     EXPECT_GT(crashes, 0);
+    if (compact) {
+        EXPECT_GT(installed, 0);
+    }
+}
+
+TEST(RaftReplication, AllNodesConvergeToTheSameState) { converge(/*compact=*/false); }
+
+TEST(RaftReplication, AllNodesConvergeToTheSameStateWithCompactionAndInstallSnapshot) {
+    converge(/*compact=*/true);
 }
 
 }  // namespace

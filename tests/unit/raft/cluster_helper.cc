@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstring>
+
 namespace comet::raft::testing {
 
 namespace {
@@ -15,12 +18,14 @@ RaftConfig make_config(int id, int n) {
     return c;
 }
 
+// Snapshot data of the test state machine: each applied payload as [u32 size][bytes].
 std::vector<std::string> split_snapshot(std::string_view data) {
     std::vector<std::string> out;
-    while (!data.empty()) {
-        const size_t bar = data.find('|');
-        out.emplace_back(data.substr(0, bar));
-        data = bar == std::string_view::npos ? std::string_view() : data.substr(bar + 1);
+    while (data.size() >= 4) {
+        uint32_t n = 0;
+        std::memcpy(&n, data.data(), 4);
+        out.emplace_back(data.substr(4, n));
+        data.remove_prefix(std::min(data.size(), size_t{4} + n));
     }
     return out;
 }
@@ -30,7 +35,9 @@ std::vector<std::string> split_snapshot(std::string_view data) {
 Status TestCluster::compact(int id) {
     std::string data;
     for (const std::string& p : applied_[id]) {
-        data += p + "|";
+        const auto n = static_cast<uint32_t>(p.size());
+        data.append(reinterpret_cast<const char*>(&n), 4);
+        data += p;
     }
     Status st = nodes_.at(id)->compact(nodes_.at(id)->applied_index(), SharedBytes::copy_of(data));
     process_ready(id);

@@ -55,7 +55,7 @@ public:
     void restart(int id);
 
     Status propose(int id, const std::string& payload);
-    // Log compaction: snapshots node `id`'s state machine (its applied payloads, '|'-joined)
+    // Log compaction: snapshots node `id`'s state machine (its applied payloads)
     // at its applied index and compacts its log there.
     Status compact(int id);
     // Snapshots installed by InstallSnapshot on each node (Ready::snapshot).
