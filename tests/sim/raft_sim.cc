@@ -266,6 +266,7 @@ void RaftSim::process_ready(int id) {
                 return;
             }
             n.applied = rd.snapshot->index;
+            result_.snapshots_installed += 1;
         }
         if (rd.persist.has_value()) {
             int64_t done =
@@ -593,6 +594,7 @@ void RaftSim::maybe_compact(int id) {
         fail(fmt::format("node {} compact({}): {}", id, at, st.to_string()));
         return;
     }
+    result_.compactions += 1;
     check(id);
 }
 

@@ -43,6 +43,8 @@ struct SimResult {
     uint64_t events = 0;
     uint64_t commits = 0;  // committed log length at the end
     uint64_t acked = 0;    // client proposals acknowledged
+    uint64_t compactions = 0;         // RaftNode::compact calls that took a snapshot
+    uint64_t snapshots_installed = 0;  // Ready::snapshot (InstallSnapshot) on any node
     int64_t heal_to_commit_ms = -1;
     int64_t heal_to_leader_ms = -1;
     int max_term = 0;

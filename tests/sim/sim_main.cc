@@ -144,6 +144,8 @@ int main(int argc, char** argv) {
     uint64_t events = 0;
     uint64_t commits = 0;
     uint64_t acked = 0;
+    uint64_t compactions = 0;
+    uint64_t installed = 0;
     int64_t worst_heal = 0;
     int64_t worst_leader = 0;
     for (uint64_t seed = first; seed < first + count; ++seed) {
@@ -161,6 +163,8 @@ int main(int argc, char** argv) {
         events += r.events;
         commits += r.commits;
         acked += r.acked;
+        compactions += r.compactions;
+        installed += r.snapshots_installed;
         worst_heal = std::max(worst_heal, r.heal_to_commit_ms);
         worst_leader = std::max(worst_leader, r.heal_to_leader_ms);
         if (!r.ok) {
@@ -193,11 +197,13 @@ int main(int argc, char** argv) {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::fprintf(stdout,
                  "raft_sim: %llu seeds x %d nodes passed in %.1fs: %llu events, %llu committed "
-                 "entries, %llu acknowledged proposals, worst heal->leader %lld ms, "
-                 "heal->commit everywhere %lld ms\n",
+                 "entries, %llu acknowledged proposals, %llu compactions, %llu snapshots "
+                 "installed, worst heal->leader %lld ms, heal->commit everywhere %lld ms\n",
                  static_cast<unsigned long long>(count), nodes, secs,
                  static_cast<unsigned long long>(events), static_cast<unsigned long long>(commits),
-                 static_cast<unsigned long long>(acked), static_cast<long long>(worst_leader),
+                 static_cast<unsigned long long>(acked),
+                 static_cast<unsigned long long>(compactions),
+                 static_cast<unsigned long long>(installed), static_cast<long long>(worst_leader),
                  static_cast<long long>(worst_heal));
     return 0;
 }
