@@ -176,8 +176,10 @@ TEST(ControllerSnapshotIt, AStoppedFollowerCatchesUpByInstallSnapshotAndRestarts
     EXPECT_NE(all_logs(g, dir, *leader).find("sending snapshot"), std::string::npos);
 
     // Make it the leader and ask it: kill -9 both others, bring back the old leader with its
-    // store and the third member with an empty one (a replaced disk). The stopped member has
-    // the most up-to-date log, so it wins, and answers exactly what the old leader answered.
+    // store and the third member with an empty one, so that only the stopped member can win
+    // (its log is the most up to date) and it answers exactly what the old leader answered.
+    // (A test shortcut: outside tests a voter must never lose its hard state, or it may vote
+    // twice in one term.)
     g.kill(*leader);
     g.kill(other);
     std::filesystem::remove_all(g.store(other));
