@@ -244,9 +244,10 @@ Status ControllerLogStorage::load_log() {
     }
     end_ = static_cast<int64_t>(off);
     if (diverged) {
-        spdlog::warn("{}: the log's entry {} has another term than the snapshot's ({}): "
-                     "dropping the log after it",
-                     path, snap_.index, snap_.term);
+        spdlog::warn(
+            "{}: the log's entry {} has another term than the snapshot's ({}): "
+            "dropping the log after it",
+            path, snap_.index, snap_.term);
     }
     if (off != size) {
         cut_bytes_ = static_cast<int64_t>(size - off);
@@ -561,9 +562,10 @@ Status ControllerLogStorage::save_snapshot(const raft::Snapshot& s) {
     snap_ = s;
     // (4)-(6) The log, rewritten without what the snapshot covers.
     COMET_RETURN_IF_ERROR(rewrite_log());
-    spdlog::info("controller raft log {}: snapshot at index {} term {} ({} bytes); {} entries "
-                 "dropped, log now [{}, {}]",
-                 dir_, s.index, s.term, s.data.size(), dropped, first_index(), last_index());
+    spdlog::info(
+        "controller raft log {}: snapshot at index {} term {} ({} bytes); {} entries "
+        "dropped, log now [{}, {}]",
+        dir_, s.index, s.term, s.data.size(), dropped, first_index(), last_index());
     return Status::ok();
 }
 

@@ -311,10 +311,10 @@ Status ControllerServer::restore_snapshot(const raft::Snapshot& snap) {
                     snap.data.view(), ReplicasInfoConfig{.enable_elect_unclean_master =
                                                              config_.enable_elect_unclean_master}));
     applied_ = snap.index.value();
-    spdlog::info("controller {}: state restored from the snapshot at index {} (term {}, {} bytes, "
-                 "{} broker sets)",
-                 config_.self_id, snap.index, snap.term, snap.data.size(),
-                 state_.broker_sets().size());
+    spdlog::info(
+        "controller {}: state restored from the snapshot at index {} (term {}, {} bytes, "
+        "{} broker sets)",
+        config_.self_id, snap.index, snap.term, snap.data.size(), state_.broker_sets().size());
     return Status::ok();
 }
 
@@ -325,8 +325,7 @@ void ControllerServer::maybe_compact() {
         return;
     }
     std::string bytes = state_.encode_snapshot();
-    Status st = node_->compact(raft::LogIndex(applied_),
-                               raft::SharedBytes::copy_of(bytes));
+    Status st = node_->compact(raft::LogIndex(applied_), raft::SharedBytes::copy_of(bytes));
     if (!st.is_ok()) {
         spdlog::error("controller {}: snapshot at applied index {} failed: {}", config_.self_id,
                       applied_, st.to_string());

@@ -47,9 +47,7 @@ public:
 
     // Direct access for checkers. Requires: first_index() <= index <= last_index().
     const Entry& entry(LogIndex index) const;
-    LogIndex durable_last_index() const {
-        return snap_.index + static_cast<int64_t>(durable_len_);
-    }
+    LogIndex durable_last_index() const { return snap_.index + static_cast<int64_t>(durable_len_); }
     const HardState& durable_hard_state() const { return durable_hard_state_; }
     size_t unsynced_count() const { return entries_.size() - durable_len_; }
     // Lowest index whose entry changed (appended, replaced or removed) since the last call, or

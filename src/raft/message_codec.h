@@ -4,11 +4,11 @@
 //
 // Layout (big-endian), version 1:
 //   u8 version | u8 type | be32 from | be32 to | be64 term | be64 index | be64 log_term |
-//   be64 commit | u8 flags (1 reject, 2 transfer, 4 regressed) | be64 reject_hint | be64 conflict_term |
-//   be64 tag (the driver's: DLedger sends its log's base offset) | be32 n |
-//   n x (be64 term | be64 index | u8 entry type | be32 size | size bytes)
-//   InstallSnapshot / InstallSnapshotResponse only, then: be64 snapshot_offset |
-//   be64 snapshot_size | u8 snapshot_done | be32 size | size bytes of snapshot data
+//   be64 commit | u8 flags (1 reject, 2 transfer, 4 regressed) | be64 reject_hint | be64
+//   conflict_term | be64 tag (the driver's: DLedger sends its log's base offset) | be32 n | n x
+//   (be64 term | be64 index | u8 entry type | be32 size | size bytes) InstallSnapshot /
+//   InstallSnapshotResponse only, then: be64 snapshot_offset | be64 snapshot_size | u8
+//   snapshot_done | be32 size | size bytes of snapshot data
 // (every other type is encoded byte for byte as before snapshots existed).
 // decode() copies nothing: entry payloads are views into the buffer it was given, kept alive
 // by `owner`.

@@ -303,10 +303,9 @@ Status RaftNode::step(const Message& m) {
             // A pre-vote never changes our term; a granted pre-vote response carries the term
             // the pre-candidate asked for.
         } else {
-            const bool from_leader = m.type == MessageType::kAppend ||
-                                     m.type == MessageType::kHeartbeat ||
-                                     m.type == MessageType::kInstallSnapshot ||
-                                     m.type == MessageType::kTimeoutNow;
+            const bool from_leader =
+                m.type == MessageType::kAppend || m.type == MessageType::kHeartbeat ||
+                m.type == MessageType::kInstallSnapshot || m.type == MessageType::kTimeoutNow;
             become_follower(m.term, from_leader ? m.from : kNoNode,
                             fmt::format("saw term {} in {} from {}", m.term,
                                         message_type_name(m.type), m.from));
@@ -542,18 +541,19 @@ void RaftNode::handle_install_snapshot(const Message& m) {
     }
     auto owner = std::make_shared<const std::string>(std::move(incoming_->bytes));
     incoming_.reset();
-    Snapshot snap{m.index, m.log_term,
-                  SharedBytes(owner, reinterpret_cast<const uint8_t*>(owner->data()),
-                              owner->size())};
+    Snapshot snap{
+        m.index, m.log_term,
+        SharedBytes(owner, reinterpret_cast<const uint8_t*>(owner->data()), owner->size())};
     if (Status st = storage_->save_snapshot(snap); !st.is_ok()) {
         fail(std::move(st));
         return;
     }
     const LogIndex last = storage_->last_index();
-    spdlog::info("raft[{}] term {}: installed snapshot {} (term {}, {} bytes) from {}; log now "
-                 "[{}, {}], commit {} -> {}",
-                 id(), term_, snap.index, snap.term, owner->size(), m.from,
-                 storage_->first_index(), last, commit_, snap.index);
+    spdlog::info(
+        "raft[{}] term {}: installed snapshot {} (term {}, {} bytes) from {}; log now "
+        "[{}, {}], commit {} -> {}",
+        id(), term_, snap.index, snap.term, owner->size(), m.from, storage_->first_index(), last,
+        commit_, snap.index);
     // The snapshot is durable; entries kept after it keep their own durability.
     stable_ = std::min(std::max(stable_, snap.index), last);
     for (PersistRequest& p : pending_) {
@@ -842,9 +842,10 @@ bool RaftNode::send_one_append(NodeId to, Progress& pr, bool force) {
         pr.inflight.clear();
         pr.probe_sent = false;
         pr.snapshot_index = LogIndex(0);
-        spdlog::info("raft[{}] term {}: {} needs index {} but the log starts at {}: sending "
-                     "snapshot",
-                     id(), term_, to, pr.next, storage_->first_index());
+        spdlog::info(
+            "raft[{}] term {}: {} needs index {} but the log starts at {}: sending "
+            "snapshot",
+            id(), term_, to, pr.next, storage_->first_index());
         send_snapshot_chunk(to, pr);
         return false;
     }
@@ -888,8 +889,10 @@ bool RaftNode::send_one_append(NodeId to, Progress& pr, bool force) {
 }
 
 void RaftNode::send_snapshot_chunk(NodeId to, Progress& pr) {
-    COMET_CHECK(pr.state == Progress::State::kSnapshot, "raft[{}]: snapshot chunk to {} in state "
-                "{}", id(), to, static_cast<int>(pr.state));
+    COMET_CHECK(pr.state == Progress::State::kSnapshot,
+                "raft[{}]: snapshot chunk to {} in state "
+                "{}",
+                id(), to, static_cast<int>(pr.state));
     const Snapshot snap = storage_->snapshot();
     COMET_CHECK(snap.index.value() > 0, "raft[{}]: first index {} but no snapshot", id(),
                 storage_->first_index());
@@ -1106,10 +1109,11 @@ Status RaftNode::compact(LogIndex index, SharedBytes data) {
         return st;
     }
     stable_ = std::max(stable_, index);
-    spdlog::info("raft[{}] term {}: compacted the log up to {} (term {}, {} bytes); log now "
-                 "[{}, {}]",
-                 id(), term_, index, snap.term, snap.data.size(), storage_->first_index(),
-                 storage_->last_index());
+    spdlog::info(
+        "raft[{}] term {}: compacted the log up to {} (term {}, {} bytes); log now "
+        "[{}, {}]",
+        id(), term_, index, snap.term, snap.data.size(), storage_->first_index(),
+        storage_->last_index());
     return Status::ok();
 }
 
@@ -1169,8 +1173,7 @@ void RaftNode::check_invariants() const {
                 COMET_CHECK(pr.inflight.size() <= config_.max_inflight_appends,
                             "raft[{}]: peer {} has {} appends in flight", id(), peer,
                             pr.inflight.size());
-                COMET_CHECK(pr.state != Progress::State::kSnapshot ||
-                                pr.snapshot_index.value() > 0,
+                COMET_CHECK(pr.state != Progress::State::kSnapshot || pr.snapshot_index.value() > 0,
                             "raft[{}]: peer {} in snapshot state without a snapshot", id(), peer);
                 COMET_CHECK(pr.state == Progress::State::kReplicate || pr.inflight.empty(),
                             "raft[{}]: probing peer {} with appends in flight", id(), peer);

@@ -276,8 +276,8 @@ private:
     std::deque<Held> held_;
     std::vector<Message> outbox_;
 
-    std::optional<Incoming> incoming_;         // follower: snapshot chunks received so far
-    std::optional<Snapshot> ready_snapshot_;   // installed, not yet handed out in a Ready
+    std::optional<Incoming> incoming_;        // follower: snapshot chunks received so far
+    std::optional<Snapshot> ready_snapshot_;  // installed, not yet handed out in a Ready
 };
 
 }  // namespace comet::raft

@@ -28,7 +28,7 @@ namespace Req = protocol::RequestCode;
 using protocol::RemotingCommand;
 
 constexpr const char* kCluster = "ClusterS";
-constexpr int kSets = 12;  // registered while all three run or one is stopped
+constexpr int kSets = 12;            // registered while all three run or one is stopped
 constexpr int kAllSets = kSets + 1;  // plus one registered after the catch-up
 
 std::string set_name(int s) { return "broker-s" + std::to_string(s); }
@@ -211,10 +211,9 @@ TEST(ControllerSnapshotIt, AStoppedFollowerCatchesUpByInstallSnapshotAndRestarts
     auto third = wait_leader(client, g);
     ASSERT_TRUE(third.has_value()) << g.logs();
     EXPECT_EQ(replica_infos(client, g.port(*third)), want);
-    EXPECT_NE(all_logs(g, dir, *third).find("state restored from the snapshot"),
-              std::string::npos);
-    auto out = run_command(dir, {binary_path("mqadmin"), "getSyncStateSet", "-a", g.addrs(), "-b",
-                                 set_name(kSets)});
+    EXPECT_NE(all_logs(g, dir, *third).find("state restored from the snapshot"), std::string::npos);
+    auto out = run_command(
+        dir, {binary_path("mqadmin"), "getSyncStateSet", "-a", g.addrs(), "-b", set_name(kSets)});
     EXPECT_EQ(out.exit_code, 0) << out.err;
     EXPECT_NE(out.out.find("#MasterBrokerId\t1"), std::string::npos) << out.out;
     client.shutdown();

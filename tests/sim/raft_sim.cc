@@ -62,8 +62,8 @@ RaftSim::RaftSim(const SimOptions& options)
     const bool compact = opt_.compact == 1 || (opt_.compact < 0 && snap_rng_.chance(0.35));
     if (compact) {
         compact_every_ = snap_rng_.chance(0.5) ? snap_rng_.uniform(1, 6) : snap_rng_.uniform(7, 40);
-        snapshot_chunk_ = static_cast<size_t>(snap_rng_.chance(0.5) ? snap_rng_.uniform(4, 48)
-                                                                     : 1 << 20);
+        snapshot_chunk_ =
+            static_cast<size_t>(snap_rng_.chance(0.5) ? snap_rng_.uniform(4, 48) : 1 << 20);
         snapshot_padding_max_ = snap_rng_.chance(0.5) ? 200 : 0;
     }
     for (int id = 1; id <= opt_.nodes; ++id) {
@@ -561,16 +561,18 @@ bool RaftSim::check_snapshot(int id, const Snapshot& snap, const char* what) {
         std::memcpy(&idx, snap.data.data() + 8, 8);
     }
     if (snap.data.size() < 16 || idx != static_cast<uint64_t>(snap.index.value())) {
-        fail(fmt::format("node {} {} a snapshot at {} whose data ({} bytes) is not the state "
-                         "machine at that index",
-                         id, what, snap.index, snap.data.size()));
+        fail(
+            fmt::format("node {} {} a snapshot at {} whose data ({} bytes) is not the state "
+                        "machine at that index",
+                        id, what, snap.index, snap.data.size()));
         return false;
     }
     if (snap.index.value() > static_cast<int64_t>(committed_.size()) ||
         committed_hash(snap.index) != h) {
-        fail(fmt::format("node {} {} a snapshot at {} that is not the committed log there "
-                         "(committed length {})",
-                         id, what, snap.index, committed_.size()));
+        fail(
+            fmt::format("node {} {} a snapshot at {} that is not the committed log there "
+                        "(committed length {})",
+                        id, what, snap.index, committed_.size()));
         return false;
     }
     return true;
@@ -661,9 +663,10 @@ void RaftSim::check(int id) {
                 committed_.push_back(n.prefix_hash[i]);
                 const LogIndex idx(static_cast<int64_t>(i) + 1);
                 if (idx < n.storage->first_index()) {
-                    fail(fmt::format("node {} commits {} inside its snapshot ({}) before the "
-                                     "checker saw it committed",
-                                     id, idx, n.storage->first_index() - 1));
+                    fail(
+                        fmt::format("node {} commits {} inside its snapshot ({}) before the "
+                                    "checker saw it committed",
+                                    id, idx, n.storage->first_index() - 1));
                     return;
                 }
                 const uint64_t pid = payload_id(n.storage->entry(idx));

@@ -43,7 +43,7 @@ struct SimResult {
     uint64_t events = 0;
     uint64_t commits = 0;  // committed log length at the end
     uint64_t acked = 0;    // client proposals acknowledged
-    uint64_t compactions = 0;         // RaftNode::compact calls that took a snapshot
+    uint64_t compactions = 0;          // RaftNode::compact calls that took a snapshot
     uint64_t snapshots_installed = 0;  // Ready::snapshot (InstallSnapshot) on any node
     int64_t heal_to_commit_ms = -1;
     int64_t heal_to_leader_ms = -1;
@@ -152,8 +152,8 @@ private:
     // Compaction knobs, drawn from their own Rng so that seeds without compaction replay as
     // before compaction existed.
     Rng snap_rng_;
-    int64_t compact_every_ = 0;     // compact once this many entries are applied past the
-                                    //   snapshot; 0 = never
+    int64_t compact_every_ = 0;  // compact once this many entries are applied past the
+                                 //   snapshot; 0 = never
     size_t snapshot_chunk_ = 1 << 20;
     int64_t snapshot_padding_max_ = 0;
 

@@ -151,7 +151,9 @@ int main(int argc, char** argv) {
     for (uint64_t seed = first; seed < first + count; ++seed) {
         std::snprintf(g_replay, sizeof(g_replay), "raft_sim --seed=%llu --nodes=%d%s%s --trace",
                       static_cast<unsigned long long>(seed), nodes, plain ? " --plain" : "",
-                      compact < 0 ? "" : compact == 0 ? " --compact=never" : " --compact=always");
+                      compact < 0    ? ""
+                      : compact == 0 ? " --compact=never"
+                                     : " --compact=always");
         SimOptions opt;
         opt.seed = seed;
         opt.nodes = nodes;

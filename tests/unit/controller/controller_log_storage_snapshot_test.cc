@@ -71,7 +71,8 @@ protected:
         for (const Entry& e : out) {
             const int64_t t = e.index.value() <= split ? t1 : t2;
             EXPECT_EQ(e.term, Term(t)) << e.index.value();
-            EXPECT_EQ(e.payload.view(), entry(e.index.value(), t).payload.view()) << e.index.value();
+            EXPECT_EQ(e.payload.view(), entry(e.index.value(), t).payload.view())
+                << e.index.value();
         }
     }
 
@@ -85,8 +86,8 @@ TEST_F(ControllerLogSnapshotTest, CompactionKeepsTheSuffixAcrossReopenAndAppends
         fill(*s, 1, 5, 1);
         fill(*s, 6, 10, 2);
         ASSERT_TRUE(s->save_hard_state({Term(2), raft::kNoNode, LogIndex(8)}).is_ok());
-        ASSERT_TRUE(s->save_snapshot(Snapshot{LogIndex(7), Term(2), SharedBytes::copy_of("S7")})
-                        .is_ok());
+        ASSERT_TRUE(
+            s->save_snapshot(Snapshot{LogIndex(7), Term(2), SharedBytes::copy_of("S7")}).is_ok());
         expect_entries(*s, 8, 10, 5, 1, 2);
         EXPECT_EQ(s->term_at(LogIndex(7)), Term(2));
         EXPECT_EQ(s->term_at(LogIndex(6)), std::nullopt);
@@ -109,8 +110,8 @@ TEST_F(ControllerLogSnapshotTest, CompactionKeepsTheSuffixAcrossReopenAndAppends
     EXPECT_EQ(get_be32(reinterpret_cast<const uint8_t*>(log.data()) + 8),
               ControllerLogStorage::kCompactedLogVersion);
     // A second compaction leaves only the snapshot.
-    ASSERT_TRUE(s->save_snapshot(Snapshot{LogIndex(10), Term(2), SharedBytes::copy_of("S10")})
-                    .is_ok());
+    ASSERT_TRUE(
+        s->save_snapshot(Snapshot{LogIndex(10), Term(2), SharedBytes::copy_of("S10")}).is_ok());
     s = open();
     expect_entries(*s, 11, 10, 0, 2, 2);
     EXPECT_EQ(s->term_at(LogIndex(10)), Term(2));
@@ -147,8 +148,8 @@ TEST_F(ControllerLogSnapshotTest, AKillAfterAnyCompactionStepRestartsWithTheSame
         EXPECT_FALSE(std::filesystem::exists(dir_ + "/log.tmp"));
         // And it goes on: append, compact again, reopen.
         fill(*s, 13, 13, 3);
-        ASSERT_TRUE(s->save_snapshot(Snapshot{LogIndex(11), Term(3), SharedBytes::copy_of("S11")})
-                        .is_ok());
+        ASSERT_TRUE(
+            s->save_snapshot(Snapshot{LogIndex(11), Term(3), SharedBytes::copy_of("S11")}).is_ok());
         s = open();
         expect_entries(*s, 12, 13, 4, 1, 3);
     }
@@ -190,8 +191,8 @@ TEST_F(ControllerLogSnapshotTest, ASnapshotBeyondTheLogAndADamagedSnapshotFile) 
     {
         auto s = open();
         fill(*s, 1, 3, 1);
-        ASSERT_TRUE(s->save_snapshot(Snapshot{LogIndex(20), Term(4), SharedBytes::copy_of("far")})
-                        .is_ok());
+        ASSERT_TRUE(
+            s->save_snapshot(Snapshot{LogIndex(20), Term(4), SharedBytes::copy_of("far")}).is_ok());
         expect_entries(*s, 21, 20, 0, 4, 4);
         fill(*s, 21, 22, 4);
     }

@@ -32,7 +32,8 @@ TEST(MemoryLogStorageSnapshotTest, CompactionKeepsTheSuffixAndTheSnapshotTerm) {
     MemoryLogStorage s;
     ASSERT_TRUE(s.append(make_entries(1, 3, 1)).is_ok());
     ASSERT_TRUE(s.append(make_entries(4, 3, 2)).is_ok());
-    ASSERT_TRUE(s.save_snapshot(Snapshot{LogIndex(4), Term(2), SharedBytes::copy_of("s4")}).is_ok());
+    ASSERT_TRUE(
+        s.save_snapshot(Snapshot{LogIndex(4), Term(2), SharedBytes::copy_of("s4")}).is_ok());
     EXPECT_EQ(s.first_index(), LogIndex(5));
     EXPECT_EQ(s.last_index(), LogIndex(6));
     EXPECT_EQ(s.term_at(LogIndex(4)), Term(2));
