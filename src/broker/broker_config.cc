@@ -31,6 +31,7 @@ const std::vector<Entry>& fields() {
         {"brokerIP1", &BrokerConfig::broker_ip1},
         {"brokerIP2", &BrokerConfig::broker_ip2},
         {"haListenPort", &BrokerConfig::ha_listen_port},
+        {"haAdvertisedAddress", &BrokerConfig::ha_advertised_address},
         {"storePathRootDir", &BrokerConfig::store_path_root_dir},
         {"logDir", &BrokerConfig::log_dir},
         {"brokerRole", &BrokerConfig::broker_role},
@@ -226,6 +227,16 @@ Status BrokerConfig::validate() const {
     }
     if (ha_listen_port < 0 || ha_listen_port > 65535) {
         return Status::error(Errc::kInvalidArgument, "haListenPort {} out of range", ha_listen_port);
+    }
+    if (!ha_advertised_address.empty()) {
+        const size_t colon = ha_advertised_address.rfind(':');
+        int port = 0;
+        if (colon == std::string::npos || colon == 0 ||
+            !parse_int(std::string_view(ha_advertised_address).substr(colon + 1), &port) ||
+            port <= 0 || port > 65535) {
+            return Status::error(Errc::kInvalidArgument, "haAdvertisedAddress: '{}' is not host:port",
+                                 ha_advertised_address);
+        }
     }
     if (server_selector_threads < 0 || server_selector_threads > 1024) {
         return Status::error(Errc::kInvalidArgument, "serverSelectorThreads {} out of range 0..1024",

@@ -35,6 +35,10 @@ struct BrokerConfig {
     // haListenPort; 0 = listenPort + 1 (RocketMQ BrokerStartup), or ephemeral when listenPort
     // is 0 too (tests). effective_ha_listen_port() resolves it.
     int32_t ha_listen_port = 0;
+    // Comet: haAdvertisedAddress, the host:port a master hands its slaves as its HA address
+    // (REGISTER_BROKER's haServerAddr, EXCHANGE_BROKER_HA_INFO) when the slaves reach the HA
+    // port through a NAT or a proxy. Empty: brokerIP2 (or brokerIP1) and the bound HA port.
+    std::string ha_advertised_address;
     std::string store_path_root_dir;                     // storePathRootDir (empty: ~/store)
     std::string log_dir;                                 // logDir (empty: ~/logs/comet)
     std::string broker_role = "ASYNC_MASTER";            // brokerRole

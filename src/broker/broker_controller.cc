@@ -792,6 +792,9 @@ uint16_t BrokerController::port() const { return server_->port(); }
 
 std::string BrokerController::ha_server_addr() const {
     const BrokerConfig cfg = config_.get();
+    if (!cfg.ha_advertised_address.empty()) {
+        return cfg.ha_advertised_address;
+    }
     const uint16_t bound = replication_ ? replication_->ha_port() : 0;
     if (bound == 0) {
         return cfg.ha_server_addr();

@@ -1,5 +1,8 @@
 #include "broker/controller_link.h"
 
+#include <algorithm>
+#include <optional>
+
 #include "base/logging.h"
 #include "protocol/ha_headers.h"
 #include "protocol/request_code.h"
@@ -27,6 +30,11 @@ void ControllerLink::shutdown() { client_->shutdown(); }
 
 Result<std::string> ControllerLink::find_leader() {
     Status last = Status::error(Errc::kUnavailable, "controllerAddr names no controller");
+    // The leader is reached by the address controllerAddr names it by when it can be: a
+    // controller that says it leads is the leader at the address just used, and a reported
+    // leader address outside controllerAddr (a NAT or a proxy between broker and controllers)
+    // is used only when no listed controller says it leads.
+    std::optional<std::string> reported;
     for (const std::string& addr : controllers_) {
         RemotingCommand req = RemotingCommand::request(Req::kControllerGetMetadataInfo);
         auto r = client_->invoke_sync(addr, std::move(req), timeout_);
@@ -36,11 +44,27 @@ Result<std::string> ControllerLink::find_leader() {
             continue;
         }
         auto h = protocol::GetMetaDataResponseHeader::from_ext(*r);
-        if (r->code == RC::kSuccess && h.is_ok() && h->controller_leader_address &&
-            !h->controller_leader_address->empty()) {
-            return *h->controller_leader_address;
+        if (r->code != RC::kSuccess || !h.is_ok()) {
+            last = Status::error(Errc::kUnavailable, "controller {} knows no leader yet", addr);
+            continue;
         }
-        last = Status::error(Errc::kUnavailable, "controller {} knows no leader yet", addr);
+        if (h->is_leader.value_or(false)) {
+            return addr;
+        }
+        const std::string leader = h->controller_leader_address.value_or("");
+        if (leader.empty()) {
+            last = Status::error(Errc::kUnavailable, "controller {} knows no leader yet", addr);
+            continue;
+        }
+        if (std::find(controllers_.begin(), controllers_.end(), leader) != controllers_.end()) {
+            return leader;
+        }
+        if (!reported) {
+            reported = leader;
+        }
+    }
+    if (reported) {
+        return *reported;
     }
     return last;
 }

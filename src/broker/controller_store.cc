@@ -55,6 +55,7 @@ Status ControllerStore::truncate_to(int64_t end) {
                      "({} bytes the master does not have)",
                      max, end, max - end);
         COMET_RETURN_IF_ERROR(store_.truncate_log(store::PhysicalOffset(end)));
+        truncated_bytes_.fetch_add(max - end, std::memory_order_relaxed);
     }
     MutexLock l(mu_);
     epoch_file_.truncate_from(end);

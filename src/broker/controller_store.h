@@ -75,6 +75,8 @@ public:
     // Start offset of the current (last) epoch; 0 when none.
     int64_t current_epoch_start() const;
     int64_t max_offset() const { return store_.get_max_phy_offset().value(); }
+    // CommitLog bytes cut by truncate_to() since start (runtime info controllerTruncatedBytes).
+    int64_t truncated_bytes() const { return truncated_bytes_.load(std::memory_order_relaxed); }
 
 private:
     store::MessageStore& store_;
@@ -83,6 +85,7 @@ private:
     std::atomic<int64_t> my_id_{0};
     std::atomic<int64_t> slave_confirm_{0};
     std::atomic<size_t> sync_state_set_size_{0};  // sync_state_set_.size(), written under mu_
+    std::atomic<int64_t> truncated_bytes_{0};
 
     mutable Mutex mu_;
     store::EpochFile epoch_file_ GUARDED_BY(mu_);

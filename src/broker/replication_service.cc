@@ -602,6 +602,7 @@ std::map<std::string, std::string> ReplicationService::runtime_info() const {
                       std::to_string(e.start_offset);
         }
         t["epochEntries"] = epochs;
+        t["controllerTruncatedBytes"] = std::to_string(controller_store_->truncated_bytes());
     }
     t["haBrokerRole"] = config_.controller_mode
                             ? std::string(is_slave() ? "SLAVE" : "SYNC_MASTER")

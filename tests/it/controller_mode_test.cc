@@ -321,6 +321,37 @@ protected:
         }
     }
 
+    std::vector<uint16_t> ports() const {
+        std::vector<uint16_t> out;
+        for (const Replica& r : replicas_) {
+            out.push_back(r.port);
+        }
+        return out;
+    }
+    // Waits until replica `old` is a slave with the epochs and CommitLog end of `master`, then
+    // expects the same messages at the same queue offsets on both. Returns the bodies held.
+    std::set<std::string> wait_rejoined_with_the_log_of(size_t old, size_t master) {
+        EXPECT_TRUE(eventually(
+            [&] {
+                auto m = info(old);
+                return m["controllerMaster"] == "false" &&
+                       m["epochEntries"] == info(master)["epochEntries"] &&
+                       m["commitLogMaxOffset"] == info(master)["commitLogMaxOffset"];
+            },
+            guard(20000ms)))
+            << info(old)["epochEntries"] << " vs " << info(master)["epochEntries"] << "\n"
+            << logs();
+        const auto old_log = read_by_offset(old);
+        EXPECT_EQ(old_log, read_by_offset(master));
+        std::set<std::string> held;
+        for (auto& [q, by_offset] : old_log) {
+            for (auto& [o, body] : by_offset) {
+                held.insert(body);
+            }
+        }
+        return held;
+    }
+
     // Each acknowledged send has its own (queue, offset), and every replica that serves the
     // topic holds the acknowledged body there (a reused offset would show another body).
     void expect_history_kept(const std::vector<AckedSend>& acks, size_t replica) {
@@ -751,6 +782,130 @@ struct Attempt {
     std::string body;
 };
 
+// The two producers of the partition tests, each on its own thread and connection, sending
+// kTopic one message at a time with a 2 s timeout: producer 1 ("p1-<n>") only to the old
+// master, producer 2 ("p2-<n>") alternately to the two other replicas. Every attempt is kept
+// with this process's clock readings. Bounded by kMaxSends each and by stop().
+class SplitProducers {
+public:
+    static constexpr int kMaxSends = 100000;
+
+    SplitProducers(std::vector<uint16_t> ports, size_t old) : ports_(std::move(ports)), old_(old) {}
+    ~SplitProducers() { stop(); }
+
+    void start() {
+        c1_.start();
+        c2_.start();
+        p1_ = std::thread([this] {
+            for (int n = 0; n < kMaxSends && !stop_; ++n) {
+                record(to_old_, send(c1_, old_, "p1-" + std::to_string(n)));
+            }
+        });
+        p2_ = std::thread([this] {
+            for (int n = 0; n < kMaxSends && !stop_; ++n) {
+                const size_t r = (old_ + 1 + static_cast<size_t>(n % 2)) % 3;
+                record(to_new_[r], send(c2_, r, "p2-" + std::to_string(n)));
+            }
+        });
+    }
+    void stop() {
+        stop_ = true;
+        if (p1_.joinable()) {
+            p1_.join();
+        }
+        if (p2_.joinable()) {
+            p2_.join();
+        }
+        c1_.shutdown();
+        c2_.shutdown();
+    }
+    int64_t old_acks() {
+        std::lock_guard<std::mutex> l(mu_);
+        return acked(to_old_);
+    }
+    int64_t new_acks() {
+        std::lock_guard<std::mutex> l(mu_);
+        int64_t n = 0;
+        for (auto& [r, v] : to_new_) {
+            n += acked(v);
+        }
+        return n;
+    }
+    // After stop().
+    const std::vector<Attempt>& to_old() const { return to_old_; }
+    const std::map<size_t, std::vector<Attempt>>& to_new() const { return to_new_; }
+
+private:
+    static int64_t acked(const std::vector<Attempt>& v) {
+        return std::count_if(v.begin(), v.end(),
+                             [](const Attempt& a) { return a.code == RC::kSuccess; });
+    }
+    Attempt send(net::RemotingClient& c, size_t replica, const std::string& body) {
+        Attempt a;
+        a.body = body;
+        a.sent = std::chrono::steady_clock::now();
+        auto r = call(c, ports_[replica], send_message_request(kTopic, body, -1), 2000ms);
+        a.answered = std::chrono::steady_clock::now();
+        if (r.is_ok()) {
+            a.code = r->code;
+            a.remark = r->remark.value_or("");
+        }
+        return a;
+    }
+    void record(std::vector<Attempt>& into, Attempt a) {
+        if (a.code != RC::kSuccess) {
+            std::this_thread::sleep_for(5ms);
+        }
+        std::lock_guard<std::mutex> l(mu_);
+        into.push_back(std::move(a));
+    }
+
+    const std::vector<uint16_t> ports_;
+    const size_t old_;
+    std::atomic<bool> stop_{false};
+    net::RemotingClient c1_;
+    net::RemotingClient c2_;
+    std::thread p1_;
+    std::thread p2_;
+    std::mutex mu_;
+    std::vector<Attempt> to_old_;                  // guarded by mu_ until stop()
+    std::map<size_t, std::vector<Attempt>> to_new_;  // guarded by mu_ until stop()
+};
+
+// What the two histories say about the cut at `cut`: the old master's last acknowledgement,
+// its first refusal naming the lease, the new master's first acknowledged send (when it was
+// sent) and which replica gave it, and every body the old master acknowledged.
+struct SplitHistory {
+    SteadyTime last_old_ack = SteadyTime::min();
+    SteadyTime first_refusal = SteadyTime::max();
+    SteadyTime first_new_send = SteadyTime::max();
+    size_t new_master = 3;
+    std::set<std::string> old_acked;
+    std::set<std::string> old_unacked;  // producer 1's sends that got no SUCCESS
+
+    explicit SplitHistory(const SplitProducers& p) {
+        for (const Attempt& a : p.to_old()) {
+            if (a.code == RC::kSuccess) {
+                last_old_ack = std::max(last_old_ack, a.answered);
+                old_acked.insert(a.body);
+                continue;
+            }
+            old_unacked.insert(a.body);
+            if (a.remark.find("master lease expired") != std::string::npos) {
+                first_refusal = std::min(first_refusal, a.sent);
+            }
+        }
+        for (auto& [r, v] : p.to_new()) {
+            for (const Attempt& a : v) {
+                if (a.code == RC::kSuccess && a.sent < first_new_send) {
+                    first_new_send = a.sent;
+                    new_master = r;
+                }
+            }
+        }
+    }
+};
+
 TEST_F(ControllerModePartitionIt, APartitionedMasterStopsAcknowledgingBeforeANewOneStarts) {
     for (size_t i = 0; i < 3; ++i) {
         route_controllers_through_proxies(i);
@@ -761,131 +916,36 @@ TEST_F(ControllerModePartitionIt, APartitionedMasterStopsAcknowledgingBeforeANew
     create_topic_everywhere();
     const size_t old = static_cast<size_t>(old_master);
 
-    std::atomic<bool> stop{false};
-    std::mutex mu;
-    std::vector<Attempt> to_old;               // producer 1: the old master only
-    std::map<size_t, std::vector<Attempt>> to_new;  // producer 2: the other replicas
-    auto send = [&](size_t replica, const std::string& body, net::RemotingClient& c) {
-        Attempt a;
-        a.body = body;
-        a.sent = std::chrono::steady_clock::now();
-        auto r = call(c, replicas_[replica].port, send_message_request(kTopic, body, -1), 2000ms);
-        a.answered = std::chrono::steady_clock::now();
-        if (r.is_ok()) {
-            a.code = r->code;
-            a.remark = r->remark.value_or("");
-        }
-        return a;
-    };
-    net::RemotingClient c1;
-    net::RemotingClient c2;
-    c1.start();
-    c2.start();
-    std::thread p1([&] {
-        for (int n = 0; n < 100000 && !stop; ++n) {
-            Attempt a = send(old, "p1-" + std::to_string(n), c1);
-            if (a.code != RC::kSuccess) {
-                std::this_thread::sleep_for(5ms);
-            }
-            std::lock_guard<std::mutex> l(mu);
-            to_old.push_back(std::move(a));
-        }
-    });
-    std::thread p2([&] {
-        for (int n = 0; n < 100000 && !stop; ++n) {
-            const size_t r = (old + 1 + static_cast<size_t>(n % 2)) % 3;
-            Attempt a = send(r, "p2-" + std::to_string(n), c2);
-            if (a.code != RC::kSuccess) {
-                std::this_thread::sleep_for(5ms);
-            }
-            std::lock_guard<std::mutex> l(mu);
-            to_new[r].push_back(std::move(a));
-        }
-    });
-    auto acked = [&](const std::vector<Attempt>& v) {
-        return std::count_if(v.begin(), v.end(), [](const Attempt& a) { return a.code == 0; });
-    };
-    auto new_acks = [&] {
-        std::lock_guard<std::mutex> l(mu);
-        int64_t n = 0;
-        for (auto& [r, v] : to_new) {
-            n += acked(v);
-        }
-        return n;
-    };
-    const bool warmed = eventually(
-        [&] {
-            std::lock_guard<std::mutex> l(mu);
-            return acked(to_old) >= 20;
-        },
-        guard(10000ms));
+    SplitProducers producers(ports(), old);
+    producers.start();
+    const bool warmed = eventually([&] { return producers.old_acks() >= 20; }, guard(10000ms));
     const SteadyTime cut = std::chrono::steady_clock::now();
     partition_from_controllers(old, true);
-    const bool elected = warmed && eventually([&] { return new_acks() >= 20; }, guard(20000ms));
-    stop = true;
-    p1.join();
-    p2.join();
-    c1.shutdown();
-    c2.shutdown();
+    const bool elected =
+        warmed && eventually([&] { return producers.new_acks() >= 20; }, guard(20000ms));
+    producers.stop();
     ASSERT_TRUE(warmed) << logs();
     ASSERT_TRUE(elected) << "no other replica acknowledged sends after the partition\n" << logs();
 
     // The histories: every acknowledgement of the old master after the cut arrived before the
     // new master's first acknowledged send left producer 2; after its lease ran out the old
     // master refused, naming the lease.
-    SteadyTime last_old_ack = SteadyTime::min();
-    SteadyTime first_refusal = SteadyTime::max();
-    std::set<std::string> old_acked;
-    for (const Attempt& a : to_old) {
-        if (a.code == RC::kSuccess) {
-            last_old_ack = std::max(last_old_ack, a.answered);
-            old_acked.insert(a.body);
-        } else if (a.remark.find("master lease expired") != std::string::npos) {
-            first_refusal = std::min(first_refusal, a.sent);
-        }
-    }
-    SteadyTime first_new_send = SteadyTime::max();
-    size_t new_master = 3;
-    for (auto& [r, v] : to_new) {
-        for (const Attempt& a : v) {
-            if (a.code == RC::kSuccess && a.sent < first_new_send) {
-                first_new_send = a.sent;
-                new_master = r;
-            }
-        }
-    }
-    ASSERT_NE(first_refusal, SteadyTime::max()) << "the old master never refused for its lease";
-    EXPECT_LT(last_old_ack, first_refusal);
-    EXPECT_LT(last_old_ack, first_new_send)
-        << "the old master acknowledged " << ms_between(first_new_send, last_old_ack)
+    const SplitHistory h(producers);
+    ASSERT_NE(h.first_refusal, SteadyTime::max()) << "the old master never refused for its lease";
+    EXPECT_LT(h.last_old_ack, h.first_refusal);
+    EXPECT_LT(h.last_old_ack, h.first_new_send)
+        << "the old master acknowledged " << ms_between(h.first_new_send, h.last_old_ack)
         << " ms after the new master's first acknowledged send was sent";
     std::printf("partition at 0: old master's last ack at %.0f ms, first lease refusal at %.0f "
                 "ms, new master's first acknowledged send sent at %.0f ms\n",
-                ms_between(cut, last_old_ack), ms_between(cut, first_refusal),
-                ms_between(cut, first_new_send));
+                ms_between(cut, h.last_old_ack), ms_between(cut, h.first_refusal),
+                ms_between(cut, h.first_new_send));
 
     // Healed, the old master learns of the new master, rejoins as its slave, and ends with its
     // log: every message either acknowledged kept the offset it was given.
     partition_from_controllers(old, false);
-    EXPECT_TRUE(eventually(
-        [&] {
-            auto m = info(old);
-            return m["controllerMaster"] == "false" &&
-                   m["epochEntries"] == info(new_master)["epochEntries"] &&
-                   m["commitLogMaxOffset"] == info(new_master)["commitLogMaxOffset"];
-        },
-        guard(20000ms)))
-        << info(old)["epochEntries"] << " vs " << info(new_master)["epochEntries"] << "\n"
-        << logs();
-    const auto old_log = read_by_offset(old);
-    EXPECT_EQ(old_log, read_by_offset(new_master));
-    std::set<std::string> held;
-    for (auto& [q, by_offset] : old_log) {
-        for (auto& [o, body] : by_offset) {
-            held.insert(body);
-        }
-    }
-    for (auto& [r, v] : to_new) {
+    const std::set<std::string> held = wait_rejoined_with_the_log_of(old, h.new_master);
+    for (auto& [r, v] : producers.to_new()) {
         for (const Attempt& a : v) {
             if (a.code == RC::kSuccess) {
                 EXPECT_EQ(held.count(a.body), 1u) << a.body << " acknowledged by the new master";
@@ -894,9 +954,94 @@ TEST_F(ControllerModePartitionIt, APartitionedMasterStopsAcknowledgingBeforeANew
     }
     // The old master's acknowledged sends were replicated while it still held its lease (its
     // slaves were not cut off), so the new master has them too.
-    for (const std::string& b : old_acked) {
+    for (const std::string& b : h.old_acked) {
         EXPECT_EQ(held.count(b), 1u) << b << " acknowledged by the old master";
     }
+}
+
+// The master cut from the controllers and from its slaves (the slaves reach its HA port
+// through proxies: haAdvertisedAddress), with allAckInSyncStateSet=true as RocketMQ 5
+// recommends. It cannot acknowledge anything once cut (no slave acks and no controller to
+// shrink the SyncStateSet with), but it still appends producer 1's sends while its lease
+// holds: an unacknowledged tail. After healing it rejoins the new master as a slave, cuts that
+// tail (controllerTruncatedBytes) and ends with the new master's log; every acknowledged
+// message of either master is kept.
+class ControllerModeIsolationIt : public ControllerModeIt {
+protected:
+    void SetUp() override {
+        controller_extra_["notifyBrokerRoleChanged"] = "false";
+        ControllerModeIt::SetUp();
+        for (size_t i = 0; i < replicas_.size(); ++i) {
+            Replica& r = replicas_[i];
+            auto p = FaultProxy::start("127.0.0.1",
+                                       static_cast<uint16_t>(std::stoi(r.config["haListenPort"])));
+            ASSERT_TRUE(p.is_ok()) << p.status().to_string();
+            r.config["haAdvertisedAddress"] = (*p)->address();
+            ha_proxies_[i] = std::move(p).value();
+        }
+    }
+    void TearDown() override {
+        ControllerModeIt::TearDown();
+        ha_proxies_.clear();
+    }
+    void isolate(size_t i, bool cut) {
+        partition_from_controllers(i, cut);
+        FaultProxy& p = *ha_proxies_.at(i);
+        if (cut) {
+            p.set_refuse(true);
+            p.drop();
+        } else {
+            p.heal();
+        }
+    }
+
+    std::map<size_t, std::unique_ptr<FaultProxy>> ha_proxies_;
+};
+
+TEST_F(ControllerModeIsolationIt, AnIsolatedMasterCutsItsUnacknowledgedTailWhenItRejoins) {
+    for (size_t i = 0; i < 3; ++i) {
+        route_controllers_through_proxies(i);
+        ASSERT_TRUE(start_replica(i).is_ok()) << logs();
+    }
+    const int old_master = wait_master(3);
+    ASSERT_GE(old_master, 0) << logs();
+    create_topic_everywhere();
+    const size_t old = static_cast<size_t>(old_master);
+
+    SplitProducers producers(ports(), old);
+    producers.start();
+    const bool warmed = eventually([&] { return producers.old_acks() >= 20; }, guard(10000ms));
+    const int64_t acked_before_cut = producers.old_acks();
+    isolate(old, true);
+    const bool elected =
+        warmed && eventually([&] { return producers.new_acks() >= 20; }, guard(20000ms));
+    producers.stop();
+    ASSERT_TRUE(warmed) << logs();
+    ASSERT_TRUE(elected) << "no other replica acknowledged sends after the isolation\n" << logs();
+    const SplitHistory h(producers);
+    // At most the send in flight at the cut (already on the slaves) is acknowledged after it.
+    EXPECT_LE(producers.old_acks(), acked_before_cut + 1);
+    EXPECT_LT(h.last_old_ack, h.first_new_send);
+    ASSERT_FALSE(h.old_unacked.empty()) << "producer 1 got every send acknowledged";
+    const int64_t old_end = std::stoll(info(old)["commitLogMaxOffset"]);
+    const int64_t truncated_before = std::stoll(info(old)["controllerTruncatedBytes"]);
+
+    isolate(old, false);
+    const std::set<std::string> held = wait_rejoined_with_the_log_of(old, h.new_master);
+    const int64_t truncated = std::stoll(info(old)["controllerTruncatedBytes"]) - truncated_before;
+    EXPECT_GT(truncated, 0) << "the old master (end " << old_end << ") cut nothing";
+    for (auto& [r, v] : producers.to_new()) {
+        for (const Attempt& a : v) {
+            if (a.code == RC::kSuccess) {
+                EXPECT_EQ(held.count(a.body), 1u) << a.body << " acknowledged by the new master";
+            }
+        }
+    }
+    for (const std::string& b : h.old_acked) {
+        EXPECT_EQ(held.count(b), 1u) << b << " acknowledged by the old master";
+    }
+    std::printf("isolated master: %zu unacknowledged sends, %lld bytes cut on rejoining\n",
+                h.old_unacked.size(), static_cast<long long>(truncated));
 }
 
 // Regression: a controller-mode slave learnt the master its SlaveSynchronize copies topics,

@@ -371,5 +371,21 @@ TEST(ReplicationConfig, KeysFromBrokerConfigAndValidation) {
     EXPECT_FALSE(role.set("brokerRole", "MASTER").is_ok() && role.validate().is_ok());
 }
 
+// haAdvertisedAddress (Comet): what a master hands its slaves must be host:port; a bad value
+// is refused naming the key.
+TEST(ReplicationConfig, HaAdvertisedAddressMustBeHostAndPort) {
+    BrokerConfig ok;
+    ASSERT_TRUE(ok.set("haAdvertisedAddress", "10.0.0.7:30911").is_ok());
+    EXPECT_TRUE(ok.validate().is_ok());
+    EXPECT_EQ(ok.ha_advertised_address, "10.0.0.7:30911");
+    for (const char* bad : {"10.0.0.7", ":30911", "10.0.0.7:0", "10.0.0.7:70000", "h:x"}) {
+        BrokerConfig b;
+        ASSERT_TRUE(b.set("haAdvertisedAddress", bad).is_ok());
+        const Status s = b.validate();
+        ASSERT_FALSE(s.is_ok()) << bad;
+        EXPECT_NE(s.message().find("haAdvertisedAddress"), std::string::npos) << s.message();
+    }
+}
+
 }  // namespace
 }  // namespace comet::broker
