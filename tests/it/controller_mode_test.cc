@@ -312,6 +312,21 @@ protected:
         }
         replicas_[i].config["controllerAddr"] = addrs;
     }
+    // Every replica through its controller proxies, started; the master once all three are in
+    // its SyncStateSet (-1 when none came), with kTopic created everywhere.
+    int start_through_controller_proxies() {
+        for (size_t i = 0; i < replicas_.size(); ++i) {
+            route_controllers_through_proxies(i);
+            if (!start_replica(i).is_ok()) {
+                return -1;
+            }
+        }
+        const int master = wait_master(replicas_.size());
+        if (master >= 0) {
+            create_topic_everywhere();
+        }
+        return master;
+    }
     void partition_from_controllers(size_t i, bool cut) {
         for (auto& p : proxies_[i]) {
             if (cut) {
@@ -910,14 +925,24 @@ struct SplitHistory {
     }
 };
 
-TEST_F(ControllerModePartitionIt, APartitionedMasterStopsAcknowledgingBeforeANewOneStarts) {
-    for (size_t i = 0; i < 3; ++i) {
-        route_controllers_through_proxies(i);
-        ASSERT_TRUE(start_replica(i).is_ok()) << logs();
+// Every send either master acknowledged is among `held` (the rejoined old master's messages).
+void expect_every_ack_held(const SplitProducers& p, const SplitHistory& h,
+                           const std::set<std::string>& held) {
+    for (auto& [r, v] : p.to_new()) {
+        for (const Attempt& a : v) {
+            if (a.code == RC::kSuccess) {
+                EXPECT_EQ(held.count(a.body), 1u) << a.body << " acknowledged by the new master";
+            }
+        }
     }
-    const int old_master = wait_master(3);
+    for (const std::string& b : h.old_acked) {
+        EXPECT_EQ(held.count(b), 1u) << b << " acknowledged by the old master";
+    }
+}
+
+TEST_F(ControllerModePartitionIt, APartitionedMasterStopsAcknowledgingBeforeANewOneStarts) {
+    const int old_master = start_through_controller_proxies();
     ASSERT_GE(old_master, 0) << logs();
-    create_topic_everywhere();
     const size_t old = static_cast<size_t>(old_master);
 
     SplitProducers producers(ports(), old);
@@ -949,27 +974,18 @@ TEST_F(ControllerModePartitionIt, APartitionedMasterStopsAcknowledgingBeforeANew
     // log: every message either acknowledged kept the offset it was given.
     partition_from_controllers(old, false);
     const std::set<std::string> held = wait_rejoined_with_the_log_of(old, h.new_master);
-    for (auto& [r, v] : producers.to_new()) {
-        for (const Attempt& a : v) {
-            if (a.code == RC::kSuccess) {
-                EXPECT_EQ(held.count(a.body), 1u) << a.body << " acknowledged by the new master";
-            }
-        }
-    }
     // The old master's acknowledged sends were replicated while it still held its lease (its
     // slaves were not cut off), so the new master has them too.
-    for (const std::string& b : h.old_acked) {
-        EXPECT_EQ(held.count(b), 1u) << b << " acknowledged by the old master";
-    }
+    expect_every_ack_held(producers, h, held);
 }
 
 // The master cut from the controllers and from its slaves (the slaves reach its HA port
 // through proxies: haAdvertisedAddress), with allAckInSyncStateSet=true as RocketMQ 5
 // recommends. It cannot acknowledge anything once cut (no slave acks and no controller to
-// shrink the SyncStateSet with), but it still appends producer 1's sends while its lease
-// holds: an unacknowledged tail. After healing it rejoins the new master as a slave, cuts that
-// tail (controllerTruncatedBytes) and ends with the new master's log; every acknowledged
-// message of either master is kept.
+// shrink the SyncStateSet with), but it still appends sends while its lease holds: an
+// unacknowledged tail (a send of the test's own right after the cut makes sure of one). After
+// healing it rejoins the new master as a slave, cuts that tail (controllerTruncatedBytes) and ends
+// with the new master's log; every acknowledged message of either master is kept.
 class ControllerModeIsolationIt : public ControllerModeIt {
 protected:
     void SetUp() override {
@@ -988,8 +1004,7 @@ protected:
         ControllerModeIt::TearDown();
         ha_proxies_.clear();
     }
-    void isolate(size_t i, bool cut) {
-        partition_from_controllers(i, cut);
+    void cut_from_slaves(size_t i, bool cut) {
         FaultProxy& p = *ha_proxies_.at(i);
         if (cut) {
             p.set_refuse(true);
@@ -998,25 +1013,45 @@ protected:
             p.heal();
         }
     }
+    // The CommitLog end of replica i as its runtime info reports it (-1 when it did not answer).
+    int64_t log_end(size_t i) {
+        auto m = info(i);
+        return m.count("commitLogMaxOffset") != 0 ? std::stoll(m["commitLogMaxOffset"]) : -1;
+    }
 
     std::map<size_t, std::unique_ptr<FaultProxy>> ha_proxies_;
 };
 
 TEST_F(ControllerModeIsolationIt, AnIsolatedMasterCutsItsUnacknowledgedTailWhenItRejoins) {
-    for (size_t i = 0; i < 3; ++i) {
-        route_controllers_through_proxies(i);
-        ASSERT_TRUE(start_replica(i).is_ok()) << logs();
-    }
-    const int old_master = wait_master(3);
+    const int old_master = start_through_controller_proxies();
     ASSERT_GE(old_master, 0) << logs();
-    create_topic_everywhere();
     const size_t old = static_cast<size_t>(old_master);
 
     SplitProducers producers(ports(), old);
     producers.start();
     const bool warmed = eventually([&] { return producers.old_acks() >= 20; }, guard(10000ms));
     const int64_t acked_before_cut = producers.old_acks();
-    isolate(old, true);
+    // The controllers first (the master cannot shrink its SyncStateSet any more), then the
+    // slaves, then one send of the test's own while the lease still holds: the master appends
+    // it and no slave can acknowledge it, a tail nobody acknowledged.
+    partition_from_controllers(old, true);
+    cut_from_slaves(old, true);
+    // The slaves' ends at once: nothing reaches them until a new master takes writes, a
+    // second or so later.
+    int64_t slaves_end = -1;
+    for (size_t i = 0; i < 3; ++i) {
+        if (i != old) {
+            slaves_end = std::max(slaves_end, log_end(i));
+        }
+    }
+    auto tail = call(client_, replicas_[old].port, send_message_request(kTopic, "tail", -1), 500ms);
+    const std::string tail_status =
+        tail.is_ok() ? std::to_string(tail->code) + " " + tail->remark.value_or("")
+                     : tail.status().to_string();
+    EXPECT_FALSE(tail.is_ok() && tail->code == RC::kSuccess) << "a send reaching no slave acked";
+    ASSERT_GT(log_end(old), slaves_end)
+        << "the old master appended nothing beyond its slaves (tail: " << tail_status << ")\n"
+        << logs();
     const bool elected =
         warmed && eventually([&] { return producers.new_acks() >= 20; }, guard(20000ms));
     producers.stop();
@@ -1027,23 +1062,16 @@ TEST_F(ControllerModeIsolationIt, AnIsolatedMasterCutsItsUnacknowledgedTailWhenI
     EXPECT_LE(producers.old_acks(), acked_before_cut + 1);
     EXPECT_LT(h.last_old_ack, h.first_new_send);
     ASSERT_FALSE(h.old_unacked.empty()) << "producer 1 got every send acknowledged";
-    const int64_t old_end = std::stoll(info(old)["commitLogMaxOffset"]);
+    const int64_t old_end = log_end(old);
     const int64_t truncated_before = std::stoll(info(old)["controllerTruncatedBytes"]);
 
-    isolate(old, false);
+    partition_from_controllers(old, false);
+    cut_from_slaves(old, false);
     const std::set<std::string> held = wait_rejoined_with_the_log_of(old, h.new_master);
     const int64_t truncated = std::stoll(info(old)["controllerTruncatedBytes"]) - truncated_before;
     EXPECT_GT(truncated, 0) << "the old master (end " << old_end << ") cut nothing";
-    for (auto& [r, v] : producers.to_new()) {
-        for (const Attempt& a : v) {
-            if (a.code == RC::kSuccess) {
-                EXPECT_EQ(held.count(a.body), 1u) << a.body << " acknowledged by the new master";
-            }
-        }
-    }
-    for (const std::string& b : h.old_acked) {
-        EXPECT_EQ(held.count(b), 1u) << b << " acknowledged by the old master";
-    }
+    expect_every_ack_held(producers, h, held);
+    EXPECT_EQ(held.count("tail"), 0u) << "the unacknowledged tail survived the rejoin";
     std::printf("isolated master: %zu unacknowledged sends, %lld bytes cut on rejoining\n",
                 h.old_unacked.size(), static_cast<long long>(truncated));
 }

@@ -12,6 +12,7 @@
 
 #include "base/bytes.h"
 #include "controller/controller_log_storage.h"
+#include "log_dir_fixture.h"
 
 namespace comet::controller {
 namespace {
@@ -28,26 +29,8 @@ Entry entry(int64_t index, int64_t term) {
                  SharedBytes::copy_of("e" + std::to_string(index) + "t" + std::to_string(term))};
 }
 
-std::string read_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-class ControllerLogSnapshotTest : public ::testing::Test {
+class ControllerLogSnapshotTest : public ControllerLogDirTest {
 protected:
-    void SetUp() override {
-        root_ = "/tmp/comet_ctl_snap_" + std::to_string(::getpid()) + "_" +
-                ::testing::UnitTest::GetInstance()->current_test_info()->name();
-        std::filesystem::remove_all(root_);
-        dir_ = root_ + "/raft";
-    }
-    void TearDown() override { std::filesystem::remove_all(root_); }
-
-    std::unique_ptr<ControllerLogStorage> open() {
-        auto s = ControllerLogStorage::open(dir_);
-        EXPECT_TRUE(s.is_ok()) << s.status().to_string();
-        return s.is_ok() ? std::move(s).value() : nullptr;
-    }
     // Appends entries [from, to] of `term` and syncs.
     static void fill(ControllerLogStorage& s, int64_t from, int64_t to, int64_t term) {
         std::vector<Entry> es;
@@ -75,9 +58,6 @@ protected:
                 << e.index.value();
         }
     }
-
-    std::string root_;
-    std::string dir_;
 };
 
 TEST_F(ControllerLogSnapshotTest, CompactionKeepsTheSuffixAcrossReopenAndAppends) {

@@ -17,6 +17,7 @@
 
 #include "base/crc32.h"
 #include "base/rng.h"
+#include "log_dir_fixture.h"
 #include "raft/memory_log_storage.h"
 
 namespace comet::controller {
@@ -43,11 +44,6 @@ int64_t file_size(const std::string& path) {
     return static_cast<int64_t>(st.st_size);
 }
 
-std::string read_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
 void write_file(const std::string& path, const std::string& bytes) {
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
     out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
@@ -57,21 +53,8 @@ void cut_file(const std::string& path, int64_t size) {
     ASSERT_EQ(::truncate(path.c_str(), static_cast<off_t>(size)), 0) << path;
 }
 
-class ControllerLogStorageTest : public ::testing::Test {
+class ControllerLogStorageTest : public ControllerLogDirTest {
 protected:
-    void SetUp() override {
-        root_ = "/tmp/comet_ctl_log_" + std::to_string(::getpid()) + "_" +
-                ::testing::UnitTest::GetInstance()->current_test_info()->name();
-        std::filesystem::remove_all(root_);
-        dir_ = root_ + "/raft";
-    }
-    void TearDown() override { std::filesystem::remove_all(root_); }
-
-    std::unique_ptr<ControllerLogStorage> open() {
-        auto s = ControllerLogStorage::open(dir_);
-        EXPECT_TRUE(s.is_ok()) << s.status().to_string();
-        return s.is_ok() ? std::move(s).value() : nullptr;
-    }
     std::string log_path() const { return dir_ + "/log"; }
     std::string hs_path() const { return dir_ + "/hardstate"; }
 
@@ -92,9 +75,6 @@ protected:
             EXPECT_EQ(a[i].payload.view(), b[i].payload.view()) << i;
         }
     }
-
-    std::string root_;
-    std::string dir_;
 };
 
 TEST_F(ControllerLogStorageTest, EmptyLogAndRoundTripAcrossReopen) {
