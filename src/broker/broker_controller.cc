@@ -8,17 +8,17 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-
-#include "store/store_checkpoint.h"
+#include <limits>
 
 #include "protocol/ha_bodies.h"
-#include "protocol/json_body.h"
 #include "protocol/ha_headers.h"
+#include "protocol/json_body.h"
 #include "protocol/message_decoder.h"
 #include "protocol/namesrv_headers.h"
 #include "protocol/pull_headers.h"
 #include "protocol/request_code.h"
 #include "protocol/response_code.h"
+#include "store/store_checkpoint.h"
 
 namespace comet::broker {
 
@@ -124,8 +124,14 @@ Status BrokerController::initialize() {
         std::error_code ec;
         std::filesystem::create_directories(store_cfg.store_path_root_dir, ec);
         COMET_ASSIGN_OR_RETURN(auto cp, store::StoreCheckpoint::open(store_cfg.checkpoint_path()));
-        const int64_t confirmed = cp->confirm_phy_offset();
+        int64_t confirmed = cp->confirm_phy_offset();
         cp.reset();
+        // No epoch file yet: the store, if it holds anything, is from master-slave mode, and
+        // all of it counts as confirmed (ControllerStore::load).
+        const std::string epochs = cfg.epoch_file_path();
+        if (!std::filesystem::exists(epochs, ec) && !std::filesystem::exists(epochs + ".bak", ec)) {
+            confirmed = std::numeric_limits<int64_t>::max();
+        }
         store_options.dispatch_limit = [confirmed] { return store::PhysicalOffset(confirmed); };
     }
     auto store = store::MessageStore::open(store_cfg, clock_, store_options);

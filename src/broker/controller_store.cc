@@ -14,7 +14,23 @@ ControllerStore::ControllerStore(store::MessageStore& store, std::string epoch_f
 
 Status ControllerStore::load() {
     MutexLock l(mu_);
-    return epoch_file_.load();
+    COMET_RETURN_IF_ERROR(epoch_file_.load());
+    const int64_t max = max_offset();
+    if (!epoch_file_.entries().empty() || max == 0) {
+        return Status::ok();
+    }
+    // A store from before controller mode (master-slave mode wrote it): its bytes are epoch 0,
+    // an epoch no controller ever assigns, and confirmed (consumers may have read them). A
+    // master then labels them epoch 0 to its slaves; a slave keeps the part its master has too.
+    COMET_RETURN_IF_ERROR(epoch_file_.append(kPreControllerEpoch, 0));
+    COMET_RETURN_IF_ERROR(epoch_file_.save());
+    slave_confirm_.store(max);
+    store_.set_checkpoint_confirm_offset(max);
+    spdlog::info(
+        "controller mode: {} bytes from before controller mode (no epoch file {}): "
+        "epoch {} from offset 0, confirmed",
+        max, epoch_file_.path(), kPreControllerEpoch);
+    return Status::ok();
 }
 
 std::vector<store::EpochEntry> ControllerStore::epochs() const {
@@ -64,8 +80,8 @@ Status ControllerStore::truncate_to(int64_t end) {
 
 Status ControllerStore::begin_epoch(int64_t epoch, int64_t start_offset) {
     MutexLock l(mu_);
-    if (epoch <= epoch_file_.last_epoch()) {
-        return Status::ok();
+    if (!epoch_file_.entries().empty() && epoch <= epoch_file_.last_epoch()) {
+        return Status::ok();  // epoch 0 (kPreControllerEpoch) is a real first entry
     }
     COMET_RETURN_IF_ERROR(epoch_file_.append(epoch, start_offset));
     return epoch_file_.save();

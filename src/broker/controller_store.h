@@ -34,7 +34,13 @@ public:
 
     ControllerStore(store::MessageStore& store, std::string epoch_file_path, bool all_ack);
 
-    // Loads the epoch file. Errors: both the file and its .bak unreadable (names them).
+    // The epoch of the bytes a store held before it first ran in controller mode.
+    static constexpr int64_t kPreControllerEpoch = 0;
+
+    // Loads the epoch file. A store with data but no epoch file (written in master-slave mode)
+    // gets epoch kPreControllerEpoch from offset 0 and its whole log confirmed (docs/
+    // controller.md, "From master-slave mode"). Errors: both the file and its .bak unreadable
+    // (names them), I/O.
     Status load();
 
     // --- ha::EpochPort ---

@@ -1076,6 +1076,76 @@ TEST_F(ControllerModeIsolationIt, AnIsolatedMasterCutsItsUnacknowledgedTailWhenI
                 h.old_unacked.size(), static_cast<long long>(truncated));
 }
 
+// A group moved from master-slave mode to controller mode by configuration alone keeps its
+// messages: the old master and slave start with stores but no epoch file, their bytes become
+// epoch 0 (confirmed), the old master (started first, so elected first) leads at epoch 1, the
+// old slave keeps everything it has (nothing cut), a new empty replica copies the epoch-0
+// bytes too, and after the master's kill the new master serves every message. Before, the old
+// slave was cut to 0 (refused: its queues were dispatched) and a new replica got nothing,
+// since no epoch entry covered the old bytes.
+TEST_F(ControllerModeIt, AGroupFromMasterSlaveModeKeepsItsMessagesAndCopiesThemToANewReplica) {
+    std::vector<std::map<std::string, std::string>> controller_configs;
+    for (size_t i = 0; i < 2; ++i) {
+        controller_configs.push_back(replicas_[i].config);
+        auto& c = replicas_[i].config;
+        for (const char* k : {"enableControllerMode", "controllerAddr", "allAckInSyncStateSet"}) {
+            c.erase(k);
+        }
+        c["brokerId"] = i == 0 ? "0" : "1";
+        c["brokerRole"] = i == 0 ? "ASYNC_MASTER" : "SLAVE";
+        ASSERT_TRUE(start_replica(i).is_ok()) << logs();
+    }
+    auto created = call(client_, replicas_[0].port, create_topic_request(kTopic, kQueues));
+    ASSERT_TRUE(created.is_ok() && created->code == RC::kSuccess) << logs();
+    std::set<std::string> before;
+    for (int n = 0; n < 40; ++n) {
+        const std::string body = "master-slave " + std::to_string(n);
+        auto r = call(client_, replicas_[0].port, send_message_request(kTopic, body, n % kQueues));
+        ASSERT_TRUE(r.is_ok() && r->code == RC::kSuccess) << body << "\n" << logs();
+        before.insert(body);
+    }
+    auto max_offset = [&](size_t i) { return info(i)["commitLogMaxOffset"]; };
+    const std::string end = max_offset(0);
+    ASSERT_TRUE(eventually([&] { return max_offset(1) == end; }, guard(10000ms)))
+        << "the slave did not catch up to " << end << "\n"
+        << logs();
+    for (size_t i = 0; i < 2; ++i) {
+        replicas_[i].process->sigterm();
+        ASSERT_TRUE(replicas_[i].process->wait_exit(guard(10000ms)).is_ok()) << logs();
+        replicas_[i].config = controller_configs[i];
+    }
+
+    ASSERT_TRUE(start_replica(0).is_ok()) << logs();
+    ASSERT_EQ(wait_master(1), 0) << logs();
+    for (size_t i = 1; i < 3; ++i) {
+        ASSERT_TRUE(start_replica(i).is_ok()) << logs();
+    }
+    ASSERT_EQ(wait_master(3), 0) << logs();
+    for (size_t i = 0; i < 3; ++i) {
+        std::set<std::string> held;
+        EXPECT_TRUE(eventually(
+            [&] {
+                held = read_all(i);
+                return std::includes(held.begin(), held.end(), before.begin(), before.end());
+            },
+            guard(10000ms)))
+            << "replica " << i << " serves " << held.size() << " of " << before.size() << "\n"
+            << logs();
+        EXPECT_EQ(info(i)["controllerTruncatedBytes"], "0") << "replica " << i;
+    }
+    auto after = call(client_, replicas_[0].port, send_message_request(kTopic, "controller", 0));
+    ASSERT_TRUE(after.is_ok() && after->code == RC::kSuccess) << logs();
+    before.insert("controller");
+
+    kill_replica(0);
+    const int second = wait_master(2);
+    ASSERT_GT(second, 0) << logs();
+    const std::set<std::string> held = read_all(static_cast<size_t>(second));
+    for (const std::string& b : before) {
+        EXPECT_EQ(held.count(b), 1u) << b << " missing on the new master " << second;
+    }
+}
+
 // Regression: a controller-mode slave learnt the master its SlaveSynchronize copies topics,
 // consumer offsets and subscription groups from only through a name-server register result,
 // and its role-change registration is one-way (no result; sometimes skipped as well, when the
