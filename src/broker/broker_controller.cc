@@ -126,10 +126,11 @@ Status BrokerController::initialize() {
         COMET_ASSIGN_OR_RETURN(auto cp, store::StoreCheckpoint::open(store_cfg.checkpoint_path()));
         int64_t confirmed = cp->confirm_phy_offset();
         cp.reset();
-        // No epoch file yet: the store, if it holds anything, is from master-slave mode, and
-        // all of it counts as confirmed (ControllerStore::load).
-        const std::string epochs = cfg.epoch_file_path();
-        if (!std::filesystem::exists(epochs, ec) && !std::filesystem::exists(epochs + ".bak", ec)) {
+        // No epoch yet: the store, if it holds anything, is from master-slave mode, and all of
+        // it counts as confirmed (ControllerStore::load).
+        COMET_ASSIGN_OR_RETURN(const bool before,
+                               ControllerStore::before_controller_mode(cfg.epoch_file_path()));
+        if (before) {
             confirmed = std::numeric_limits<int64_t>::max();
         }
         store_options.dispatch_limit = [confirmed] { return store::PhysicalOffset(confirmed); };

@@ -33,6 +33,12 @@ Status ControllerStore::load() {
     return Status::ok();
 }
 
+Result<bool> ControllerStore::before_controller_mode(const std::string& epoch_file_path) {
+    store::EpochFile f(epoch_file_path);
+    COMET_RETURN_IF_ERROR(f.load());
+    return f.entries().empty();
+}
+
 std::vector<store::EpochEntry> ControllerStore::epochs() const {
     MutexLock l(mu_);
     return epoch_file_.entries();

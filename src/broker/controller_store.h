@@ -42,6 +42,10 @@ public:
     // controller.md, "From master-slave mode"). Errors: both the file and its .bak unreadable
     // (names them), I/O.
     Status load();
+    // Whether load() will take the store at `epoch_file_path` for one from before controller
+    // mode: its epoch file holds no entry (or does not exist). Read before the store opens,
+    // to pick the recovery dispatch limit. Errors: as load().
+    static Result<bool> before_controller_mode(const std::string& epoch_file_path);
 
     // --- ha::EpochPort ---
     std::vector<store::EpochEntry> epochs() const override;

@@ -203,6 +203,11 @@ protected:
         auto r = runtime_info(client_, replicas_[i].port);
         return r.is_ok() ? *r : std::map<std::string, std::string>{};
     }
+    // The CommitLog end of replica i as its runtime info reports it (-1 when it did not answer).
+    int64_t log_end(size_t i) {
+        auto m = info(i);
+        return m.count("commitLogMaxOffset") != 0 ? std::stoll(m["commitLogMaxOffset"]) : -1;
+    }
     std::string logs() {
         std::string out = controllers_->logs();
         for (const Replica& r : replicas_) {
@@ -299,6 +304,17 @@ protected:
             }
         }
         return out;
+    }
+
+    // Waits (bounded) until replica i serves every body of `want`; what it served last is in
+    // *got.
+    bool wait_serves_all(size_t i, const std::set<std::string>& want, std::set<std::string>* got) {
+        return eventually(
+            [&] {
+                *got = read_all(i);
+                return std::includes(got->begin(), got->end(), want.begin(), want.end());
+            },
+            guard(10000ms));
     }
 
     // Controllers as replica i reaches them, through proxies the test can cut (partition()).
@@ -566,13 +582,7 @@ TEST_F(ControllerModeIt, AHungSlaveLeavesTheSyncStateSetSoSendsGoOnAndRejoinsWhe
     replicas_[hung].process->sigcont();
     ASSERT_EQ(wait_master(3), master) << logs();
     std::set<std::string> got;
-    EXPECT_TRUE(eventually(
-        [&] {
-            got = read_all(hung);
-            return std::includes(got.begin(), got.end(), acked.begin(), acked.end());
-        },
-        guard(10000ms)))
-        << got.size() << " of " << acked.size();
+    EXPECT_TRUE(wait_serves_all(hung, acked, &got)) << got.size() << " of " << acked.size();
 }
 
 TEST_F(ControllerModeIt, MinInSyncReplicasRefusesSendsUntilTheSetIsLargeEnough) {
@@ -1013,11 +1023,6 @@ protected:
             p.heal();
         }
     }
-    // The CommitLog end of replica i as its runtime info reports it (-1 when it did not answer).
-    int64_t log_end(size_t i) {
-        auto m = info(i);
-        return m.count("commitLogMaxOffset") != 0 ? std::stoll(m["commitLogMaxOffset"]) : -1;
-    }
 
     std::map<size_t, std::unique_ptr<FaultProxy>> ha_proxies_;
 };
@@ -1104,9 +1109,8 @@ TEST_F(ControllerModeIt, AGroupFromMasterSlaveModeKeepsItsMessagesAndCopiesThemT
         ASSERT_TRUE(r.is_ok() && r->code == RC::kSuccess) << body << "\n" << logs();
         before.insert(body);
     }
-    auto max_offset = [&](size_t i) { return info(i)["commitLogMaxOffset"]; };
-    const std::string end = max_offset(0);
-    ASSERT_TRUE(eventually([&] { return max_offset(1) == end; }, guard(10000ms)))
+    const int64_t end = log_end(0);
+    ASSERT_TRUE(eventually([&] { return log_end(1) == end; }, guard(10000ms)))
         << "the slave did not catch up to " << end << "\n"
         << logs();
     for (size_t i = 0; i < 2; ++i) {
@@ -1123,12 +1127,7 @@ TEST_F(ControllerModeIt, AGroupFromMasterSlaveModeKeepsItsMessagesAndCopiesThemT
     ASSERT_EQ(wait_master(3), 0) << logs();
     for (size_t i = 0; i < 3; ++i) {
         std::set<std::string> held;
-        EXPECT_TRUE(eventually(
-            [&] {
-                held = read_all(i);
-                return std::includes(held.begin(), held.end(), before.begin(), before.end());
-            },
-            guard(10000ms)))
+        EXPECT_TRUE(wait_serves_all(i, before, &held))
             << "replica " << i << " serves " << held.size() << " of " << before.size() << "\n"
             << logs();
         EXPECT_EQ(info(i)["controllerTruncatedBytes"], "0") << "replica " << i;

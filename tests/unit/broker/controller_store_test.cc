@@ -42,9 +42,11 @@ TEST_F(ControllerStoreTest, AStoreFromMasterSlaveModeIsEpochZeroAndConfirmed) {
     ASSERT_NE(s, nullptr);
     const int64_t end = put_some(*s, 5);
     ASSERT_GT(end, 0);
+    EXPECT_EQ(ControllerStore::before_controller_mode(epoch_path("old")).value(), true);
     ControllerStore cs(*s, epoch_path("old"), true);
     ASSERT_TRUE(cs.load().is_ok());
     EXPECT_EQ(cs.epochs(), (std::vector<EpochEntry>{{0, 0}}));
+    EXPECT_EQ(ControllerStore::before_controller_mode(epoch_path("old")).value(), false);
     EXPECT_EQ(cs.confirm_offset(), end);
     EXPECT_EQ(s->checkpoint_confirm_offset(), end);
     EXPECT_TRUE(std::filesystem::exists(epoch_path("old")));
