@@ -897,6 +897,9 @@ const std::vector<Command>& commands() {
         for (Command& c : controller_commands()) {
             v.push_back(std::move(c));
         }
+        for (Command& c : durability_commands()) {
+            v.push_back(std::move(c));
+        }
         return v;
     }();
     return all;

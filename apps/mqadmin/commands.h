@@ -30,6 +30,8 @@ struct Command {
 
 // The controller-mode commands (controller_commands.cc).
 std::vector<Command> controller_commands();
+// explainDurability (durability_commands.cc).
+std::vector<Command> durability_commands();
 
 // Every command, in the order `mqadmin help` lists them.
 const std::vector<Command>& commands();

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <limits>
 
+#include "ha/durability_contract.h"
 #include "protocol/ha_bodies.h"
 #include "protocol/ha_headers.h"
 #include "protocol/json_body.h"
@@ -148,6 +149,16 @@ Status BrokerController::initialize() {
     }
     for (const std::string& w : repl_warnings) {
         spdlog::warn("REPLICATION CONFIG WARNING: {}", w);
+    }
+    {
+        // The effective contract in one line, and settings that are ignored or contradict
+        // each other (the same text as `mqadmin explainDurability`).
+        const ha::DurabilityExplanation dur =
+            ha::explain_durability(ha::durability_facts_from_properties(cfg.to_properties()));
+        spdlog::info("DURABILITY: {}", dur.contract);
+        for (const std::string& w : dur.warnings) {
+            spdlog::warn("DURABILITY WARNING: {}", w);
+        }
     }
     ha_store_ = std::make_unique<ha::CommitLogHaStore>(store_->store().commit_log());
     replication_ =

@@ -52,7 +52,7 @@ Status CommitLogStorage::truncate_suffix(raft::LogIndex from) {
     const int64_t cl_end = store_.commit_log().max_offset().value();
     if (cut < cl_end) {
         COMET_RETURN_IF_ERROR(store_.truncate_log(store::PhysicalOffset(cut)));
-        truncated_bytes_ += cl_end - cut;
+        truncated_bytes_.fetch_add(cl_end - cut, std::memory_order_relaxed);
     }
     return Status::ok();
 }

@@ -12,12 +12,12 @@
 // truncate_suffix() cuts EntryLog first, then the CommitLog (MessageStore::truncate_log), so a
 // crash in between leaves CommitLog bytes past the last entry, which the next open cuts.
 //
-// Owner: the DLedger driver thread (every LogStorage call). Thread-safe: none needed.
+// Owner: the DLedger driver thread (every LogStorage call); truncated_bytes() from any thread.
 
+#include <atomic>
 #include <memory>
 
 #include "base/mutex.h"
-
 #include "dledger/entry_log.h"
 #include "raft/log_storage.h"
 #include "store/message_store.h"
@@ -49,14 +49,15 @@ public:
     Status sync_data();
 
     int64_t end_of(raft::LogIndex i) const { return log_.end_of(i); }
-    // CommitLog bytes removed by truncate_suffix() so far (divergent tails).
-    int64_t truncated_bytes() const { return truncated_bytes_; }
+    // CommitLog bytes removed by truncate_suffix() so far (divergent tails). Any thread: read
+    // live by runtime_info(), so a status query right after a truncation already counts it.
+    int64_t truncated_bytes() const { return truncated_bytes_.load(std::memory_order_relaxed); }
 
 private:
     EntryLog& log_;
     store::MessageStore& store_;
     bool leader_mode_ = false;
-    int64_t truncated_bytes_ = 0;
+    std::atomic<int64_t> truncated_bytes_{0};
     Mutex io_mu_;  // sync_data() vs. truncate_suffix(): no flush of files being cut
 };
 

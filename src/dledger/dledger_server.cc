@@ -211,7 +211,7 @@ std::map<std::string, std::string> DLedgerServer::runtime_info() const {
     m["dledgerCommitIndex"] = std::to_string(commit_index_pub_);
     m["dledgerCommittedOffset"] = std::to_string(committed_end_.load());
     m["dledgerElectionsWon"] = std::to_string(elections_won_);
-    m["dledgerTruncatedBytes"] = std::to_string(truncated_bytes_ + log_truncated_bytes_);
+    m["dledgerTruncatedBytes"] = std::to_string(truncated_bytes_ + storage_.truncated_bytes());
     std::string peers;
     for (const PeerStatus& p : peers_status_) {
         if (!peers.empty()) {
@@ -613,7 +613,6 @@ void DLedgerServer::publish_status() {
         }
     }
     MutexLock l(mu_);
-    log_truncated_bytes_ = storage_.truncated_bytes();
     last_index_pub_ = node_->last_index().value();
     commit_index_pub_ = node_->commit_index().value();
     peers_status_ = std::move(peers);

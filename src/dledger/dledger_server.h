@@ -145,7 +145,6 @@ private:
     int64_t commit_index_pub_ GUARDED_BY(mu_) = 0;
     int64_t elections_won_ GUARDED_BY(mu_) = 0;
     int64_t truncated_bytes_ GUARDED_BY(mu_) = 0;      // step-down: never-proposed bytes
-    int64_t log_truncated_bytes_ GUARDED_BY(mu_) = 0;  // Raft: divergent tails
 
     Mutex waiters_mu_;
     std::multimap<int64_t, Waiter> waiters_ GUARDED_BY(waiters_mu_);

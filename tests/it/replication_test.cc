@@ -612,6 +612,14 @@ TEST_F(ReplicationIt, AutoDowngradeWritesOnMasterAloneThenRecovers) {
         EXPECT_EQ(ext(r.value(), kDegradedExt), "true");
     }
     EXPECT_EQ(info_int(master(), "slaveTimeoutTotal"), timeouts_degraded);
+    CommandResult explained = run_command(
+        dir_, {binary_path("mqadmin"), "explainDurability", "-t", topic, "-n", addr(ns_port_)});
+    ASSERT_EQ(explained.exit_code, 0) << explained.err;
+    EXPECT_NE(explained.out.find("now: needAckNums=1 DEGRADED from inSyncReplicas=2"),
+              std::string::npos)
+        << explained.out;
+    EXPECT_NE(explained.out.find("never below minInSyncReplicas=1"), std::string::npos)
+        << explained.out;
 
     slave(0).process->sigcont();
     slave(1).process->sigcont();
@@ -669,6 +677,27 @@ TEST_F(ReplicationIt, LaggingSlaveLeavesAndRejoinsInSyncCount) {
     ASSERT_NE(key, std::string::npos) << rejoined.out;
     EXPECT_EQ(rejoined.out.substr(rejoined.out.find(':', key), 4), ": 3\n") << rejoined.out;
     EXPECT_EQ(rejoined.out.find("\"inSync\":false"), std::string::npos) << rejoined.out;
+
+    // The start-up line states the contract; explainDurability states it with the live state.
+    EXPECT_NE(master().process->log().find("DURABILITY: a send is acknowledged once 2 of 3 "
+                                           "replicas hold it"),
+              std::string::npos);
+    slave(0).ha_proxy->set_rate(ProxyDirection::kDownstream, 32 * 1024);
+    ASSERT_EQ(send_acked(topic, "lag-again", 64, 2, 16 * 1024, 2).size(), 64u);
+    ASSERT_TRUE(eventually([&] { return info_int(master(), "inSyncReplicaNums") == 2; }, 10s));
+    CommandResult explained = run_command(
+        dir_, {binary_path("mqadmin"), "explainDurability", "-t", topic, "-n", addr(ns_port_)});
+    ASSERT_EQ(explained.exit_code, 0) << explained.err;
+    EXPECT_NE(explained.out.find("contract: a send is acknowledged once 2 of 3 replicas hold it"),
+              std::string::npos)
+        << explained.out;
+    EXPECT_NE(explained.out.find("now: needAckNums=2 (alive replicas"), std::string::npos)
+        << explained.out;
+    EXPECT_NE(explained.out.find("in-sync replicas 2, master counted)"), std::string::npos)
+        << explained.out;
+    EXPECT_NE(explained.out.find("(brokerId 1): NOT in sync"), std::string::npos) << explained.out;
+    EXPECT_NE(explained.out.find("(brokerId 2): in sync"), std::string::npos) << explained.out;
+    slave(0).ha_proxy->heal();
 }
 
 // A partitioned HA link (the proxy closes the slave's connection and refuses new ones) costs
