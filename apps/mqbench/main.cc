@@ -243,8 +243,26 @@ double pct_ms(const std::vector<int64_t>& sorted, double q) {
     return static_cast<double>(sorted[i]) / 1000.0;
 }
 
-// Prints one line per second until `done` says stop; returns the elapsed seconds.
-double report_loop(Stats& stats, const char* what, const std::function<bool()>& done) {
+// How far a run is: "12%" of --count or of --duration, or "" when unbounded.
+std::string run_progress(const Options& o, int64_t done, double elapsed_s) {
+    double f = -1;
+    if (o.count > 0) {
+        f = static_cast<double>(done) / static_cast<double>(o.count);
+    } else if (o.duration > 0) {
+        f = elapsed_s / o.duration;
+    }
+    if (f < 0) {
+        return "";
+    }
+    return fmt::format(" [{:.0f}%]", std::min(f, 1.0) * 100.0);
+}
+
+// Prints the figures of each second until `done` says stop; returns the elapsed seconds. On a
+// terminal the figures update one live line in place (with the run's progress); otherwise,
+// for logs and scripts, one line per second.
+double report_loop(const Options& o, Stats& stats, const char* what,
+                   const std::function<bool()>& done) {
+    const bool live = ::isatty(::fileno(stdout)) == 1 && !o.json;
     const auto start = Clock::now();
     auto next = start + std::chrono::seconds(1);
     while (!done()) {
@@ -252,13 +270,20 @@ double report_loop(Stats& stats, const char* what, const std::function<bool()>& 
         if (Clock::now() >= next) {
             next += std::chrono::seconds(1);
             auto s = stats.take_second();
-            std::printf("%s TPS: %lld Max RT(ms): %.3f Average RT(ms): %.3f Failed: %lld "
-                        "Total: %lld\n",
-                        what, static_cast<long long>(s.ok), s.max_us / 1000.0,
-                        s.ok > 0 ? static_cast<double>(s.sum_us) / s.ok / 1000.0 : 0.0,
-                        static_cast<long long>(s.failed), static_cast<long long>(stats.ok()));
+            const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+            std::printf(
+                "%s%s TPS: %lld Max RT(ms): %.3f Average RT(ms): %.3f Failed: %lld "
+                "Total: %lld%s%s",
+                live ? "\r" : "", what, static_cast<long long>(s.ok), s.max_us / 1000.0,
+                s.ok > 0 ? static_cast<double>(s.sum_us) / s.ok / 1000.0 : 0.0,
+                static_cast<long long>(s.failed), static_cast<long long>(stats.ok()),
+                run_progress(o, stats.ok() + stats.failed(), elapsed).c_str(),
+                live ? "\033[K" : "\n");
             std::fflush(stdout);
         }
+    }
+    if (live) {
+        std::printf("\n");
     }
     return std::chrono::duration<double>(Clock::now() - start).count();
 }
@@ -403,7 +428,7 @@ int run_producer(const Options& o) {
             --running;
         });
     }
-    const double seconds = report_loop(stats, "Send", [&] { return running.load() == 0; });
+    const double seconds = report_loop(o, stats, "Send", [&] { return running.load() == 0; });
     for (auto& w : workers) {
         w.join();
     }
@@ -441,7 +466,7 @@ int run_consumer(const Options& o) {
     std::fflush(stdout);
     const double limit = o.duration > 0 ? o.duration : (o.count > 0 ? 1e9 : 10.0);
     const auto start = Clock::now();
-    const double seconds = report_loop(stats, "Receive", [&] {
+    const double seconds = report_loop(o, stats, "Receive", [&] {
         return g_stop || (o.count > 0 && received.load() >= o.count) ||
                std::chrono::duration<double>(Clock::now() - start).count() >= limit;
     });

@@ -1,15 +1,18 @@
 #include "ha/ha_service.h"
 
+#include <fmt/format.h>
 #include <pthread.h>
 
 #include <algorithm>
 #include <array>
 #include <atomic>
 #include <deque>
+#include <optional>
 #include <set>
 
 #include "base/check.h"
 #include "base/logging.h"
+#include "base/progress_log.h"
 #include "ha/autoswitch_codec.h"
 #include "ha/ha_codec.h"
 #include "net/asio.h"
@@ -244,6 +247,14 @@ private:
             info_.sent_offset = sent_end_;
             spdlog::info("HaService: slave {} (brokerId {}) starts at offset {}", info_.address,
                          info_.broker_id, next_offset_);
+            if (master_max - next_offset_ >= kCatchUpLogBytes) {
+                // A slave far behind (new, or down for long): log its catch-up every few
+                // seconds until it reaches the end the master had when it connected.
+                catch_up_to_ = master_max;
+                catch_up_.emplace(fmt::format("HaService: slave {} (brokerId {}) catch-up",
+                                              info_.address, info_.broker_id),
+                                  next_offset_, master_max, svc_.clock_);
+            }
             svc_.on_slave_update(id_, info_);
             return true;
         }
@@ -257,6 +268,14 @@ private:
         }
         info_.ack_offset = offset;
         note_ack(offset);
+        if (catch_up_.has_value()) {
+            if (offset >= catch_up_to_) {
+                (void)catch_up_->finish(offset);
+                catch_up_.reset();
+            } else {
+                (void)catch_up_->update(offset);
+            }
+        }
         svc_.on_slave_update(id_, info_);
         return true;
     }
@@ -374,6 +393,7 @@ private:
         TimePoint at;
     };
     static constexpr size_t kMaxSends = 256;
+    static constexpr int64_t kCatchUpLogBytes = 64LL * 1024 * 1024;
 
     HaService& svc_;
     tcp::socket sock_;
@@ -391,6 +411,8 @@ private:
     bool writing_ = false;
     int64_t next_offset_ = 0;
     int64_t sent_end_ = 0;
+    std::optional<ProgressLog> catch_up_;  // a far-behind slave's catch-up, until catch_up_to_
+    int64_t catch_up_to_ = 0;
     TimePoint last_read_;
     TimePoint last_write_;
     std::string header_;

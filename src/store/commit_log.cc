@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "base/bytes.h"
+#include "base/progress_log.h"
 #include "protocol/message_decoder.h"
 #include "protocol/message_id.h"
 #include "store/fast_crc32.h"
@@ -1221,6 +1222,9 @@ Result<RecoveryResult> CommitLog::recover_from(size_t first_index, bool check_cr
     int64_t process = files[first_index]->file_from_offset();
     res.scan_from = PhysicalOffset(process);
     bool stopped = false;
+    // A long scan (many segments, CRC on) reports its progress every few seconds.
+    ProgressLog progress("CommitLog recovery scan", process,
+                         files.back()->file_from_offset() + files.back()->file_size(), *clock_);
     for (size_t i = first_index; i < files.size() && !stopped; ++i) {
         const auto& f = files[i];
         const int64_t size = f->file_size();
@@ -1231,6 +1235,9 @@ Result<RecoveryResult> CommitLog::recover_from(size_t first_index, bool check_cr
             if (c.kind == RecordCheck::kMessage) {
                 pos += c.size;
                 ++res.records_scanned;
+                if ((res.records_scanned & 4095) == 0) {
+                    (void)progress.update(f->file_from_offset() + pos);
+                }
                 continue;
             }
             if (c.kind == RecordCheck::kBlank) {
@@ -1243,6 +1250,7 @@ Result<RecoveryResult> CommitLog::recover_from(size_t first_index, bool check_cr
         }
         process = f->file_from_offset() + pos;
     }
+    (void)progress.finish(process);
     res.max_offset = PhysicalOffset(process);
     int64_t on_disk_end = files.back()->file_from_offset() + files.back()->file_size();
     res.bytes_truncated = on_disk_end - process;

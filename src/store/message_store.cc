@@ -432,8 +432,16 @@ Status MessageStore::truncate_log(PhysicalOffset end) {
                              "truncate at {}: records up to {} are already dispatched", end,
                              dispatched);
     }
+    const int64_t from = commit_log_->max_offset().value();
+    const TimePoint began = clock_.now();
+    spdlog::info("truncating the CommitLog from {} to {} ({} bytes) and the queues above it", from,
+                 end.value(), from - end.value());
     COMET_RETURN_IF_ERROR(commit_log_->truncate_to(end));
-    return cqs_->truncate_dirty(end);
+    COMET_RETURN_IF_ERROR(cqs_->truncate_dirty(end));
+    spdlog::info(
+        "truncated the CommitLog to {} in {} ms", end.value(),
+        std::chrono::duration_cast<std::chrono::milliseconds>(clock_.now() - began).count());
+    return Status::ok();
 }
 
 void MessageStore::reload_queue_offsets() {

@@ -5,8 +5,10 @@
 
 #include <charconv>
 #include <chrono>
+#include <optional>
 
 #include "base/bytes.h"
+#include "base/progress_log.h"
 #include "protocol/message_decoder.h"
 #include "protocol/message_ext.h"
 #include "store/consume_queue_unit.h"
@@ -361,6 +363,15 @@ void ReputMessageService::run() {
     ::pthread_setname_np(::pthread_self(), "ReputMessage");
     spdlog::info("ReputMessageService started at offset {}", reput_from_offset_.load());
     int64_t failures = 0;
+    // The start-up catch-up (a store recovered with a long undispatched tail, a follower that
+    // was far behind) reports its progress every few seconds until it reaches the end it saw.
+    const int64_t catch_up_from = reput_from_offset_.load();
+    const int64_t catch_up_to = catch_up_from + behind();
+    std::optional<ProgressLog> catch_up;
+    if (catch_up_to > catch_up_from) {
+        catch_up.emplace("dispatch catch-up (ConsumeQueue and index build)", catch_up_from,
+                         catch_up_to, SystemClock::instance());
+    }
     while (true) {
         {
             MutexLock l(wake_mu_);
@@ -369,6 +380,15 @@ void ReputMessageService::run() {
             }
         }
         auto r = do_reput();
+        if (catch_up.has_value()) {
+            const int64_t at = reput_from_offset_.load();
+            if (at >= catch_up_to) {
+                (void)catch_up->finish(at);
+                catch_up.reset();
+            } else {
+                (void)catch_up->update(at);
+            }
+        }
         bool idle = true;
         if (!r.is_ok()) {
             if (failures++ % 1000 == 0) {
