@@ -65,8 +65,8 @@ struct BrokerConfig {
     bool reject_transaction_message = false;             // rejectTransactionMessage
     int32_t max_message_size = 4 * 1024 * 1024;          // maxMessageSize (body bytes)
     bool slave_read_enable = false;                      // slaveReadEnable
-    // SQL92 property filters (docs/broker.md "SQL92 filters"). Off: a SQL92 subscription is
-    // refused with SYSTEM_ERROR, as RocketMQ 4.9.8 refuses it.
+    // SQL92 property filters (docs/broker.md, docs/decisions/024). Off: a SQL92
+    // subscription is refused with SYSTEM_ERROR, as RocketMQ 4.9.8 refuses it.
     bool enable_property_filter = false;                 // enablePropertyFilter
     bool filter_support_retry = false;                   // filterSupportRetry
     int64_t filter_data_clean_time_span = 24 * 3600 * 1000;  // filterDataCleanTimeSpan (ms)

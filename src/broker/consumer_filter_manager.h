@@ -73,8 +73,6 @@ private:
     using Key = std::pair<std::string, std::string>;  // (topic, group)
     static constexpr size_t kMaxCachedCompiles = 256;
 
-    void register_one(const std::string& group, const SubscriptionData& sub) REQUIRES(mu_);
-
     Clock& clock_;
     const Duration clean_after_;
     mutable Mutex mu_;
