@@ -65,6 +65,11 @@ struct BrokerConfig {
     bool reject_transaction_message = false;             // rejectTransactionMessage
     int32_t max_message_size = 4 * 1024 * 1024;          // maxMessageSize (body bytes)
     bool slave_read_enable = false;                      // slaveReadEnable
+    // SQL92 property filters (docs/broker.md, docs/decisions/024). Off: a SQL92
+    // subscription is refused with SYSTEM_ERROR, as RocketMQ 4.9.8 refuses it.
+    bool enable_property_filter = false;                 // enablePropertyFilter
+    bool filter_support_retry = false;                   // filterSupportRetry
+    int64_t filter_data_clean_time_span = 86400000;      // filterDataCleanTimeSpan (ms, 24 h)
     int32_t default_query_max_num = 32;                  // defaultQueryMaxNum
     int64_t rebalance_lock_max_live_time = 60000;        // rocketmq.broker.rebalance.lockMaxLiveTime
     int32_t max_msg_nums_batch = 32;                     // maxTransferCountOnMessageInMemory

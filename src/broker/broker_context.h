@@ -14,6 +14,7 @@
 #include "base/clock.h"
 #include "base/mutex.h"
 #include "broker/broker_config.h"
+#include "broker/consumer_filter_manager.h"
 #include "broker/consumer_manager.h"
 #include "broker/consumer_offset_manager.h"
 #include "broker/delay_levels.h"
@@ -82,6 +83,7 @@ struct BrokerContext {
     SubscriptionGroupManager* groups = nullptr;
     ConsumerOffsetManager* offsets = nullptr;
     ConsumerManager* consumers = nullptr;
+    ConsumerFilterManager* filters = nullptr;  // SQL92 filters by (topic, group)
     ProducerManager* producers = nullptr;
     RebalanceLockManager* locks = nullptr;
     PullRequestHoldService* holds = nullptr;

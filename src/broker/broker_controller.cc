@@ -35,6 +35,8 @@ public:
                 const std::vector<ClientChannelInfo>& channels) override {
         if (event == ConsumerGroupEvent::kChange) {
             owner_.notify_consumer_ids_changed(group, channels);
+        } else if (event == ConsumerGroupEvent::kUnregister) {
+            owner_.filters_->unregister_group(group);  // Java DefaultConsumerIdsChangeListener
         }
     }
 
@@ -107,6 +109,8 @@ Status BrokerController::initialize() {
     offsets_ = std::make_unique<ConsumerOffsetManager>(config_path("consumerOffset.json"));
     COMET_RETURN_IF_ERROR(offsets_->load());
     const Duration expiry = std::chrono::milliseconds(cfg.channel_expired_timeout);
+    filters_ = std::make_unique<ConsumerFilterManager>(
+        clock_, std::chrono::milliseconds(cfg.filter_data_clean_time_span));
     consumers_ = std::make_unique<ConsumerManager>(clock_, expiry, notify_listener_.get());
     producers_ = std::make_unique<ProducerManager>(clock_, expiry);
     locks_ = std::make_unique<RebalanceLockManager>(
@@ -218,6 +222,7 @@ Status BrokerController::initialize() {
     ctx_.groups = groups_.get();
     ctx_.offsets = offsets_.get();
     ctx_.consumers = consumers_.get();
+    ctx_.filters = filters_.get();
     ctx_.producers = producers_.get();
     ctx_.locks = locks_.get();
     ctx_.holds = holds_.get();
@@ -972,6 +977,7 @@ void BrokerController::scheduler_loop() {
         if (now >= next_scan) {
             consumers_->scan_not_active_channels();
             producers_->scan_not_active_channels();
+            filters_->clean_expired();
             next_scan = now + scan_period;
         }
     }

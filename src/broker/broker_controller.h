@@ -110,6 +110,7 @@ private:
     std::unique_ptr<TopicConfigManager> topics_;
     std::unique_ptr<SubscriptionGroupManager> groups_;
     std::unique_ptr<ConsumerOffsetManager> offsets_;
+    std::unique_ptr<ConsumerFilterManager> filters_;  // before consumers_: their events use it
     std::unique_ptr<ConsumerManager> consumers_;
     std::unique_ptr<ProducerManager> producers_;
     std::unique_ptr<RebalanceLockManager> locks_;

@@ -46,9 +46,10 @@ void ClientManageProcessor::process(const RequestContext& rc, RemotingCommand re
     }
 }
 
-// ClientManageProcessor#checkClientConfig (4.9) with enablePropertyFilter=false: a TAG
-// subscription (or none) is fine; anything else is refused with RocketMQ's remark, so a SQL92
-// consumer fails at start instead of receiving unfiltered messages.
+// ClientManageProcessor#checkClientConfig (4.9): a TAG subscription (or none) is fine; a SQL92
+// one is refused with RocketMQ's remark when enablePropertyFilter is off (so the consumer fails
+// at start instead of receiving unfiltered messages), and otherwise compiled:
+// SUBSCRIPTION_PARSE_FAILED with the compiler's message (and position) when it does not.
 void ClientManageProcessor::check_client_config(const RemotingCommand& req, const Reply& reply) {
     rapidjson::Document doc;
     if (!req.body.empty() && parse_lenient_json(req.body, "CheckClientRequestBody", &doc).is_ok() &&
@@ -57,8 +58,17 @@ void ClientManageProcessor::check_client_config(const RemotingCommand& req, cons
         if (sub != doc.MemberEnd() && sub->value.IsObject()) {
             const std::string type = json_string(sub->value, "expressionType", "TAG");
             if (!is_tag_type(type)) {
-                reply_code(reply, req, RC::kSystemError, property_filter_unsupported_remark(type));
-                return;
+                if (!ctx_.config->snapshot()->enable_property_filter || ctx_.filters == nullptr) {
+                    reply_code(reply, req, RC::kSystemError,
+                               property_filter_unsupported_remark(type));
+                    return;
+                }
+                auto compiled = ctx_.filters->compile(type, json_string(sub->value, "subString"));
+                if (!compiled.is_ok()) {
+                    reply_code(reply, req, RC::kSubscriptionParseFailed,
+                               compiled.status().message());
+                    return;
+                }
             }
         }
     }
@@ -119,6 +129,10 @@ void ClientManageProcessor::heart_beat(const RequestContext& rc, const RemotingC
                 group, channel, json_string(c, "consumeType", "CONSUME_PASSIVELY"),
                 json_string(c, "messageModel", "CLUSTERING"),
                 json_string(c, "consumeFromWhere", "CONSUME_FROM_LAST_OFFSET"), subs, notify);
+            if (ctx_.filters != nullptr) {
+                // Java DefaultConsumerIdsChangeListener on REGISTER: compile the SQL92 ones.
+                ctx_.filters->register_group(group, subs);
+            }
         }
     }
     auto producers = doc.FindMember("producerDataSet");

@@ -2,6 +2,7 @@
 
 #include "broker/broker_member_group.h"
 #include "broker/broker_processors.h"
+#include "broker/expression_message_filter.h"
 #include "protocol/pull_headers.h"
 #include "protocol/response_code.h"
 
@@ -100,20 +101,45 @@ void PullMessageProcessor::process_request(const RequestContext& rc, RemotingCom
         return;
     }
     std::optional<SubscriptionData> sub;
+    std::shared_ptr<const filter::Expression> sql;  // the compiled filter of a SQL92 subscription
     if (has_subscription) {
-        // PullMessageProcessor: a non-TAG expression without a property filter is refused.
-        if (const std::string type = h.expression_type.value_or("TAG"); !is_tag_type(type)) {
-            reply_code(reply, req, RC::kSystemError, property_filter_unsupported_remark(type));
-            return;
+        const std::string type = h.expression_type.value_or("TAG");
+        if (is_tag_type(type)) {
+            auto built = build_subscription(h.topic, h.subscription.value_or("*"), type);
+            if (!built.is_ok()) {
+                reply_code(reply, req, RC::kSubscriptionParseFailed,
+                           "parse the consumer's subscription failed: " + built.status().message());
+                return;
+            }
+            sub = std::move(built).value();
+        } else {
+            // Java FilterAPI.build + ConsumerFilterManager.build. Differs: where Java's
+            // compile error leaves no filter (and, with asserts off, serves the queue
+            // unfiltered), Comet answers SUBSCRIPTION_PARSE_FAILED with the position.
+            const std::string expr = h.subscription.value_or("");
+            if (expr.empty()) {
+                reply_code(
+                    reply, req, RC::kSubscriptionParseFailed,
+                    "parse the consumer's subscription failed: Expression can't be null! " + type);
+                return;
+            }
+            SubscriptionData s;
+            s.topic = h.topic;
+            s.sub_string = expr;
+            s.expression_type = type;
+            s.sub_version = h.sub_version;
+            sub = std::move(s);
+            if (cfg.enable_property_filter && ctx_.filters != nullptr) {
+                auto compiled = ctx_.filters->compile(type, expr);
+                if (!compiled.is_ok()) {
+                    reply_code(
+                        reply, req, RC::kSubscriptionParseFailed,
+                        "parse the consumer's subscription failed: " + compiled.status().message());
+                    return;
+                }
+                sql = std::move(compiled).value();
+            }
         }
-        auto built = build_subscription(h.topic, h.subscription.value_or("*"),
-                                        h.expression_type.value_or("TAG"));
-        if (!built.is_ok()) {
-            reply_code(reply, req, RC::kSubscriptionParseFailed,
-                       "parse the consumer's subscription failed: " + built.status().message());
-            return;
-        }
-        sub = std::move(built).value();
     } else {
         auto info = ctx_.consumers->group(h.consumer_group);
         if (!info) {
@@ -141,22 +167,54 @@ void PullMessageProcessor::process_request(const RequestContext& rc, RemotingCom
             return;
         }
         if (!is_tag_type(it->second.expression_type)) {
-            reply_code(reply, req, RC::kSystemError,
-                       property_filter_unsupported_remark(it->second.expression_type));
-            return;
+            // The filter the group's heartbeats registered (Java ConsumerFilterManager.get).
+            auto data = ctx_.filters != nullptr ? ctx_.filters->get(h.topic, h.consumer_group)
+                                                : std::nullopt;
+            if (!data) {
+                reply_code(reply, req, RC::kFilterDataNotExist,
+                           "The broker's consumer filter data is not exist!Your expression may be "
+                           "wrong!");
+                return;
+            }
+            if (data->client_version < h.sub_version) {
+                reply_code(reply, req, RC::kFilterDataNotLatest,
+                           "the consumer's consumer filter data not latest");
+                return;
+            }
+            sql = data->compiled;
         }
         sub = it->second;
     }
+    // PullMessageProcessor: a non-TAG subscription without a property filter is refused (and
+    // never served unfiltered).
+    if (sub && !is_tag_type(sub->expression_type) && (!cfg.enable_property_filter || !sql)) {
+        reply_code(reply, req, RC::kSystemError,
+                   property_filter_unsupported_remark(sub->expression_type));
+        return;
+    }
 
-    std::optional<store::TagsCodeFilter> filter;
-    if (sub && !sub->matches_all()) {
+    std::optional<store::TagsCodeFilter> tag_filter;
+    std::optional<ExpressionMessageFilter> sql_filter;
+    if (sql) {
+        sql_filter.emplace(sql);
+    } else if (cfg.filter_support_retry && ctx_.filters != nullptr && is_retry_topic(h.topic) &&
+               (!sub || sub->matches_all())) {
+        // Java ExpressionForRetryMessageFilter: retried messages are judged by the group's
+        // filter on their original topic.
+        sql_filter.emplace(nullptr, ctx_.filters, h.topic.substr(kRetryGroupTopicPrefix.size()));
+    } else if (sub && !sub->matches_all()) {
         std::vector<int64_t> codes(sub->code_set.begin(), sub->code_set.end());
-        filter.emplace(std::move(codes));
+        tag_filter.emplace(std::move(codes));
+    }
+    const store::MessageFilter* filter = nullptr;
+    if (sql_filter) {
+        filter = &*sql_filter;
+    } else if (tag_filter) {
+        filter = &*tag_filter;
     }
     const int32_t max_nums = std::max(1, std::min(h.max_msg_nums, cfg.max_msg_nums_batch * 32));
-    store::GetMessageResult result =
-        ctx_.store->get_message(h.consumer_group, h.topic, h.queue_id, h.queue_offset, max_nums,
-                                filter ? &*filter : nullptr);
+    store::GetMessageResult result = ctx_.store->get_message(h.consumer_group, h.topic, h.queue_id,
+                                                             h.queue_offset, max_nums, filter);
 
     protocol::PullMessageResponseHeader rh;
     rh.next_begin_offset = result.next_begin_offset.value();

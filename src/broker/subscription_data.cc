@@ -148,7 +148,7 @@ Result<SubscriptionData> build_subscription(std::string_view topic, std::string_
 }
 
 bool tag_code_matches(const SubscriptionData& sub, int64_t tags_code) {
-    if (sub.matches_all()) {
+    if (sub.matches_all() || !is_tag_type(sub.expression_type)) {
         return true;
     }
     return sub.code_set.count(static_cast<int32_t>(tags_code)) != 0;

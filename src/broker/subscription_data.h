@@ -46,12 +46,12 @@ Result<SubscriptionData> build_subscription(std::string_view topic, std::string_
 inline bool is_tag_type(std::string_view expression_type) {
     return expression_type.empty() || expression_type == "TAG";
 }
-// The remark RocketMQ answers with SYSTEM_ERROR when enablePropertyFilter is off. Comet has no
-// property filter yet, so every non-TAG subscription (SQL92) is refused with it — never served
-// unfiltered.
+// The remark RocketMQ answers with SYSTEM_ERROR when enablePropertyFilter is off: a non-TAG
+// subscription (SQL92) is then refused, never served unfiltered.
 std::string property_filter_unsupported_remark(std::string_view expression_type);
 
 // Tag-hash match of a ConsumeQueue unit (superset of the exact tag match; clients re-check).
+// A non-TAG (SQL92) subscription passes every unit: its filter reads the record.
 bool tag_code_matches(const SubscriptionData& sub, int64_t tags_code);
 // Exact match of a message's TAGS property value.
 bool tag_matches(const SubscriptionData& sub, std::string_view tag);

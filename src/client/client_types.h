@@ -60,6 +60,18 @@ struct PullResult {
     int64_t suggest_which_broker_id = 0;  // where the broker wants the next pull (0 = master)
 };
 
+// Java MessageSelector: how a consumer filters a topic, by tags ("*", "tagA || tagB") or by a
+// SQL92 expression over message properties (e.g. "a > 5 AND TAGS IN ('x')"; the broker must
+// run with enablePropertyFilter=true, else it refuses the subscription).
+struct MessageSelector {
+    std::string type = "TAG";  // ExpressionType: TAG or SQL92
+    std::string expression = "*";
+
+    static MessageSelector by_tag(std::string tags) { return {"TAG", std::move(tags)}; }
+    static MessageSelector by_sql(std::string sql) { return {"SQL92", std::move(sql)}; }
+    bool is_tag() const { return type.empty() || type == "TAG"; }
+};
+
 // Java ConsumeFromWhere (the three non-deprecated values).
 enum class ConsumeFromWhere { kLastOffset, kFirstOffset, kTimestamp };
 std::string_view consume_from_where_name(ConsumeFromWhere w);

@@ -41,6 +41,50 @@ protocol::SubscriptionData build_subscription(const std::string& topic,
     return sub;
 }
 
+protocol::SubscriptionData build_subscription(const std::string& topic,
+                                              const MessageSelector& selector, int64_t version) {
+    if (selector.is_tag()) {
+        return build_subscription(topic, selector.expression, version);
+    }
+    protocol::SubscriptionData sub;
+    sub.topic = topic;
+    sub.sub_version = version;
+    sub.sub_string = selector.expression;
+    sub.expression_type = selector.type;
+    return sub;
+}
+
+Status check_client_in_broker(MqClientInstance& inst, const std::string& group,
+                              const protocol::SubscriptionData& sub) {
+    if (sub.expression_type.empty() || sub.expression_type == "TAG") {
+        return Status::ok();
+    }
+    COMET_ASSIGN_OR_RETURN(auto route, inst.route(sub.topic));
+    protocol::JsonWriter w;
+    w.begin_object();
+    w.key("clientId").value(inst.client_id());
+    w.key("group").value(group);
+    w.key("subscriptionData").raw(sub.encode());
+    w.end_object();
+    const std::string body = w.take();
+    for (const auto& bd : route.broker_datas) {
+        auto master = bd.broker_addrs.find(0);
+        if (master == bd.broker_addrs.end()) {
+            continue;
+        }
+        auto req = protocol::RemotingCommand::request(Req::kCheckClientConfig);
+        req.body = body;
+        COMET_ASSIGN_OR_RETURN(auto resp, inst.invoke(master->second, std::move(req)));
+        if (resp.code != RC::kSuccess) {
+            return Status::error(Errc::kFailedPrecondition,
+                                 "broker {} refuses the {} subscription of group {} to {}: {} {}",
+                                 bd.broker_name, sub.expression_type, group, sub.topic,
+                                 protocol::response_code_name(resp.code), resp.remark.value_or(""));
+        }
+    }
+    return Status::ok();
+}
+
 bool tags_match(const protocol::SubscriptionData& sub, const std::string& tags) {
     if (sub.sub_string == "*" || sub.tags_set.empty()) {
         return true;

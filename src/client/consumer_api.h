@@ -21,6 +21,16 @@ namespace comet::client {
 // A SubscriptionData for `expression` ("*", "" or "a || b"). sub_version is `version`.
 protocol::SubscriptionData build_subscription(const std::string& topic,
                                               const std::string& expression, int64_t version);
+// The SubscriptionData of a selector (Java FilterAPI.build): a TAG selector as above; any
+// other type keeps its expression as is, for the broker to compile.
+protocol::SubscriptionData build_subscription(const std::string& topic,
+                                              const MessageSelector& selector, int64_t version);
+// CHECK_CLIENT_CONFIG (Java MQClientInstance.checkClientInBroker) for a non-TAG subscription:
+// asks every master of the topic whether it accepts it. Errors: kFailedPrecondition naming the
+// broker's code and remark (SYSTEM_ERROR without enablePropertyFilter,
+// SUBSCRIPTION_PARSE_FAILED for an expression that does not compile); transport errors.
+Status check_client_in_broker(MqClientInstance& inst, const std::string& group,
+                              const protocol::SubscriptionData& sub);
 // Whether a message with `tags` passes the subscription's tag set ("*" passes everything).
 bool tags_match(const protocol::SubscriptionData& sub, const std::string& tags);
 

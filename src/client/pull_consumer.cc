@@ -33,15 +33,14 @@ Result<std::vector<MessageQueue>> DefaultMqPullConsumer::fetch_subscribe_message
 }
 
 Result<PullResult> DefaultMqPullConsumer::do_pull(const MessageQueue& mq,
-                                                  const std::string& expression, int64_t offset,
+                                                  const MessageSelector& selector, int64_t offset,
                                                   int32_t max_nums, bool block) {
     if (offset < 0 || max_nums <= 0) {
         return Status::error(Errc::kInvalidArgument, "bad pull offset {} or count {}", offset,
                              max_nums);
     }
     COMET_RETURN_IF_ERROR(subscribe_addr(*instance_, mq.broker_name, mq.topic).status());
-    const auto sub =
-        build_subscription(mq.topic, expression, SystemClock::instance().wall_millis());
+    const auto sub = build_subscription(mq.topic, selector, SystemClock::instance().wall_millis());
     protocol::PullMessageRequestHeader h;
     h.consumer_group = config_.group;
     h.topic = mq.topic;
@@ -52,7 +51,7 @@ Result<PullResult> DefaultMqPullConsumer::do_pull(const MessageQueue& mq,
     h.suspend_timeout_millis = block ? config_.broker_suspend_max.count() : 0;
     h.subscription = sub.sub_string;
     h.sub_version = sub.sub_version;
-    h.expression_type = "TAG";
+    h.expression_type = sub.expression_type;
     h.broker_name = mq.broker_name;
     const Duration timeout = block ? config_.broker_suspend_max + config_.consumer_pull_timeout
                                    : Duration(config_.consumer_pull_timeout);
@@ -66,14 +65,20 @@ Result<PullResult> DefaultMqPullConsumer::do_pull(const MessageQueue& mq,
 Result<PullResult> DefaultMqPullConsumer::pull(const MessageQueue& mq,
                                                const std::string& expression, int64_t offset,
                                                int32_t max_nums) {
-    return do_pull(mq, expression, offset, max_nums, false);
+    return do_pull(mq, MessageSelector::by_tag(expression), offset, max_nums, false);
+}
+
+Result<PullResult> DefaultMqPullConsumer::pull(const MessageQueue& mq,
+                                               const MessageSelector& selector, int64_t offset,
+                                               int32_t max_nums) {
+    return do_pull(mq, selector, offset, max_nums, false);
 }
 
 Result<PullResult> DefaultMqPullConsumer::pull_block_if_not_found(const MessageQueue& mq,
                                                                   const std::string& expression,
                                                                   int64_t offset,
                                                                   int32_t max_nums) {
-    return do_pull(mq, expression, offset, max_nums, true);
+    return do_pull(mq, MessageSelector::by_tag(expression), offset, max_nums, true);
 }
 
 Status DefaultMqPullConsumer::update_consume_offset(const MessageQueue& mq, int64_t offset) {

@@ -38,6 +38,10 @@ public:
     // One pull of at most max_nums messages from `offset`; expression "*" or "a || b".
     Result<PullResult> pull(const MessageQueue& mq, const std::string& expression, int64_t offset,
                             int32_t max_nums);
+    // Same with a selector (Java pull(mq, MessageSelector, ...)): tags or SQL92, the
+    // expression travelling in the request.
+    Result<PullResult> pull(const MessageQueue& mq, const MessageSelector& selector, int64_t offset,
+                            int32_t max_nums);
     // Same, but the broker holds the request up to broker_suspend_max when nothing is there.
     Result<PullResult> pull_block_if_not_found(const MessageQueue& mq,
                                                const std::string& expression, int64_t offset,
@@ -50,7 +54,7 @@ public:
     MqClientInstance& instance() { return *instance_; }
 
 private:
-    Result<PullResult> do_pull(const MessageQueue& mq, const std::string& expression,
+    Result<PullResult> do_pull(const MessageQueue& mq, const MessageSelector& selector,
                                int64_t offset, int32_t max_nums, bool block);
 
     const PullConsumerConfig config_;

@@ -30,6 +30,10 @@ void DefaultMqPushConsumer::subscribe(const std::string& topic, const std::strin
     subscriptions_[topic] = build_subscription(topic, expression, 0);
 }
 
+void DefaultMqPushConsumer::subscribe(const std::string& topic, const MessageSelector& selector) {
+    subscriptions_[topic] = build_subscription(topic, selector, 0);
+}
+
 void DefaultMqPushConsumer::register_listener(MessageListenerConcurrently listener) {
     listener_ = std::move(listener);
 }
@@ -89,6 +93,9 @@ Status DefaultMqPushConsumer::start() {
             return Status::error(r.status().code(), "consumer {} cannot subscribe to {}: {}",
                                  config_.group, t, r.status().message());
         }
+    }
+    for (const auto& [t, sub] : subscriptions_) {
+        COMET_RETURN_IF_ERROR(check_client_in_broker(*instance_, config_.group, sub));
     }
     instance_->send_heartbeat_to_all();
     auto& sched = instance_->scheduler();
@@ -305,16 +312,21 @@ void DefaultMqPushConsumer::pull(const PqPtr& pq) {
     h.queue_id = pq->mq.queue_id;
     h.queue_offset = pq->next_offset;
     h.max_msg_nums = config_.pull_batch_size;
-    h.sys_flag = protocol::kPullFlagSuspend | protocol::kPullFlagSubscription;
+    const bool tag_type = sub->expression_type.empty() || sub->expression_type == "TAG";
+    // A SQL92 subscription is not posted with the pull (Java postSubscriptionWhenPull=false):
+    // the broker uses the one this client's heartbeats registered.
+    h.sys_flag = protocol::kPullFlagSuspend | (tag_type ? protocol::kPullFlagSubscription : 0);
     const int64_t commit = pq->consumed_offset.load();
     if (commit > 0) {
         h.sys_flag |= protocol::kPullFlagCommitOffset;
         h.commit_offset = commit;
     }
     h.suspend_timeout_millis = config_.broker_suspend_max.count();
-    h.subscription = sub->sub_string;
+    if (tag_type) {
+        h.subscription = sub->sub_string;
+    }
     h.sub_version = sub->sub_version;
-    h.expression_type = "TAG";
+    h.expression_type = sub->expression_type;
     h.broker_name = pq->mq.broker_name;
     pull_async(*instance_, h, *sub, pq->mq.broker_name, config_.pull_timeout_when_suspend,
                [this, pq](Result<PullResult> r) { on_pull(pq, std::move(r)); });

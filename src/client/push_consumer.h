@@ -71,10 +71,15 @@ public:
 
     // Before start(). expression: "*" or "tagA || tagB".
     void subscribe(const std::string& topic, const std::string& expression = "*");
+    // Before start(). A SQL92 selector is checked with every master of the topic at start()
+    // (CHECK_CLIENT_CONFIG), travels in heartbeats, and its pulls carry no subscription (the
+    // broker applies the filter its heartbeats registered), as Java's client does by default.
+    void subscribe(const std::string& topic, const MessageSelector& selector);
     void register_listener(MessageListenerConcurrently listener);
     void register_listener_orderly(MessageListenerOrderly listener);
 
-    // Errors: no listener / subscription, no name server, route lookup failure.
+    // Errors: no listener / subscription, no name server, route lookup failure, a SQL92
+    // subscription a broker refuses (kFailedPrecondition with its code and remark).
     Status start();
     // Stops pulling, finishes the batches being consumed, commits offsets, unregisters.
     void shutdown();

@@ -23,6 +23,7 @@ protected:
           offsets_(""),
           consumers_(clock_, std::chrono::seconds(120), nullptr),
           producers_(clock_, std::chrono::seconds(120)),
+          filters_(clock_, std::chrono::hours(24)),
           locks_(clock_, std::chrono::seconds(60)),
           holds_(
               clock_,
@@ -34,6 +35,7 @@ protected:
         ctx_.groups = &groups_;
         ctx_.offsets = &offsets_;
         ctx_.consumers = &consumers_;
+        ctx_.filters = &filters_;
         ctx_.producers = &producers_;
         ctx_.locks = &locks_;
         ctx_.holds = &holds_;
@@ -51,6 +53,7 @@ protected:
     ConsumerOffsetManager offsets_;
     ConsumerManager consumers_;
     ProducerManager producers_;
+    ConsumerFilterManager filters_;
     RebalanceLockManager locks_;
     FakeStore store_;
     PullRequestHoldService holds_;

@@ -33,6 +33,12 @@ TEST(SubscriptionData, BuildAndMatch) {
     EXPECT_TRUE(tag_matches(*s, "TagB"));
     EXPECT_FALSE(tag_matches(*s, "TagC"));
     EXPECT_FALSE(build_subscription("T", "a > 1", "SQL92").is_ok());
+    // A SQL92 subscription passes every ConsumeQueue unit (its filter reads the record), so a
+    // held pull is woken by any arrival.
+    SubscriptionData sql;
+    sql.sub_string = "a > 1";
+    sql.expression_type = "SQL92";
+    EXPECT_TRUE(tag_code_matches(sql, java_string_hash("TagC")));
     EXPECT_FALSE(build_subscription("T", "||", "TAG").is_ok());
 }
 

@@ -130,6 +130,9 @@ store::GetMessageResult FakeStore::get_message(const std::string& group, const s
         }
         store::MappedView v;
         const std::string& rec = records_[u.phys];
+        if (filter != nullptr && !filter->is_matched_by_commit_log(rec)) {
+            continue;
+        }
         v.data = reinterpret_cast<const uint8_t*>(rec.data());
         v.size = rec.size();
         v.start_offset = u.phys;

@@ -381,6 +381,133 @@ TEST_F(Processors, Sql92SubscriptionsAreRefusedNotServedUnfiltered) {
     EXPECT_TRUE(r.body.empty());
 }
 
+// enablePropertyFilter=true: SQL92 subscriptions are compiled and applied, from the pull header
+// (sysFlag bit 2) and from heartbeats; skipped messages are passed as for a tag mismatch.
+TEST_F(Processors, Sql92FiltersWhenPropertyFilterIsEnabled) {
+    ASSERT_TRUE(config_.update({{"enablePropertyFilter", "true"}}).is_ok());
+    create("T", 1);
+    for (int a = 1; a <= 3; ++a) {
+        ASSERT_EQ(send("T", "m" + std::to_string(a), 0, "a\x01" + std::to_string(a)).code,
+                  RC::kSuccess);
+    }
+    auto sql_pull = [this](const std::string& sub, int sys_flag, int64_t sub_version) {
+        RemotingCommand p = RemotingCommand::request(Req::kPullMessage);
+        p.ext_fields = {{"consumerGroup", "SG"},
+                        {"topic", "T"},
+                        {"queueId", "0"},
+                        {"queueOffset", "0"},
+                        {"maxMsgNums", "32"},
+                        {"sysFlag", std::to_string(sys_flag)},
+                        {"commitOffset", "0"},
+                        {"suspendTimeoutMillis", "0"},
+                        {"subVersion", std::to_string(sub_version)},
+                        {"expressionType", "SQL92"}};
+        if (!sub.empty()) {
+            p.ext_fields["subscription"] = sub;
+        }
+        return run(std::move(p));
+    };
+    auto bodies = [](const RemotingCommand& r) {
+        std::vector<std::string> out;
+        auto msgs = protocol::decode_messages(r.body);
+        EXPECT_TRUE(msgs.is_ok());
+        for (const auto& m : msgs.value()) {
+            out.push_back(m.body);
+        }
+        return out;
+    };
+
+    RemotingCommand r = sql_pull("a >= 2", 4, 0);
+    ASSERT_EQ(r.code, RC::kSuccess) << r.remark.value_or("");
+    EXPECT_EQ(bodies(r), (std::vector<std::string>{"m2", "m3"}));
+    EXPECT_EQ(r.ext_fields["nextBeginOffset"], "3");
+    r = sql_pull("a > 5", 4, 0);
+    EXPECT_EQ(r.code, RC::kPullRetryImmediately);
+    EXPECT_EQ(r.ext_fields["nextBeginOffset"], "3");
+    r = sql_pull("a >", 4, 0);
+    EXPECT_EQ(r.code, RC::kSubscriptionParseFailed);
+    EXPECT_EQ(r.remark.value_or(""),
+              "parse the consumer's subscription failed: Invalid MessageSelector: unexpected end "
+              "of selector at line 1, column 4");
+
+    RemotingCommand check = RemotingCommand::request(Req::kCheckClientConfig);
+    check.body = R"({"clientId":"c1","group":"SG","subscriptionData":{"topic":"T",)"
+                 R"("subString":"a BETWEEN 3 AND 1","expressionType":"SQL92"}})";
+    r = run(check);
+    EXPECT_EQ(r.code, RC::kSubscriptionParseFailed);
+    EXPECT_EQ(r.remark.value_or(""),
+              "Invalid MessageSelector: illegal values of BETWEEN: left value 3 must be less "
+              "than or equal to right value 1 at line 1, column 3");
+    check.body = R"({"clientId":"c1","group":"SG","subscriptionData":{"topic":"T",)"
+                 R"("subString":"a IS NULL","expressionType":"SQL92"}})";
+    EXPECT_EQ(run(check).code, RC::kSuccess);
+
+    // Registered by heartbeat: pulls without a subscription use it.
+    auto heartbeat = [this](const std::string& expr, int64_t version) {
+        RemotingCommand hb = RemotingCommand::request(Req::kHeartBeat);
+        hb.body = R"({"clientID":"c1","consumerDataSet":[{"groupName":"SG","consumeType":)"
+                  R"("CONSUME_PASSIVELY","messageModel":"CLUSTERING","consumeFromWhere":)"
+                  R"("CONSUME_FROM_LAST_OFFSET","subscriptionDataSet":[{"topic":"T",)"
+                  R"("subString":")" +
+                  expr + R"(","expressionType":"SQL92","tagsSet":[],"codeSet":[],)" +
+                  R"("subVersion":)" + std::to_string(version) + "}]}]}";
+        return run(std::move(hb)).code;
+    };
+    ASSERT_EQ(heartbeat("a = 2", 5), RC::kSuccess);
+    r = sql_pull("", 0, 5);
+    ASSERT_EQ(r.code, RC::kSuccess) << r.remark.value_or("");
+    EXPECT_EQ(bodies(r), (std::vector<std::string>{"m2"}));
+    // A newer version that does not compile removes the filter.
+    ASSERT_EQ(heartbeat("a = ", 6), RC::kSuccess);
+    r = sql_pull("", 0, 6);
+    EXPECT_EQ(r.code, RC::kFilterDataNotExist);
+    EXPECT_EQ(r.remark.value_or(""),
+              "The broker's consumer filter data is not exist!Your expression may be wrong!");
+    ASSERT_EQ(heartbeat("a <> 2", 7), RC::kSuccess);
+    r = sql_pull("", 0, 7);
+    ASSERT_EQ(r.code, RC::kSuccess) << r.remark.value_or("");
+    EXPECT_EQ(bodies(r), (std::vector<std::string>{"m1", "m3"}));
+}
+
+// filterSupportRetry: messages of the group's retry topic are judged by the group's filter on
+// their original topic (RETRY_TOPIC), as Java's ExpressionForRetryMessageFilter does.
+TEST_F(Processors, Sql92FiltersRetryTopicsWithFilterSupportRetry) {
+    ASSERT_TRUE(
+        config_.update({{"enablePropertyFilter", "true"}, {"filterSupportRetry", "true"}}).is_ok());
+    create("T", 1);
+    create("%RETRY%SG", 1);
+    for (int a = 1; a <= 3; ++a) {
+        ASSERT_EQ(send("%RETRY%SG", "r" + std::to_string(a), 0,
+                       "a\x01" + std::to_string(a) + "\x02RETRY_TOPIC\x01T")
+                      .code,
+                  RC::kSuccess);
+    }
+    RemotingCommand hb = RemotingCommand::request(Req::kHeartBeat);
+    hb.body = R"({"clientID":"c1","consumerDataSet":[{"groupName":"SG","consumeType":)"
+              R"("CONSUME_PASSIVELY","messageModel":"CLUSTERING","consumeFromWhere":)"
+              R"("CONSUME_FROM_LAST_OFFSET","subscriptionDataSet":[{"topic":"T",)"
+              R"("subString":"a >= 2","expressionType":"SQL92","subVersion":1},)"
+              R"({"topic":"%RETRY%SG","subString":"*","expressionType":"TAG","subVersion":1}]}]})";
+    ASSERT_EQ(run(hb).code, RC::kSuccess);
+    RemotingCommand p = RemotingCommand::request(Req::kPullMessage);
+    p.ext_fields = {{"consumerGroup", "SG"}, {"topic", "%RETRY%SG"},        {"queueId", "0"},
+                    {"queueOffset", "0"},    {"maxMsgNums", "32"},          {"sysFlag", "4"},
+                    {"commitOffset", "0"},   {"suspendTimeoutMillis", "0"}, {"subscription", "*"},
+                    {"subVersion", "1"}};
+    RemotingCommand r = run(p);
+    ASSERT_EQ(r.code, RC::kSuccess) << r.remark.value_or("");
+    auto msgs = protocol::decode_messages(r.body);
+    ASSERT_TRUE(msgs.is_ok());
+    ASSERT_EQ(msgs->size(), 2u);
+    EXPECT_EQ((*msgs)[0].body, "r2");
+    EXPECT_EQ((*msgs)[1].body, "r3");
+    // Off (the default): the retry topic's "*" lets every message through.
+    ASSERT_TRUE(config_.update({{"filterSupportRetry", "false"}}).is_ok());
+    r = run(p);
+    ASSERT_EQ(r.code, RC::kSuccess);
+    EXPECT_EQ(protocol::decode_messages(r.body)->size(), 3u);
+}
+
 // Transactions are not built: a half (prepared) message would be stored but never dispatched, so
 // SEND_OK would lose it. Refused with RocketMQ's rejectTransactionMessage answer instead, and
 // nothing is stored.
