@@ -120,6 +120,20 @@ protected:
     BrokerNode& master() { return group_->master(); }
     BrokerNode& slave(size_t i) { return group_->slave(i); }
 
+    // `mqadmin explainDurability -t topic`: its output, and an expectation that it ran.
+    std::string explain_durability(const std::string& topic) {
+        CommandResult r = run_command(dir_, {binary_path("mqadmin"), "explainDurability", "-t",
+                                             topic, "-n", addr(ns_port_)});
+        EXPECT_EQ(r.exit_code, 0) << r.err;
+        return r.out;
+    }
+    // Each of `parts` appears in `text`.
+    static void expect_contains(const std::string& text, const std::vector<std::string>& parts) {
+        for (const std::string& p : parts) {
+            EXPECT_NE(text.find(p), std::string::npos) << "no '" << p << "' in\n" << text;
+        }
+    }
+
     // Creates the topic on every running node (a slave's metadata sync may lag; creating it
     // on the slave directly keeps these tests about the CommitLog copy).
     void create_topic(const std::string& topic, int queues) {
@@ -612,14 +626,9 @@ TEST_F(ReplicationIt, AutoDowngradeWritesOnMasterAloneThenRecovers) {
         EXPECT_EQ(ext(r.value(), kDegradedExt), "true");
     }
     EXPECT_EQ(info_int(master(), "slaveTimeoutTotal"), timeouts_degraded);
-    CommandResult explained = run_command(
-        dir_, {binary_path("mqadmin"), "explainDurability", "-t", topic, "-n", addr(ns_port_)});
-    ASSERT_EQ(explained.exit_code, 0) << explained.err;
-    EXPECT_NE(explained.out.find("now: needAckNums=1 DEGRADED from inSyncReplicas=2"),
-              std::string::npos)
-        << explained.out;
-    EXPECT_NE(explained.out.find("never below minInSyncReplicas=1"), std::string::npos)
-        << explained.out;
+    expect_contains(explain_durability(topic),
+                    {"now: needAckNums=1 DEGRADED from inSyncReplicas=2",
+                     "never below minInSyncReplicas=1"});
 
     slave(0).process->sigcont();
     slave(1).process->sigcont();
@@ -685,18 +694,10 @@ TEST_F(ReplicationIt, LaggingSlaveLeavesAndRejoinsInSyncCount) {
     slave(0).ha_proxy->set_rate(ProxyDirection::kDownstream, 32 * 1024);
     ASSERT_EQ(send_acked(topic, "lag-again", 64, 2, 16 * 1024, 2).size(), 64u);
     ASSERT_TRUE(eventually([&] { return info_int(master(), "inSyncReplicaNums") == 2; }, 10s));
-    CommandResult explained = run_command(
-        dir_, {binary_path("mqadmin"), "explainDurability", "-t", topic, "-n", addr(ns_port_)});
-    ASSERT_EQ(explained.exit_code, 0) << explained.err;
-    EXPECT_NE(explained.out.find("contract: a send is acknowledged once 2 of 3 replicas hold it"),
-              std::string::npos)
-        << explained.out;
-    EXPECT_NE(explained.out.find("now: needAckNums=2 (alive replicas"), std::string::npos)
-        << explained.out;
-    EXPECT_NE(explained.out.find("in-sync replicas 2, master counted)"), std::string::npos)
-        << explained.out;
-    EXPECT_NE(explained.out.find("(brokerId 1): NOT in sync"), std::string::npos) << explained.out;
-    EXPECT_NE(explained.out.find("(brokerId 2): in sync"), std::string::npos) << explained.out;
+    expect_contains(explain_durability(topic),
+                    {"contract: a send is acknowledged once 2 of 3 replicas hold it",
+                     "now: needAckNums=2 (alive replicas", "in-sync replicas 2, master counted)",
+                     "(brokerId 1): NOT in sync", "(brokerId 2): in sync"});
     slave(0).ha_proxy->heal();
 }
 
