@@ -469,6 +469,33 @@ TEST_F(Processors, Sql92FiltersWhenPropertyFilterIsEnabled) {
     EXPECT_EQ(bodies(r), (std::vector<std::string>{"m1", "m3"}));
 }
 
+// A parked SQL92 pull wakes on any arrival (no tag code to match) and answers with what the
+// filter lets through.
+TEST_F(Processors, Sql92HeldPullWakesOnArrival) {
+    ASSERT_TRUE(config_.update({{"enablePropertyFilter", "true"}}).is_ok());
+    create("T", 1);
+    RemotingCommand p = RemotingCommand::request(Req::kPullMessage);
+    p.ext_fields = {{"consumerGroup", "SG"},
+                    {"topic", "T"},
+                    {"queueId", "0"},
+                    {"queueOffset", "0"},
+                    {"maxMsgNums", "32"},
+                    {"sysFlag", "6"},
+                    {"commitOffset", "0"},
+                    {"suspendTimeoutMillis", "15000"},
+                    {"subscription", "a = 'yes'"},
+                    {"subVersion", "0"},
+                    {"expressionType", "SQL92"}};
+    EXPECT_EQ(run(p).code, -1);  // parked
+    EXPECT_EQ(holds_.held_count(), 1u);
+    ASSERT_EQ(send("T", "hit", 0, std::string("a\x01yes\x02TAGS\x01Other")).code, RC::kSuccess);
+    EXPECT_EQ(holds_.held_count(), 0u);
+    ASSERT_GE(responses_.size(), 2u);
+    const RemotingCommand& woke = responses_[responses_.size() - 2];  // before the send reply
+    ASSERT_EQ(woke.code, RC::kSuccess);
+    EXPECT_EQ(protocol::decode_messages(woke.body).value().at(0).body, "hit");
+}
+
 // filterSupportRetry: messages of the group's retry topic are judged by the group's filter on
 // their original topic (RETRY_TOPIC), as Java's ExpressionForRetryMessageFilter does.
 TEST_F(Processors, Sql92FiltersRetryTopicsWithFilterSupportRetry) {
