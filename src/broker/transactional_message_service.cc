@@ -237,15 +237,13 @@ int64_t TransactionalMessageService::check_queue(int32_t q, const CheckPolicy& p
     const std::string op_topic(kTransOpHalfTopic);
     const std::string group(kTransSysGroup);
     int64_t half_offset = d_.offsets->query_offset(group, half_topic, q);
+    // No offset yet: the queue's first message (a queue that does not exist yet starts at 0).
     if (half_offset < 0) {
-        half_offset = d_.store->min_offset_in_queue(half_topic, q);
+        half_offset = std::max<int64_t>(0, d_.store->min_offset_in_queue(half_topic, q));
     }
     int64_t op_offset = d_.offsets->query_offset(group, op_topic, q);
     if (op_offset < 0) {
-        op_offset = d_.store->min_offset_in_queue(op_topic, q);
-    }
-    if (half_offset < 0 || op_offset < 0) {
-        return 0;
+        op_offset = std::max<int64_t>(0, d_.store->min_offset_in_queue(op_topic, q));
     }
     // Every op written since the last scan (Java fillOpRemoveMap, all pages at once).
     std::vector<OpEntry> ops;

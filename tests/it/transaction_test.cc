@@ -115,7 +115,27 @@ protected:
         auto b = start_broker(dir_, broker_port_, addr(ns_port_), broker_conf_, kBroker);
         ASSERT_TRUE(b.is_ok()) << b.status().to_string();
         broker_ = std::move(b).value();
-        ASSERT_TRUE(broker_->wait_for_port(broker_port_, 20s).is_ok()) << broker_->log_tail();
+        ASSERT_TRUE(broker_->wait_for_port(broker_port_, 20s).is_ok()) << tx_log();
+    }
+
+    // The broker log's transaction lines (failure messages).
+    std::string tx_log() const {
+        std::string out;
+        const std::string log = broker_ ? broker_->log() : std::string();
+        size_t pos = 0;
+        while (pos < log.size()) {
+            size_t end = log.find('\n', pos);
+            if (end == std::string::npos) {
+                end = log.size();
+            }
+            const std::string line = log.substr(pos, end - pos);
+            if (line.find("ransaction") != std::string::npos ||
+                line.find("heck") != std::string::npos) {
+                out += line + "\n";
+            }
+            pos = end + 1;
+        }
+        return out.size() > 6000 ? out.substr(out.size() - 6000) : out;
     }
 
     ClientConfig client_config() const {
@@ -187,7 +207,7 @@ protected:
         auto r = producer.send_message_in_transaction(Message(kTopic, marker));
         ASSERT_TRUE(r.is_ok()) << r.status().to_string();
         ASSERT_TRUE(eventually([&] { return listener.checks(marker) >= 1; }, 20s))
-            << broker_->log_tail();
+            << tx_log();
     }
 
     static constexpr const char* kTopic = "TxTopic";
@@ -226,7 +246,7 @@ TEST_F(TransactionIt, HalfIsInvisibleUntilCommitThenDeliveredExactlyOnce) {
     listener.during_execute = nullptr;
 
     ASSERT_TRUE(eventually([&] { return delivered_count("commit-me") == 1; }, 10s))
-        << broker_->log_tail();
+        << tx_log();
     wait_for_a_check_round(*producer, listener, "barrier");
     EXPECT_EQ(delivered_count("commit-me"), 1);
     EXPECT_EQ(listener.checks("commit-me"), 0);  // resolved: never checked back
@@ -261,7 +281,7 @@ TEST_F(TransactionIt, UnknownThenCheckBackCommits) {
     ASSERT_TRUE(r.is_ok()) << r.status().to_string();
     EXPECT_EQ(r->local_transaction_state, LocalTransactionState::kUnknown);
     ASSERT_TRUE(eventually([&] { return delivered_count("later") == 1; }, 20s))
-        << broker_->log_tail();
+        << tx_log();
     EXPECT_GE(listener.checks("later"), 1);
     EXPECT_EQ(listener.last_check_times("later"), std::to_string(listener.checks("later")));
     wait_for_a_check_round(*producer, listener, "barrier");
@@ -278,7 +298,7 @@ TEST_F(TransactionIt, UnknownForeverIsDiscardedAfterCheckMax) {
     ASSERT_TRUE(producer->send_message_in_transaction(Message(kTopic, "limbo")).is_ok());
     // transactionCheckMax=3 checks, then the half moves to TRANS_CHECK_MAX_TIME_TOPIC.
     ASSERT_TRUE(eventually([&] { return max_offset("TRANS_CHECK_MAX_TIME_TOPIC") >= 1; }, 30s))
-        << broker_->log_tail();
+        << tx_log();
     EXPECT_TRUE(eventually([&] { return listener.checks("limbo") == 3; }, 5s))
         << listener.checks("limbo");
     EXPECT_EQ(listener.last_check_times("limbo"), "3");
@@ -342,7 +362,7 @@ TEST_F(TransactionIt, HalfSurvivesKill9AndIsCommittedAfterRestart) {
     ASSERT_TRUE(upd.is_ok());
     ASSERT_EQ(upd->code, RC::kSuccess) << upd->remark.value_or("");
     ASSERT_TRUE(eventually([&] { return delivered_count("by-check") == 1; }, 30s))
-        << broker_->log_tail();
+        << tx_log();
     EXPECT_EQ(delivered_count("by-end"), 1);
     EXPECT_GE(listener.checks("by-check"), 1);
     // by-end was resolved by its END_TRANSACTION: never checked.
