@@ -189,8 +189,8 @@ protected:
     }
 
     // GET_MAX_OFFSET of a (system) topic's queue 0 on the broker; -1 on error.
-    int64_t max_offset(const std::string& topic) {
-        auto r = call(raw_, broker_port_,
+    int64_t max_offset(const std::string& topic, uint16_t port = 0) {
+        auto r = call(raw_, port != 0 ? port : broker_port_,
                       request(Req::kGetMaxOffset, {{"topic", topic}, {"queueId", "0"}}));
         if (!r.is_ok() || r->code != RC::kSuccess || !r->ext("offset")) {
             return -1;
@@ -387,6 +387,66 @@ TEST_F(TransactionIt, RejectTransactionMessageRefuses) {
     ASSERT_TRUE(raw.is_ok());
     EXPECT_EQ(raw->code, RC::kNoPermission);
     EXPECT_EQ(max_offset("RMQ_SYS_TRANS_HALF_TOPIC"), 0);
+    producer->shutdown();
+}
+
+// A master and a slave: halves, ops and the committed message replicate like any message, and
+// the slave answers END_TRANSACTION with SLAVE_NOT_AVAILABLE (4.9.8) without touching its store.
+TEST_F(TransactionIt, SlaveReplicatesTheOutcomeAndRefusesEndTransaction) {
+    ns_port_ = free_port();
+    auto ns = start_namesrv(dir_, ns_port_);
+    ASSERT_TRUE(ns.is_ok()) << ns.status().to_string();
+    ns_ = std::move(ns).value();
+    ASSERT_TRUE(ns_->wait_for_port(ns_port_, 10s).is_ok()) << ns_->log_tail();
+    BrokerGroupOptions o;
+    o.broker_name = kBroker;
+    o.slaves = 1;
+    o.common_config = {{"transactionCheckInterval", "300"},
+                       {"transactionTimeOut", "1000"},
+                       {"transactionCheckMax", "3"}};
+    auto g = BrokerGroup::start(dir_, addr(ns_port_), std::move(o));
+    ASSERT_TRUE(g.is_ok()) << g.status().to_string();
+    auto& group = *g.value();
+    broker_port_ = group.master().port;
+    const uint16_t slave_port = group.slave(0).port;
+    raw_.start();
+    {
+        AdminClient admin(client_config());
+        ASSERT_TRUE(admin.start().is_ok());
+        TopicCreateOptions t;
+        t.read_queue_nums = 1;
+        t.write_queue_nums = 1;
+        ASSERT_TRUE(admin.create_topic(addr(broker_port_), kTopic, t).is_ok());
+        ASSERT_TRUE(eventually([&] { return admin.topic_route(kTopic).is_ok(); }, 10s));
+    }
+    ScriptedListener listener;
+    listener.set("replicated", LocalTransactionState::kCommitMessage,
+                 LocalTransactionState::kCommitMessage);
+    auto producer = start_producer(&listener);
+    auto r = producer->send_message_in_transaction(Message(kTopic, "replicated"));
+    ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+    ASSERT_TRUE(eventually([&] { return delivered_count("replicated") == 1; }, 10s));
+    ASSERT_TRUE(eventually(
+        [&] {
+            return max_offset(kTopic, slave_port) == 1 &&
+                   max_offset("RMQ_SYS_TRANS_HALF_TOPIC", slave_port) == 1 &&
+                   max_offset("RMQ_SYS_TRANS_OP_HALF_TOPIC", slave_port) == 1;
+        },
+        20s));
+
+    auto id = protocol::decode_offset_msg_id(r->send_result.offset_msg_id);
+    ASSERT_TRUE(id.is_ok());
+    auto end = request(Req::kEndTransaction,
+                       {{"producerGroup", "TxGroup"},
+                        {"tranStateTableOffset", std::to_string(r->send_result.queue_offset)},
+                        {"commitLogOffset", std::to_string(id->physical_offset)},
+                        {"commitOrRollback", "8"},
+                        {"fromTransactionCheck", "false"},
+                        {"msgId", r->send_result.msg_id}});
+    auto resp = call(raw_, slave_port, std::move(end));
+    ASSERT_TRUE(resp.is_ok()) << resp.status().to_string();
+    EXPECT_EQ(resp->code, RC::kSlaveNotAvailable);
+    EXPECT_EQ(max_offset(kTopic, slave_port), 1);
     producer->shutdown();
 }
 
