@@ -20,11 +20,12 @@
 #include <string_view>
 #include <vector>
 
+#include "base/status.h"
+#include "broker/topic_config.h"
 #include "protocol/message_ext.h"
 
 namespace comet::broker {
 
-inline constexpr std::string_view kTransCheckMaxTimeTopic = "TRANS_CHECK_MAX_TIME_TOPIC";
 inline constexpr std::string_view kTransSysGroup = "CID_SYS_RMQ_TRANS";
 inline constexpr std::string_view kTransOpRemoveTag = "d";  // TransactionalMessageUtil.REMOVETAG
 inline constexpr std::string_view kTransactionCheckTimes = "TRANSACTION_CHECK_TIMES";
