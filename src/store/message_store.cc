@@ -664,7 +664,7 @@ QueueOffset MessageStore::get_max_offset_in_queue(std::string_view topic, int32_
 
 QueueOffset MessageStore::get_min_offset_in_queue(std::string_view topic, int32_t queue_id) const {
     auto cq = cqs_->find(topic, queue_id);
-    return cq == nullptr ? QueueOffset(-1) : cq->min_offset_in_queue();
+    return cq == nullptr ? QueueOffset(0) : cq->min_offset_in_queue();
 }
 
 PhysicalOffset MessageStore::get_commit_log_offset_in_queue(std::string_view topic,

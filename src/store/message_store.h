@@ -107,6 +107,7 @@ public:
                                  const MessageFilter* filter);
 
     QueueOffset get_max_offset_in_queue(std::string_view topic, int32_t queue_id) const;
+    // 0 for a queue that holds nothing yet, as 4.9.8 (whose lookup creates the queue).
     QueueOffset get_min_offset_in_queue(std::string_view topic, int32_t queue_id) const;
     // CommitLog offset of the unit at consume_queue_offset; 0 when absent (Java).
     PhysicalOffset get_commit_log_offset_in_queue(std::string_view topic, int32_t queue_id,

@@ -44,6 +44,10 @@ TEST_F(MessageStoreTest, PutDispatchGetAndLookups) {
     EXPECT_EQ(store->dispatch_behind_bytes(), 0);
     EXPECT_EQ(store->get_max_offset_in_queue("TopicA", 1).value(), 6);
     EXPECT_EQ(store->get_min_offset_in_queue("TopicA", 1).value(), 0);
+    // A queue with nothing yet answers 0 like 4.9.8, not -1 (the transaction check service
+    // read -1 as "nothing to scan").
+    EXPECT_EQ(store->get_min_offset_in_queue("TopicA", 3).value(), 0);
+    EXPECT_EQ(store->get_min_offset_in_queue("NoSuchTopic", 0).value(), 0);
 
     auto got = store->get_message("g", "TopicA", 1, QueueOffset(0), 4, 0, nullptr);
     EXPECT_EQ(got.status, GetMessageStatus::kFound);
