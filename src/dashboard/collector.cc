@@ -5,6 +5,7 @@
 #include <future>
 #include <set>
 #include <sstream>
+#include <string_view>
 #include <tuple>
 
 #include "ha/durability_contract.h"
@@ -214,6 +215,13 @@ bool is_system_topic(const std::string& topic, const protocol::ClusterInfo& info
         topic.rfind("%RETRY%", 0) == 0 || topic.rfind("%DLQ%", 0) == 0) {
         return true;
     }
+    // MixAll.getReplyTopic: "<cluster>_REPLY_TOPIC", created by every broker of the cluster.
+    constexpr std::string_view kReply = "_REPLY_TOPIC";
+    if (topic.size() > kReply.size() &&
+        topic.compare(topic.size() - kReply.size(), kReply.size(), kReply) == 0 &&
+        info.cluster_addr_table.count(topic.substr(0, topic.size() - kReply.size())) != 0) {
+        return true;
+    }
     return info.cluster_addr_table.count(topic) != 0 || info.broker_addr_table.count(topic) != 0;
 }
 
@@ -326,8 +334,16 @@ ClusterSnapshot Collector::collect(int64_t now_ms) {
             k.cluster = g.cluster;
             if (m.up) {
                 k.last_seen_ms = now_ms;
+                k.version = m.version;
+                k.broker_role = m.broker_role;
+                k.dledger_role = m.dledger_role;
+                k.dledger_id = m.dledger_id;
             } else {
                 m.last_seen_ms = k.last_seen_ms;
+                m.version = k.version;
+                m.broker_role = k.broker_role;
+                m.dledger_id = k.dledger_id;
+                // Not its role now: a DLedger peer that stopped answering leads nothing.
             }
             if (!m.role.empty()) {
                 k.role = m.role;

@@ -39,6 +39,11 @@ private:
         std::string cluster;
         int64_t broker_id = -1;
         std::string role;
+        // The last answer's descriptive fields, shown while the member is down.
+        std::string version;
+        std::string broker_role;
+        std::string dledger_role;
+        std::string dledger_id;
         bool registered = false;  // in the last answer of the name server
         int64_t last_registered_ms = 0;
         int64_t last_seen_ms = 0;

@@ -48,6 +48,10 @@ constexpr std::string_view kPage = R"PAGE(<!DOCTYPE html>
   .warn { color:var(--warn); }
   .err { color:var(--bad); }
   details summary { cursor:pointer; }
+  .durability-panel { border-left:3px solid var(--accent); padding:.2em .6em; margin:.4em 0;
+                       background:#f5f8ff; }
+  .durability-panel .panel-title { font-weight:600; font-size:.9em; color:var(--accent); }
+  .durability { margin:.2em 0; }
   ul.reasons { margin:.2em 0 .4em 1.2em; padding:0; color:var(--muted); }
   ol.history { margin:0; padding-left:1.4em; font-size:.92em; }
   .empty { color:var(--muted); font-style:italic; }
@@ -188,13 +192,16 @@ function renderTopics(t) {
       `<th class="num">max offset</th><th>last stored</th></tr></thead><tbody>${queueRows}</tbody></table>`);
     const dur = x.durability.map((d) => `<div class="durability" data-broker-name="${esc(d.brokerName)}">` +
       `<b>${esc(d.brokerName)}</b> <span class="mono">${esc(d.masterAddr)}</span>: <span class="contract">${esc(d.contract)}</span>` +
-      (d.reasons.length ? `<ul class="reasons">${d.reasons.map((r) => `<li>${esc(r)}</li>`).join("")}</ul>` : "") +
-      d.warnings.map((w) => `<div class="warn">WARNING: ${esc(w)}</div>`).join("") + `</div>`).join("");
+      d.warnings.map((w) => `<div class="warn">WARNING: ${esc(w)}</div>`).join("") +
+      (d.reasons.length ? details(`d:${x.name}:${d.brokerName}`, "why",
+        `<ul class="reasons">${d.reasons.map((r) => `<li>${esc(r)}</li>`).join("")}</ul>`) : "") +
+      `</div>`).join("");
     const err = x.error ? `<div class="err">${esc(x.error)}</div>` : "";
     return `<div class="card topic" data-topic="${esc(x.name)}"><h3>${esc(x.name)}${x.system ? ` <span class="pill">system</span>` : ""}</h3>` +
       `<div class="facts">clusters <b>${esc(x.clusters.join(", ") || "-")}</b> &middot; routes <b>${routes || "-"}</b>` +
-      ` &middot; put TPS <b>${tps(x.putTps)}</b></div>${err}${queues}` +
-      details(`d:${x.name}`, "durability", dur || `<p class="empty">no broker group in the route</p>`) + `</div>`;
+      ` &middot; put TPS <b>${tps(x.putTps)}</b></div>${err}` +
+      `<div class="durability-panel"><div class="panel-title">Durability: what an acknowledged send has reached</div>` +
+      (dur || `<p class="empty">no broker group in the route</p>`) + `</div>${queues}</div>`;
   });
   body.innerHTML = cards.join("");
 }

@@ -153,6 +153,8 @@ TEST(Collector, RemembersUnregisteredMembersUntilForgotten) {
     EXPECT_EQ(gone.broker_id, 2);
     EXPECT_EQ(gone.role, "SLAVE");
     EXPECT_EQ(gone.last_seen_ms, 1000);
+    EXPECT_EQ(gone.version, "V4_9_8");  // as it last answered
+    EXPECT_EQ(gone.broker_role, "SLAVE");
     EXPECT_EQ(s.groups[0].members.size(), 3u);
     // Still remembered just before forget_after, dropped after it.
     s = c.collect(11000);
@@ -275,10 +277,10 @@ TEST(Collector, SystemTopics) {
     info.broker_addr_table["broker-a"] = {};
     for (const char* t : {"TBW102", "SCHEDULE_TOPIC_XXXX", "RMQ_SYS_TRANS_HALF_TOPIC",
                           "rmq_sys_foo", "%RETRY%g", "%DLQ%g", "DefaultCluster", "broker-a",
-                          "SELF_TEST_TOPIC", "OFFSET_MOVED_EVENT"}) {
+                          "SELF_TEST_TOPIC", "OFFSET_MOVED_EVENT", "DefaultCluster_REPLY_TOPIC"}) {
         EXPECT_TRUE(is_system_topic(t, info)) << t;
     }
-    for (const char* t : {"TopicTest", "orders", "RETRY"}) {
+    for (const char* t : {"TopicTest", "orders", "RETRY", "Other_REPLY_TOPIC"}) {
         EXPECT_FALSE(is_system_topic(t, info)) << t;
     }
 }
