@@ -87,6 +87,11 @@ std::vector<ChangeEvent> diff_snapshots(const ClusterSnapshot& prev, const Clust
             e.cluster = g.cluster;
             e.broker_name = g.broker_name;
             e.addr = g.master_addr;
+            for (const MemberView& m : g.members) {
+                if (m.addr == g.master_addr) {
+                    e.broker_id = m.broker_id;
+                }
+            }
             e.kind = "master";
             e.from = it->second.empty() ? "none" : it->second;
             e.to = g.master_addr.empty() ? "none" : g.master_addr;

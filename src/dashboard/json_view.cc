@@ -65,6 +65,12 @@ std::string replication_text(const GroupView& g, const MemberView& m) {
     if (g.master_addr.empty()) {
         return "no master answering";
     }
+    if (!m.up) {
+        // The master's view of a silent member is its last word, not a live figure.
+        return m.lag_bytes ? fmt::format("not answering (the master last saw it {} bytes behind)",
+                                         *m.lag_bytes)
+                           : "not answering";
+    }
     if (g.mode == GroupMode::kDLedger) {
         return m.lag_bytes ? fmt::format("{} bytes behind the leader", *m.lag_bytes)
                            : "no match reported by the leader";

@@ -100,7 +100,7 @@ function roleText(m) {
   let r = m.role || "?";
   if (m.dledgerRole) { r += ` (DLedger ${m.dledgerRole.toLowerCase()})`; }
   else if (m.brokerRole && m.brokerRole !== r) { r += ` (${m.brokerRole})`; }
-  return r;
+  return m.up ? r : `${m.role || "?"} (last known)`;
 }
 function replicationCell(m) {
   if (m.inSync === true) { return `<span class="insync">${esc(m.replication)}</span>`; }

@@ -98,7 +98,10 @@ protected:
         ns_ = std::move(ns).value();
         ASSERT_TRUE(ns_->wait_for_port(ns_port_, 10s).is_ok()) << ns_->log_tail();
         client_.start();
+    }
 
+    // A SYNC_MASTER (needAckNums 2 of 3) and two slaves with short HA timers.
+    void start_master_slave_group() {
         BrokerGroupOptions o;
         o.common_config = {{"haSendHeartbeatInterval", "300"},
                            {"haHousekeepingInterval", "2000"},
@@ -108,7 +111,11 @@ protected:
         auto g = BrokerGroup::start(dir_, addr(ns_port_), std::move(o));
         ASSERT_TRUE(g.is_ok()) << g.status().to_string();
         group_ = std::move(g).value();
+    }
 
+    // mqdashboard on an ephemeral port (-c file, as the harness starts every server), polling
+    // every 500 ms; url_ and http_port_ from the line it prints once bound.
+    void start_dashboard() {
         ProcessOptions d;
         d.name = "mqdashboard";
         d.binary = binary_path("mqdashboard");
@@ -135,6 +142,7 @@ protected:
         dashboard_.reset();
         client_.shutdown();
         group_.reset();
+        peers_.clear();
     }
 
     rapidjson::Document get_json(const std::string& path) {
@@ -147,7 +155,7 @@ protected:
         return d;
     }
 
-    // The members of broker-a in /api/cluster, by address: {state, role, replication}.
+    // The members of every group in /api/cluster, by address.
     std::map<std::string, std::map<std::string, std::string>> members() {
         std::map<std::string, std::map<std::string, std::string>> out;
         const auto d = get_json("/api/cluster");
@@ -165,6 +173,8 @@ protected:
                         {"registered", m["registered"].GetBool() ? "true" : "false"},
                         {"inSync", m["inSync"].IsBool() && m["inSync"].GetBool() ? "true" : ""},
                         {"group", g["brokerName"].GetString()},
+                        {"mode", g["mode"].GetString()},
+                        {"dledgerRole", m["dledgerRole"].GetString()},
                         {"inSyncSet", std::to_string(g["inSyncSet"].Size())}};
                 }
             }
@@ -184,6 +194,27 @@ protected:
         return r.out;
     }
 
+    // Saves the page as <build>/test-artifacts/<file> (a PNG, checked) and prints the path.
+    void screenshot(const std::string& file) {
+        const std::string shots = std::string(COMET_BINARY_DIR) + "/test-artifacts";
+        std::filesystem::create_directories(shots);
+        const std::string png = shots + "/" + file;
+        std::filesystem::remove(png);
+        CommandResult shot = run_command(
+            dir_,
+            {chromium_, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+             "--hide-scrollbars", "--user-data-dir=" + dir_.sub("chromium"),
+             "--virtual-time-budget=4000", "--window-size=1400,1400", "--screenshot=" + png,
+             url_},
+            60s);
+        EXPECT_EQ(shot.exit_code, 0) << shot.err;
+        std::ifstream in(png, std::ios::binary);
+        std::string magic(8, '\0');
+        in.read(magic.data(), 8);
+        EXPECT_EQ(magic, std::string("\x89PNG\r\n\x1a\n", 8)) << "no screenshot at " << png;
+        std::cout << "dashboard screenshot: " << png << std::endl;
+    }
+
     TempDir dir_{"comet_it_dashboard"};
     uint16_t ns_port_ = 0;
     uint16_t http_port_ = 0;
@@ -192,12 +223,15 @@ protected:
     std::unique_ptr<Process> ns_;
     std::unique_ptr<BrokerGroup> group_;
     std::unique_ptr<Process> dashboard_;
+    std::vector<std::unique_ptr<Process>> peers_;  // DLedger peers
     net::RemotingClient client_;
 };
 
 TEST_F(DashboardIt, ShowsTheGroupLiveAndMarksAStoppedSlaveDown) {
     ASSERT_FALSE(chromium_.empty())
         << "chromium is not on PATH: install it (scripts/install-deps.sh) to run this test";
+    ASSERT_NO_FATAL_FAILURE(start_master_slave_group());
+    ASSERT_NO_FATAL_FAILURE(start_dashboard());
     const std::string master = group_->master().address();
     const std::string slave1 = group_->slave(0).address();
     const std::string slave2 = group_->slave(1).address();
@@ -339,22 +373,7 @@ TEST_F(DashboardIt, ShowsTheGroupLiveAndMarksAStoppedSlaveDown) {
     EXPECT_NE(dom.find("class=\"change kind-down\""), std::string::npos);
 
     // A screenshot of that state, kept as a test artefact.
-    const std::string shots = std::string(COMET_BINARY_DIR) + "/test-artifacts";
-    std::filesystem::create_directories(shots);
-    const std::string png = shots + "/dashboard.png";
-    std::filesystem::remove(png);
-    CommandResult shot = run_command(
-        dir_,
-        {chromium_, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-         "--hide-scrollbars", "--user-data-dir=" + dir_.sub("chromium"),
-         "--virtual-time-budget=4000", "--window-size=1400,1400", "--screenshot=" + png, url_},
-        60s);
-    EXPECT_EQ(shot.exit_code, 0) << shot.err;
-    std::ifstream in(png, std::ios::binary);
-    std::string magic(8, '\0');
-    in.read(magic.data(), 8);
-    EXPECT_EQ(magic, std::string("\x89PNG\r\n\x1a\n", 8)) << "no screenshot at " << png;
-    std::cout << "dashboard screenshot: " << png << std::endl;
+    screenshot("dashboard.png");
 
     // Slave 1 is killed: the name server drops it when its connection closes, the dashboard
     // keeps it on the page as DOWN and unregistered, and records both changes.
@@ -373,6 +392,108 @@ TEST_F(DashboardIt, ShowsTheGroupLiveAndMarksAStoppedSlaveDown) {
     EXPECT_NE(history.find("\"addr\":\"" + slave1 + "\",\"brokerId\":1,\"kind\":\"down\""),
               std::string::npos)
         << history;
+}
+
+// A 3-peer DLedger group: the page shows the leader as MASTER (DLedger leader) and the
+// followers; when the leader is killed, the history records the new leader's role change and
+// the group's new master, and the old leader stays listed as DOWN.
+TEST_F(DashboardIt, DLedgerRolesAndFailoverHistory) {
+    ASSERT_FALSE(chromium_.empty())
+        << "chromium is not on PATH: install it (scripts/install-deps.sh) to run this test";
+    std::vector<uint16_t> ports;
+    std::string peer_list;
+    for (int i = 0; i < 3; ++i) {
+        ports.push_back(free_port());
+        peer_list += (i > 0 ? ";" : "") + std::string("n") + std::to_string(i) + "-127.0.0.1:" +
+                     std::to_string(free_port());
+    }
+    for (int i = 0; i < 3; ++i) {
+        auto p = start_broker(dir_, ports[static_cast<size_t>(i)], addr(ns_port_),
+                              {{"brokerName", "broker-d"},
+                               {"enableDLegerCommitLog", "true"},
+                               {"dLegerGroup", "DashGroup"},
+                               {"dLegerPeers", peer_list},
+                               {"dLegerSelfId", "n" + std::to_string(i)}},
+                              "dl-n" + std::to_string(i));
+        ASSERT_TRUE(p.is_ok()) << p.status().to_string();
+        peers_.push_back(std::move(p).value());
+        ASSERT_TRUE(peers_.back()->wait_for_port(ports[static_cast<size_t>(i)], 20s).is_ok())
+            << peers_.back()->log_tail();
+    }
+    ASSERT_NO_FATAL_FAILURE(start_dashboard());
+
+    // One leader registered as master, two followers as slaves.
+    std::string leader;
+    ASSERT_TRUE(eventually(
+        [&] {
+            auto m = members();
+            int leaders = 0;
+            int followers = 0;
+            for (const auto& [a, v] : m) {
+                if (v.at("state") != "UP" || v.at("mode") != "dledger") {
+                    return false;
+                }
+                if (v.at("dledgerRole") == "Leader" && v.at("role") == "MASTER") {
+                    ++leaders;
+                    leader = a;
+                } else if (v.at("dledgerRole") == "Follower" && v.at("role") == "SLAVE") {
+                    ++followers;
+                }
+            }
+            return m.size() == 3 && leaders == 1 && followers == 2;
+        },
+        guard(60s)))
+        << http_get(http_port_, "/api/cluster");
+
+    // Kill the leader: another peer leads, the history says so.
+    size_t leader_index = 0;
+    for (size_t i = 0; i < ports.size(); ++i) {
+        if (addr(ports[i]) == leader) {
+            leader_index = i;
+        }
+    }
+    peers_[leader_index]->sigkill();
+    std::string next;
+    ASSERT_TRUE(eventually(
+        [&] {
+            auto m = members();
+            for (const auto& [a, v] : m) {
+                if (a != leader && v.at("state") == "UP" && v.at("dledgerRole") == "Leader" &&
+                    v.at("role") == "MASTER") {
+                    next = a;
+                }
+            }
+            return !next.empty() && m[leader]["state"] == "DOWN";
+        },
+        guard(60s)))
+        << http_get(http_port_, "/api/cluster");
+    std::string history;
+    ASSERT_TRUE(eventually(
+        [&] {
+            history = http_get(http_port_, "/api/history");
+            return history.find("\"addr\":\"" + next + "\",\"brokerId\":0,\"kind\":\"master\"") !=
+                       std::string::npos &&
+                   history.find("\"kind\":\"role\",\"from\":\"SLAVE\",\"to\":\"MASTER\"") !=
+                       std::string::npos;
+        },
+        guard(30s)))
+        << history;
+    EXPECT_NE(history.find("\"kind\":\"dledger\",\"from\":\"Follower\",\"to\":\"Leader\""),
+              std::string::npos)
+        << history;
+
+    // The page: the new leader's row, the old one DOWN, the role change in the history list.
+    std::string dom;
+    ASSERT_TRUE(eventually(
+        [&] {
+            dom = dump_dom();
+            return member_row(dom, next).find("DLedger leader") != std::string::npos &&
+                   member_row(dom, leader).find("class=\"member down\"") != std::string::npos &&
+                   dom.find("class=\"change kind-role\"") != std::string::npos;
+        },
+        guard(60s)))
+        << dom;
+    screenshot("dashboard-dledger.png");
 }
 
 }  // namespace

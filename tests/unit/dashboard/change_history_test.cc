@@ -58,9 +58,10 @@ TEST(ChangeHistory, DownUpJoinedLeft) {
 TEST(ChangeHistory, FailoverShowsRolesAndMaster) {
     const auto a = snap(1, {mv(0, "m", "MASTER"), mv(1, "s1", "SLAVE")}, "m");
     const auto b = snap(2, {mv(0, "m", "MASTER", false), mv(1, "s1", "MASTER")}, "s1");
-    EXPECT_EQ(kinds(diff_snapshots(a, b)),
-              (std::vector<std::string>{"down:m:UP>DOWN", "role:s1:SLAVE>MASTER",
-                                        "master:s1:m>s1"}));
+    const auto e = diff_snapshots(a, b);
+    EXPECT_EQ(kinds(e), (std::vector<std::string>{"down:m:UP>DOWN", "role:s1:SLAVE>MASTER",
+                                                  "master:s1:m>s1"}));
+    EXPECT_EQ(e[2].broker_id, 1);  // the new master's
     const auto c = snap(3, {mv(0, "m", "MASTER", false), mv(1, "s1", "MASTER", false)}, "");
     EXPECT_EQ(kinds(diff_snapshots(b, c)),
               (std::vector<std::string>{"down:s1:UP>DOWN", "master::s1>none"}));

@@ -90,6 +90,7 @@ TEST(JsonView, Cluster) {
     EXPECT_FALSE(members[2]["up"].GetBool());
     EXPECT_STREQ(members[2]["error"].GetString(), "timed out \"quoted\"");
     EXPECT_TRUE(members[2]["lagBytes"].IsNull());
+    EXPECT_STREQ(members[2]["replication"].GetString(), "not answering");
     EXPECT_TRUE(members[2]["inSync"].IsNull());
 }
 
