@@ -1,8 +1,10 @@
 // mqdashboard against real processes: a name server, a SYNC_MASTER with two slaves, and the
 // dashboard on an ephemeral port. Checks the JSON endpoints, then loads the page in headless
-// Chromium (the DOM after the page's script has polled) and stops one slave with SIGSTOP to see
-// it marked DOWN; then kills the other and sees it kept as DOWN after it unregisters. A screenshot of the page is left under <build>/test-artifacts/ (path printed).
-// Chromium is required: without it the test fails (scripts/install-deps.sh installs it).
+// Chromium (the DOM after the page's script has polled), stops one slave with SIGSTOP to see it
+// marked DOWN, then kills the other and sees it kept as DOWN after it unregisters. A second
+// case kills the leader of a 3-peer DLedger group and finds the change in the history.
+// Screenshots of the page are left under <build>/test-artifacts/ (paths printed).
+// Chromium is required: without it the tests fail (scripts/install-deps.sh installs it).
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
@@ -237,8 +239,9 @@ TEST_F(DashboardIt, ShowsTheGroupLiveAndMarksAStoppedSlaveDown) {
     const std::string slave2 = group_->slave(1).address();
 
     // A topic with messages and a consumer group with a committed offset on the master.
-    ASSERT_EQ(call(client_, group_->master().port, create_topic_request("DashTopic", 2))->code,
-              RC::kSuccess);
+    auto created = call(client_, group_->master().port, create_topic_request("DashTopic", 2));
+    ASSERT_TRUE(created.is_ok()) << created.status().to_string();
+    ASSERT_EQ(created->code, RC::kSuccess) << created->remark.value_or("");
     // Both slaves connected first, so SYNC_MASTER sends (needAckNums 2) are acknowledged.
     ASSERT_TRUE(eventually(
         [&] {
