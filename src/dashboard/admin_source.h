@@ -35,8 +35,7 @@ public:
 
 private:
     Result<protocol::RemotingCommand> call_ok(const std::string& addr,
-                                              protocol::RemotingCommand req,
-                                              std::string_view what);
+                                              protocol::RemotingCommand req, std::string_view what);
     std::unique_ptr<client::AdminClient> admin_;
 };
 

@@ -19,9 +19,7 @@ std::map<MemberKey, const MemberView*> members_of(const ClusterSnapshot& s) {
     return out;
 }
 
-std::string role_text(const MemberView& m) {
-    return m.role.empty() ? std::string("?") : m.role;
-}
+std::string role_text(const MemberView& m) { return m.role.empty() ? std::string("?") : m.role; }
 
 }  // namespace
 

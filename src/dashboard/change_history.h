@@ -17,7 +17,7 @@ struct ChangeEvent {
     int64_t at_ms = 0;
     std::string cluster;
     std::string broker_name;
-    std::string addr;       // the member; for kind "master" the new master (may be empty)
+    std::string addr;  // the member; for kind "master" the new master (may be empty)
     int64_t broker_id = -1;
     // joined, left, down, up, role, dledger, registered, unregistered, master.
     std::string kind;

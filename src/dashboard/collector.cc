@@ -207,10 +207,15 @@ const char* group_mode_name(GroupMode m) {
 }
 
 bool is_system_topic(const std::string& topic, const protocol::ClusterInfo& info) {
-    static const std::set<std::string> kSystem = {
-        "TBW102",           "SCHEDULE_TOPIC_XXXX",       "BenchmarkTest",
-        "RMQ_SYS_TRANS_HALF_TOPIC", "RMQ_SYS_TRACE_TOPIC", "RMQ_SYS_TRANS_OP_HALF_TOPIC",
-        "TRANS_CHECK_MAX_TIME_TOPIC", "SELF_TEST_TOPIC",   "OFFSET_MOVED_EVENT"};
+    static const std::set<std::string> kSystem = {"TBW102",
+                                                  "SCHEDULE_TOPIC_XXXX",
+                                                  "BenchmarkTest",
+                                                  "RMQ_SYS_TRANS_HALF_TOPIC",
+                                                  "RMQ_SYS_TRACE_TOPIC",
+                                                  "RMQ_SYS_TRANS_OP_HALF_TOPIC",
+                                                  "TRANS_CHECK_MAX_TIME_TOPIC",
+                                                  "SELF_TEST_TOPIC",
+                                                  "OFFSET_MOVED_EVENT"};
     if (kSystem.count(topic) != 0 || topic.rfind("rmq_sys_", 0) == 0 ||
         topic.rfind("%RETRY%", 0) == 0 || topic.rfind("%DLQ%", 0) == 0) {
         return true;
@@ -241,7 +246,7 @@ ClusterSnapshot Collector::collect(int64_t now_ms) {
         snap.namesrv_error = ci.status().message();
     }
     std::map<std::pair<std::string, std::string>, GroupView> groups;  // (cluster, brokerName)
-    std::set<std::pair<std::string, std::string>> registered;        // (brokerName, addr)
+    std::set<std::pair<std::string, std::string>> registered;         // (brokerName, addr)
     for (const auto& [cluster, names] : info.cluster_addr_table) {
         for (const std::string& name : names) {
             auto b = info.broker_addr_table.find(name);
@@ -307,8 +312,8 @@ ClusterSnapshot Collector::collect(int64_t now_ms) {
     std::vector<std::future<Result<KvMap>>> pending;
     pending.reserve(members.size());
     for (MemberView* m : members) {
-        pending.push_back(std::async(std::launch::async,
-                                     [this, addr = m->addr] { return source_.runtime_info(addr); }));
+        pending.push_back(std::async(
+            std::launch::async, [this, addr = m->addr] { return source_.runtime_info(addr); }));
     }
     std::map<std::string, KvMap> runtime;  // addr -> runtime info of members that answered
     for (size_t i = 0; i < members.size(); ++i) {
@@ -417,9 +422,8 @@ ClusterSnapshot Collector::collect(int64_t now_ms) {
             }
             t.put_tps += stats->topic_put_tps;
             for (const auto& [mq, off] : stats->offset_table) {
-                t.queues.push_back(
-                    {mq.broker_name, mq.queue_id, off.min_offset, off.max_offset,
-                     off.last_update_timestamp});
+                t.queues.push_back({mq.broker_name, mq.queue_id, off.min_offset, off.max_offset,
+                                    off.last_update_timestamp});
             }
         }
         std::sort(t.queues.begin(), t.queues.end(), [](const auto& a, const auto& b) {

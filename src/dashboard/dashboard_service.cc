@@ -90,7 +90,8 @@ void DashboardService::poll_loop() {
         fresh.history = history_json(history_.events(), history_.dropped());
         std::unique_lock<Mutex> l(mu_);
         docs_ = std::move(fresh);
-        if (wake_.wait_for(l, options_.poll_interval, [this]() REQUIRES(mu_) { return stopping_; })) {
+        if (wake_.wait_for(l, options_.poll_interval,
+                           [this]() REQUIRES(mu_) { return stopping_; })) {
             return;
         }
     }

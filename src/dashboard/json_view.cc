@@ -79,7 +79,8 @@ std::string replication_text(const GroupView& g, const MemberView& m) {
         return m.lag_bytes ? fmt::format("not connected ({} bytes behind)", *m.lag_bytes)
                            : "not connected to the master";
     }
-    return fmt::format("{} ({} bytes behind)", m.in_sync.value_or(false) ? "in sync" : "NOT in sync",
+    return fmt::format("{} ({} bytes behind)",
+                       m.in_sync.value_or(false) ? "in sync" : "NOT in sync",
                        m.lag_bytes.value_or(0));
 }
 
@@ -129,8 +130,7 @@ void group(Writer& w, const GroupView& g) {
     w.Key("inSyncSet");
     w.StartArray();
     for (const MemberView& m : g.members) {
-        if (!g.master_addr.empty() &&
-            (m.addr == g.master_addr || m.in_sync.value_or(false))) {
+        if (!g.master_addr.empty() && (m.addr == g.master_addr || m.in_sync.value_or(false))) {
             w.String(m.addr.data(), static_cast<rapidjson::SizeType>(m.addr.size()));
         }
     }

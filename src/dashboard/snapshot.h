@@ -109,11 +109,11 @@ struct ConsumerGroupView {
 };
 
 struct ClusterSnapshot {
-    uint64_t seq = 0;        // 1 for the first poll
+    uint64_t seq = 0;  // 1 for the first poll
     int64_t taken_at_ms = 0;
-    std::string namesrv_error;  // empty when a name server answered
-    std::vector<GroupView> groups;  // by cluster, then brokerName
-    std::vector<TopicView> topics;  // by name
+    std::string namesrv_error;                       // empty when a name server answered
+    std::vector<GroupView> groups;                   // by cluster, then brokerName
+    std::vector<TopicView> topics;                   // by name
     std::vector<ConsumerGroupView> consumer_groups;  // by name
 };
 

@@ -201,12 +201,12 @@ protected:
 
     // The DOM after the page's script ran for a few seconds of virtual time.
     std::string dump_dom() {
-        CommandResult r = run_command(
-            dir_,
-            {chromium_, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-             "--user-data-dir=" + dir_.sub("chromium"), "--virtual-time-budget=4000",
-             "--dump-dom", url_},
-            60s);
+        CommandResult r =
+            run_command(dir_,
+                        {chromium_, "--headless", "--no-sandbox", "--disable-gpu",
+                         "--disable-dev-shm-usage", "--user-data-dir=" + dir_.sub("chromium"),
+                         "--virtual-time-budget=4000", "--dump-dom", url_},
+                        60s);
         EXPECT_EQ(r.exit_code, 0) << r.err;
         return r.out;
     }
@@ -221,8 +221,7 @@ protected:
             dir_,
             {chromium_, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
              "--hide-scrollbars", "--user-data-dir=" + dir_.sub("chromium"),
-             "--virtual-time-budget=4000", "--window-size=1400,1400", "--screenshot=" + png,
-             url_},
+             "--virtual-time-budget=4000", "--window-size=1400,1400", "--screenshot=" + png, url_},
             60s);
         EXPECT_EQ(shot.exit_code, 0) << shot.err;
         std::ifstream in(png, std::ios::binary);
@@ -419,8 +418,8 @@ TEST_F(DashboardIt, DLedgerRolesAndFailoverHistory) {
     std::string peer_list;
     for (int i = 0; i < 3; ++i) {
         ports.push_back(free_port());
-        peer_list += (i > 0 ? ";" : "") + std::string("n") + std::to_string(i) + "-127.0.0.1:" +
-                     std::to_string(free_port());
+        peer_list += (i > 0 ? ";" : "") + std::string("n") + std::to_string(i) +
+                     "-127.0.0.1:" + std::to_string(free_port());
     }
     for (int i = 0; i < 3; ++i) {
         auto p = start_broker(dir_, ports[static_cast<size_t>(i)], addr(ns_port_),

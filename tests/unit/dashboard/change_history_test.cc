@@ -43,8 +43,8 @@ TEST(ChangeHistory, NoChangeNoEvent) {
 
 TEST(ChangeHistory, DownUpJoinedLeft) {
     const auto a = snap(1, {mv(0, "m", "MASTER"), mv(1, "s1", "SLAVE")}, "m");
-    const auto b = snap(2, {mv(0, "m", "MASTER"), mv(1, "s1", "SLAVE", false), mv(2, "s2", "SLAVE")},
-                        "m");
+    const auto b =
+        snap(2, {mv(0, "m", "MASTER"), mv(1, "s1", "SLAVE", false), mv(2, "s2", "SLAVE")}, "m");
     const auto e = diff_snapshots(a, b);
     EXPECT_EQ(kinds(e), (std::vector<std::string>{"down:s1:UP>DOWN", "joined:s2:>SLAVE"}));
     EXPECT_EQ(e[0].at_ms, 2);

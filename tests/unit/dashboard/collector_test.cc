@@ -132,8 +132,7 @@ TEST(Collector, GroupWithoutAnsweringMasterHasNoContract) {
     EXPECT_FALSE(s.groups[0].need_ack_nums.has_value());
     ASSERT_EQ(s.topics.size(), 1u);
     ASSERT_EQ(s.topics[0].durability.size(), 1u);
-    EXPECT_NE(s.topics[0].durability[0].contract.find("no master is answering"),
-              std::string::npos);
+    EXPECT_NE(s.topics[0].durability[0].contract.find("no master is answering"), std::string::npos);
     EXPECT_TRUE(s.topics[0].queues.empty());  // no master to ask
 }
 
@@ -180,8 +179,8 @@ TEST(Collector, DLedgerRolesAndLagFromTheLeader) {
     FakeSource src;
     src.add_group("C", "broker-d", {{0, "127.0.0.1:1"}, {1, "127.0.0.1:2"}, {2, "127.0.0.1:3"}});
     auto peer = [](const char* id, const char* role) {
-        return KvMap{{"brokerRole", "SLAVE"},     {"dledgerRole", role},
-                     {"dledgerSelfId", id},       {"dledgerLeaderId", "n1"},
+        return KvMap{{"brokerRole", "SLAVE"},         {"dledgerRole", role},
+                     {"dledgerSelfId", id},           {"dledgerLeaderId", "n1"},
                      {"brokerVersionDesc", "V4_9_8"}, {"dledgerCommittedOffset", "900"}};
     };
     src.runtime["127.0.0.1:1"] = peer("n1", "Leader");

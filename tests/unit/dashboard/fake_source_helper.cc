@@ -7,8 +7,7 @@ namespace comet::dashboard::testing {
 namespace {
 
 template <typename M, typename K>
-auto find_or(const M& m, const K& k, const std::string& what)
-    -> Result<typename M::mapped_type> {
+auto find_or(const M& m, const K& k, const std::string& what) -> Result<typename M::mapped_type> {
     auto it = m.find(k);
     if (it == m.end()) {
         return Status::error(Errc::kNotFound, "{} not found", what);
