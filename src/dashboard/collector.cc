@@ -207,16 +207,16 @@ const char* group_mode_name(GroupMode m) {
 }
 
 bool is_system_topic(const std::string& topic, const protocol::ClusterInfo& info) {
-    static const std::set<std::string> kSystem = {"TBW102",
-                                                  "SCHEDULE_TOPIC_XXXX",
-                                                  "BenchmarkTest",
-                                                  "RMQ_SYS_TRANS_HALF_TOPIC",
-                                                  "RMQ_SYS_TRACE_TOPIC",
-                                                  "RMQ_SYS_TRANS_OP_HALF_TOPIC",
-                                                  "TRANS_CHECK_MAX_TIME_TOPIC",
-                                                  "SELF_TEST_TOPIC",
-                                                  "OFFSET_MOVED_EVENT"};
-    if (kSystem.count(topic) != 0 || topic.rfind("rmq_sys_", 0) == 0 ||
+    static const std::set<std::string> system_topics = {"TBW102",
+                                                        "SCHEDULE_TOPIC_XXXX",
+                                                        "BenchmarkTest",
+                                                        "RMQ_SYS_TRANS_HALF_TOPIC",
+                                                        "RMQ_SYS_TRACE_TOPIC",
+                                                        "RMQ_SYS_TRANS_OP_HALF_TOPIC",
+                                                        "TRANS_CHECK_MAX_TIME_TOPIC",
+                                                        "SELF_TEST_TOPIC",
+                                                        "OFFSET_MOVED_EVENT"};
+    if (system_topics.count(topic) != 0 || topic.rfind("rmq_sys_", 0) == 0 ||
         topic.rfind("%RETRY%", 0) == 0 || topic.rfind("%DLQ%", 0) == 0) {
         return true;
     }
