@@ -133,6 +133,8 @@ done
 
 echo "run-local: CLUSTER=$CLUSTER, name server 127.0.0.1:$NAMESRV_PORT," \
     "server pids ${BROKER_PIDS[*]}; Ctrl-C to stop"
+echo "run-local: live dashboard: $BUILD_DIR/apps/mqdashboard/mqdashboard -n '$NAMESRV_ADDR'" \
+    "(then open http://127.0.0.1:8089/)"
 all_alive() {
     kill -0 "$NS_PID" 2>/dev/null || return 1
     for pid in "${BROKER_PIDS[@]}"; do
