@@ -242,6 +242,12 @@ Status BrokerController::initialize() {
     consumer_ = std::make_unique<ConsumerManageProcessor>(ctx_);
     query_ = std::make_unique<QueryMessageProcessor>(ctx_);
     admin_ = std::make_unique<AdminBrokerProcessor>(ctx_);
+    client_admin_ = std::make_unique<ClientAdminProcessor>(ctx_);
+    ctx_.find_channel = [this](ChannelId id) -> net::ConnectionPtr {
+        MutexLock l(mu_);
+        auto it = channels_.find(id.value());
+        return it != channels_.end() ? it->second.lock() : nullptr;
+    };
 
     net::RemotingServerConfig server_cfg;
     server_cfg.name = "BrokerServer";
@@ -362,6 +368,8 @@ void BrokerController::register_processors() {
     }
     server_->register_processor(Req::kConsumerSendMsgBack, send, send_exec);
     server_->register_processor(Req::kPullMessage, wrap(pull_.get()), pull_executor_);
+    // LITE_PULL_MESSAGE (361): RocketMQ 4.9.8 answers it exactly as PULL_MESSAGE.
+    server_->register_processor(Req::kLitePullMessage, wrap(pull_.get()), pull_executor_);
     auto client = wrap(client_.get());
     for (int32_t code : {Req::kHeartBeat, Req::kUnregisterClient, Req::kCheckClientConfig}) {
         server_->register_processor(code, client, client_exec);
@@ -385,6 +393,10 @@ void BrokerController::register_processors() {
           Req::kGetAllDelayOffset, Req::kGetBrokerRuntimeInfo, Req::kGetTopicStatsInfo,
           Req::kGetConsumeStats, Req::kGetBrokerConfig, Req::kUpdateBrokerConfig}) {
         server_->register_processor(code, admin, admin_exec);
+    }
+    auto client_admin = wrap(client_admin_.get());
+    for (int32_t code : ClientAdminProcessor::handled_codes()) {
+        server_->register_processor(code, client_admin, admin_exec);
     }
     // Controller mode: the controller's role-change notice, the epoch cache, and a slave asking
     // this master for its HA address.
