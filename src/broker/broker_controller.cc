@@ -243,6 +243,7 @@ Status BrokerController::initialize() {
     query_ = std::make_unique<QueryMessageProcessor>(ctx_);
     admin_ = std::make_unique<AdminBrokerProcessor>(ctx_);
     client_admin_ = std::make_unique<ClientAdminProcessor>(ctx_);
+    reply_ = std::make_unique<ReplyMessageProcessor>(ctx_);
     ctx_.find_channel = [this](ChannelId id) -> net::ConnectionPtr {
         MutexLock l(mu_);
         auto it = channels_.find(id.value());
@@ -367,6 +368,10 @@ void BrokerController::register_processors() {
         server_->register_inline_processor(code, send_inline);
     }
     server_->register_processor(Req::kConsumerSendMsgBack, send, send_exec);
+    auto reply_proc = wrap(reply_.get());
+    for (int32_t code : {Req::kSendReplyMessage, Req::kSendReplyMessageV2}) {
+        server_->register_processor(code, reply_proc, send_exec);
+    }
     server_->register_processor(Req::kPullMessage, wrap(pull_.get()), pull_executor_);
     // LITE_PULL_MESSAGE (361): RocketMQ 4.9.8 answers it exactly as PULL_MESSAGE.
     server_->register_processor(Req::kLitePullMessage, wrap(pull_.get()), pull_executor_);

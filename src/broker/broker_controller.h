@@ -25,6 +25,7 @@
 #include "broker/broker_context.h"
 #include "broker/broker_processors.h"
 #include "broker/client_admin_processor.h"
+#include "broker/reply_message_processor.h"
 #include "broker/controller_link.h"
 #include "broker/controller_store.h"
 #include "broker/replicas_manager.h"
@@ -132,6 +133,7 @@ private:
     std::unique_ptr<QueryMessageProcessor> query_;
     std::unique_ptr<AdminBrokerProcessor> admin_;
     std::unique_ptr<ClientAdminProcessor> client_admin_;
+    std::unique_ptr<ReplyMessageProcessor> reply_;
     std::shared_ptr<net::ThreadPoolExecutor> pull_executor_;
     std::unique_ptr<net::RemotingServer> server_;
     std::unique_ptr<net::RemotingClient> namesrv_client_;

@@ -89,6 +89,7 @@ namespace comet::protocol {
     X(kQueryDataVersion, 322, "QUERY_DATA_VERSION")                         \
     X(kSendReplyMessage, 324, "SEND_REPLY_MESSAGE")                         \
     X(kSendReplyMessageV2, 325, "SEND_REPLY_MESSAGE_V2")                    \
+    X(kPushReplyMessageToClient, 326, "PUSH_REPLY_MESSAGE_TO_CLIENT")       \
     X(kAddWritePermOfBroker, 327, "ADD_WRITE_PERM_OF_BROKER")               \
     X(kGetTopicConfig, 351, "GET_TOPIC_CONFIG")                             \
     X(kLitePullMessage, 361, "LITE_PULL_MESSAGE")                           \

@@ -674,6 +674,80 @@ TEST_F(BrokerIt, ClientAdminRequests) {
     consumer.shutdown();
 }
 
+// Request-reply (RocketMQ 4.9.8 ReplyMessageProcessor): a SEND_REPLY_MESSAGE_V2 (325) is pushed to
+// the requesting producer named by REPLY_TO_CLIENT with PUSH_REPLY_MESSAGE_TO_CLIENT (326), then
+// stored; without a reachable requester the answer is SYSTEM_ERROR with Java's remark.
+TEST_F(BrokerIt, ReplyMessageIsPushedToTheRequester) {
+    ASSERT_EQ(must(create_topic("ReplyTopic", 1)).code, RC::kSuccess);
+    net::RemotingClient requester;
+    auto exec = std::make_shared<net::ThreadPoolExecutor>("it_reply_cb", 1);
+    std::mutex mu;
+    std::vector<protocol::RemotingCommand> pushed;
+    requester.register_processor(
+        Req::kPushReplyMessageToClient,
+        net::make_processor([&](const net::ConnectionPtr&, protocol::RemotingCommand req,
+                                net::Responder responder) {
+            {
+                std::lock_guard<std::mutex> l(mu);
+                pushed.push_back(req);
+            }
+            responder(protocol::RemotingCommand::response_to(req, RC::kSuccess));
+        }),
+        exec);
+    requester.start();
+    const std::string hb = R"({"clientID":"127.0.0.1@req","consumerDataSet":[],)"
+                           R"("producerDataSet":[{"groupName":"RequestPG"}]})";
+    ASSERT_EQ(must(call(requester, broker_port_, request(Req::kHeartBeat, {}, hb))).code,
+              RC::kSuccess);
+    auto reply_req = [&](const std::string& to_client) {
+        protocol::MessageProperties p;
+        p.set("CORRELATION_ID", "corr-1");
+        if (!to_client.empty()) {
+            p.set("REPLY_TO_CLIENT", to_client);
+        }
+        return request(Req::kSendReplyMessageV2,
+                       {{"a", "ReplierPG"},
+                        {"b", "ReplyTopic"},
+                        {"c", "TBW102"},
+                        {"d", "4"},
+                        {"e", "0"},
+                        {"f", "0"},
+                        {"g", "1700000000000"},
+                        {"h", "0"},
+                        {"i", protocol::message_properties_to_string(p)},
+                        {"j", "0"},
+                        {"k", "false"}},
+                       "the answer");
+    };
+    auto ok = must(call(client_, broker_port_, reply_req("127.0.0.1@req")));
+    ASSERT_EQ(ok.code, RC::kSuccess) << ok.remark.value_or("");
+    ASSERT_NE(ok.ext("msgId"), nullptr);
+    EXPECT_NE(*ok.ext("msgId"), "0");  // stored
+    EXPECT_NE(ok.ext("MSG_REGION"), nullptr);
+    {
+        std::lock_guard<std::mutex> l(mu);
+        ASSERT_EQ(pushed.size(), 1u);
+        EXPECT_EQ(pushed[0].body, "the answer");
+        ASSERT_NE(pushed[0].ext("properties"), nullptr);
+        EXPECT_NE(pushed[0].ext("properties")->find("CORRELATION_ID"), std::string::npos);
+        EXPECT_NE(pushed[0].ext("properties")->find("PUSH_REPLY_TIME"), std::string::npos);
+        ASSERT_NE(pushed[0].ext("topic"), nullptr);
+        EXPECT_EQ(*pushed[0].ext("topic"), "ReplyTopic");
+    }
+    // The stored reply can be pulled.
+    EXPECT_EQ(pull_until("GR", "ReplyTopic", 0, 1, 10s).size(), 1u);
+
+    auto nobody = must(call(client_, broker_port_, reply_req("127.0.0.1@nobody")));
+    EXPECT_EQ(nobody.code, RC::kSystemError);
+    EXPECT_EQ(nobody.remark.value_or(""),
+              "push reply message fail, channel of <127.0.0.1@nobody> not found.");
+    EXPECT_NE(nobody.ext("MSG_REGION"), nullptr);
+    auto no_prop = must(call(client_, broker_port_, reply_req("")));
+    EXPECT_EQ(no_prop.code, RC::kSystemError);
+    EXPECT_EQ(no_prop.remark.value_or(""), "reply message properties[REPLY_TO_CLIENT] is null");
+    requester.shutdown();
+}
+
 TEST_F(BrokerIt, FrozenBrokerDisappearsFromRoutes) {
     ASSERT_EQ(must(create_topic("FreezeTopic", 1)).code, RC::kSuccess);
     ASSERT_TRUE(eventually([&] { return must(route("FreezeTopic")).code == RC::kSuccess; }, 5s));
