@@ -117,8 +117,8 @@ Status cmd_consumer_connection(Context& ctx) {
     if (ctx.opts.has('b')) {
         auto req = protocol::RemotingCommand::request(Req::kGetConsumerConnectionList);
         req.set_ext("consumerGroup", group);
-        COMET_ASSIGN_OR_RETURN(auto resp, call_ok(*admin, ctx.opts.get('b'), std::move(req),
-                                                  "consumer connection"));
+        COMET_ASSIGN_OR_RETURN(
+            auto resp, call_ok(*admin, ctx.opts.get('b'), std::move(req), "consumer connection"));
         COMET_ASSIGN_OR_RETURN(cc, protocol::ConsumerConnection::decode(resp.body));
     } else {
         // Java examineConsumerConnectionInfo: the brokers of the group's retry topic.
@@ -159,8 +159,8 @@ Status cmd_producer_connection(Context& ctx) {
         COMET_ASSIGN_OR_RETURN(auto pc, protocol::ProducerConnection::decode(resp->body));
         int i = 1;
         for (const auto& c : pc.connection_set) {
-            fmt::print(ctx.out, "{:04}  {:<32} {:<22} {:<8} {}\n", i++, c.client_id,
-                       c.client_addr, c.language, version_desc(c.version));
+            fmt::print(ctx.out, "{:04}  {:<32} {:<22} {:<8} {}\n", i++, c.client_id, c.client_addr,
+                       c.language, version_desc(c.version));
         }
         return Status::ok();
     }
@@ -173,8 +173,8 @@ Status cmd_broker_consume_stats(Context& ctx) {
     COMET_ASSIGN_OR_RETURN(const int64_t level, ctx.opts.get_int('l', 0));
     auto req = protocol::RemotingCommand::request(Req::kGetBrokerConsumeStats);
     req.set_ext("isOrder", order ? "true" : "false");
-    COMET_ASSIGN_OR_RETURN(auto resp, call_ok(*admin, ctx.opts.get('b'), std::move(req),
-                                              "broker consume stats"));
+    COMET_ASSIGN_OR_RETURN(
+        auto resp, call_ok(*admin, ctx.opts.get('b'), std::move(req), "broker consume stats"));
     COMET_ASSIGN_OR_RETURN(auto doc, protocol::parse_json_body(resp.body));
     fmt::print(ctx.out, "{:<64}  {:<64}  {:<32}  {:<4}  {:<20}  {:<20}  {:<20}  {}\n", "#Topic",
                "#Group", "#Broker Name", "#QID", "#Broker Offset", "#Consumer Offset", "#Diff",
@@ -197,11 +197,10 @@ Status cmd_broker_consume_stats(Context& ctx) {
                         if (diff < level || w.last_timestamp <= 0) {
                             continue;  // RocketMQ prints only queues with a last timestamp
                         }
-                        fmt::print(ctx.out,
-                                   "{:<64}  {:<64}  {:<32}  {:<4}  {:<20}  {:<20}  {:<20}  {}\n",
-                                   front(mq.topic, 64), group, front(mq.broker_name, 32),
-                                   mq.queue_id, w.broker_offset, w.consumer_offset, diff,
-                                   date_time(w.last_timestamp));
+                        fmt::print(
+                            ctx.out, "{:<64}  {:<64}  {:<32}  {:<4}  {:<20}  {:<20}  {:<20}  {}\n",
+                            front(mq.topic, 64), group, front(mq.broker_name, 32), mq.queue_id,
+                            w.broker_offset, w.consumer_offset, diff, date_time(w.last_timestamp));
                     }
                 }
             }
@@ -247,9 +246,8 @@ Status reset_offset_old(Context& ctx, AdminClient& admin, const std::string& gro
         if (qr.code == RC::kSuccess && qr.ext("offset") != nullptr) {
             consumer_offset = std::stoll(*qr.ext("offset"));
         }
-        auto s = protocol::RemotingCommand::request(timestamp == -1
-                                                        ? Req::kGetMaxOffset
-                                                        : Req::kSearchOffsetByTimestamp);
+        auto s = protocol::RemotingCommand::request(
+            timestamp == -1 ? Req::kGetMaxOffset : Req::kSearchOffsetByTimestamp);
         s.set_ext("topic", topic);
         s.set_ext("queueId", std::to_string(mq.queue_id));
         if (timestamp != -1) {
@@ -366,8 +364,8 @@ Status cmd_clone_group_offset(Context& ctx) {
         req.set_ext("offline", offline ? "true" : "false");
         COMET_RETURN_IF_ERROR(call_ok(*admin, addr, std::move(req), "clone group offset").status());
     }
-    fmt::print(ctx.out, "clone group offset success. srcGroup[{}], destGroup=[{}], topic[{}]",
-               src, dest, topic);
+    fmt::print(ctx.out, "clone group offset success. srcGroup[{}], destGroup=[{}], topic[{}]", src,
+               dest, topic);
     return Status::ok();
 }
 
@@ -406,7 +404,8 @@ std::vector<Command> client_admin_commands() {
          cmd_broker_consume_stats},
         {"resetOffsetByTime",
          "Reset consumer offset by timestamp(without client restart).",
-         {opt('g', "group", true, "set the consumer group"), opt('t', "topic", true, "set the topic"),
+         {opt('g', "group", true, "set the consumer group"),
+          opt('t', "topic", true, "set the topic"),
           opt('s', "timestamp", true,
               "set the timestamp[now|currentTimeMillis|yyyy-MM-dd#HH:mm:ss:SSS]"),
           opt('f', "force", false, "set the force rollback by timestamp switch[true|false]"),

@@ -82,8 +82,8 @@ void AdminBrokerProcessor::process(const RequestContext& rc, RemotingCommand req
                              h.boundary_type.has_value()
                                  ? ctx_.store->offset_in_queue_by_time(h.topic, h.queue_id,
                                                                        h.timestamp, h.is_upper())
-                                 : ctx_.store->offset_in_queue_by_time_nearest(
-                                       h.topic, h.queue_id, h.timestamp));
+                                 : ctx_.store->offset_in_queue_by_time_nearest(h.topic, h.queue_id,
+                                                                               h.timestamp));
             }
             return;
         }

@@ -266,8 +266,8 @@ int64_t StoreAdapter::offset_in_queue_by_time(const std::string& topic, int32_t 
         .value();
 }
 
-int64_t StoreAdapter::offset_in_queue_by_time_nearest(const std::string& topic,
-                                                      int32_t queue_id, int64_t timestamp) {
+int64_t StoreAdapter::offset_in_queue_by_time_nearest(const std::string& topic, int32_t queue_id,
+                                                      int64_t timestamp) {
     return store_->offset_in_queue_by_time_nearest(topic, queue_id, timestamp).value();
 }
 

@@ -740,8 +740,7 @@ QueueOffset MessageStore::get_offset_in_queue_by_time(std::string_view topic, in
     return QueueOffset(lo == min ? min : lo - 1);
 }
 
-QueueOffset MessageStore::offset_in_queue_by_time_nearest(std::string_view topic,
-                                                          int32_t queue_id,
+QueueOffset MessageStore::offset_in_queue_by_time_nearest(std::string_view topic, int32_t queue_id,
                                                           int64_t timestamp_ms) const {
     auto cq = cqs_->find(topic, queue_id);
     if (cq == nullptr) {
@@ -803,8 +802,8 @@ QueueOffset MessageStore::offset_in_queue_by_time_nearest(std::string_view topic
     } else if (right_time == -1) {
         offset = left;
     } else {
-        offset = std::abs(timestamp_ms - left_time) > std::abs(timestamp_ms - right_time) ? right
-                                                                                          : left;
+        offset =
+            std::abs(timestamp_ms - left_time) > std::abs(timestamp_ms - right_time) ? right : left;
     }
     // Integer division truncating toward zero, as Java's (an empty file gives offset -1 -> 0).
     return QueueOffset((from + offset) / kCqStoreUnitSize);

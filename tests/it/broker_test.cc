@@ -7,8 +7,8 @@
 #include <filesystem>
 #include <future>
 #include <mutex>
-#include <tuple>
 #include <thread>
+#include <tuple>
 
 #include "harness.h"
 #include "net/processor.h"
@@ -206,8 +206,8 @@ TEST_F(BrokerIt, SendAndPullStatusPaths) {
     auto none_match = must(pull("G1", "SendTopic", 0, 0, 4, 0, "TagZ"));
     EXPECT_EQ(none_match.code, RC::kPullRetryImmediately);
     EXPECT_EQ(*none_match.ext("nextBeginOffset"), "2");
-    // Offset == max: NOT_FOUND; past max: OFFSET_MOVED to max (4.9.8 DefaultMessageStore#getMessage,
-    // also when min is 0); empty queue at offset 5: MOVED 0.
+    // Offset == max: NOT_FOUND; past max: OFFSET_MOVED to max (4.9.8
+    // DefaultMessageStore#getMessage, also when min is 0); empty queue at offset 5: MOVED 0.
     EXPECT_EQ(must(pull("G1", "SendTopic", 0, 2)).code, RC::kPullNotFound);
     auto moved = must(pull("G1", "SendTopic", 0, 9));
     EXPECT_EQ(moved.code, RC::kPullOffsetMoved);
@@ -445,11 +445,11 @@ TEST_F(BrokerIt, ClientAdminRequests) {
     std::vector<protocol::RemotingCommand> resets;
     consumer.register_processor(
         Req::kResetConsumerClientOffset,
-        net::make_processor([&](const net::ConnectionPtr&, protocol::RemotingCommand req,
-                                net::Responder) {
-            std::lock_guard<std::mutex> l(mu);
-            resets.push_back(std::move(req));
-        }),
+        net::make_processor(
+            [&](const net::ConnectionPtr&, protocol::RemotingCommand req, net::Responder) {
+                std::lock_guard<std::mutex> l(mu);
+                resets.push_back(std::move(req));
+            }),
         exec);
     consumer.register_processor(
         Req::kGetConsumerStatusFromClient,
@@ -491,8 +491,7 @@ TEST_F(BrokerIt, ClientAdminRequests) {
     ASSERT_EQ(cc.code, RC::kSuccess) << cc.remark.value_or("");
     EXPECT_NE(cc.body.find(R"("clientId":"127.0.0.1@7")"), std::string::npos) << cc.body;
     EXPECT_NE(cc.body.find(R"("clientAddr":"127.0.0.1:)"), std::string::npos) << cc.body;
-    EXPECT_NE(cc.body.find(R"("consumeFromWhere":"CONSUME_FROM_FIRST_OFFSET")"),
-              std::string::npos);
+    EXPECT_NE(cc.body.find(R"("consumeFromWhere":"CONSUME_FROM_FIRST_OFFSET")"), std::string::npos);
     EXPECT_NE(cc.body.find(R"("subscriptionTable":{"CaTopic":{)"), std::string::npos) << cc.body;
     EXPECT_EQ(must(call(client_, broker_port_,
                         request(Req::kGetConsumerConnectionList, {{"consumerGroup", "Nobody"}})))
@@ -512,32 +511,33 @@ TEST_F(BrokerIt, ClientAdminRequests) {
     // (Broker2Client#resetOffset needs an offset on every queue of the topic.)
     for (const auto& [g, q, off] : std::vector<std::tuple<std::string, int, int>>{
              {"GC", 0, 3}, {"GC", 1, 0}, {"GO", 0, 1}, {"GO", 1, 0}}) {
-        ASSERT_EQ(must(call(client_, broker_port_,
-                            request(Req::kUpdateConsumerOffset,
-                                    {{"consumerGroup", g},
-                                     {"topic", "CaTopic"},
-                                     {"queueId", std::to_string(q)},
-                                     {"commitOffset", std::to_string(off)}})))
-                      .code,
-                  RC::kSuccess);
+        ASSERT_EQ(
+            must(call(client_, broker_port_,
+                      request(Req::kUpdateConsumerOffset, {{"consumerGroup", g},
+                                                           {"topic", "CaTopic"},
+                                                           {"queueId", std::to_string(q)},
+                                                           {"commitOffset", std::to_string(off)}})))
+                .code,
+            RC::kSuccess);
     }
     auto query_offset = [&](const std::string& g) {
-        auto r = must(call(client_, broker_port_,
-                           request(Req::kQueryConsumerOffset,
-                                   {{"consumerGroup", g}, {"topic", "CaTopic"}, {"queueId", "0"}})));
+        auto r =
+            must(call(client_, broker_port_,
+                      request(Req::kQueryConsumerOffset,
+                              {{"consumerGroup", g}, {"topic", "CaTopic"}, {"queueId", "0"}})));
         return r.code == RC::kSuccess && r.ext("offset") != nullptr ? std::stoll(*r.ext("offset"))
                                                                     : -100;
     };
     // 300: subscribers and groups with offsets.
-    auto who = must(call(client_, broker_port_,
-                         request(Req::kQueryTopicConsumeByWho, {{"topic", "CaTopic"}})));
+    auto who = must(
+        call(client_, broker_port_, request(Req::kQueryTopicConsumeByWho, {{"topic", "CaTopic"}})));
     ASSERT_EQ(who.code, RC::kSuccess);
     EXPECT_NE(who.body.find(R"("GC")"), std::string::npos) << who.body;
     EXPECT_NE(who.body.find(R"("GO")"), std::string::npos) << who.body;
     // 303: one time span per queue.
-    auto span = must(call(client_, broker_port_,
-                          request(Req::kQueryConsumeTimeSpan,
-                                  {{"topic", "CaTopic"}, {"group", "GC"}})));
+    auto span =
+        must(call(client_, broker_port_,
+                  request(Req::kQueryConsumeTimeSpan, {{"topic", "CaTopic"}, {"group", "GC"}})));
     ASSERT_EQ(span.code, RC::kSuccess) << span.remark.value_or("");
     EXPECT_NE(span.body.find(R"("messageQueue":{"brokerName":"broker-a","queueId":1,)"),
               std::string::npos)
@@ -556,30 +556,30 @@ TEST_F(BrokerIt, ClientAdminRequests) {
               RC::kSuccess);
     EXPECT_EQ(query_offset("GN"), 1);
     // 317: every group with offsets, and the total lag.
-    auto stats = must(call(client_, broker_port_,
-                           request(Req::kGetBrokerConsumeStats, {{"isOrder", "false"}})));
+    auto stats = must(
+        call(client_, broker_port_, request(Req::kGetBrokerConsumeStats, {{"isOrder", "false"}})));
     ASSERT_EQ(stats.code, RC::kSuccess);
-    EXPECT_NE(stats.body.find(R"({"GC":[{"consumeTps":0.0,"offsetTable":{{"brokerName":"broker-a",)"
-                              R"("queueId":0,"topic":"CaTopic"}:{"brokerOffset":3,"consumerOffset":3,)"),
-              std::string::npos)
+    EXPECT_NE(
+        stats.body.find(R"({"GC":[{"consumeTps":0.0,"offsetTable":{{"brokerName":"broker-a",)"
+                        R"("queueId":0,"topic":"CaTopic"}:{"brokerOffset":3,"consumerOffset":3,)"),
+        std::string::npos)
         << stats.body;
     EXPECT_NE(stats.body.find(R"("brokerAddr":"127.0.0.1:)"), std::string::npos);
     EXPECT_NE(stats.body.find(R"("totalDiff":)"), std::string::npos) << stats.body;
 
     // 223: the broker asks the online client and relays its table.
-    auto status = must(call(client_, broker_port_,
-                            request(Req::kInvokeBrokerToGetConsumerStatus,
-                                    {{"topic", "CaTopic"}, {"group", "GC"}})));
+    auto status = must(call(
+        client_, broker_port_,
+        request(Req::kInvokeBrokerToGetConsumerStatus, {{"topic", "CaTopic"}, {"group", "GC"}})));
     ASSERT_EQ(status.code, RC::kSuccess) << status.remark.value_or("");
     EXPECT_NE(status.body.find(R"("consumerTable":{"127.0.0.1@7":{)"), std::string::npos)
         << status.body;
 
     // 222: reset GC to the start (timestamp 0 is before every message): stored and notified.
-    auto reset = must(call(client_, broker_port_,
-                           request(Req::kInvokeBrokerToResetOffset, {{"topic", "CaTopic"},
-                                                                     {"group", "GC"},
-                                                                     {"timestamp", "0"},
-                                                                     {"isForce", "true"}})));
+    auto reset = must(call(
+        client_, broker_port_,
+        request(Req::kInvokeBrokerToResetOffset,
+                {{"topic", "CaTopic"}, {"group", "GC"}, {"timestamp", "0"}, {"isForce", "true"}})));
     ASSERT_EQ(reset.code, RC::kSuccess) << reset.remark.value_or("");
     EXPECT_NE(reset.body.find(R"({"brokerName":"broker-a","queueId":0,"topic":"CaTopic"}:0)"),
               std::string::npos)
@@ -598,55 +598,54 @@ TEST_F(BrokerIt, ClientAdminRequests) {
         EXPECT_NE(resets[0].body.find(R"("offsetTable":{)"), std::string::npos);
     }
     // "now" (-1): the max offset.
-    auto to_end = must(call(client_, broker_port_,
-                            request(Req::kInvokeBrokerToResetOffset, {{"topic", "CaTopic"},
-                                                                      {"group", "GC"},
-                                                                      {"timestamp", "-1"},
-                                                                      {"isForce", "true"}})));
+    auto to_end = must(call(
+        client_, broker_port_,
+        request(
+            Req::kInvokeBrokerToResetOffset,
+            {{"topic", "CaTopic"}, {"group", "GC"}, {"timestamp", "-1"}, {"isForce", "true"}})));
     ASSERT_EQ(to_end.code, RC::kSuccess);
     EXPECT_EQ(query_offset("GC"), 3);
     // Without a consumer online: CONSUMER_NOT_ONLINE, nothing changes (mqadmin falls back).
-    auto offline = must(call(client_, broker_port_,
-                             request(Req::kInvokeBrokerToResetOffset, {{"topic", "CaTopic"},
-                                                                       {"group", "GO"},
-                                                                       {"timestamp", "0"},
-                                                                       {"isForce", "true"}})));
+    auto offline = must(call(
+        client_, broker_port_,
+        request(Req::kInvokeBrokerToResetOffset,
+                {{"topic", "CaTopic"}, {"group", "GO"}, {"timestamp", "0"}, {"isForce", "true"}})));
     EXPECT_EQ(offline.code, RC::kConsumerNotOnline);
     EXPECT_EQ(query_offset("GO"), 1);
     // A client too old for the notice: refused.
-    auto old_hb = request(Req::kHeartBeat, {},
-                          R"({"clientID":"127.0.0.1@8","consumerDataSet":[{"consumeFromWhere":)"
-                          R"("CONSUME_FROM_LAST_OFFSET","consumeType":"CONSUME_PASSIVELY",)"
-                          R"("groupName":"GO","messageModel":"CLUSTERING","subscriptionDataSet":[],)"
-                          R"("unitMode":false}],"producerDataSet":[]})");
+    auto old_hb =
+        request(Req::kHeartBeat, {},
+                R"({"clientID":"127.0.0.1@8","consumerDataSet":[{"consumeFromWhere":)"
+                R"("CONSUME_FROM_LAST_OFFSET","consumeType":"CONSUME_PASSIVELY",)"
+                R"("groupName":"GO","messageModel":"CLUSTERING","subscriptionDataSet":[],)"
+                R"("unitMode":false}],"producerDataSet":[]})");
     old_hb.version = 10;
     ASSERT_EQ(must(call(client_, broker_port_, std::move(old_hb))).code, RC::kSuccess);
-    auto too_old = must(call(client_, broker_port_,
-                             request(Req::kInvokeBrokerToResetOffset, {{"topic", "CaTopic"},
-                                                                       {"group", "GO"},
-                                                                       {"timestamp", "0"},
-                                                                       {"isForce", "true"}})));
+    auto too_old = must(call(
+        client_, broker_port_,
+        request(Req::kInvokeBrokerToResetOffset,
+                {{"topic", "CaTopic"}, {"group", "GO"}, {"timestamp", "0"}, {"isForce", "true"}})));
     EXPECT_EQ(too_old.code, RC::kSystemError);
     EXPECT_EQ(too_old.remark.value_or(""),
               "the client does not support this feature. version=V3_0_0_BETA7");
 
     // 307 / 309: forwarded to the consumer, its answer relayed; 309 carries the stored message.
     auto running = must(call(client_, broker_port_,
-                             request(Req::kGetConsumerRunningInfo,
-                                     {{"consumerGroup", "GC"}, {"clientId", "127.0.0.1@7"},
-                                      {"jstackEnable", "false"}})));
+                             request(Req::kGetConsumerRunningInfo, {{"consumerGroup", "GC"},
+                                                                    {"clientId", "127.0.0.1@7"},
+                                                                    {"jstackEnable", "false"}})));
     ASSERT_EQ(running.code, RC::kSuccess) << running.remark.value_or("");
     EXPECT_EQ(running.body, "running");
-    auto not_online = must(call(client_, broker_port_,
-                                request(Req::kGetConsumerRunningInfo,
-                                        {{"consumerGroup", "GC"}, {"clientId", "nobody"}})));
+    auto not_online = must(call(
+        client_, broker_port_,
+        request(Req::kGetConsumerRunningInfo, {{"consumerGroup", "GC"}, {"clientId", "nobody"}})));
     EXPECT_EQ(not_online.code, RC::kSystemError);
     EXPECT_EQ(not_online.remark.value_or(""), "The Consumer <GC> <nobody> not online");
     ASSERT_FALSE(first_msg_id.empty());
-    auto direct = must(call(client_, broker_port_,
-                            request(Req::kConsumeMessageDirectly, {{"consumerGroup", "GC"},
-                                                                   {"clientId", "127.0.0.1@7"},
-                                                                   {"msgId", first_msg_id}})));
+    auto direct = must(call(
+        client_, broker_port_,
+        request(Req::kConsumeMessageDirectly,
+                {{"consumerGroup", "GC"}, {"clientId", "127.0.0.1@7"}, {"msgId", first_msg_id}})));
     ASSERT_EQ(direct.code, RC::kSuccess) << direct.remark.value_or("");
     EXPECT_EQ(direct.remark.value_or(""), "broker-a");
     auto echoed = protocol::decode_message(direct.body);
@@ -656,16 +655,16 @@ TEST_F(BrokerIt, ClientAdminRequests) {
     // 361: answered as PULL_MESSAGE.
     auto lite = pull("GL", "CaTopic", 0, 0);
     auto lite_req = request(Req::kLitePullMessage, {{"consumerGroup", "GL"},
-                                                     {"topic", "CaTopic"},
-                                                     {"queueId", "0"},
-                                                     {"queueOffset", "0"},
-                                                     {"maxMsgNums", "32"},
-                                                     {"sysFlag", "4"},
-                                                     {"commitOffset", "0"},
-                                                     {"suspendTimeoutMillis", "0"},
-                                                     {"subscription", "*"},
-                                                     {"subVersion", "0"},
-                                                     {"expressionType", "TAG"}});
+                                                    {"topic", "CaTopic"},
+                                                    {"queueId", "0"},
+                                                    {"queueOffset", "0"},
+                                                    {"maxMsgNums", "32"},
+                                                    {"sysFlag", "4"},
+                                                    {"commitOffset", "0"},
+                                                    {"suspendTimeoutMillis", "0"},
+                                                    {"subscription", "*"},
+                                                    {"subVersion", "0"},
+                                                    {"expressionType", "TAG"}});
     auto lite_resp = must(call(client_, broker_port_, std::move(lite_req)));
     ASSERT_EQ(lite_resp.code, RC::kSuccess) << lite_resp.remark.value_or("");
     EXPECT_EQ(messages_of(lite_resp).size(), 3u);

@@ -52,8 +52,8 @@ protected:
     }
     // Sends one message to topic/queue and waits until the queue holds `count` units.
     void send_and_wait(const std::string& topic, int queue, int64_t count, uint16_t port = 0) {
-        auto s = on_broker(send_message_request(topic, "body-" + std::to_string(count), queue),
-                           port);
+        auto s =
+            on_broker(send_message_request(topic, "body-" + std::to_string(count), queue), port);
         ASSERT_EQ(s.code, RC::kSuccess) << s.remark.value_or("");
         ASSERT_TRUE(eventually(
             [&] {
@@ -66,8 +66,9 @@ protected:
     }
     int64_t search(const std::string& topic, int queue, int64_t ts,
                    std::optional<std::string> boundary = std::nullopt) {
-        std::map<std::string, std::string> ext{
-            {"topic", topic}, {"queueId", std::to_string(queue)}, {"timestamp", std::to_string(ts)}};
+        std::map<std::string, std::string> ext{{"topic", topic},
+                                               {"queueId", std::to_string(queue)},
+                                               {"timestamp", std::to_string(ts)}};
         if (boundary) {
             ext["boundaryType"] = *boundary;
         }
@@ -154,16 +155,15 @@ TEST_F(Compat498It, SearchOffsetByTimestampFindsTheNearestMessage) {
     const int64_t t0 = (*msgs)[0].store_timestamp;
     const int64_t t1 = (*msgs)[1].store_timestamp;
     ASSERT_GE(t1 - t0, 400);
-    const int64_t in_an_hour =
-        std::chrono::duration_cast<std::chrono::milliseconds>(
-            std::chrono::system_clock::now().time_since_epoch())
-            .count() +
-        3600 * 1000;
+    const int64_t in_an_hour = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                   std::chrono::system_clock::now().time_since_epoch())
+                                   .count() +
+                               3600 * 1000;
 
-    EXPECT_EQ(search("Search", 0, t0 + 50), 0);   // nearer the first message
-    EXPECT_EQ(search("Search", 0, t1 - 50), 1);   // nearer the second
-    EXPECT_EQ(search("Search", 0, t0), 0);        // exact
-    EXPECT_EQ(search("Search", 0, t1), 1);        // exact
+    EXPECT_EQ(search("Search", 0, t0 + 50), 0);     // nearer the first message
+    EXPECT_EQ(search("Search", 0, t1 - 50), 1);     // nearer the second
+    EXPECT_EQ(search("Search", 0, t0), 0);          // exact
+    EXPECT_EQ(search("Search", 0, t1), 1);          // exact
     EXPECT_EQ(search("Search", 0, in_an_hour), 1);  // after everything: the last message
     EXPECT_EQ(search("Search", 0, t0 - 3600 * 1000), 0);
     EXPECT_EQ(search("NoSuchTopic", 0, t0), 0);

@@ -531,8 +531,9 @@ TEST_F(MqadminIt, ClientAndWritePermCommands) {
     // Write permission on the name server's route.
     RunResult wipe = admin({"wipeWritePerm", "-b", "broker-a"});
     ASSERT_EQ(wipe.exit_code, 0) << wipe.err;
-    EXPECT_NE(wipe.out.find("wipe write perm of broker[broker-a] in name server[" + ns() + "] OK, "),
-              std::string::npos)
+    EXPECT_NE(
+        wipe.out.find("wipe write perm of broker[broker-a] in name server[" + ns() + "] OK, "),
+        std::string::npos)
         << wipe.out;
     auto route_perm = [&] {
         RunResult r = admin({"topicRoute", "-t", topic, "-l"});
@@ -559,11 +560,12 @@ TEST_F(MqadminIt, ClientAndWritePermCommands) {
     auto hb_resp = call(client, broker_port_, request(Req::kHeartBeat, {}, hb));
     ASSERT_TRUE(hb_resp.is_ok() && hb_resp->code == RC::kSuccess);
     auto commit = [&](const std::string& group, int64_t offset) {
-        auto r = call(client, broker_port_,
-                      request(Req::kUpdateConsumerOffset, {{"consumerGroup", group},
-                                                           {"topic", topic},
-                                                           {"queueId", "0"},
-                                                           {"commitOffset", std::to_string(offset)}}));
+        auto r =
+            call(client, broker_port_,
+                 request(Req::kUpdateConsumerOffset, {{"consumerGroup", group},
+                                                      {"topic", topic},
+                                                      {"queueId", "0"},
+                                                      {"commitOffset", std::to_string(offset)}}));
         ASSERT_TRUE(r.is_ok() && r->code == RC::kSuccess);
     };
     auto offset_of = [&](const std::string& group) -> int64_t {
@@ -649,9 +651,9 @@ TEST_F(MqadminIt, ClientAndWritePermCommands) {
     client.shutdown();
 
     RunResult help = run_mqadmin(*dir_, {"help"});
-    for (const char* cmd : {"wipeWritePerm", "addWritePerm", "consumerConnection",
-                            "producerConnection", "brokerConsumeStats", "resetOffsetByTime",
-                            "cloneGroupOffset"}) {
+    for (const char* cmd :
+         {"wipeWritePerm", "addWritePerm", "consumerConnection", "producerConnection",
+          "brokerConsumeStats", "resetOffsetByTime", "cloneGroupOffset"}) {
         EXPECT_NE(help.out.find(std::string("   ") + cmd + " "), std::string::npos) << cmd;
     }
 }
