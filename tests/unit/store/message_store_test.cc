@@ -122,6 +122,19 @@ TEST_F(MessageStoreTest, PutDispatchGetAndLookups) {
     EXPECT_EQ(store->get_offset_in_queue_by_time("TopicA", 1, t0 - 1).value(), 0);
     EXPECT_EQ(store->get_offset_in_queue_by_time("TopicA", 1, t0 - 1, BoundaryType::kUpper).value(),
               0);
+    // RocketMQ 4.9.8 (no boundaryType): the nearest message, the left one on a tie, the last
+    // message after everything.
+    auto nearest = [&](int64_t ts) {
+        return store->get_offset_in_queue_by_time("TopicA", 1, ts, BoundaryType::kNearest).value();
+    };
+    EXPECT_EQ(nearest(t0 + 2400), 2);
+    EXPECT_EQ(nearest(t0 + 2600), 3);
+    EXPECT_EQ(nearest(t0 + 2500), 2);
+    EXPECT_EQ(nearest(t0 + 3000), 3);
+    EXPECT_EQ(nearest(t0 + 99'000), 5);
+    EXPECT_EQ(nearest(t0 - 1), 0);
+    EXPECT_EQ(store->get_offset_in_queue_by_time("NoTopic", 0, t0, BoundaryType::kNearest).value(),
+              0);
 
     auto info = store->runtime_info();
     EXPECT_EQ(info["putMessageTimesTotal"], "6");
