@@ -32,6 +32,10 @@ struct Command {
 std::vector<Command> controller_commands();
 // explainDurability (durability_commands.cc).
 std::vector<Command> durability_commands();
+// RocketMQ 4.9.8's broker-permission and client/offset commands (client_commands.cc):
+// wipeWritePerm, addWritePerm, consumerConnection, producerConnection, brokerConsumeStats,
+// resetOffsetByTime, cloneGroupOffset.
+std::vector<Command> client_admin_commands();
 
 // Every command, in the order `mqadmin help` lists them.
 const std::vector<Command>& commands();

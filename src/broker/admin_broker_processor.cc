@@ -76,9 +76,14 @@ void AdminBrokerProcessor::process(const RequestContext& rc, RemotingCommand req
         case Req::kSearchOffsetByTimestamp: {
             protocol::SearchOffsetRequestHeader h;
             if (decode_or_reply(req, reply, &h)) {
+                // No boundaryType (RocketMQ 4.x clients): 4.9.8's nearest-message search;
+                // with one (5.x clients): the first at/after or last at/before the time.
                 reply_offset(reply, req,
-                             ctx_.store->offset_in_queue_by_time(h.topic, h.queue_id, h.timestamp,
-                                                                 h.is_upper()));
+                             h.boundary_type.has_value()
+                                 ? ctx_.store->offset_in_queue_by_time(h.topic, h.queue_id,
+                                                                       h.timestamp, h.is_upper())
+                                 : ctx_.store->offset_in_queue_by_time_nearest(h.topic, h.queue_id,
+                                                                               h.timestamp));
             }
             return;
         }

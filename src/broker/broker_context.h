@@ -109,6 +109,9 @@ struct BrokerContext {
     // send-back messages on another group's master (enableRemoteEscape). Unset/null: no escape.
     std::function<bool()> is_acting_master;
     EscapeBridge* escape = nullptr;
+    // The live connection of a client channel (null when closed or unknown; unset in tests):
+    // admin requests that talk to clients (RESET_CONSUMER_CLIENT_OFFSET, consumer status).
+    std::function<net::ConnectionPtr(ChannelId)> find_channel;
     // Runs `task` on the pull executor (long-polling wake-ups); inline in tests.
     std::function<void(std::function<void()>)> run_on_pull_executor;
 };

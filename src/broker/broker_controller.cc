@@ -116,7 +116,8 @@ Status BrokerController::initialize() {
     locks_ = std::make_unique<RebalanceLockManager>(
         clock_, std::chrono::milliseconds(cfg.rebalance_lock_max_live_time));
 
-    COMET_ASSIGN_OR_RETURN(store::MessageStoreConfig store_cfg, make_store_config(cfg, store_base_));
+    COMET_ASSIGN_OR_RETURN(store::MessageStoreConfig store_cfg,
+                           make_store_config(cfg, store_base_));
     store::MessageStoreOptions store_options;
     if (cfg.enable_dleger_commit_log) {
         COMET_RETURN_IF_ERROR(open_dledger_log(cfg, &store_options));
@@ -187,8 +188,9 @@ Status BrokerController::initialize() {
         dcfg.commit_timeout = std::chrono::milliseconds(cfg.slave_timeout);
         dcfg.sync_before_ack = cfg.dleger_sync_before_ack;
         if (!dcfg.sync_before_ack) {
-            spdlog::warn("dLegerSyncBeforeAck=false: acks from the page cache; a power failure of "
-                         "a majority of the group can lose acknowledged messages");
+            spdlog::warn(
+                "dLegerSyncBeforeAck=false: acks from the page cache; a power failure of "
+                "a majority of the group can lose acknowledged messages");
         }
         dledger_ = std::make_unique<dledger::DLedgerServer>(std::move(dcfg), *dledger_log_,
                                                             store_->store(), clock_);
@@ -256,15 +258,21 @@ Status BrokerController::initialize() {
     query_ = std::make_unique<QueryMessageProcessor>(ctx_);
     admin_ = std::make_unique<AdminBrokerProcessor>(ctx_);
     end_transaction_ = std::make_unique<EndTransactionProcessor>(ctx_);
+    client_admin_ = std::make_unique<ClientAdminProcessor>(ctx_);
+    reply_ = std::make_unique<ReplyMessageProcessor>(ctx_);
+    ctx_.find_channel = [this](ChannelId id) -> net::ConnectionPtr {
+        MutexLock l(mu_);
+        auto it = channels_.find(id.value());
+        return it != channels_.end() ? it->second.lock() : nullptr;
+    };
 
     net::RemotingServerConfig server_cfg;
     server_cfg.name = "BrokerServer";
     server_cfg.listen_host = cfg.listen_host.empty() ? "0.0.0.0" : cfg.listen_host;
     server_cfg.listen_port = static_cast<uint16_t>(cfg.listen_port);
-    server_cfg.io_threads =
-        cfg.server_selector_threads > 0
-            ? static_cast<size_t>(cfg.server_selector_threads)
-            : std::max<size_t>(1, std::thread::hardware_concurrency());
+    server_cfg.io_threads = cfg.server_selector_threads > 0
+                                ? static_cast<size_t>(cfg.server_selector_threads)
+                                : std::max<size_t>(1, std::thread::hardware_concurrency());
     server_ = std::make_unique<net::RemotingServer>(server_cfg, &clock_);
     server_->set_connection_listener(std::make_shared<ChannelListener>(*this));
     register_processors();
@@ -304,8 +312,7 @@ void BrokerController::register_processors() {
     auto send_exec = std::make_shared<net::ThreadPoolExecutor>(
         "SendMessage", static_cast<size_t>(std::max(1, cfg.send_message_thread_pool_nums)), 10000);
     pull_executor_ = std::make_shared<net::ThreadPoolExecutor>(
-        "PullMessage", static_cast<size_t>(std::max(1, cfg.pull_message_thread_pool_nums)),
-        100000);
+        "PullMessage", static_cast<size_t>(std::max(1, cfg.pull_message_thread_pool_nums)), 100000);
     auto client_exec = std::make_shared<net::ThreadPoolExecutor>("ClientManage", 2, 50000);
     auto consumer_exec = std::make_shared<net::ThreadPoolExecutor>("ConsumerManage", 2, 50000);
     auto query_exec = std::make_shared<net::ThreadPoolExecutor>("QueryMessage", 2, 20000);
@@ -346,16 +353,16 @@ void BrokerController::register_processors() {
     // (docs/decisions/019-run-to-completion.md). A send that needs a step that may block
     // (topic auto-creation, retry / DLQ topics) goes on to the SendMessage executor, and so
     // does every CONSUMER_SEND_MSG_BACK.
-    auto send_inline = net::make_processor(
-        [this, send, send_exec, context_of, reply_of](const net::ConnectionPtr& conn,
-                                                      protocol::RemotingCommand req,
-                                                      net::Responder responder) {
+    auto send_inline =
+        net::make_processor([this, send, send_exec, context_of, reply_of](
+                                const net::ConnectionPtr& conn, protocol::RemotingCommand req,
+                                net::Responder responder) {
             track_channel(conn);
             if (send_->try_send_inline(context_of(conn, req), req, reply_of(responder))) {
                 return;
             }
-            const bool queued = send_exec->execute(
-                [send, conn, req = std::move(req), responder]() mutable {
+            const bool queued =
+                send_exec->execute([send, conn, req = std::move(req), responder]() mutable {
                     try {
                         send->process(conn, std::move(req), responder);
                     } catch (const std::exception& e) {
@@ -378,14 +385,20 @@ void BrokerController::register_processors() {
     // Java runs END_TRANSACTION on its own endTransactionExecutor; here it shares the
     // SendMessage executor (it waits for the store).
     server_->register_processor(Req::kEndTransaction, wrap(end_transaction_.get()), send_exec);
+    auto reply_proc = wrap(reply_.get());
+    for (int32_t code : {Req::kSendReplyMessage, Req::kSendReplyMessageV2}) {
+        server_->register_processor(code, reply_proc, send_exec);
+    }
     server_->register_processor(Req::kPullMessage, wrap(pull_.get()), pull_executor_);
+    // LITE_PULL_MESSAGE (361): RocketMQ 4.9.8 answers it exactly as PULL_MESSAGE.
+    server_->register_processor(Req::kLitePullMessage, wrap(pull_.get()), pull_executor_);
     auto client = wrap(client_.get());
     for (int32_t code : {Req::kHeartBeat, Req::kUnregisterClient, Req::kCheckClientConfig}) {
         server_->register_processor(code, client, client_exec);
     }
     auto consumer = wrap(consumer_.get());
-    for (int32_t code : {Req::kGetConsumerListByGroup, Req::kQueryConsumerOffset,
-                         Req::kUpdateConsumerOffset}) {
+    for (int32_t code :
+         {Req::kGetConsumerListByGroup, Req::kQueryConsumerOffset, Req::kUpdateConsumerOffset}) {
         server_->register_processor(code, consumer, consumer_exec);
     }
     auto query = wrap(query_.get());
@@ -398,10 +411,14 @@ void BrokerController::register_processors() {
           Req::kGetEarliestMsgStoretime, Req::kLockBatchMq, Req::kUnlockBatchMq,
           Req::kUpdateAndCreateTopic, Req::kDeleteTopicInBroker, Req::kGetAllTopicConfig,
           Req::kUpdateAndCreateSubscriptionGroup, Req::kDeleteSubscriptionGroup,
-          Req::kGetAllSubscriptionGroupConfig, Req::kGetAllConsumerOffset,
-          Req::kGetAllDelayOffset, Req::kGetBrokerRuntimeInfo, Req::kGetTopicStatsInfo,
-          Req::kGetConsumeStats, Req::kGetBrokerConfig, Req::kUpdateBrokerConfig}) {
+          Req::kGetAllSubscriptionGroupConfig, Req::kGetAllConsumerOffset, Req::kGetAllDelayOffset,
+          Req::kGetBrokerRuntimeInfo, Req::kGetTopicStatsInfo, Req::kGetConsumeStats,
+          Req::kGetBrokerConfig, Req::kUpdateBrokerConfig}) {
         server_->register_processor(code, admin, admin_exec);
+    }
+    auto client_admin = wrap(client_admin_.get());
+    for (int32_t code : ClientAdminProcessor::handled_codes()) {
+        server_->register_processor(code, client_admin, admin_exec);
     }
     // Controller mode: the controller's role-change notice, the epoch cache, and a slave asking
     // this master for its HA address.
@@ -428,9 +445,8 @@ void BrokerController::register_processors() {
                 return;
             }
             replicas_manager_->notify_role_changed(
-                h->master_broker_id.value_or(-1), h->master_address.value_or(""),
-                *h->master_epoch, body->sync_state_set,
-                h->sync_state_set_epoch.value_or(body->sync_state_set_epoch));
+                h->master_broker_id.value_or(-1), h->master_address.value_or(""), *h->master_epoch,
+                body->sync_state_set, h->sync_state_set_epoch.value_or(body->sync_state_set_epoch));
             responder(protocol::RemotingCommand::response_to(req, RC::kSuccess));
         }));
     // GET_BROKER_EPOCH_CACHE (1007): RocketMQ 5's EpochEntryCache body. Each entry ends where
@@ -463,7 +479,8 @@ void BrokerController::register_processors() {
                     .end_object();
             }
             w.end_array().member("maxOffset", max).end_object();
-            protocol::RemotingCommand resp = protocol::RemotingCommand::response_to(req, RC::kSuccess);
+            protocol::RemotingCommand resp =
+                protocol::RemotingCommand::response_to(req, RC::kSuccess);
             resp.body = w.take();
             responder(std::move(resp));
         }));
@@ -471,7 +488,8 @@ void BrokerController::register_processors() {
         Req::kExchangeBrokerHaInfo,
         net::make_processor([this](const net::ConnectionPtr&, protocol::RemotingCommand req,
                                    net::Responder responder) {
-            protocol::RemotingCommand resp = protocol::RemotingCommand::response_to(req, RC::kSuccess);
+            protocol::RemotingCommand resp =
+                protocol::RemotingCommand::response_to(req, RC::kSuccess);
             protocol::ExchangeHaInfoHeader h;
             if (replication_ != nullptr && !replication_->is_slave() &&
                 replication_->ha_port() != 0) {
@@ -576,8 +594,8 @@ void BrokerController::on_dledger_role(const dledger::DLedgerServer::RoleInfo& i
     const int64_t id = master ? 0 : dledger_->config().self().follower_broker_id;
     const BrokerConfig cur = config_.get();
     if (cur.broker_id != id) {
-        Status st = config_.update({{"brokerId", std::to_string(id)},
-                                    {"brokerRole", master ? "SYNC_MASTER" : "SLAVE"}});
+        Status st = config_.update(
+            {{"brokerId", std::to_string(id)}, {"brokerRole", master ? "SYNC_MASTER" : "SLAVE"}});
         if (!st.is_ok()) {
             spdlog::error("DLedger role change: {}", st.message());
             return;
@@ -618,15 +636,15 @@ void BrokerController::note_dledger_offsets(bool master) {
                 spdlog::warn("DLedger: cannot write {}: {}", mark.string(), std::strerror(errno));
                 return;
             }
-            std::fputs("this peer led the group: its consumer offsets go to the next master\n",
-                       f);
+            std::fputs("this peer led the group: its consumer offsets go to the next master\n", f);
             std::fclose(f);
         }
         return;
     }
     if (fs::exists(mark, ec) && acting_ != nullptr) {
-        spdlog::info("DLedger: this peer led the group; its consumer offsets go to the master "
-                     "before the first copy from it");
+        spdlog::info(
+            "DLedger: this peer led the group; its consumer offsets go to the master "
+            "before the first copy from it");
         acting_->push_offsets_before_next_sync([mark] {
             std::error_code rm_ec;
             fs::remove(mark, rm_ec);
@@ -639,7 +657,8 @@ Status BrokerController::init_controller_mode(const BrokerConfig& cfg) {
                                                           cfg.all_ack_in_sync_state_set);
     COMET_RETURN_IF_ERROR(controller_store_->load());
     ControllerStore* cs = controller_store_.get();
-    store_->store().set_dispatch_limit([cs] { return store::PhysicalOffset(cs->dispatch_limit()); });
+    store_->store().set_dispatch_limit(
+        [cs] { return store::PhysicalOffset(cs->dispatch_limit()); });
     store_->set_writable(false);  // until the controller makes this broker the master
     replication_->set_controller_store(cs);
     cs->set_progress_source([this] {
@@ -663,8 +682,8 @@ Status BrokerController::init_controller_mode(const BrokerConfig& cfg) {
     // Until the controller names a role this broker is a slave without a master; it does not
     // register with the name servers before that.
     COMET_RETURN_IF_ERROR(config_.update({{"brokerRole", "SLAVE"}}));
-    controller_link_ = std::make_unique<ControllerLink>(
-        cfg.controller_list(), std::chrono::milliseconds(3000), clock_);
+    controller_link_ = std::make_unique<ControllerLink>(cfg.controller_list(),
+                                                        std::chrono::milliseconds(3000), clock_);
     controller_roles_ = std::make_unique<ControllerRoles>(*this);
     ReplicasManagerConfig rc;
     rc.cluster_name = cfg.broker_cluster_name;
@@ -680,13 +699,13 @@ Status BrokerController::init_controller_mode(const BrokerConfig& cfg) {
     rc.election_priority = cfg.broker_election_priority;
     master_lease_ = std::make_unique<MasterLease>();
     replication_->set_master_lease(master_lease_.get());
-    replicas_manager_ = std::make_unique<ReplicasManager>(rc, *controller_link_, *cs,
-                                                          *controller_roles_, clock_,
-                                                          *master_lease_);
-    spdlog::info("controller mode: controllers {}, allAckInSyncStateSet={}, minInSyncReplicas={}, "
-                 "epoch file {}",
-                 cfg.controller_addr, cfg.all_ack_in_sync_state_set, cfg.min_in_sync_replicas,
-                 cfg.epoch_file_path());
+    replicas_manager_ = std::make_unique<ReplicasManager>(
+        rc, *controller_link_, *cs, *controller_roles_, clock_, *master_lease_);
+    spdlog::info(
+        "controller mode: controllers {}, allAckInSyncStateSet={}, minInSyncReplicas={}, "
+        "epoch file {}",
+        cfg.controller_addr, cfg.all_ack_in_sync_state_set, cfg.min_in_sync_replicas,
+        cfg.epoch_file_path());
     return Status::ok();
 }
 
@@ -893,7 +912,8 @@ Status BrokerController::register_broker_all(bool oneway) {
         auto r = namesrv_client_->invoke_sync(
             addr, std::move(req), std::chrono::milliseconds(cfg.register_broker_timeout_mills));
         if (!r.is_ok()) {
-            spdlog::warn("register broker to name server {} failed: {}", addr, r.status().message());
+            spdlog::warn("register broker to name server {} failed: {}", addr,
+                         r.status().message());
             if (first_error.is_ok()) {
                 first_error = r.status();
             }

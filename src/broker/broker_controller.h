@@ -24,11 +24,13 @@
 #include "broker/acting_master_service.h"
 #include "broker/broker_context.h"
 #include "broker/broker_processors.h"
+#include "broker/client_admin_processor.h"
 #include "broker/controller_link.h"
 #include "broker/controller_store.h"
-#include "broker/replicas_manager.h"
 #include "broker/escape_bridge.h"
+#include "broker/replicas_manager.h"
 #include "broker/replication_service.h"
+#include "broker/reply_message_processor.h"
 #include "broker/schedule_message_service.h"
 #include "broker/store_adapter.h"
 #include "broker/transactional_message_service.h"
@@ -136,12 +138,14 @@ private:
     std::unique_ptr<QueryMessageProcessor> query_;
     std::unique_ptr<AdminBrokerProcessor> admin_;
     std::unique_ptr<EndTransactionProcessor> end_transaction_;
+    std::unique_ptr<ClientAdminProcessor> client_admin_;
+    std::unique_ptr<ReplyMessageProcessor> reply_;
     std::shared_ptr<net::ThreadPoolExecutor> pull_executor_;
     std::unique_ptr<net::RemotingServer> server_;
     std::unique_ptr<net::RemotingClient> namesrv_client_;
     std::unique_ptr<EscapeBridge> escape_;  // acting master's send-back (enableRemoteEscape)
     std::unique_ptr<ControllerStore> controller_store_;  // controller mode
-    std::unique_ptr<MasterLease> master_lease_;  // outlives the link, manager and put path
+    std::unique_ptr<MasterLease> master_lease_;          // outlives the link, manager and put path
     std::unique_ptr<ControllerLink> controller_link_;
     std::unique_ptr<ControllerRoles> controller_roles_;
     std::unique_ptr<ReplicasManager> replicas_manager_;

@@ -232,6 +232,19 @@ void ProducerManager::register_producer(const std::string& group,
     groups_[group][channel.channel] = c;
 }
 
+std::optional<ClientChannelInfo> ProducerManager::find_by_client_id(
+    const std::string& client_id) const {
+    MutexLock l(mu_);
+    for (const auto& [group, chans] : groups_) {
+        for (const auto& [id, c] : chans) {
+            if (c.client_id == client_id) {
+                return c;
+            }
+        }
+    }
+    return std::nullopt;
+}
+
 void ProducerManager::unregister_producer(const std::string& group, ChannelId channel) {
     MutexLock l(mu_);
     auto it = groups_.find(group);

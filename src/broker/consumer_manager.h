@@ -94,6 +94,8 @@ public:
     void on_channel_closed(ChannelId channel);
     size_t scan_not_active_channels();
     std::vector<ClientChannelInfo> channels(const std::string& group) const;
+    // The channel of a producer by its clientId, in any group (Java findChannel; request-reply).
+    std::optional<ClientChannelInfo> find_by_client_id(const std::string& client_id) const;
     size_t group_count() const;
 
 private:

@@ -42,6 +42,12 @@ public:
     // LOWER (upper=false): first offset stored at or after ts; UPPER: last at or before.
     virtual int64_t offset_in_queue_by_time(const std::string& topic, int32_t queue_id,
                                             int64_t timestamp, bool upper) = 0;
+    // RocketMQ 4.9.8's search (requests without boundaryType): the offset of the message whose
+    // store time is nearest ts (store::BoundaryType::kNearest). Fakes may answer LOWER.
+    virtual int64_t offset_in_queue_by_time_nearest(const std::string& topic, int32_t queue_id,
+                                                    int64_t timestamp) {
+        return offset_in_queue_by_time(topic, queue_id, timestamp, false);
+    }
     // Store time of the first message of the queue; -1 if none.
     virtual int64_t earliest_message_time(const std::string& topic, int32_t queue_id) = 0;
     // Store time of the message at queue offset; -1 if none.

@@ -62,6 +62,31 @@ void put_through(BrokerContext& ctx, protocol::MessageExt msg, bool batch, bool 
     ctx.replication->put(wait_store_msg_ok, append, std::move(done));
 }
 
+// MSG_REGION and TRACE_ON, which 4.9.8 puts on every send response.
+void add_send_response_ext(const BrokerConfig& cfg, RemotingCommand* resp) {
+    resp->set_ext("MSG_REGION", cfg.region_id);
+    resp->set_ext("TRACE_ON", cfg.trace_on ? "true" : "false");
+}
+
+// Java TopicConfig#toString (perm as PermName#perm2String: "RW-").
+std::string topic_config_to_string(const TopicConfig& t) {
+    std::string perm = "---";
+    if ((t.perm & kPermRead) != 0) {
+        perm[0] = 'R';
+    }
+    if ((t.perm & kPermWrite) != 0) {
+        perm[1] = 'W';
+    }
+    if ((t.perm & kPermInherit) != 0) {
+        perm[2] = 'X';
+    }
+    return fmt::format(
+        "TopicConfig [topicName={}, readQueueNums={}, writeQueueNums={}, perm={}, "
+        "topicFilterType={}, topicSysFlag={}, order={}]",
+        t.topic_name, t.read_queue_nums, t.write_queue_nums, perm,
+        topic_filter_type_name(t.topic_filter_type), t.topic_sys_flag, t.order ? "true" : "false");
+}
+
 }  // namespace
 
 RemotingCommand make_response(const RemotingCommand& req, int32_t code,
@@ -194,25 +219,31 @@ void SendMessageProcessor::send_decoded(const RequestContext& rc,
     // Read once per send, shared with the completion (no copy of the config per message).
     std::shared_ptr<const BrokerConfig> cfg_snapshot = ctx_.config->snapshot();
     const BrokerConfig& cfg = *cfg_snapshot;
+    // Every answer to a send carries MSG_REGION and TRACE_ON, refusals included (Java
+    // SendMessageProcessor adds both before its first check).
+    auto refuse = [&](int32_t code, std::string remark) {
+        RemotingCommand resp = make_response(req, code, std::move(remark));
+        add_send_response_ext(cfg, &resp);
+        reply(std::move(resp), {});
+    };
     const int64_t now = ctx_.clock->wall_millis();
     if (cfg.start_accept_send_request_time_stamp > now) {
-        reply_code(reply, req, RC::kSystemError,
-                   fmt::format("broker unable to service, until {}",
-                               cfg.start_accept_send_request_time_stamp));
+        refuse(RC::kSystemError, fmt::format("broker unable to service, until {}",
+                                             cfg.start_accept_send_request_time_stamp));
         return;
     }
     if (!perm_writeable(cfg.broker_permission)) {
-        reply_code(reply, req, RC::kNoPermission,
-                   fmt::format("the broker[{}] sending message is forbidden", cfg.broker_ip1));
+        refuse(RC::kNoPermission,
+               fmt::format("the broker[{}] sending message is forbidden", cfg.broker_ip1));
         return;
     }
     if (Status st = validate_topic(header.topic); !st.is_ok()) {
-        reply_code(reply, req, RC::kInvalidParameter, st.message());
+        refuse(RC::kSystemError, st.message());  // 4.9.8 TopicValidator#validateTopic
         return;
     }
     if (is_not_allowed_send_topic(header.topic)) {
-        reply_code(reply, req, RC::kNoPermission,
-                   fmt::format("Sending message to topic[{}] is forbidden.", header.topic));
+        refuse(RC::kNoPermission,
+               fmt::format("Sending message to topic[{}] is forbidden.", header.topic));
         return;
     }
     if (!topic_cfg) {
@@ -236,34 +267,32 @@ void SendMessageProcessor::send_decoded(const RequestContext& rc,
         }
         topic_cfg = created.config;
         if (!topic_cfg) {
-            reply_code(reply, req, RC::kTopicNotExist,
-                       fmt::format("topic[{}] not exist, apply first please! "
-                                   "http://rocketmq.apache.org/docs/faq/",
-                                   header.topic));
+            refuse(RC::kTopicNotExist, fmt::format("topic[{}] not exist, apply first please! "
+                                                   "http://rocketmq.apache.org/docs/faq/",
+                                                   header.topic));
             return;
         }
     }
     const int32_t queue_limit = std::max(topic_cfg->write_queue_nums, topic_cfg->read_queue_nums);
     if (header.queue_id >= queue_limit) {
-        reply_code(reply, req, RC::kInvalidParameter,
-                   fmt::format("request queueId[{}] is illegal, topic {} has {} queues, "
-                               "producer: {}",
-                               header.queue_id, header.topic, queue_limit, rc.remote_address));
+        // 4.9.8 AbstractSendMessageProcessor#msgCheck: SYSTEM_ERROR, naming the TopicConfig.
+        refuse(RC::kSystemError,
+               fmt::format("request queueId[{}] is illegal, {} Producer: {}", header.queue_id,
+                           topic_config_to_string(*topic_cfg), rc.remote_address));
         return;
     }
     if (!perm_writeable(topic_cfg->perm)) {
-        reply_code(reply, req, RC::kNoPermission,
-                   fmt::format("the topic[{}] sending message is forbidden", header.topic));
+        refuse(RC::kNoPermission,
+               fmt::format("the topic[{}] sending message is forbidden", header.topic));
         return;
     }
     if (static_cast<int64_t>(req.body.size()) > cfg.max_message_size) {
-        reply_code(reply, req, RC::kMessageIllegal,
-                   fmt::format("the message body size {} is over the limit {}", req.body.size(),
-                               cfg.max_message_size));
+        refuse(RC::kMessageIllegal, fmt::format("the message body size {} is over the limit {}",
+                                                req.body.size(), cfg.max_message_size));
         return;
     }
     if (req.body.empty()) {
-        reply_code(reply, req, RC::kMessageIllegal, "the message body is empty");
+        refuse(RC::kMessageIllegal, "the message body is empty");
         return;
     }
 
@@ -289,15 +318,13 @@ void SendMessageProcessor::send_decoded(const RequestContext& rc,
     const bool batch = protocol::is_batch_send(req, header);
     if (batch) {
         if (is_retry_topic(msg.topic)) {
-            reply_code(reply, req, RC::kMessageIllegal,
-                       "batch request does not support retry group");
+            refuse(RC::kMessageIllegal, "batch request does not support retry group");
             return;
         }
         auto entries = protocol::decode_batch_body(msg.body);
         if (!entries.is_ok() || entries.value().empty()) {
-            reply_code(
-                reply, req, RC::kMessageIllegal,
-                entries.is_ok() ? std::string("the batch is empty") : entries.status().message());
+            refuse(RC::kMessageIllegal, entries.is_ok() ? std::string("the batch is empty")
+                                                        : entries.status().message());
             return;
         }
     }
@@ -307,8 +334,8 @@ void SendMessageProcessor::send_decoded(const RequestContext& rc,
         const std::string group = msg.topic.substr(kRetryGroupTopicPrefix.size());
         auto group_cfg = ctx_.groups->find(group);
         if (!group_cfg) {
-            reply_code(reply, req, RC::kSubscriptionGroupNotExist,
-                       fmt::format("subscription group not exist, {}", group));
+            refuse(RC::kSubscriptionGroupNotExist,
+                   fmt::format("subscription group not exist, {}", group));
             return;
         }
         int32_t max_reconsume = group_cfg->retry_max_times;
@@ -324,7 +351,7 @@ void SendMessageProcessor::send_decoded(const RequestContext& rc,
                 ctx_.on_topics_changed();
             }
             if (!created.config) {
-                reply_code(reply, req, RC::kSystemError, fmt::format("topic[{}] not exist", dlq));
+                refuse(RC::kSystemError, fmt::format("topic[{}] not exist", dlq));
                 return;
             }
             msg.topic = dlq;
@@ -339,25 +366,25 @@ void SendMessageProcessor::send_decoded(const RequestContext& rc,
     const bool prepared = is_transaction_prepared(msg);
     const int32_t tran_type = protocol::sysflag::transaction_value(msg.sys_flag);
     if (prepared && cfg.reject_transaction_message) {
-        reply_code(reply, req, RC::kNoPermission,
-                   fmt::format("the broker[{}] sending transaction message is forbidden",
-                               cfg.broker_ip1));
+        refuse(
+            RC::kNoPermission,
+            fmt::format("the broker[{}] sending transaction message is forbidden", cfg.broker_ip1));
         return;
     }
     if (prepared && (batch || ctx_.transactions == nullptr)) {
-        reply_code(reply, req, RC::kNoPermission,
-                   fmt::format("the broker[{}] sending transaction message is forbidden: {}",
-                               cfg.broker_ip1,
-                               batch ? "a batch cannot be transactional"
-                                     : "transactional messages are not enabled"));
+        refuse(RC::kNoPermission,
+               fmt::format("the broker[{}] sending transaction message is forbidden: {}",
+                           cfg.broker_ip1,
+                           batch ? "a batch cannot be transactional"
+                                 : "transactional messages are not enabled"));
         return;
     }
     if (!prepared && (tran_type == protocol::sysflag::kTransactionPreparedType ||
                       tran_type == protocol::sysflag::kTransactionRollbackType)) {
-        reply_code(reply, req, RC::kNoPermission,
-                   fmt::format("the broker[{}] refuses a prepared/rollback sysFlag without "
-                               "TRAN_MSG=true: it would never be delivered",
-                               cfg.broker_ip1));
+        refuse(RC::kNoPermission,
+               fmt::format("the broker[{}] refuses a prepared/rollback sysFlag without "
+                           "TRAN_MSG=true: it would never be delivered",
+                           cfg.broker_ip1));
         return;
     }
     msg.set_property(protocol::property::kCluster, cfg.broker_cluster_name);
@@ -418,8 +445,7 @@ void SendMessageProcessor::send_decoded(const RequestContext& rc,
                 resp.set_ext("degraded", "true");
             }
         } else {
-            resp.set_ext("MSG_REGION", region);
-            resp.set_ext("TRACE_ON", trace_on ? "true" : "false");
+            add_send_response_ext(*cfg, &resp);
         }
         reply(std::move(resp), {});
     };

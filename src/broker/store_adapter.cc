@@ -81,6 +81,11 @@ void register_store_config(ConfigRegistry& r, store::MessageStoreConfig* c) {
     r.add_int("maxTransferCountOnMessageInDisk", &c->max_transfer_count_on_message_in_disk,
               c->max_transfer_count_on_message_in_disk, "pull batch count cap when on disk")
         .positive();
+    r.add_int("accessMessageInMemoryMaxRatio", &c->access_message_in_memory_max_ratio,
+              c->access_message_in_memory_max_ratio,
+              "% of RAM behind the log's end still counted as in memory (pull batch caps, "
+              "slave suggestion, QUERY_CONSUMER_OFFSET of a new group)")
+        .range(0, 100);
     r.add_bool("warmMapedFileEnable", &c->warm_mapped_file_enable, c->warm_mapped_file_enable,
                "pre-touch new CommitLog segments");
     r.add_int64("commitLogWriteBufferSize", &c->commit_log_write_buffer_bytes,
@@ -148,6 +153,14 @@ Result<store::MessageStoreConfig> make_store_config(const BrokerConfig& config,
             COMET_RETURN_IF_ERROR(parse_num(k, v, &c.max_transfer_bytes_on_message_in_disk));
         } else if (k == "maxTransferCountOnMessageInDisk") {
             COMET_RETURN_IF_ERROR(parse_num(k, v, &c.max_transfer_count_on_message_in_disk));
+        } else if (k == "accessMessageInMemoryMaxRatio") {
+            COMET_RETURN_IF_ERROR(parse_num(k, v, &c.access_message_in_memory_max_ratio));
+            if (c.access_message_in_memory_max_ratio < 0 ||
+                c.access_message_in_memory_max_ratio > 100) {
+                return Status::error(Errc::kInvalidArgument,
+                                     "accessMessageInMemoryMaxRatio {} is not within 0..100",
+                                     c.access_message_in_memory_max_ratio);
+            }
         } else if (k == "warmMapedFileEnable") {
             COMET_RETURN_IF_ERROR(parse_bool(k, v, &c.warm_mapped_file_enable));
         } else if (k == "commitLogWriteBufferSize") {
@@ -251,6 +264,11 @@ int64_t StoreAdapter::offset_in_queue_by_time(const std::string& topic, int32_t 
             topic, queue_id, timestamp,
             upper ? store::BoundaryType::kUpper : store::BoundaryType::kLower)
         .value();
+}
+
+int64_t StoreAdapter::offset_in_queue_by_time_nearest(const std::string& topic, int32_t queue_id,
+                                                      int64_t timestamp) {
+    return store_->offset_in_queue_by_time_nearest(topic, queue_id, timestamp).value();
 }
 
 int64_t StoreAdapter::earliest_message_time(const std::string& topic, int32_t queue_id) {

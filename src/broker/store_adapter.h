@@ -53,6 +53,8 @@ public:
     int64_t min_offset_in_queue(const std::string& topic, int32_t queue_id) override;
     int64_t offset_in_queue_by_time(const std::string& topic, int32_t queue_id, int64_t timestamp,
                                     bool upper) override;
+    int64_t offset_in_queue_by_time_nearest(const std::string& topic, int32_t queue_id,
+                                            int64_t timestamp) override;
     int64_t earliest_message_time(const std::string& topic, int32_t queue_id) override;
     int64_t message_store_time(const std::string& topic, int32_t queue_id, int64_t offset) override;
     std::optional<std::string> raw_message_at(int64_t physical_offset) override;

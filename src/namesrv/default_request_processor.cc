@@ -46,7 +46,9 @@ std::vector<int32_t> DefaultRequestProcessor::handled_codes() {
             rc::kGetAllTopicListFromNameserver, rc::kGetTopicsByCluster,
             rc::kDeleteTopicInNamesrv, rc::kGetBrokerMemberGroup,
             rc::kQueryDataVersion,    rc::kBrokerHeartbeat,
-            rc::kUpdateNamesrvConfig, rc::kGetNamesrvConfig};
+            rc::kUpdateNamesrvConfig, rc::kGetNamesrvConfig,
+            rc::kWipeWritePermOfBroker, rc::kAddWritePermOfBroker,
+            rc::kGetSystemTopicListFromNs};
 }
 
 RemotingCommand DefaultRequestProcessor::handle(const RemotingCommand& req, ChannelId channel) {
@@ -67,6 +69,9 @@ RemotingCommand DefaultRequestProcessor::handle(const RemotingCommand& req, Chan
         case rc::kBrokerHeartbeat: return broker_heartbeat(req);
         case rc::kUpdateNamesrvConfig: return update_config(req);
         case rc::kGetNamesrvConfig: return get_config(req);
+        case rc::kWipeWritePermOfBroker: return operate_write_perm(req);
+        case rc::kAddWritePermOfBroker: return operate_write_perm(req);
+        case rc::kGetSystemTopicListFromNs: return get_system_topic_list(req);
         default:
             return error(req, rs::kRequestCodeNotSupported,
                          fmt::format(" request type {} not supported", req.code));
@@ -260,6 +265,29 @@ RemotingCommand DefaultRequestProcessor::get_topics_by_cluster(const RemotingCom
     }
     RemotingCommand resp = ok(req);
     resp.body = encode_topic_list(routes_.get_topics_by_cluster(*cluster));
+    return resp;
+}
+
+RemotingCommand DefaultRequestProcessor::operate_write_perm(const RemotingCommand& req) {
+    const std::string* broker_name = req.ext("brokerName");
+    if (broker_name == nullptr) {
+        return error(req, rs::kSystemError, "the custom field brokerName is null");
+    }
+    const bool wipe = req.code == rc::kWipeWritePermOfBroker;
+    const int count = wipe ? routes_.wipe_write_perm_of_broker(*broker_name)
+                           : routes_.add_write_perm_of_broker(*broker_name);
+    spdlog::info("{} write perm of broker[{}]: {} topics", wipe ? "wipe" : "add", *broker_name,
+                 count);
+    RemotingCommand resp = ok(req);
+    resp.set_ext(wipe ? "wipeTopicCount" : "addTopicCount", std::to_string(count));
+    return resp;
+}
+
+RemotingCommand DefaultRequestProcessor::get_system_topic_list(const RemotingCommand& req) {
+    std::string broker_addr;
+    std::vector<std::string> topics = routes_.get_system_topic_list(&broker_addr);
+    RemotingCommand resp = ok(req);
+    resp.body = encode_topic_list(topics, broker_addr);
     return resp;
 }
 

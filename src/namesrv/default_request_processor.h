@@ -61,6 +61,8 @@ private:
     Cmd get_broker_cluster_info(const Cmd& req);
     Cmd get_all_topic_list(const Cmd& req);
     Cmd get_topics_by_cluster(const Cmd& req);
+    Cmd operate_write_perm(const Cmd& req);  // WIPE_ / ADD_WRITE_PERM_OF_BROKER
+    Cmd get_system_topic_list(const Cmd& req);
     Cmd delete_topic_in_namesrv(const Cmd& req);
     Cmd get_broker_member_group(const Cmd& req);
     Cmd query_data_version(const Cmd& req);

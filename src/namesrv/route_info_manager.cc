@@ -9,6 +9,7 @@ namespace comet::namesrv {
 namespace {
 
 constexpr int32_t kPermWrite = 2;  // PermName.PERM_WRITE
+constexpr int32_t kPermRead = 4;   // PermName.PERM_READ
 
 // RouteInfoManager#chooseBrokerAddrsToNotify: after a removal (or for a lone broker) everyone
 // left; after a registration of a smaller id, everyone but the new minimum.
@@ -342,6 +343,49 @@ std::vector<std::string> RouteInfoManager::get_all_topic_list() const {
         out.push_back(topic);
     }
     return out;
+}
+
+int RouteInfoManager::wipe_write_perm_of_broker(const std::string& broker_name) {
+    MutexLock lock(mu_);
+    int count = 0;
+    for (auto& [topic, by_broker] : topic_queue_table_) {
+        auto q = by_broker.find(broker_name);
+        if (q != by_broker.end()) {
+            q->second.perm &= ~kPermWrite;
+            ++count;
+        }
+    }
+    return count;
+}
+
+int RouteInfoManager::add_write_perm_of_broker(const std::string& broker_name) {
+    MutexLock lock(mu_);
+    int count = 0;
+    for (auto& [topic, by_broker] : topic_queue_table_) {
+        auto q = by_broker.find(broker_name);
+        if (q != by_broker.end()) {
+            q->second.perm = kPermRead | kPermWrite;  // Java: PERM_READ | PERM_WRITE, not |=
+            ++count;
+        }
+    }
+    return count;
+}
+
+std::vector<std::string> RouteInfoManager::get_system_topic_list(std::string* broker_addr) const {
+    MutexLock lock(mu_);
+    std::set<std::string> names;
+    for (const auto& [cluster, broker_names] : cluster_addr_table_) {
+        names.insert(cluster);
+        names.insert(broker_names.begin(), broker_names.end());
+    }
+    broker_addr->clear();
+    for (const auto& [name, bd] : broker_addr_table_) {
+        if (!bd.broker_addrs.empty()) {
+            *broker_addr = bd.broker_addrs.begin()->second;
+            break;
+        }
+    }
+    return {names.begin(), names.end()};
 }
 
 std::vector<std::string> RouteInfoManager::get_topics_by_cluster(

@@ -136,6 +136,17 @@ public:
     // their write permission names its smallest brokerId as brokerId 0 (the acting master).
     void set_support_acting_master(bool on) { support_acting_master_.store(on); }
 
+    // WIPE_WRITE_PERM_OF_BROKER / ADD_WRITE_PERM_OF_BROKER (Java operateWritePermOfBroker):
+    // every topic queue data of `broker_name` loses the write bit (wipe) or becomes read+write
+    // (add). Returns how many topics the group serves. Lasts until the group registers a
+    // changed topic table.
+    int wipe_write_perm_of_broker(const std::string& broker_name);
+    int add_write_perm_of_broker(const std::string& broker_name);
+    // GET_SYSTEM_TOPIC_LIST_FROM_NS (Java getSystemTopicList): every cluster name and every
+    // brokerName (the per-cluster / per-broker system topics), and one broker address (empty
+    // when no broker is registered).
+    std::vector<std::string> get_system_topic_list(std::string* broker_addr) const;
+
     // Number of live brokers (for logs and tests).
     size_t live_broker_count() const;
 

@@ -476,9 +476,13 @@ Result<ClusterInfo> decode_cluster_info(std::string_view json) {
     return info;
 }
 
-std::string encode_topic_list(const std::vector<std::string>& topics) {
+std::string encode_topic_list(const std::vector<std::string>& topics,
+                              const std::string& broker_addr) {
     JsonWriter w;
     w.begin_object();
+    if (!broker_addr.empty()) {
+        w.member("brokerAddr", broker_addr);
+    }
     w.key("topicList").begin_array();
     for (const std::string& t : topics) {
         w.value(t);

@@ -58,7 +58,10 @@ std::string encode_cluster_info(const ClusterInfo& info);
 Result<ClusterInfo> decode_cluster_info(std::string_view json);
 
 // {"topicList":["a","b"]}
-std::string encode_topic_list(const std::vector<std::string>& topics);
+// TopicList {"brokerAddr":..., "topicList":[...]}; brokerAddr is left out when empty (null in
+// Java).
+std::string encode_topic_list(const std::vector<std::string>& topics,
+                              const std::string& broker_addr = {});
 
 // {"brokerMemberGroup":{"brokerAddrs":{"0":"a"},"brokerName":"b","cluster":"c"}}
 std::string encode_broker_member_group(const BrokerMemberGroup& group);

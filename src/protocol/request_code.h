@@ -69,11 +69,19 @@ namespace comet::protocol {
     X(kDeleteTopicInNamesrv, 216, "DELETE_TOPIC_IN_NAMESRV")                \
     X(kRegisterTopicInNamesrv, 217, "REGISTER_TOPIC_IN_NAMESRV")            \
     X(kGetKvlistByNamespace, 219, "GET_KVLIST_BY_NAMESPACE")                \
+    X(kResetConsumerClientOffset, 220, "RESET_CONSUMER_CLIENT_OFFSET")      \
+    X(kGetConsumerStatusFromClient, 221, "GET_CONSUMER_STATUS_FROM_CLIENT") \
+    X(kInvokeBrokerToResetOffset, 222, "INVOKE_BROKER_TO_RESET_OFFSET")     \
+    X(kInvokeBrokerToGetConsumerStatus, 223, "INVOKE_BROKER_TO_GET_CONSUMER_STATUS") \
     X(kGetTopicsByCluster, 224, "GET_TOPICS_BY_CLUSTER")                    \
+    X(kQueryTopicConsumeByWho, 300, "QUERY_TOPIC_CONSUME_BY_WHO")           \
+    X(kQueryConsumeTimeSpan, 303, "QUERY_CONSUME_TIME_SPAN")                \
     X(kGetSystemTopicListFromNs, 304, "GET_SYSTEM_TOPIC_LIST_FROM_NS")      \
     X(kGetConsumerRunningInfo, 307, "GET_CONSUMER_RUNNING_INFO")            \
     X(kConsumeMessageDirectly, 309, "CONSUME_MESSAGE_DIRECTLY")             \
     X(kSendMessageV2, 310, "SEND_MESSAGE_V2")                               \
+    X(kCloneGroupOffset, 314, "CLONE_GROUP_OFFSET")                         \
+    X(kGetBrokerConsumeStats, 317, "GET_BROKER_CONSUME_STATS")              \
     X(kUpdateNamesrvConfig, 318, "UPDATE_NAMESRV_CONFIG")                   \
     X(kGetNamesrvConfig, 319, "GET_NAMESRV_CONFIG")                         \
     X(kSendBatchMessage, 320, "SEND_BATCH_MESSAGE")                         \
@@ -81,6 +89,7 @@ namespace comet::protocol {
     X(kQueryDataVersion, 322, "QUERY_DATA_VERSION")                         \
     X(kSendReplyMessage, 324, "SEND_REPLY_MESSAGE")                         \
     X(kSendReplyMessageV2, 325, "SEND_REPLY_MESSAGE_V2")                    \
+    X(kPushReplyMessageToClient, 326, "PUSH_REPLY_MESSAGE_TO_CLIENT")       \
     X(kAddWritePermOfBroker, 327, "ADD_WRITE_PERM_OF_BROKER")               \
     X(kGetTopicConfig, 351, "GET_TOPIC_CONFIG")                             \
     X(kLitePullMessage, 361, "LITE_PULL_MESSAGE")                           \

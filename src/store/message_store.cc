@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 
 #include "base/bytes.h"
@@ -578,8 +579,9 @@ GetMessageResult MessageStore::get_message(std::string_view group, std::string_v
             r.next_begin_offset = next_offset_correction(offset, offset);
         } else if (offset > r.max_offset) {
             r.status = GetMessageStatus::kOffsetOverflowBadly;
-            r.next_begin_offset = next_offset_correction(
-                offset, r.min_offset.value() == 0 ? r.min_offset : r.max_offset);
+            // 4.9.8 DefaultMessageStore#getMessage: corrected to maxOffset (older releases
+            // went back to minOffset when it was 0).
+            r.next_begin_offset = next_offset_correction(offset, r.max_offset);
         } else if (auto units = cq->get_index_buffer(offset); !units.has_value()) {
             r.status = GetMessageStatus::kOffsetFoundNull;
             r.next_begin_offset = next_offset_correction(offset, cq->roll_next_file(offset));
@@ -694,6 +696,9 @@ int64_t MessageStore::store_time_of(const CqUnit& unit) const {
 QueueOffset MessageStore::get_offset_in_queue_by_time(std::string_view topic, int32_t queue_id,
                                                       int64_t timestamp_ms,
                                                       BoundaryType boundary) const {
+    if (boundary == BoundaryType::kNearest) {
+        return offset_in_queue_by_time_nearest(topic, queue_id, timestamp_ms);
+    }
     auto cq = cqs_->find(topic, queue_id);
     if (cq == nullptr) {
         return QueueOffset(0);
@@ -733,6 +738,75 @@ QueueOffset MessageStore::get_offset_in_queue_by_time(std::string_view topic, in
         }
     }
     return QueueOffset(lo == min ? min : lo - 1);
+}
+
+QueueOffset MessageStore::offset_in_queue_by_time_nearest(std::string_view topic, int32_t queue_id,
+                                                          int64_t timestamp_ms) const {
+    auto cq = cqs_->find(topic, queue_id);
+    if (cq == nullptr) {
+        return QueueOffset(0);
+    }
+    // Java MappedFileQueue#getMappedFileByTime.
+    const auto files = cq->mapped_file_queue().files();
+    if (files.empty()) {
+        return QueueOffset(0);
+    }
+    std::shared_ptr<MappedFile> file = files.back();
+    for (const auto& f : files) {
+        if (f->last_modified_millis() >= timestamp_ms) {
+            file = f;
+            break;
+        }
+    }
+    const int64_t from = file->file_from_offset();
+    const int64_t min_logic = cq->min_offset_in_queue().value() * kCqStoreUnitSize;
+    int64_t low = min_logic > from ? min_logic - from : 0;
+    int64_t high = int64_t{file->wrote_position()} - kCqStoreUnitSize;
+    int64_t target = -1;
+    int64_t left = -1;
+    int64_t right = -1;
+    int64_t left_time = -1;
+    int64_t right_time = -1;
+    const int64_t min_phy = commit_log_->min_offset().value();
+    while (high >= low) {
+        const int64_t mid = (low + high) / (2 * kCqStoreUnitSize) * kCqStoreUnitSize;
+        const CqUnit u = decode_cq_unit(file->data() + mid);
+        if (u.phy_offset.value() < min_phy) {
+            low = mid + kCqStoreUnitSize;
+            left = mid;
+            continue;
+        }
+        const int64_t store_time = store_time_of(u);  // Java CommitLog#pickupStoreTimestamp
+        if (store_time < 0) {
+            return QueueOffset(0);
+        }
+        if (store_time == timestamp_ms) {
+            target = mid;
+            break;
+        }
+        if (store_time > timestamp_ms) {
+            high = mid - kCqStoreUnitSize;
+            right = mid;
+            right_time = store_time;
+        } else {
+            low = mid + kCqStoreUnitSize;
+            left = mid;
+            left_time = store_time;
+        }
+    }
+    int64_t offset = 0;
+    if (target != -1) {
+        offset = target;
+    } else if (left_time == -1) {
+        offset = right;
+    } else if (right_time == -1) {
+        offset = left;
+    } else {
+        offset =
+            std::abs(timestamp_ms - left_time) > std::abs(timestamp_ms - right_time) ? right : left;
+    }
+    // Integer division truncating toward zero, as Java's (an empty file gives offset -1 -> 0).
+    return QueueOffset((from + offset) / kCqStoreUnitSize);
 }
 
 int64_t MessageStore::get_earliest_message_time(std::string_view topic, int32_t queue_id) const {

@@ -52,7 +52,9 @@ class AllocateMappedFileService;
 class StoreCheckpoint;
 
 // SEARCH_OFFSET_BY_TIMESTAMP boundary (Java BoundaryType).
-enum class BoundaryType { kLower, kUpper };
+// SEARCH_OFFSET_BY_TIMESTAMP rules. kLower / kUpper: RocketMQ 5's boundaryType. kNearest:
+// RocketMQ 4.9.8 (requests without boundaryType), ConsumeQueue#getOffsetInQueueByTime.
+enum class BoundaryType { kLower, kUpper, kNearest };
 
 struct MessageStoreOptions {
     // Disk usage source for retention/disk-full; null = statvfs. Must outlive the store.
@@ -113,10 +115,19 @@ public:
     PhysicalOffset get_commit_log_offset_in_queue(std::string_view topic, int32_t queue_id,
                                                   QueueOffset consume_queue_offset) const;
     // SEARCH_OFFSET_BY_TIMESTAMP: kLower = first offset stored at or after timestamp (max
-    // offset if none), kUpper = last offset stored at or before it (min offset if none).
+    // offset if none), kUpper = last offset stored at or before it (min offset if none),
+    // kNearest = 4.9.8's search (offset_in_queue_by_time_nearest).
     QueueOffset get_offset_in_queue_by_time(std::string_view topic, int32_t queue_id,
                                             int64_t timestamp_ms,
                                             BoundaryType boundary = BoundaryType::kLower) const;
+    // RocketMQ 4.9.8 ConsumeQueue#getOffsetInQueueByTime, step for step: picks the first
+    // ConsumeQueue file whose mtime is >= timestamp (else the last), binary-searches its units
+    // by store time (units below the CommitLog's min offset count as older), and answers the
+    // unit with that exact time, else the closer of its two neighbours (the left one on a
+    // tie), else the only neighbour found. So a time after the last message gives the last
+    // message's offset (not the max offset); 0 when the queue or a message is missing.
+    QueueOffset offset_in_queue_by_time_nearest(std::string_view topic, int32_t queue_id,
+                                                int64_t timestamp_ms) const;
     // Store time of the first message of the queue; -1 when none.
     int64_t get_earliest_message_time(std::string_view topic, int32_t queue_id) const;
     // Store time of the oldest message in the CommitLog; -1 when empty.

@@ -6,9 +6,13 @@
 #include <cstdio>
 #include <filesystem>
 #include <future>
+#include <mutex>
 #include <thread>
+#include <tuple>
 
 #include "harness.h"
+#include "net/processor.h"
+#include "net/thread_pool_executor.h"
 #include "protocol/message_decoder.h"
 #include "protocol/message_ext.h"
 #include "protocol/request_code.h"
@@ -173,8 +177,9 @@ TEST_F(BrokerIt, SendAndPullStatusPaths) {
     ASSERT_EQ(must(send("SendTopic", "second", "TagB", 0)).code, RC::kSuccess);
 
     // Error paths of send.
-    EXPECT_EQ(must(send("SendTopic", "x", "", 7)).code, RC::kInvalidParameter);
-    EXPECT_EQ(must(send("bad topic!", "x")).code, RC::kInvalidParameter);
+    // 4.9.8 answers SYSTEM_ERROR to both (compat498_test.cc has the details).
+    EXPECT_EQ(must(send("SendTopic", "x", "", 7)).code, RC::kSystemError);
+    EXPECT_EQ(must(send("bad topic!", "x")).code, RC::kSystemError);
     EXPECT_EQ(must(send("SCHEDULE_TOPIC_XXXX", "x")).code, RC::kNoPermission);
     auto missing = must(call(client_, broker_port_, request(Req::kSendMessageV2, {{"a", "PG"}})));
     EXPECT_EQ(missing.code, RC::kSystemError);
@@ -201,13 +206,12 @@ TEST_F(BrokerIt, SendAndPullStatusPaths) {
     auto none_match = must(pull("G1", "SendTopic", 0, 0, 4, 0, "TagZ"));
     EXPECT_EQ(none_match.code, RC::kPullRetryImmediately);
     EXPECT_EQ(*none_match.ext("nextBeginOffset"), "2");
-    // Offset == max: NOT_FOUND; past max: OFFSET_MOVED to max; empty queue at offset 5: MOVED 0.
+    // Offset == max: NOT_FOUND; past max: OFFSET_MOVED to max (4.9.8
+    // DefaultMessageStore#getMessage, also when min is 0); empty queue at offset 5: MOVED 0.
     EXPECT_EQ(must(pull("G1", "SendTopic", 0, 2)).code, RC::kPullNotFound);
     auto moved = must(pull("G1", "SendTopic", 0, 9));
     EXPECT_EQ(moved.code, RC::kPullOffsetMoved);
-    // Comet follows DefaultMessageStore#getMessage: corrected to minOffset when it is 0 (else to
-    // maxOffset). Issue 14 records 4.9.8 answering maxOffset here; change both together.
-    EXPECT_EQ(*moved.ext("nextBeginOffset"), "0");
+    EXPECT_EQ(*moved.ext("nextBeginOffset"), "2");
     auto empty = must(pull("G1", "SendTopic", 1, 5));
     EXPECT_EQ(empty.code, RC::kPullOffsetMoved);
     EXPECT_EQ(*empty.ext("nextBeginOffset"), "0");
@@ -417,6 +421,330 @@ TEST_F(BrokerIt, HeartbeatConsumerListAndNotify) {
     auto gone = must(call(client_, broker_port_,
                           request(Req::kGetConsumerListByGroup, {{"consumerGroup", "GH"}})));
     EXPECT_EQ(gone.code, RC::kSystemError);
+}
+
+// The admin requests of RocketMQ 4.9.8's mqadmin about clients and offsets (203, 204, 222,
+// 223, 300, 303, 314, 317) and LITE_PULL_MESSAGE (361), with a raw client in the consumer role:
+// it heartbeats, takes RESET_CONSUMER_CLIENT_OFFSET (220) and answers
+// GET_CONSUMER_STATUS_FROM_CLIENT (221).
+TEST_F(BrokerIt, ClientAdminRequests) {
+    ASSERT_EQ(must(create_topic("CaTopic", 2)).code, RC::kSuccess);
+    std::string first_msg_id;
+    for (int i = 0; i < 3; ++i) {
+        auto s = must(send("CaTopic", "m" + std::to_string(i), "", 0));
+        ASSERT_EQ(s.code, RC::kSuccess);
+        if (i == 0 && s.ext("msgId") != nullptr) {
+            first_msg_id = *s.ext("msgId");
+        }
+    }
+    ASSERT_EQ(pull_until("Gpeek", "CaTopic", 0, 3, 10s).size(), 3u);
+
+    net::RemotingClient consumer;
+    auto exec = std::make_shared<net::ThreadPoolExecutor>("it_client_cb", 1);
+    std::mutex mu;
+    std::vector<protocol::RemotingCommand> resets;
+    consumer.register_processor(
+        Req::kResetConsumerClientOffset,
+        net::make_processor(
+            [&](const net::ConnectionPtr&, protocol::RemotingCommand req, net::Responder) {
+                std::lock_guard<std::mutex> l(mu);
+                resets.push_back(std::move(req));
+            }),
+        exec);
+    consumer.register_processor(
+        Req::kGetConsumerStatusFromClient,
+        net::make_processor([&](const net::ConnectionPtr&, protocol::RemotingCommand req,
+                                net::Responder responder) {
+            auto resp = protocol::RemotingCommand::response_to(req, RC::kSuccess);
+            resp.body = R"({"messageQueueTable":{{"brokerName":"broker-a","queueId":0,)"
+                        R"("topic":"CaTopic"}:2}})";
+            responder(std::move(resp));
+        }),
+        exec);
+    // Forwarded GET_CONSUMER_RUNNING_INFO / CONSUME_MESSAGE_DIRECTLY: echo what arrived.
+    for (int32_t code : {Req::kGetConsumerRunningInfo, Req::kConsumeMessageDirectly}) {
+        consumer.register_processor(
+            code,
+            net::make_processor([](const net::ConnectionPtr&, protocol::RemotingCommand req,
+                                   net::Responder responder) {
+                auto resp = protocol::RemotingCommand::response_to(
+                    req, RC::kSuccess,
+                    req.ext("brokerName") != nullptr ? *req.ext("brokerName") : "no-broker");
+                resp.body = req.body.empty() ? "running" : req.body;
+                responder(std::move(resp));
+            }),
+            exec);
+    }
+    consumer.start();
+    const std::string hb =
+        R"({"clientID":"127.0.0.1@7","consumerDataSet":[{"consumeFromWhere":"CONSUME_FROM_FIRST_OFFSET",)"
+        R"("consumeType":"CONSUME_PASSIVELY","groupName":"GC","messageModel":"CLUSTERING",)"
+        R"("subscriptionDataSet":[{"classFilterMode":false,"codeSet":[],"expressionType":"TAG",)"
+        R"("subString":"*","subVersion":1,"tagsSet":[],"topic":"CaTopic"}],"unitMode":false}],)"
+        R"("producerDataSet":[{"groupName":"PGC"}]})";
+    ASSERT_EQ(must(call(consumer, broker_port_, request(Req::kHeartBeat, {}, hb))).code,
+              RC::kSuccess);
+
+    // 203 / 204: connections from the heartbeat bookkeeping.
+    auto cc = must(call(client_, broker_port_,
+                        request(Req::kGetConsumerConnectionList, {{"consumerGroup", "GC"}})));
+    ASSERT_EQ(cc.code, RC::kSuccess) << cc.remark.value_or("");
+    EXPECT_NE(cc.body.find(R"("clientId":"127.0.0.1@7")"), std::string::npos) << cc.body;
+    EXPECT_NE(cc.body.find(R"("clientAddr":"127.0.0.1:)"), std::string::npos) << cc.body;
+    EXPECT_NE(cc.body.find(R"("consumeFromWhere":"CONSUME_FROM_FIRST_OFFSET")"), std::string::npos);
+    EXPECT_NE(cc.body.find(R"("subscriptionTable":{"CaTopic":{)"), std::string::npos) << cc.body;
+    EXPECT_EQ(must(call(client_, broker_port_,
+                        request(Req::kGetConsumerConnectionList, {{"consumerGroup", "Nobody"}})))
+                  .code,
+              RC::kConsumerNotOnline);
+    auto pc = must(call(client_, broker_port_,
+                        request(Req::kGetProducerConnectionList, {{"producerGroup", "PGC"}})));
+    ASSERT_EQ(pc.code, RC::kSuccess) << pc.remark.value_or("");
+    EXPECT_NE(pc.body.find(R"("connectionSet":[{"clientAddr":"127.0.0.1:)"), std::string::npos)
+        << pc.body;
+    auto no_pc = must(call(client_, broker_port_,
+                           request(Req::kGetProducerConnectionList, {{"producerGroup", "NoPG"}})));
+    EXPECT_EQ(no_pc.code, RC::kSystemError);
+    EXPECT_EQ(no_pc.remark.value_or(""), "the producer group[NoPG] not exist");
+
+    // Offsets: GC consumed all 3 of queue 0; an offline group GO has offsets too.
+    // (Broker2Client#resetOffset needs an offset on every queue of the topic.)
+    for (const auto& [g, q, off] : std::vector<std::tuple<std::string, int, int>>{
+             {"GC", 0, 3}, {"GC", 1, 0}, {"GO", 0, 1}, {"GO", 1, 0}}) {
+        ASSERT_EQ(
+            must(call(client_, broker_port_,
+                      request(Req::kUpdateConsumerOffset, {{"consumerGroup", g},
+                                                           {"topic", "CaTopic"},
+                                                           {"queueId", std::to_string(q)},
+                                                           {"commitOffset", std::to_string(off)}})))
+                .code,
+            RC::kSuccess);
+    }
+    auto query_offset = [&](const std::string& g) {
+        auto r =
+            must(call(client_, broker_port_,
+                      request(Req::kQueryConsumerOffset,
+                              {{"consumerGroup", g}, {"topic", "CaTopic"}, {"queueId", "0"}})));
+        return r.code == RC::kSuccess && r.ext("offset") != nullptr ? std::stoll(*r.ext("offset"))
+                                                                    : -100;
+    };
+    // 300: subscribers and groups with offsets.
+    auto who = must(
+        call(client_, broker_port_, request(Req::kQueryTopicConsumeByWho, {{"topic", "CaTopic"}})));
+    ASSERT_EQ(who.code, RC::kSuccess);
+    EXPECT_NE(who.body.find(R"("GC")"), std::string::npos) << who.body;
+    EXPECT_NE(who.body.find(R"("GO")"), std::string::npos) << who.body;
+    // 303: one time span per queue.
+    auto span =
+        must(call(client_, broker_port_,
+                  request(Req::kQueryConsumeTimeSpan, {{"topic", "CaTopic"}, {"group", "GC"}})));
+    ASSERT_EQ(span.code, RC::kSuccess) << span.remark.value_or("");
+    EXPECT_NE(span.body.find(R"("messageQueue":{"brokerName":"broker-a","queueId":1,)"),
+              std::string::npos)
+        << span.body;
+    EXPECT_EQ(must(call(client_, broker_port_,
+                        request(Req::kQueryConsumeTimeSpan, {{"topic", "Nope"}, {"group", "GC"}})))
+                  .code,
+              RC::kTopicNotExist);
+    // 314: clone GO -> GN.
+    ASSERT_EQ(must(call(client_, broker_port_,
+                        request(Req::kCloneGroupOffset, {{"srcGroup", "GO"},
+                                                         {"destGroup", "GN"},
+                                                         {"topic", "CaTopic"},
+                                                         {"offline", "true"}})))
+                  .code,
+              RC::kSuccess);
+    EXPECT_EQ(query_offset("GN"), 1);
+    // 317: every group with offsets, and the total lag.
+    auto stats = must(
+        call(client_, broker_port_, request(Req::kGetBrokerConsumeStats, {{"isOrder", "false"}})));
+    ASSERT_EQ(stats.code, RC::kSuccess);
+    EXPECT_NE(
+        stats.body.find(R"({"GC":[{"consumeTps":0.0,"offsetTable":{{"brokerName":"broker-a",)"
+                        R"("queueId":0,"topic":"CaTopic"}:{"brokerOffset":3,"consumerOffset":3,)"),
+        std::string::npos)
+        << stats.body;
+    EXPECT_NE(stats.body.find(R"("brokerAddr":"127.0.0.1:)"), std::string::npos);
+    EXPECT_NE(stats.body.find(R"("totalDiff":)"), std::string::npos) << stats.body;
+
+    // 223: the broker asks the online client and relays its table.
+    auto status = must(call(
+        client_, broker_port_,
+        request(Req::kInvokeBrokerToGetConsumerStatus, {{"topic", "CaTopic"}, {"group", "GC"}})));
+    ASSERT_EQ(status.code, RC::kSuccess) << status.remark.value_or("");
+    EXPECT_NE(status.body.find(R"("consumerTable":{"127.0.0.1@7":{)"), std::string::npos)
+        << status.body;
+
+    // 222: reset GC to the start (timestamp 0 is before every message): stored and notified.
+    auto reset = must(call(
+        client_, broker_port_,
+        request(Req::kInvokeBrokerToResetOffset,
+                {{"topic", "CaTopic"}, {"group", "GC"}, {"timestamp", "0"}, {"isForce", "true"}})));
+    ASSERT_EQ(reset.code, RC::kSuccess) << reset.remark.value_or("");
+    EXPECT_NE(reset.body.find(R"({"brokerName":"broker-a","queueId":0,"topic":"CaTopic"}:0)"),
+              std::string::npos)
+        << reset.body;
+    EXPECT_EQ(query_offset("GC"), 0);
+    ASSERT_TRUE(eventually(
+        [&] {
+            std::lock_guard<std::mutex> l(mu);
+            return !resets.empty();
+        },
+        5s));
+    {
+        std::lock_guard<std::mutex> l(mu);
+        ASSERT_NE(resets[0].ext("group"), nullptr);
+        EXPECT_EQ(*resets[0].ext("group"), "GC");
+        EXPECT_NE(resets[0].body.find(R"("offsetTable":{)"), std::string::npos);
+    }
+    // "now" (-1): the max offset.
+    auto to_end = must(call(
+        client_, broker_port_,
+        request(
+            Req::kInvokeBrokerToResetOffset,
+            {{"topic", "CaTopic"}, {"group", "GC"}, {"timestamp", "-1"}, {"isForce", "true"}})));
+    ASSERT_EQ(to_end.code, RC::kSuccess);
+    EXPECT_EQ(query_offset("GC"), 3);
+    // Without a consumer online: CONSUMER_NOT_ONLINE, nothing changes (mqadmin falls back).
+    auto offline = must(call(
+        client_, broker_port_,
+        request(Req::kInvokeBrokerToResetOffset,
+                {{"topic", "CaTopic"}, {"group", "GO"}, {"timestamp", "0"}, {"isForce", "true"}})));
+    EXPECT_EQ(offline.code, RC::kConsumerNotOnline);
+    EXPECT_EQ(query_offset("GO"), 1);
+    // A client too old for the notice: refused.
+    auto old_hb =
+        request(Req::kHeartBeat, {},
+                R"({"clientID":"127.0.0.1@8","consumerDataSet":[{"consumeFromWhere":)"
+                R"("CONSUME_FROM_LAST_OFFSET","consumeType":"CONSUME_PASSIVELY",)"
+                R"("groupName":"GO","messageModel":"CLUSTERING","subscriptionDataSet":[],)"
+                R"("unitMode":false}],"producerDataSet":[]})");
+    old_hb.version = 10;
+    ASSERT_EQ(must(call(client_, broker_port_, std::move(old_hb))).code, RC::kSuccess);
+    auto too_old = must(call(
+        client_, broker_port_,
+        request(Req::kInvokeBrokerToResetOffset,
+                {{"topic", "CaTopic"}, {"group", "GO"}, {"timestamp", "0"}, {"isForce", "true"}})));
+    EXPECT_EQ(too_old.code, RC::kSystemError);
+    EXPECT_EQ(too_old.remark.value_or(""),
+              "the client does not support this feature. version=V3_0_0_BETA7");
+
+    // 307 / 309: forwarded to the consumer, its answer relayed; 309 carries the stored message.
+    auto running = must(call(client_, broker_port_,
+                             request(Req::kGetConsumerRunningInfo, {{"consumerGroup", "GC"},
+                                                                    {"clientId", "127.0.0.1@7"},
+                                                                    {"jstackEnable", "false"}})));
+    ASSERT_EQ(running.code, RC::kSuccess) << running.remark.value_or("");
+    EXPECT_EQ(running.body, "running");
+    auto not_online = must(call(
+        client_, broker_port_,
+        request(Req::kGetConsumerRunningInfo, {{"consumerGroup", "GC"}, {"clientId", "nobody"}})));
+    EXPECT_EQ(not_online.code, RC::kSystemError);
+    EXPECT_EQ(not_online.remark.value_or(""), "The Consumer <GC> <nobody> not online");
+    ASSERT_FALSE(first_msg_id.empty());
+    auto direct = must(call(
+        client_, broker_port_,
+        request(Req::kConsumeMessageDirectly,
+                {{"consumerGroup", "GC"}, {"clientId", "127.0.0.1@7"}, {"msgId", first_msg_id}})));
+    ASSERT_EQ(direct.code, RC::kSuccess) << direct.remark.value_or("");
+    EXPECT_EQ(direct.remark.value_or(""), "broker-a");
+    auto echoed = protocol::decode_message(direct.body);
+    ASSERT_TRUE(echoed.is_ok()) << echoed.status().to_string();
+    EXPECT_EQ(echoed->body, "m0");
+
+    // 361: answered as PULL_MESSAGE.
+    auto lite = pull("GL", "CaTopic", 0, 0);
+    auto lite_req = request(Req::kLitePullMessage, {{"consumerGroup", "GL"},
+                                                    {"topic", "CaTopic"},
+                                                    {"queueId", "0"},
+                                                    {"queueOffset", "0"},
+                                                    {"maxMsgNums", "32"},
+                                                    {"sysFlag", "4"},
+                                                    {"commitOffset", "0"},
+                                                    {"suspendTimeoutMillis", "0"},
+                                                    {"subscription", "*"},
+                                                    {"subVersion", "0"},
+                                                    {"expressionType", "TAG"}});
+    auto lite_resp = must(call(client_, broker_port_, std::move(lite_req)));
+    ASSERT_EQ(lite_resp.code, RC::kSuccess) << lite_resp.remark.value_or("");
+    EXPECT_EQ(messages_of(lite_resp).size(), 3u);
+    EXPECT_EQ(*lite_resp.ext("nextBeginOffset"), "3");
+    ASSERT_TRUE(lite.is_ok());
+    consumer.shutdown();
+}
+
+// Request-reply (RocketMQ 4.9.8 ReplyMessageProcessor): a SEND_REPLY_MESSAGE_V2 (325) is pushed to
+// the requesting producer named by REPLY_TO_CLIENT with PUSH_REPLY_MESSAGE_TO_CLIENT (326), then
+// stored; without a reachable requester the answer is SYSTEM_ERROR with Java's remark.
+TEST_F(BrokerIt, ReplyMessageIsPushedToTheRequester) {
+    ASSERT_EQ(must(create_topic("ReplyTopic", 1)).code, RC::kSuccess);
+    net::RemotingClient requester;
+    auto exec = std::make_shared<net::ThreadPoolExecutor>("it_reply_cb", 1);
+    std::mutex mu;
+    std::vector<protocol::RemotingCommand> pushed;
+    requester.register_processor(
+        Req::kPushReplyMessageToClient,
+        net::make_processor([&](const net::ConnectionPtr&, protocol::RemotingCommand req,
+                                net::Responder responder) {
+            {
+                std::lock_guard<std::mutex> l(mu);
+                pushed.push_back(req);
+            }
+            responder(protocol::RemotingCommand::response_to(req, RC::kSuccess));
+        }),
+        exec);
+    requester.start();
+    const std::string hb = R"({"clientID":"127.0.0.1@req","consumerDataSet":[],)"
+                           R"("producerDataSet":[{"groupName":"RequestPG"}]})";
+    ASSERT_EQ(must(call(requester, broker_port_, request(Req::kHeartBeat, {}, hb))).code,
+              RC::kSuccess);
+    auto reply_req = [&](const std::string& to_client) {
+        protocol::MessageProperties p;
+        p.set("CORRELATION_ID", "corr-1");
+        if (!to_client.empty()) {
+            p.set("REPLY_TO_CLIENT", to_client);
+        }
+        return request(Req::kSendReplyMessageV2,
+                       {{"a", "ReplierPG"},
+                        {"b", "ReplyTopic"},
+                        {"c", "TBW102"},
+                        {"d", "4"},
+                        {"e", "0"},
+                        {"f", "0"},
+                        {"g", "1700000000000"},
+                        {"h", "0"},
+                        {"i", protocol::message_properties_to_string(p)},
+                        {"j", "0"},
+                        {"k", "false"}},
+                       "the answer");
+    };
+    auto ok = must(call(client_, broker_port_, reply_req("127.0.0.1@req")));
+    ASSERT_EQ(ok.code, RC::kSuccess) << ok.remark.value_or("");
+    ASSERT_NE(ok.ext("msgId"), nullptr);
+    EXPECT_NE(*ok.ext("msgId"), "0");  // stored
+    EXPECT_NE(ok.ext("MSG_REGION"), nullptr);
+    {
+        std::lock_guard<std::mutex> l(mu);
+        ASSERT_EQ(pushed.size(), 1u);
+        EXPECT_EQ(pushed[0].body, "the answer");
+        ASSERT_NE(pushed[0].ext("properties"), nullptr);
+        EXPECT_NE(pushed[0].ext("properties")->find("CORRELATION_ID"), std::string::npos);
+        EXPECT_NE(pushed[0].ext("properties")->find("PUSH_REPLY_TIME"), std::string::npos);
+        ASSERT_NE(pushed[0].ext("topic"), nullptr);
+        EXPECT_EQ(*pushed[0].ext("topic"), "ReplyTopic");
+    }
+    // The stored reply can be pulled.
+    EXPECT_EQ(pull_until("GR", "ReplyTopic", 0, 1, 10s).size(), 1u);
+
+    auto nobody = must(call(client_, broker_port_, reply_req("127.0.0.1@nobody")));
+    EXPECT_EQ(nobody.code, RC::kSystemError);
+    EXPECT_EQ(nobody.remark.value_or(""),
+              "push reply message fail, channel of <127.0.0.1@nobody> not found.");
+    EXPECT_NE(nobody.ext("MSG_REGION"), nullptr);
+    auto no_prop = must(call(client_, broker_port_, reply_req("")));
+    EXPECT_EQ(no_prop.code, RC::kSystemError);
+    EXPECT_EQ(no_prop.remark.value_or(""), "reply message properties[REPLY_TO_CLIENT] is null");
+    requester.shutdown();
 }
 
 TEST_F(BrokerIt, FrozenBrokerDisappearsFromRoutes) {

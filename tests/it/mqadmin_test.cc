@@ -521,5 +521,142 @@ TEST_F(MqadminIt, SubGroupAndConsumerProgress) {
     EXPECT_NE(bad.err.find("true or false"), std::string::npos) << bad.err;
 }
 
+// RocketMQ 4.9.8's wipeWritePerm / addWritePerm (name servers) and the client / offset commands
+// (consumerConnection, producerConnection, brokerConsumeStats, resetOffsetByTime with and without
+// a consumer online, cloneGroupOffset). A raw client plays the consumer and producer.
+TEST_F(MqadminIt, ClientAndWritePermCommands) {
+    const std::string topic = "MqadminClients";
+    create_topic(topic, 1);
+
+    // Write permission on the name server's route.
+    RunResult wipe = admin({"wipeWritePerm", "-b", "broker-a"});
+    ASSERT_EQ(wipe.exit_code, 0) << wipe.err;
+    EXPECT_NE(
+        wipe.out.find("wipe write perm of broker[broker-a] in name server[" + ns() + "] OK, "),
+        std::string::npos)
+        << wipe.out;
+    auto route_perm = [&] {
+        RunResult r = admin({"topicRoute", "-t", topic, "-l"});
+        auto rows = table_rows(r.out, "#ClusterName");
+        return rows.empty() ? std::string("?") : rows[0].back();
+    };
+    EXPECT_EQ(route_perm(), "4") << admin({"topicRoute", "-t", topic, "-l"}).out;
+    RunResult add = admin({"addWritePerm", "-b", "broker-a"});
+    ASSERT_EQ(add.exit_code, 0) << add.err;
+    EXPECT_NE(add.out.find("add write perm of broker[broker-a] in name server[" + ns() + "] OK, "),
+              std::string::npos)
+        << add.out;
+    EXPECT_EQ(route_perm(), "6");
+
+    // A consumer (group mqadmin_cg) and a producer (group mqadmin_pg) on one connection.
+    net::RemotingClient client;
+    client.start();
+    const std::string hb =
+        R"({"clientID":"127.0.0.1@9","consumerDataSet":[{"consumeFromWhere":"CONSUME_FROM_LAST_OFFSET",)"
+        R"("consumeType":"CONSUME_PASSIVELY","groupName":"mqadmin_cg","messageModel":"CLUSTERING",)"
+        R"("subscriptionDataSet":[{"classFilterMode":false,"codeSet":[],"expressionType":"TAG",)"
+        R"("subString":"*","subVersion":1,"tagsSet":[],"topic":")" +
+        topic + R"("}],"unitMode":false}],"producerDataSet":[{"groupName":"mqadmin_pg"}]})";
+    auto hb_resp = call(client, broker_port_, request(Req::kHeartBeat, {}, hb));
+    ASSERT_TRUE(hb_resp.is_ok() && hb_resp->code == RC::kSuccess);
+    auto commit = [&](const std::string& group, int64_t offset) {
+        auto r =
+            call(client, broker_port_,
+                 request(Req::kUpdateConsumerOffset, {{"consumerGroup", group},
+                                                      {"topic", topic},
+                                                      {"queueId", "0"},
+                                                      {"commitOffset", std::to_string(offset)}}));
+        ASSERT_TRUE(r.is_ok() && r->code == RC::kSuccess);
+    };
+    auto offset_of = [&](const std::string& group) -> int64_t {
+        auto r = call(client, broker_port_,
+                      request(Req::kQueryConsumerOffset,
+                              {{"consumerGroup", group}, {"topic", topic}, {"queueId", "0"}}));
+        return r.is_ok() && r->code == RC::kSuccess && r->ext("offset") != nullptr
+                   ? std::stoll(*r->ext("offset"))
+                   : -100;
+    };
+    for (int i = 0; i < 2; ++i) {
+        RunResult s = admin({"sendMessage", "-t", topic, "-p", "m" + std::to_string(i)});
+        ASSERT_EQ(s.exit_code, 0) << s.err;
+    }
+    commit("mqadmin_cg", 2);
+    commit("mqadmin_off", 2);
+
+    // consumerConnection finds the group through its retry topic's route (registered soon).
+    RunResult cc;
+    ASSERT_TRUE(eventually(
+        [&] {
+            cc = admin({"consumerConnection", "-g", "mqadmin_cg"});
+            return cc.exit_code == 0;
+        },
+        10s))
+        << cc.err;
+    auto conns = table_rows(cc.out, "#ClientId");
+    ASSERT_EQ(conns.size(), 1u) << cc.out;
+    EXPECT_EQ(conns[0][0], "127.0.0.1@9");
+    EXPECT_EQ(conns[0][1].rfind("127.0.0.1:", 0), 0u);
+    EXPECT_NE(cc.out.find(topic), std::string::npos);
+    EXPECT_NE(cc.out.find("ConsumeType: CONSUME_PASSIVELY"), std::string::npos) << cc.out;
+    EXPECT_NE(cc.out.find("ConsumeFromWhere: CONSUME_FROM_LAST_OFFSET"), std::string::npos);
+    RunResult cc_b = admin({"consumerConnection", "-g", "nobody_group", "-b", broker()});
+    EXPECT_EQ(cc_b.exit_code, 1);
+    EXPECT_NE(cc_b.err.find("CONSUMER_NOT_ONLINE"), std::string::npos) << cc_b.err;
+
+    RunResult pc = admin({"producerConnection", "-g", "mqadmin_pg", "-t", topic});
+    ASSERT_EQ(pc.exit_code, 0) << pc.err;
+    EXPECT_EQ(pc.out.rfind("0001  127.0.0.1@9", 0), 0u) << pc.out;
+
+    RunResult bcs = admin({"brokerConsumeStats", "-b", broker()});
+    ASSERT_EQ(bcs.exit_code, 0) << bcs.err;
+    bool found = false;
+    for (const auto& row : table_rows(bcs.out, "#Topic")) {
+        if (row.size() >= 7 && row[0] == topic && row[1] == "mqadmin_cg") {
+            found = true;
+            EXPECT_EQ(row[4], "2");  // broker offset
+            EXPECT_EQ(row[5], "2");  // consumer offset
+        }
+    }
+    EXPECT_TRUE(found) << bcs.out;
+    EXPECT_NE(bcs.out.find("Diff Total: "), std::string::npos);
+
+    // Consumer online: the broker resets (and notifies the client).
+    RunResult reset = admin({"resetOffsetByTime", "-g", "mqadmin_cg", "-t", topic, "-s", "0"});
+    ASSERT_EQ(reset.exit_code, 0) << reset.err;
+    auto reset_rows = table_rows(reset.out, "#brokerName");
+    ASSERT_EQ(reset_rows.size(), 1u) << reset.out;
+    EXPECT_EQ(reset_rows[0], (std::vector<std::string>{"broker-a", "0", "0"}));
+    EXPECT_EQ(offset_of("mqadmin_cg"), 0);
+    // No consumer online: the old way (SEARCH_OFFSET_BY_TIMESTAMP + UPDATE_CONSUMER_OFFSET).
+    RunResult old = admin({"resetOffsetByTime", "-g", "mqadmin_off", "-t", topic, "-s", "0"});
+    ASSERT_EQ(old.exit_code, 0) << old.err;
+    EXPECT_NE(old.out.find("rollback consumer offset by specified consumerGroup[mqadmin_off]"),
+              std::string::npos)
+        << old.out;
+    auto old_rows = table_rows(old.out, "#brokerName");
+    ASSERT_EQ(old_rows.size(), 1u) << old.out;
+    EXPECT_EQ(old_rows[0], (std::vector<std::string>{"broker-a", "0", "2", "2", "0", "0"}));
+    EXPECT_EQ(offset_of("mqadmin_off"), 0);
+
+    commit("mqadmin_cg", 1);
+    RunResult clone = admin(
+        {"cloneGroupOffset", "-s", "mqadmin_cg", "-d", "mqadmin_clone", "-t", topic, "-o", "true"});
+    ASSERT_EQ(clone.exit_code, 0) << clone.err;
+    EXPECT_NE(clone.out.find("clone group offset success. srcGroup[mqadmin_cg], "
+                             "destGroup=[mqadmin_clone], topic[" +
+                             topic + "]"),
+              std::string::npos)
+        << clone.out;
+    EXPECT_EQ(offset_of("mqadmin_clone"), 1);
+    client.shutdown();
+
+    RunResult help = run_mqadmin(*dir_, {"help"});
+    for (const char* cmd :
+         {"wipeWritePerm", "addWritePerm", "consumerConnection", "producerConnection",
+          "brokerConsumeStats", "resetOffsetByTime", "cloneGroupOffset"}) {
+        EXPECT_NE(help.out.find(std::string("   ") + cmd + " "), std::string::npos) << cmd;
+    }
+}
+
 }  // namespace
 }  // namespace comet::it

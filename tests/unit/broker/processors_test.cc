@@ -165,9 +165,15 @@ TEST_F(Processors, CapturedBatchGivesCommaJoinedIds) {
 
 TEST_F(Processors, SendErrorPaths) {
     create("T", 2);
-    EXPECT_EQ(send("T", "x", 2).code, RC::kInvalidParameter);
-    EXPECT_EQ(send("a b", "x").code, RC::kInvalidParameter);
-    EXPECT_EQ(send("SCHEDULE_TOPIC_XXXX", "x").code, RC::kNoPermission);
+    // 4.9.8 msgCheck / TopicValidator: SYSTEM_ERROR; every refusal carries MSG_REGION, TRACE_ON.
+    auto bad_queue = send("T", "x", 2);
+    EXPECT_EQ(bad_queue.code, RC::kSystemError);
+    ASSERT_NE(bad_queue.ext("MSG_REGION"), nullptr);
+    ASSERT_NE(bad_queue.ext("TRACE_ON"), nullptr);
+    EXPECT_EQ(send("a b", "x").code, RC::kSystemError);
+    auto forbidden = send("SCHEDULE_TOPIC_XXXX", "x");
+    EXPECT_EQ(forbidden.code, RC::kNoPermission);
+    EXPECT_NE(forbidden.ext("TRACE_ON"), nullptr);
     EXPECT_EQ(send("T", "").code, RC::kMessageIllegal);
     EXPECT_EQ(send("T", std::string(4 * 1024 * 1024 + 1, 'x')).code, RC::kMessageIllegal);
     // Topic not existing with a default topic that is not inheritable.

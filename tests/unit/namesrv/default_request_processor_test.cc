@@ -268,7 +268,25 @@ TEST_F(DefaultRequestProcessorTest, UnknownCodeAndCodeList) {
     auto r = call(request(12345));
     EXPECT_EQ(r.code, rs::kRequestCodeNotSupported);
     EXPECT_EQ(r.remark, " request type 12345 not supported");
-    EXPECT_EQ(DefaultRequestProcessor::handled_codes().size(), 16u);
+    EXPECT_EQ(DefaultRequestProcessor::handled_codes().size(), 19u);
+}
+
+// WIPE_WRITE_PERM_OF_BROKER / ADD_WRITE_PERM_OF_BROKER (Java operateWritePermOfBroker) and
+// GET_SYSTEM_TOPIC_LIST_FROM_NS.
+TEST_F(DefaultRequestProcessorTest, WritePermAndSystemTopicList) {
+    auto missing = call(request(rc::kWipeWritePermOfBroker));
+    EXPECT_EQ(missing.code, rs::kSystemError);
+    EXPECT_EQ(missing.remark, "the custom field brokerName is null");
+    auto none = call(request(rc::kWipeWritePermOfBroker, {{"brokerName", "no-such-broker"}}));
+    EXPECT_EQ(none.code, rs::kSuccess);
+    ASSERT_NE(none.ext("wipeTopicCount"), nullptr);
+    EXPECT_EQ(*none.ext("wipeTopicCount"), "0");
+    auto add = call(request(rc::kAddWritePermOfBroker, {{"brokerName", "no-such-broker"}}));
+    EXPECT_EQ(add.code, rs::kSuccess);
+    ASSERT_NE(add.ext("addTopicCount"), nullptr);
+    auto sys = call(request(rc::kGetSystemTopicListFromNs));
+    EXPECT_EQ(sys.code, rs::kSuccess);
+    EXPECT_NE(sys.body.find(R"("topicList":[)"), std::string::npos) << sys.body;
 }
 
 }  // namespace

@@ -80,7 +80,7 @@ TEST_F(MessageStoreTest, PutDispatchGetAndLookups) {
     EXPECT_EQ(got.next_begin_offset.value(), 6);
     got = store->get_message("g", "TopicA", 1, QueueOffset(60), 32, 0, nullptr);
     EXPECT_EQ(got.status, GetMessageStatus::kOffsetOverflowBadly);
-    EXPECT_EQ(got.next_begin_offset.value(), 0);  // min == 0: Java corrects to min
+    EXPECT_EQ(got.next_begin_offset.value(), 6);  // 4.9.8 corrects to max, also when min is 0
     got = store->get_message("g", "NoTopic", 0, QueueOffset(5), 32, 0, nullptr);
     EXPECT_EQ(got.status, GetMessageStatus::kNoMatchedLogicQueue);
     EXPECT_EQ(got.next_begin_offset.value(), 0);
@@ -125,6 +125,19 @@ TEST_F(MessageStoreTest, PutDispatchGetAndLookups) {
     EXPECT_EQ(store->get_offset_in_queue_by_time("TopicA", 1, t0 + 99'000).value(), 6);
     EXPECT_EQ(store->get_offset_in_queue_by_time("TopicA", 1, t0 - 1).value(), 0);
     EXPECT_EQ(store->get_offset_in_queue_by_time("TopicA", 1, t0 - 1, BoundaryType::kUpper).value(),
+              0);
+    // RocketMQ 4.9.8 (no boundaryType): the nearest message, the left one on a tie, the last
+    // message after everything.
+    auto nearest = [&](int64_t ts) {
+        return store->get_offset_in_queue_by_time("TopicA", 1, ts, BoundaryType::kNearest).value();
+    };
+    EXPECT_EQ(nearest(t0 + 2400), 2);
+    EXPECT_EQ(nearest(t0 + 2600), 3);
+    EXPECT_EQ(nearest(t0 + 2500), 2);
+    EXPECT_EQ(nearest(t0 + 3000), 3);
+    EXPECT_EQ(nearest(t0 + 99'000), 5);
+    EXPECT_EQ(nearest(t0 - 1), 0);
+    EXPECT_EQ(store->get_offset_in_queue_by_time("NoTopic", 0, t0, BoundaryType::kNearest).value(),
               0);
 
     auto info = store->runtime_info();
