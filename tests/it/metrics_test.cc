@@ -8,6 +8,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <optional>
@@ -343,6 +344,104 @@ TEST_F(MetricsIt, PrometheusScrapesTheBrokerAndAnswersPromQl) {
     auto up = http_get(prom_port, "/api/v1/query?query=" + url_encode("up{job=\"comet\"}"));
     ASSERT_TRUE(up.has_value());
     EXPECT_NE(up->body.find(",\"1\"]"), std::string::npos) << up->body;
+}
+
+TEST_F(MetricsIt, RuntimeInfoTpsComesFromTheStoreCounters) {
+    send_workload();
+    // putTps is "<10 s> <60 s> <600 s>" over samples taken every second: it turns positive once
+    // a sample after the sends exists.
+    std::string put_tps;
+    EXPECT_TRUE(eventually(
+        [&] {
+            auto info = runtime_info(client_, broker_port_);
+            if (!info.is_ok()) {
+                return false;
+            }
+            put_tps = info.value()["putTps"];
+            return std::strtod(put_tps.c_str(), nullptr) > 0;
+        },
+        20s))
+        << "putTps " << put_tps;
+    auto info = runtime_info(client_, broker_port_);
+    ASSERT_TRUE(info.is_ok());
+    EXPECT_EQ(std::count(info.value()["getTransferedTps"].begin(),
+                         info.value()["getTransferedTps"].end(), ' '),
+              2);
+}
+
+// A broker without metricsPort but with RocketMQ 5's exporter keys serves /metrics on
+// metricsPromExporterPort; an exporter Comet does not have is refused at start.
+TEST(MetricsKeys, PromExporterKeysAndUnsupportedExporter) {
+    TempDir dir("comet_it_metrics_keys");
+    const uint16_t ns_port = free_port();
+    auto ns = start_namesrv(dir, ns_port, {{"listenHost", "127.0.0.1"}});
+    ASSERT_TRUE(ns.is_ok()) << ns.status().to_string();
+    ASSERT_TRUE(ns.value()->wait_for_port(ns_port, 10s).is_ok());
+    const uint16_t port = free_port();
+    const uint16_t prom_port = free_port();
+    auto b = start_broker(dir, port, addr(ns_port),
+                          {{"metricsExporterType", "PROM"},
+                           {"metricsPromExporterPort", std::to_string(prom_port)},
+                           {"metricsPromExporterHost", "127.0.0.1"}});
+    ASSERT_TRUE(b.is_ok()) << b.status().to_string();
+    ASSERT_TRUE(b.value()->wait_for_port(prom_port, 20s).is_ok()) << b.value()->log_tail();
+    auto r = http_get(prom_port, "/metrics");
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->status, 200);
+    EXPECT_EQ(sample(r->body, "comet_broker_role", {"role=\"ASYNC_MASTER\""}), 1) << r->body;
+
+    auto otlp = start_broker(dir, free_port(), addr(ns_port), {{"metricsExporterType", "OTLP_GRPC"}},
+                             "broker-otlp");
+    ASSERT_TRUE(otlp.is_ok()) << otlp.status().to_string();
+    auto code = otlp.value()->wait_exit(20s);
+    ASSERT_TRUE(code.is_ok()) << "a broker with metricsExporterType=OTLP_GRPC kept running";
+    EXPECT_NE(code.value(), 0);
+    EXPECT_NE(otlp.value()->log().find("metricsExporterType=OTLP_GRPC is not supported"),
+              std::string::npos)
+        << otlp.value()->log_tail();
+}
+
+// mqcontroller (a one-member group, PROM exporter keys): Raft figures and promtool's approval.
+TEST(MetricsKeys, ControllerServesRaftFigures) {
+    TempDir dir("comet_it_metrics_ctl");
+    const uint16_t port = free_port();
+    const uint16_t metrics_port = free_port();
+    ProcessOptions o;
+    o.name = "ctl-n0";
+    o.binary = binary_path("mqcontroller");
+    o.config = {{"controllerDLegerGroup", "CtlGroup"},
+                {"controllerDLegerPeers", "n0-127.0.0.1:" + std::to_string(port)},
+                {"controllerDLegerSelfId", "n0"},
+                {"controllerStorePath", dir.sub("ctl/store")},
+                {"logDir", dir.sub("ctl/logs")},
+                {"metricsPort", std::to_string(metrics_port)}};
+    auto p = Process::start(o, dir.path());
+    ASSERT_TRUE(p.is_ok()) << p.status().to_string();
+    auto ctl = std::move(p).value();
+    ASSERT_TRUE(ctl->wait_for_port(metrics_port, 20s).is_ok()) << ctl->log_tail();
+    std::string text;
+    EXPECT_TRUE(eventually(
+        [&] {
+            auto r = http_get(metrics_port, "/metrics");
+            text = r ? r->body : "";
+            return sample(text, "comet_controller_ready").value_or(0) == 1;
+        },
+        20s))
+        << text;
+    EXPECT_EQ(sample(text, "comet_controller_role",
+                     {"role=\"Leader\"", "node_type=\"controller\"", "node_id=\"n0\""}),
+              1)
+        << text;
+    EXPECT_GE(sample(text, "comet_controller_term").value_or(0), 1);
+    const std::string file = dir.sub("ctl-scrape.txt");
+    {
+        std::ofstream out(file);
+        out << text;
+    }
+    const CommandResult r =
+        run_command(dir, {"/bin/sh", "-c", "promtool check metrics < '" + file + "'"}, 30s);
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    EXPECT_EQ(r.out + r.err, "");
 }
 
 }  // namespace
