@@ -401,6 +401,62 @@ TEST(MetricsKeys, PromExporterKeysAndUnsupportedExporter) {
         << otlp.value()->log_tail();
 }
 
+// A master and one slave: the master reports the slave's ack offset, gap and in-sync state,
+// needAckNums and its role; the slave reports its role and HA connection.
+TEST(MetricsReplication, MasterReportsPerSlaveState) {
+    TempDir dir("comet_it_metrics_ha");
+    const uint16_t ns_port = free_port();
+    auto ns = start_namesrv(dir, ns_port, {{"listenHost", "127.0.0.1"}});
+    ASSERT_TRUE(ns.is_ok()) << ns.status().to_string();
+    ASSERT_TRUE(ns.value()->wait_for_port(ns_port, 10s).is_ok());
+    const uint16_t master_metrics = free_port();
+    const uint16_t slave_metrics = free_port();
+    BrokerGroupOptions opts;
+    opts.slaves = 1;
+    opts.common_config = {{"totalReplicas", "2"}, {"inSyncReplicas", "2"}};
+    opts.master_config = {{"brokerRole", "SYNC_MASTER"},
+                          {"metricsPort", std::to_string(master_metrics)}};
+    opts.slave_config = {{"metricsPort", std::to_string(slave_metrics)}};
+    auto g = BrokerGroup::start(dir, addr(ns_port), opts);
+    ASSERT_TRUE(g.is_ok()) << g.status().to_string();
+    auto& group = *g.value();
+    net::RemotingClient client{net::RemotingClientConfig{}};
+    client.start();
+    ASSERT_EQ(call(client, group.master().port, create_topic_request("HaTopic", 1)).value().code,
+              RC::kSuccess);
+    // A SYNC_MASTER answers once the slave holds the message.
+    EXPECT_TRUE(eventually(
+        [&] {
+            auto r = call(client, group.master().port, send_message_request("HaTopic", "x", 0));
+            return r.is_ok() && r.value().code == RC::kSuccess;
+        },
+        20s));
+    std::string text;
+    EXPECT_TRUE(eventually(
+        [&] {
+            auto r = http_get(master_metrics, "/metrics");
+            text = r ? r->body : "";
+            const auto max = sample(text, "comet_commitlog_max_offset_bytes");
+            const auto ack = sample(text, "comet_ha_slave_ack_offset_bytes", {"slave_broker_id="});
+            return max && ack && *max > 0 && *ack == *max;
+        },
+        20s))
+        << text;
+    EXPECT_EQ(sample(text, "comet_ha_slave_gap_bytes"), 0) << text;
+    EXPECT_EQ(sample(text, "comet_ha_slave_in_sync"), 1);
+    EXPECT_EQ(sample(text, "comet_ha_need_ack_nums"), 2);
+    EXPECT_EQ(sample(text, "comet_ha_need_ack_nums_degraded"), 0);
+    EXPECT_GE(sample(text, "comet_ha_quorum_acks_total").value_or(0), 1);
+    EXPECT_EQ(sample(text, "comet_broker_role", {"role=\"SYNC_MASTER\"", "broker_id=\"0\""}), 1);
+    auto slave = http_get(slave_metrics, "/metrics");
+    ASSERT_TRUE(slave.has_value());
+    EXPECT_EQ(sample(slave->body, "comet_broker_role", {"role=\"SLAVE\"", "broker_id=\"1\""}),
+              1)
+        << slave->body;
+    EXPECT_EQ(sample(slave->body, "comet_ha_client_connected"), 1);
+    client.shutdown();
+}
+
 // mqcontroller (a one-member group, PROM exporter keys): Raft figures and promtool's approval.
 TEST(MetricsKeys, ControllerServesRaftFigures) {
     TempDir dir("comet_it_metrics_ctl");
