@@ -66,6 +66,10 @@ struct BrokerConfig {
     int64_t channel_expired_timeout = 120000;            // channelExpiredTimeout (ms)
     int64_t flush_consumer_offset_interval = 5000;       // flushConsumerOffsetInterval (ms)
     bool reject_transaction_message = false;             // rejectTransactionMessage
+    // Transactions (docs/transactions.md): a half older than this is checked back (ms).
+    int64_t transaction_time_out = 6000;                 // transactionTimeOut
+    int32_t transaction_check_max = 15;                  // transactionCheckMax
+    int64_t transaction_check_interval = 60000;          // transactionCheckInterval (ms)
     int32_t max_message_size = 4 * 1024 * 1024;          // maxMessageSize (body bytes)
     bool slave_read_enable = false;                      // slaveReadEnable
     // SQL92 property filters (docs/broker.md, docs/decisions/024). Off: a SQL92

@@ -32,6 +32,7 @@ class BrokerMetrics;
 class EscapeBridge;
 class ScheduleMessageService;
 class ReplicationService;
+class TransactionalMessageService;
 
 // The live BrokerConfig (UPDATE_BROKER_CONFIG changes it). Thread-safe. Each version is an
 // immutable snapshot: the hot path takes a shared_ptr to the current one (no copy of the 25
@@ -90,6 +91,9 @@ struct BrokerContext {
     PullRequestHoldService* holds = nullptr;
     MessageStorePort* store = nullptr;
     ScheduleMessageService* schedule = nullptr;  // may be null (tests)
+    // Half messages, END_TRANSACTION, check-back (docs/transactions.md). Null in processor unit
+    // tests: a prepared send is then refused with NO_PERMISSION.
+    TransactionalMessageService* transactions = nullptr;
     // Master/slave replication (send-path quorum decision, slave refusal, runtime info). Null
     // in processor unit tests: sends then go straight to the store.
     ReplicationService* replication = nullptr;

@@ -217,6 +217,18 @@ Status BrokerController::initialize() {
     schedule_ = std::make_unique<ScheduleMessageService>(clock_, *store_, levels,
                                                          config_path("delayOffset.json"));
     COMET_RETURN_IF_ERROR(schedule_->load());
+    TransactionalMessageService::Deps tx;
+    tx.config = &config_;
+    tx.clock = &clock_;
+    tx.store = store_.get();
+    tx.topics = topics_.get();
+    tx.offsets = offsets_.get();
+    tx.send_check = [this](const std::string& group, protocol::RemotingCommand req) {
+        return send_transaction_check(group, std::move(req));
+    };
+    tx.is_master = [this] { return has_role_.load() && !replication_->is_slave(); };
+    tx.on_topics_changed = [this] { request_registration(); };
+    transactions_ = std::make_unique<TransactionalMessageService>(std::move(tx));
 
     ctx_.config = &config_;
     ctx_.clock = &clock_;
@@ -230,6 +242,7 @@ Status BrokerController::initialize() {
     ctx_.holds = holds_.get();
     ctx_.store = store_.get();
     ctx_.schedule = schedule_.get();
+    ctx_.transactions = transactions_.get();
     ctx_.replication = replication_.get();
     ctx_.delay_levels = levels;
     ctx_.stats = &stats_;
@@ -244,6 +257,7 @@ Status BrokerController::initialize() {
     consumer_ = std::make_unique<ConsumerManageProcessor>(ctx_);
     query_ = std::make_unique<QueryMessageProcessor>(ctx_);
     admin_ = std::make_unique<AdminBrokerProcessor>(ctx_);
+    end_transaction_ = std::make_unique<EndTransactionProcessor>(ctx_);
 
     net::RemotingServerConfig server_cfg;
     server_cfg.name = "BrokerServer";
@@ -364,6 +378,9 @@ void BrokerController::register_processors() {
         server_->register_inline_processor(code, send_inline);
     }
     server_->register_processor(Req::kConsumerSendMsgBack, send, send_exec);
+    // Java runs END_TRANSACTION on its own endTransactionExecutor; here it shares the
+    // SendMessage executor (it waits for the store).
+    server_->register_processor(Req::kEndTransaction, wrap(end_transaction_.get()), send_exec);
     server_->register_processor(Req::kPullMessage, wrap(pull_.get()), pull_executor_);
     auto client = wrap(client_.get());
     for (int32_t code : {Req::kHeartBeat, Req::kUnregisterClient, Req::kCheckClientConfig}) {
@@ -766,6 +783,7 @@ Status BrokerController::start() {
             holds_->notify_message_arriving(topic, qid, max_offset, tags_code);
         });
     holds_->start();
+    transactions_->start();  // checks only while this broker is a master
     const BrokerConfig start_cfg = config_.get();
     if (start_cfg.enable_controller_mode) {
         // Started on the first mastership (become_controller_master).
@@ -992,6 +1010,33 @@ void BrokerController::track_channel(const net::ConnectionPtr& conn) {
     channels_.try_emplace(conn->id(), conn);
 }
 
+bool BrokerController::send_transaction_check(const std::string& group,
+                                              protocol::RemotingCommand req) {
+    std::vector<ClientChannelInfo> producers = producers_->channels(group);
+    std::sort(producers.begin(), producers.end(),
+              [](const ClientChannelInfo& a, const ClientChannelInfo& b) {
+                  return a.last_update > b.last_update;
+              });
+    net::ConnectionPtr conn;
+    {
+        MutexLock l(mu_);
+        for (const auto& p : producers) {
+            auto it = channels_.find(p.channel.value());
+            if (it != channels_.end()) {
+                conn = it->second.lock();
+                if (conn) {
+                    break;
+                }
+            }
+        }
+    }
+    if (!conn) {
+        return false;
+    }
+    conn->invoke_oneway(std::move(req));
+    return true;
+}
+
 void BrokerController::forget_channel(uint64_t id) {
     MutexLock l(mu_);
     channels_.erase(id);
@@ -1047,6 +1092,9 @@ void BrokerController::shutdown() {
     }
     if (acting_) {
         acting_->shutdown();  // before the client it calls through
+    }
+    if (transactions_) {
+        transactions_->shutdown();  // before the store it waits on
     }
     if (started_) {
         unregister_broker_all();

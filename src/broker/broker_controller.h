@@ -32,6 +32,7 @@
 #include "broker/replication_service.h"
 #include "broker/schedule_message_service.h"
 #include "broker/store_adapter.h"
+#include "broker/transactional_message_service.h"
 #include "dledger/dledger_server.h"
 #include "dledger/entry_log.h"
 #include "ha/ha_store_port.h"
@@ -92,6 +93,9 @@ private:
     void notify_consumer_ids_changed(const std::string& group,
                                      const std::vector<ClientChannelInfo>& channels);
     void track_channel(const net::ConnectionPtr& conn);
+    // CHECK_TRANSACTION_STATE to the producer of `group` that heartbeated last; false if none
+    // is connected.
+    bool send_transaction_check(const std::string& group, protocol::RemotingCommand req);
     void forget_channel(uint64_t id);
     Status open_dledger_log(const BrokerConfig& cfg, store::MessageStoreOptions* options);
     Status retire_dledger_log(const BrokerConfig& cfg);
@@ -136,6 +140,7 @@ private:
     std::unique_ptr<ha::CommitLogHaStore> ha_store_;
     std::unique_ptr<ReplicationService> replication_;
     std::unique_ptr<ScheduleMessageService> schedule_;
+    std::unique_ptr<TransactionalMessageService> transactions_;
     std::unique_ptr<ActingMasterService> acting_;  // member group, slave sync, acting master
     BrokerContext ctx_;
     std::unique_ptr<SendMessageProcessor> send_;
@@ -144,6 +149,7 @@ private:
     std::unique_ptr<ConsumerManageProcessor> consumer_;
     std::unique_ptr<QueryMessageProcessor> query_;
     std::unique_ptr<AdminBrokerProcessor> admin_;
+    std::unique_ptr<EndTransactionProcessor> end_transaction_;
     std::shared_ptr<net::ThreadPoolExecutor> pull_executor_;
     std::unique_ptr<net::RemotingServer> server_;
     std::unique_ptr<net::RemotingClient> namesrv_client_;

@@ -100,6 +100,18 @@ private:
     BrokerContext& ctx_;
 };
 
+// END_TRANSACTION (Java EndTransactionProcessor): commit or roll back a half message
+// (TransactionalMessageService). Oneway from clients: the answer is only sent to a two-way
+// request. Runs on the SendMessage executor (it waits for the store).
+class EndTransactionProcessor {
+public:
+    explicit EndTransactionProcessor(BrokerContext& ctx) : ctx_(ctx) {}
+    void process(const RequestContext& rc, protocol::RemotingCommand req, const Reply& reply);
+
+private:
+    BrokerContext& ctx_;
+};
+
 // Offsets by queue, locks, topic / group / config administration, stats.
 class AdminBrokerProcessor {
 public:

@@ -6,6 +6,8 @@
 #include "broker/broker_processors.h"
 #include "broker/escape_bridge.h"
 #include "broker/replication_service.h"
+#include "broker/transactional_message_service.h"
+#include "broker/transactional_message_util.h"
 #include "protocol/message_decoder.h"
 #include "protocol/pull_headers.h"
 #include "protocol/request_code.h"
@@ -161,6 +163,12 @@ bool SendMessageProcessor::try_send_inline(const RequestContext& rc, RemotingCom
         return true;
     }
     if (is_retry_topic(header_r.value().topic)) {
+        return false;
+    }
+    // A half message may create the transaction system topics (topics.json): executor.
+    if (header_r.value().properties &&
+        header_r.value().properties->find(protocol::property::kTransactionPrepared) !=
+            std::string::npos) {
         return false;
     }
     auto topic_cfg = ctx_.topics->select(header_r.value().topic);
@@ -326,40 +334,55 @@ void SendMessageProcessor::send_decoded(const RequestContext& rc,
         }
     }
 
-    // Transactions (half messages, END_TRANSACTION, check-back) are not built yet. A prepared
-    // or rolled-back message is never dispatched to a ConsumeQueue, so storing it and answering
-    // SEND_OK would lose it: every such send is refused as RocketMQ refuses it with
-    // rejectTransactionMessage=true (NO_PERMISSION), whatever that key says.
-    const std::string* tran = msg.property(protocol::property::kTransactionPrepared);
+    // Transactions (docs/transactions.md). Java decides on the TRAN_MSG property alone; a
+    // prepared or rollback sysFlag without it would be stored but never dispatched to a
+    // ConsumeQueue (lost), so Comet refuses that instead of answering SEND_OK.
+    const bool prepared = is_transaction_prepared(msg);
     const int32_t tran_type = protocol::sysflag::transaction_value(msg.sys_flag);
-    if ((tran != nullptr && *tran == "true") ||
-        tran_type == protocol::sysflag::kTransactionPreparedType ||
-        tran_type == protocol::sysflag::kTransactionRollbackType) {
+    if (prepared && cfg.reject_transaction_message) {
         reply_code(reply, req, RC::kNoPermission,
-                   cfg.reject_transaction_message
-                       ? fmt::format("the broker[{}] sending transaction message is forbidden",
-                                     cfg.broker_ip1)
-                       : fmt::format("the broker[{}] sending transaction message is forbidden: "
-                                     "transactional messages are not supported yet",
-                                     cfg.broker_ip1));
+                   fmt::format("the broker[{}] sending transaction message is forbidden",
+                               cfg.broker_ip1));
+        return;
+    }
+    if (prepared && (batch || ctx_.transactions == nullptr)) {
+        reply_code(reply, req, RC::kNoPermission,
+                   fmt::format("the broker[{}] sending transaction message is forbidden: {}",
+                               cfg.broker_ip1,
+                               batch ? "a batch cannot be transactional"
+                                     : "transactional messages are not enabled"));
+        return;
+    }
+    if (!prepared && (tran_type == protocol::sysflag::kTransactionPreparedType ||
+                      tran_type == protocol::sysflag::kTransactionRollbackType)) {
+        reply_code(reply, req, RC::kNoPermission,
+                   fmt::format("the broker[{}] refuses a prepared/rollback sysFlag without "
+                               "TRAN_MSG=true: it would never be delivered",
+                               cfg.broker_ip1));
         return;
     }
     msg.set_property(protocol::property::kCluster, cfg.broker_cluster_name);
     // WAIT=false: the producer does not wait for flush or replication (Java isWaitStoreMsgOK).
     const std::string* wait_prop = msg.property(protocol::property::kWaitStoreMsgOk);
     const bool wait_store_msg_ok = wait_prop == nullptr || *wait_prop != "false";
+    // The queue the client asked for: a half or delayed message is stored in a system topic
+    // but the response names its real queue (REAL_QID), as Java's does.
+    int32_t answered_queue = msg.queue_id;
     if (!batch) {
         msg.erase_property(protocol::property::kWaitStoreMsgOk);
-        apply_schedule_topic(ctx_.delay_levels, &msg);
+        if (prepared) {
+            // Java TransactionalMessageBridge#parseHalfMessageInner; no delay for halves.
+            ctx_.transactions->ensure_topics();
+            to_half_message(&msg);
+        } else {
+            apply_schedule_topic(ctx_.delay_levels, &msg);
+        }
     }
 
     std::optional<std::string> transaction_id;
     if (const std::string* uk = msg.property(protocol::property::kUniqClientMessageIdKeyIdx)) {
         transaction_id = *uk;
     }
-    // The queue the client asked for: a delayed message is stored in SCHEDULE_TOPIC_XXXX but
-    // the response names its real queue (REAL_QID), as Java's does.
-    int32_t answered_queue = msg.queue_id;
     if (const std::string* rq = msg.property(protocol::property::kRealQueueId);
         rq != nullptr && msg.topic == kScheduleTopic) {
         answered_queue = std::atoi(rq->c_str());

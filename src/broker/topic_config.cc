@@ -55,7 +55,7 @@ Status validate_topic(std::string_view topic) {
 
 bool is_not_allowed_send_topic(std::string_view topic) {
     return topic == kScheduleTopic || topic == kTransHalfTopic || topic == kTransOpHalfTopic ||
-           topic == "RMQ_SYS_TRANS_CHECK_MAX_TIME_TOPIC";
+           topic == kTransCheckMaxTimeTopic;
 }
 
 std::string_view topic_filter_type_name(TopicFilterType t) {

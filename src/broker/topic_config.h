@@ -31,6 +31,8 @@ inline constexpr std::string_view kBenchmarkTopic = "BenchmarkTest";
 inline constexpr std::string_view kOffsetMovedEvent = "OFFSET_MOVED_EVENT";
 inline constexpr std::string_view kTransHalfTopic = "RMQ_SYS_TRANS_HALF_TOPIC";
 inline constexpr std::string_view kTransOpHalfTopic = "RMQ_SYS_TRANS_OP_HALF_TOPIC";
+// TopicValidator.RMQ_SYS_TRANS_CHECK_MAX_TIME_TOPIC: halves checked transactionCheckMax times.
+inline constexpr std::string_view kTransCheckMaxTimeTopic = "TRANS_CHECK_MAX_TIME_TOPIC";
 inline constexpr std::string_view kRetryGroupTopicPrefix = "%RETRY%";
 inline constexpr std::string_view kDlqGroupTopicPrefix = "%DLQ%";
 inline constexpr size_t kTopicMaxLength = 127;

@@ -71,6 +71,17 @@ void MqClientInstance::register_processor(
         executor);
 }
 
+void MqClientInstance::register_request_handler(
+    int32_t code, std::function<void(const net::ConnectionPtr&, protocol::RemotingCommand)> fn) {
+    auto executor = std::make_shared<net::ThreadPoolExecutor>("client_req", 1, 2000);
+    remoting_->register_processor(
+        code,
+        net::make_processor([fn = std::move(fn)](const net::ConnectionPtr& conn,
+                                                 protocol::RemotingCommand req,
+                                                 net::Responder) { fn(conn, std::move(req)); }),
+        executor);
+}
+
 Status MqClientInstance::start() {
     if (namesrv_addrs_.empty()) {
         return Status::error(Errc::kInvalidArgument, "no name server address given");

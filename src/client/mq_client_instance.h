@@ -50,6 +50,12 @@ public:
     // Server-initiated request handler (before start()).
     void register_processor(int32_t code,
                             std::function<protocol::RemotingCommand(protocol::RemotingCommand)> fn);
+    // Server-initiated one-way request handler that needs the connection it came on (e.g.
+    // CHECK_TRANSACTION_STATE, answered by END_TRANSACTION on that connection). Runs on its
+    // own executor thread; no response is sent. Before start().
+    void register_request_handler(
+        int32_t code,
+        std::function<void(const net::ConnectionPtr&, protocol::RemotingCommand)> fn);
     // Starts the transport, the scheduler, and the periodic route refresh and heartbeat.
     Status start();
     void shutdown();

@@ -35,6 +35,7 @@ struct DefaultMqProducer::Prepared {
     std::string properties;  // encoded §5.3 string of the single message / batch wrapper
     std::string body;        // message body, or the encoded batch
     int32_t flag = 0;
+    int32_t sys_flag = 0;  // TRANSACTION_PREPARED_TYPE for a TRAN_MSG=true message
     bool batch = false;
     std::string uniq_ids;    // comma-joined for a batch
     std::optional<MessageQueue> fixed_queue;
@@ -195,6 +196,12 @@ Result<std::shared_ptr<DefaultMqProducer::Prepared>> DefaultMqProducer::prepare(
     } else {
         p->body = std::move(msgs.front().body);
         p->flag = msgs.front().flag;
+        // Java sendKernelImpl: TRAN_MSG=true marks the send as a half (prepared) message.
+        if (const std::string* tran =
+                msgs.front().properties.get(protocol::property::kTransactionPrepared);
+            tran != nullptr && *tran == "true") {
+            p->sys_flag = protocol::sysflag::kTransactionPreparedType;
+        }
         p->properties = protocol::message_properties_to_string(msgs.front().properties);
     }
     return p;
@@ -208,7 +215,7 @@ protocol::RemotingCommand DefaultMqProducer::build_request(const Prepared& p,
     h.c = kAutoCreateTopicKey;
     h.d = config_.default_topic_queue_nums;
     h.e = mq.queue_id;
-    h.f = 0;
+    h.f = p.sys_flag;
     h.g = clock_->wall_millis();
     h.h = p.flag;
     h.i = p.properties;

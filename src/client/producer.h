@@ -8,7 +8,8 @@
 // Owner: the application. Threads: send* are thread-safe (but the blocking ones must not be
 // called from a send callback); async callbacks run on a client I/O
 // thread (or the calling thread when nothing was sent) and must not block.
-// Differences from Java: bodies are never compressed; no transactions; no namespaces.
+// Differences from Java: bodies are never compressed; no namespaces. Transactions:
+// TransactionMqProducer (transaction_producer.h).
 
 #include <atomic>
 #include <functional>

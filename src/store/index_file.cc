@@ -67,23 +67,29 @@ Result<std::unique_ptr<IndexFile>> IndexFile::create(const std::string& path,
                              path, hash_slot_num, index_num);
     }
     const size_t size = file_size_for(hash_slot_num, index_num);
-    int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (::access(path.c_str(), F_OK) == 0) {
+        return Status::error(Errc::kAlreadyExists, "create index file {}: file exists", path);
+    }
+    // The file is sized and given its header under a temporary name and renamed last: a
+    // process killed while a large file is being allocated leaves a leftover that load()
+    // removes, never an index file without a header.
+    const std::string tmp = path + std::string(kIndexCreatingSuffix);
+    int fd = ::open(tmp.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
-        return Status(errno == EEXIST ? Errc::kAlreadyExists : Errc::kIoError,
-                      fmt::format("create index file {}: {}", path, std::strerror(errno)));
+        return errno_status("create index file", tmp, errno);
     }
     const int rc = ::posix_fallocate(fd, 0, static_cast<off_t>(size));
     if (rc != 0) {
         ::close(fd);
-        ::unlink(path.c_str());
+        ::unlink(tmp.c_str());
         return Status(rc == ENOSPC ? Errc::kResourceExhausted : Errc::kIoError,
-                      fmt::format("fallocate index file {} ({} bytes): {}", path, size,
+                      fmt::format("fallocate index file {} ({} bytes): {}", tmp, size,
                                   std::strerror(rc)));
     }
-    auto base = map_fd(fd, size, path);
+    auto base = map_fd(fd, size, tmp);
     ::close(fd);
     if (!base.is_ok()) {
-        ::unlink(path.c_str());
+        ::unlink(tmp.c_str());
         return base.status();
     }
     std::unique_ptr<IndexFile> f(new IndexFile(path, hash_slot_num, index_num, *base, size));
@@ -92,6 +98,11 @@ Result<std::unique_ptr<IndexFile>> IndexFile::create(const std::string& path,
     f->header_.begin_timestamp = prev_end_timestamp;
     f->header_.end_timestamp = prev_end_timestamp;
     f->write_header();
+    if (::rename(tmp.c_str(), path.c_str()) != 0) {
+        const int err = errno;
+        ::unlink(tmp.c_str());
+        return errno_status("rename index file to", path, err);  // f unmaps on return
+    }
     return f;
 }
 

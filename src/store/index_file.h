@@ -25,6 +25,8 @@ namespace comet::store {
 inline constexpr int32_t kIndexHeaderSize = 40;
 inline constexpr int32_t kIndexHashSlotSize = 4;
 inline constexpr int32_t kIndexEntrySize = 20;
+// A file being created carries this suffix until its header is written (see create()).
+inline constexpr std::string_view kIndexCreatingSuffix = ".creating";
 
 struct IndexHeader {
     int64_t begin_timestamp = 0;

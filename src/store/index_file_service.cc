@@ -50,22 +50,54 @@ Result<int64_t> IndexService::load(bool last_exit_ok, int64_t index_checkpoint_t
         return Status::error(Errc::kIoError, "create index dir {}: {}", dir_, ec.message());
     }
     std::vector<std::string> names;
+    std::vector<std::string> leftovers;
     for (const auto& e : fs::directory_iterator(dir_, ec)) {
         const std::string name = e.path().filename().string();
-        if (e.is_regular_file() && is_index_file_name(name)) {
+        if (!e.is_regular_file()) {
+            continue;
+        }
+        if (is_index_file_name(name)) {
             names.push_back(name);
+        } else if (name.ends_with(kIndexCreatingSuffix) &&
+                   is_index_file_name(name.substr(0, name.size() - kIndexCreatingSuffix.size()))) {
+            leftovers.push_back(name);
         }
     }
     if (ec) {
         return Status::error(Errc::kIoError, "list index dir {}: {}", dir_, ec.message());
+    }
+    for (const auto& name : leftovers) {
+        spdlog::warn("index file {} was being created when the broker stopped; removing it", name);
+        fs::remove(dir_ + "/" + name, ec);
+        if (ec) {
+            return Status::error(Errc::kIoError, "remove {}/{}: {}", dir_, name, ec.message());
+        }
     }
     std::sort(names.begin(), names.end());
     MutexLock l(mu_);
     files_.clear();
     dirty_.clear();
     int64_t rebuild_from = INT64_MAX;
-    for (const auto& name : names) {
+    for (size_t i = 0; i < names.size(); ++i) {
+        const std::string& name = names[i];
         auto f = IndexFile::load(dir_ + "/" + name, hash_slot_num_, index_num_);
+        if (!f.is_ok() && f.status().code() == Errc::kCorruption) {
+            // The index is derived data: a torn or unreadable file and every later one are
+            // dropped and rebuilt from the CommitLog, from where the previous file ends.
+            const int64_t from = files_.empty() ? 0 : files_.back()->header().end_phy_offset.value();
+            for (size_t j = i; j < names.size(); ++j) {
+                spdlog::warn("index file {} dropped ({}); its entries are rebuilt from CommitLog "
+                             "offset {}",
+                             names[j], j == i ? f.status().message() : "after a bad file", from);
+                fs::remove(dir_ + "/" + names[j], ec);
+                if (ec) {
+                    return Status::error(Errc::kIoError, "remove {}/{}: {}", dir_, names[j],
+                                         ec.message());
+                }
+            }
+            rebuild_from = std::min(rebuild_from, from);
+            break;
+        }
         if (!f.is_ok()) {
             return f.status();
         }

@@ -112,6 +112,18 @@ struct Pulled {
     int pulls_without_match = 0;
 };
 
+// A send is acknowledged once it is in the CommitLog; the ConsumeQueue entry follows
+// asynchronously. Waits until `mq` holds all twelve messages.
+void wait_for_twelve(DefaultMqPullConsumer& consumer, const MessageQueue& mq) {
+    ASSERT_TRUE(eventually(
+        [&] {
+            auto max = consumer.max_offset(mq);
+            return max.is_ok() && *max >= 12;
+        },
+        20s))
+        << "queue " << mq.topic << ":" << mq.queue_id << " never reached offset 12";
+}
+
 // Pulls queue `mq` from offset 0 to its end with `selector` (bounded: 20 pulls).
 Pulled pull_all(DefaultMqPullConsumer& consumer, const MessageQueue& mq,
                 const MessageSelector& selector) {
@@ -145,6 +157,7 @@ TEST_F(FilterIt, PullConsumerGetsExactlyTheMatchingMessages) {
     DefaultMqPullConsumer consumer(cfg);
     ASSERT_TRUE(consumer.start().is_ok());
     const MessageQueue mq{"FltPull", "broker-a", 0};
+    wait_for_twelve(consumer, mq);
 
     struct Case {
         const char* sql;
@@ -300,6 +313,7 @@ TEST_F(FilterIt, DefaultBrokerStillRefusesSql92) {
     cfg.group = "FltOffPullGroup";
     DefaultMqPullConsumer puller(cfg);
     ASSERT_TRUE(puller.start().is_ok());
+    wait_for_twelve(puller, MessageQueue{"FltOff", "broker-nofilter", 0});
     auto r = puller.pull(MessageQueue{"FltOff", "broker-nofilter", 0},
                          MessageSelector::by_sql("i > 5"), 0, 4);
     ASSERT_FALSE(r.is_ok());

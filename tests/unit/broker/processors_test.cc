@@ -9,6 +9,7 @@
 #include "base/clock.h"
 #include "broker/broker_processors.h"
 #include "broker/schedule_message_service.h"
+#include "broker/transactional_message_service.h"
 #include "broker_context_fixture.h"
 #include "protocol/message_decoder.h"
 #include "protocol/request_code.h"
@@ -538,6 +539,8 @@ TEST_F(Processors, Sql92FiltersRetryTopicsWithFilterSupportRetry) {
 // Transactions are not built: a half (prepared) message would be stored but never dispatched, so
 // SEND_OK would lose it. Refused with RocketMQ's rejectTransactionMessage answer instead, and
 // nothing is stored.
+// Without a TransactionalMessageService (and always for a typed sysFlag without TRAN_MSG), a
+// half is refused, never stored and acknowledged.
 TEST_F(Processors, TransactionalHalfMessagesAreRefusedNotLost) {
     create("T", 1);
     const size_t stored = store_.puts.size();
@@ -546,7 +549,7 @@ TEST_F(Processors, TransactionalHalfMessagesAreRefusedNotLost) {
     EXPECT_NE(half.remark.value_or("").find("sending transaction message is forbidden"),
               std::string::npos)
         << half.remark.value_or("");
-    EXPECT_NE(half.remark.value_or("").find("not supported"), std::string::npos);
+    EXPECT_NE(half.remark.value_or("").find("not enabled"), std::string::npos);
     // The prepared type in sysFlag alone (field "f" of SEND_MESSAGE_V2), and rollback.
     for (const char* sys_flag : {"4", "12"}) {
         RemotingCommand r = RemotingCommand::request(Req::kSendMessageV2);
@@ -559,6 +562,59 @@ TEST_F(Processors, TransactionalHalfMessagesAreRefusedNotLost) {
     // A committed-type or plain message is stored as usual.
     EXPECT_EQ(send("T", "plain", 0).code, RC::kSuccess);
     EXPECT_EQ(store_.puts.size(), stored + 1);
+}
+
+TEST_F(Processors, HalfMessageIsStoredAsHalfAndEndTransactionCommitsIt) {
+    TransactionalMessageService::Deps d;
+    d.config = &config_;
+    d.clock = &clock_;
+    d.store = &store_;
+    d.topics = &topics_;
+    d.offsets = &offsets_;
+    TransactionalMessageService tx(std::move(d));
+    ctx_.transactions = &tx;
+    create("T", 4);
+    const std::string props("TRAN_MSG\x01true\x02PGROUP\x01PG\x02UNIQ_KEY\x01U1");
+    RemotingCommand half = send("T", "half", 2, props);
+    ASSERT_EQ(half.code, RC::kSuccess) << half.remark.value_or("");
+    EXPECT_EQ(*half.ext("queueId"), "2");  // the real queue, as 4.9.8 answers
+    EXPECT_EQ(*half.ext("queueOffset"), "0");
+    EXPECT_EQ(*half.ext("transactionId"), "U1");
+    EXPECT_EQ(store_.max_offset_in_queue("T", 2), 0);  // invisible to consumers
+    ASSERT_EQ(store_.max_offset_in_queue("RMQ_SYS_TRANS_HALF_TOPIC", 0), 1);
+    auto stored = store_.look_message_by_offset(
+        store_.consume_queue_unit("RMQ_SYS_TRANS_HALF_TOPIC", 0, 0)->physical_offset);
+    ASSERT_TRUE(stored.has_value());
+    EXPECT_EQ(*stored->property("REAL_TOPIC"), "T");
+    EXPECT_EQ(*stored->property("REAL_QID"), "2");
+    EXPECT_EQ(protocol::sysflag::transaction_value(stored->sys_flag), 0);
+    EXPECT_TRUE(topics_.select("RMQ_SYS_TRANS_OP_HALF_TOPIC").has_value());
+
+    EndTransactionProcessor end_tx(ctx_);
+    RemotingCommand end = RemotingCommand::request(Req::kEndTransaction);
+    end.ext_fields = {{"producerGroup", "PG"},
+                      {"tranStateTableOffset", "0"},
+                      {"commitLogOffset", std::to_string(stored->commit_log_offset)},
+                      {"commitOrRollback", "8"},
+                      {"fromTransactionCheck", "false"},
+                      {"msgId", "U1"}};
+    end_tx.process(rc_, end, capture());
+    EXPECT_EQ(responses_.back().code, RC::kSuccess) << responses_.back().remark.value_or("");
+    ASSERT_EQ(store_.max_offset_in_queue("T", 2), 1);
+    EXPECT_EQ(store_.max_offset_in_queue("RMQ_SYS_TRANS_OP_HALF_TOPIC", 0), 1);
+    // UNKNOWN is not answered (4.9.8 returns no response) and changes nothing.
+    const size_t answered = responses_.size();
+    end.ext_fields["commitOrRollback"] = "0";
+    end_tx.process(rc_, end, capture());
+    EXPECT_EQ(responses_.size(), answered);
+
+    ASSERT_TRUE(config_.update({{"rejectTransactionMessage", "true"}}).is_ok());
+    RemotingCommand refused = send("T", "half2", 2, props);
+    EXPECT_EQ(refused.code, RC::kNoPermission);
+    EXPECT_NE(refused.remark.value_or("").find("sending transaction message is forbidden"),
+              std::string::npos);
+    EXPECT_EQ(store_.max_offset_in_queue("RMQ_SYS_TRANS_HALF_TOPIC", 0), 1);
+    ctx_.transactions = nullptr;
 }
 
 TEST_F(Processors, LongPollingHoldsAndWakesOnArrival) {

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -9,6 +10,8 @@
 #include <map>
 
 #include "base/bytes.h"
+#include "base/clock.h"
+#include "store/index_file_service.h"
 
 namespace comet::store {
 namespace {
@@ -203,6 +206,56 @@ TEST_F(IndexFileTest, ChainsCollisionsTimeRangesFullAndReload) {
     EXPECT_FALSE(bad.is_ok());
     ASSERT_TRUE((*f)->destroy().is_ok());
     EXPECT_FALSE(fs::exists(path));
+}
+
+// A broker killed while an index file is being allocated (hundreds of MB at the defaults) left
+// a file without a header, and the next start failed with "bad header indexCount=0". Now the
+// file only gets its name once its header is written, and a torn file found at load is dropped
+// and rebuilt from the CommitLog instead of stopping the broker.
+TEST_F(IndexFileTest, KillDuringCreationOrTornHeaderIsRebuiltNotFatal) {
+    ManualClock clock;
+    std::vector<std::string> names;
+    {
+        IndexService index(dir_.string(), 4, 3, clock);  // two entries a file
+        ASSERT_TRUE(index.load(true, 0).is_ok());
+        for (int i = 0; i < 3; ++i) {
+            clock.advance(std::chrono::milliseconds(5));
+            ASSERT_TRUE(index.build_index({"T", "k" + std::to_string(i), "",
+                                           PhysicalOffset(100 * (i + 1)), clock.wall_millis(), 0})
+                            .is_ok());
+        }
+        ASSERT_EQ(index.file_count(), 2u);
+        ASSERT_TRUE(index.flush().is_ok());
+        for (const auto& e : fs::directory_iterator(dir_)) {
+            names.push_back(e.path().filename().string());
+        }
+    }
+    std::sort(names.begin(), names.end());
+    ASSERT_EQ(names.size(), 2u);  // no temporary name left behind
+    // A kill during the third file's allocation, and the second file's header torn.
+    std::ofstream((dir_ / "99990101000000000.creating").string()) << std::string(64, '\0');
+    {
+        std::fstream torn((dir_ / names[1]).string(), std::ios::in | std::ios::out | std::ios::binary);
+        const std::string zeros(kIndexHeaderSize, '\0');
+        torn.write(zeros.data(), static_cast<std::streamsize>(zeros.size()));
+    }
+    IndexService index(dir_.string(), 4, 3, clock);
+    auto from = index.load(false, INT64_MAX);
+    ASSERT_TRUE(from.is_ok()) << from.status().to_string();
+    EXPECT_EQ(*from, 200);  // where the first, intact file ends
+    EXPECT_EQ(index.file_count(), 1u);
+    EXPECT_FALSE(fs::exists(dir_ / "99990101000000000.creating"));
+    EXPECT_FALSE(fs::exists(dir_ / names[1]));
+    // Rebuilding the dropped record indexes it again.
+    ASSERT_TRUE(index.build_index({"T", "k2", "", PhysicalOffset(300), clock.wall_millis(), 0})
+                    .is_ok());
+    auto found = index.query_offset("T", "k2", 10, 0, INT64_MAX);
+    ASSERT_EQ(found.phy_offsets.size(), 1u);
+    EXPECT_EQ(found.phy_offsets[0].value(), 300);
+    // An existing name is never overwritten.
+    auto again = IndexFile::create((dir_ / names[0]).string(), 4, 3, PhysicalOffset(0), 0);
+    ASSERT_FALSE(again.is_ok());
+    EXPECT_EQ(again.status().code(), Errc::kAlreadyExists);
 }
 
 }  // namespace
