@@ -87,7 +87,7 @@ BrokerMetrics::BrokerMetrics(const std::string& cluster, const std::string& brok
     }
 }
 
-const BrokerMetrics::TopicIn* BrokerMetrics::topic_in(std::string_view topic, bool delayed) {
+const BrokerMetrics::TopicIn* BrokerMetrics::topic_in(std::string_view topic, MessageType mt) {
     // Per-thread cache: a hit is one hash lookup on a reused key buffer.
     struct Cache {
         std::string key;
@@ -95,12 +95,14 @@ const BrokerMetrics::TopicIn* BrokerMetrics::topic_in(std::string_view topic, bo
     };
     thread_local Cache cache;
     cache.key.assign(topic);
-    cache.key.push_back(delayed ? '\x01' : '\x00');
+    cache.key.push_back(static_cast<char>(mt));
     auto& mine = cache.by_owner[id_];
     if (const auto it = mine.find(cache.key); it != mine.end()) {
         return it->second;
     }
-    const std::string_view type = delayed ? "Delay" : "Normal";
+    const std::string_view type = mt == MessageType::kDelay         ? "Delay"
+                                  : mt == MessageType::kTransaction ? "Transaction"
+                                                                    : "Normal";
     const std::string_view system = bool_label(is_system_topic_name(topic));
     const TopicIn* in = nullptr;
     {

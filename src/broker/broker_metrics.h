@@ -39,8 +39,11 @@ public:
     metrics::Registry& registry() { return registry_; }
     const net::RpcObserver* rpc_observer() const { return &rpc_; }
 
-    // Send path, before the put: the counters of `topic` (delayed: message_type="Delay").
-    const TopicIn* topic_in(std::string_view topic, bool delayed);
+    // RocketMQ 5's message_type label values the broker can tell apart.
+    enum class MessageType : uint8_t { kNormal, kDelay, kTransaction };
+    // Send path, before the put: the counters of `topic` (the real topic of a delayed or half
+    // message).
+    const TopicIn* topic_in(std::string_view topic, MessageType type);
     // Send path, in the put's completion. `in` may be null (not stored: only the result counts).
     void on_put(const TopicIn* in, store::PutMessageStatus status, int64_t messages,
                 int64_t body_bytes, std::chrono::nanoseconds took);

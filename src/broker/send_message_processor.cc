@@ -390,15 +390,19 @@ void SendMessageProcessor::send_decoded(const RequestContext& rc,
     const bool oneway = req.is_oneway();
     req.body.clear();
     // Metrics: resolve the topic's counters here (per-thread cache) so that the completion
-    // only bumps atomics. A delayed message counts for its real topic.
+    // only bumps atomics. A delayed or half message counts for its real topic.
     const BrokerMetrics::TopicIn* metrics_in = nullptr;
     std::chrono::steady_clock::time_point started{};
     const auto body_bytes = static_cast<int64_t>(msg.body.size());
     if (ctx_.metrics != nullptr) {
         started = std::chrono::steady_clock::now();
-        const bool delayed = msg.topic == kScheduleTopic;
-        const std::string* real = delayed ? msg.property(protocol::property::kRealTopic) : nullptr;
-        metrics_in = ctx_.metrics->topic_in(real != nullptr ? *real : msg.topic, delayed);
+        using MT = BrokerMetrics::MessageType;
+        const MT type = prepared                      ? MT::kTransaction
+                        : msg.topic == kScheduleTopic ? MT::kDelay
+                                                      : MT::kNormal;
+        const std::string* real =
+            type != MT::kNormal ? msg.property(protocol::property::kRealTopic) : nullptr;
+        metrics_in = ctx_.metrics->topic_in(real != nullptr ? *real : msg.topic, type);
     }
     auto done = [this, req = std::move(req), reply, transaction_id, answered_queue,
                  cfg = std::move(cfg_snapshot), oneway, metrics_in, started,

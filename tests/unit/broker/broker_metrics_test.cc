@@ -13,9 +13,9 @@ using store::PutMessageStatus;
 
 TEST(BrokerMetrics, PutCountsPerTopicAndStatus) {
     BrokerMetrics m("C", "broker-a", 0);
-    const auto* in = m.topic_in("T1", false);
-    EXPECT_EQ(in, m.topic_in("T1", false));
-    EXPECT_NE(in, m.topic_in("T1", true));
+    const auto* in = m.topic_in("T1", BrokerMetrics::MessageType::kNormal);
+    EXPECT_EQ(in, m.topic_in("T1", BrokerMetrics::MessageType::kNormal));
+    EXPECT_NE(in, m.topic_in("T1", BrokerMetrics::MessageType::kDelay));
     m.on_put(in, PutMessageStatus::kPutOk, 1, 100, std::chrono::microseconds(10));
     m.on_put(in, PutMessageStatus::kPutOk, 3, 300, std::chrono::microseconds(10));  // a batch
     m.on_put(in, PutMessageStatus::kFlushSlaveTimeout, 1, 50, std::chrono::microseconds(10));
@@ -44,8 +44,8 @@ TEST(BrokerMetrics, TopicCountersAreSharedAcrossThreads) {
     for (int t = 0; t < kThreads; ++t) {
         threads.emplace_back([&m] {
             for (int i = 0; i < kPuts; ++i) {
-                m.on_put(m.topic_in("Shared", false), PutMessageStatus::kPutOk, 1, 10,
-                         std::chrono::nanoseconds(1));
+                m.on_put(m.topic_in("Shared", BrokerMetrics::MessageType::kNormal),
+                         PutMessageStatus::kPutOk, 1, 10, std::chrono::nanoseconds(1));
             }
         });
     }
