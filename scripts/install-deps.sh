@@ -11,6 +11,7 @@ PACKAGES=(
   nodejs npm
   iproute2 procps python3
   chromium
+  prometheus
 )
 
 missing=()

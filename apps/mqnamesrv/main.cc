@@ -51,6 +51,10 @@ Status load_embedded_controller(const std::string& file, const namesrv::NamesrvC
                              peers.status().message(), where);
     }
     ctl->peers = std::move(peers).value();
+    // The metrics keys of the shared file belong to the name server, whose /metrics serves
+    // this process (docs/metrics.md).
+    ctl->config.metrics_port = 0;
+    ctl->config.metrics_exporter_type = "DISABLE";
     if (ctl->peers.self->port == ns.listen_port) {
         return Status::error(Errc::kInvalidArgument,
                              "enableControllerInNamesrv=true: controllerDLegerPeers gives {} the "

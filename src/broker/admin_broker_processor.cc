@@ -425,8 +425,8 @@ void AdminBrokerProcessor::runtime_info(const RemotingCommand& req, const Reply&
     table["msgPutTotalTodayMorning"] = "0";
     table["msgGetTotalYesterdayMorning"] = "0";
     table["msgGetTotalTodayMorning"] = "0";
-    table["putTps"] = "0.0 0.0 0.0";
-    table["getTransferedTps"] = "0.0 0.0 0.0";
+    // putTps, getTransferedTps, getFoundTps, getMissTps, getTotalTps: the store's sliding
+    // windows (StoreStatsService, sampled every second), as RocketMQ reports them.
     table["startAcceptSendRequestTimeStamp"] =
         std::to_string(cfg.start_accept_send_request_time_stamp);
     table["bootTimestamp"] = std::to_string(ctx_.stats->start_millis.load());

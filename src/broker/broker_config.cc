@@ -8,6 +8,7 @@
 
 #include "base/config.h"
 #include "broker/delay_levels.h"
+#include "metrics/endpoint.h"
 
 namespace comet::broker {
 namespace {
@@ -111,6 +112,10 @@ const std::vector<Entry>& fields() {
         {"asyncLearner", &BrokerConfig::async_learner},
         {"storePathEpochFile", &BrokerConfig::store_path_epoch_file},
         {"storePathBrokerIdentity", &BrokerConfig::store_path_broker_identity},
+        {"metricsPort", &BrokerConfig::metrics_port},
+        {"metricsExporterType", &BrokerConfig::metrics_exporter_type},
+        {"metricsPromExporterPort", &BrokerConfig::metrics_prom_exporter_port},
+        {"metricsPromExporterHost", &BrokerConfig::metrics_prom_exporter_host},
     };
     return kFields;
 }
@@ -227,6 +232,15 @@ std::map<std::string, std::string> BrokerConfig::to_properties() const {
     return out;
 }
 
+metrics::MetricsConfig BrokerConfig::metrics_config() const {
+    metrics::MetricsConfig m;
+    m.metrics_port = metrics_port;
+    m.exporter_type = metrics_exporter_type;
+    m.prom_exporter_port = metrics_prom_exporter_port;
+    m.prom_exporter_host = metrics_prom_exporter_host;
+    return m;
+}
+
 Status BrokerConfig::validate() const {
     if (listen_port < 0 || listen_port > 65535) {
         return Status::error(Errc::kInvalidArgument, "listenPort {} out of range", listen_port);
@@ -248,6 +262,7 @@ Status BrokerConfig::validate() const {
         return Status::error(Errc::kInvalidArgument, "serverSelectorThreads {} out of range 0..1024",
                              server_selector_threads);
     }
+    COMET_RETURN_IF_ERROR(metrics_config().validate());
     if (broker_name.empty()) {
         return Status::error(Errc::kInvalidArgument, "brokerName must not be empty");
     }

@@ -17,6 +17,9 @@
 namespace comet {
 class ConfigRegistry;
 }
+namespace comet::metrics {
+struct MetricsConfig;
+}
 
 namespace comet::broker {
 
@@ -128,6 +131,12 @@ struct BrokerConfig {
     std::string store_path_epoch_file;                   // storePathEpochFile (empty: root/epochFileCheckpoint)
     std::string store_path_broker_identity;              // storePathBrokerIdentity (empty: root/brokerIdentity)
 
+    // --- metrics (docs/metrics.md) ---
+    int32_t metrics_port = 0;                            // metricsPort (Comet; 0 = off)
+    std::string metrics_exporter_type = "DISABLE";       // metricsExporterType (DISABLE | PROM)
+    int32_t metrics_prom_exporter_port = 5557;           // metricsPromExporterPort
+    std::string metrics_prom_exporter_host;              // metricsPromExporterHost (empty: listenHost)
+
     // Properties this struct does not model, passed through (store settings and the like).
     std::map<std::string, std::string> extra;
 
@@ -140,6 +149,9 @@ struct BrokerConfig {
 
     // Every property (known and extra) as strings, keyed by RocketMQ name, sorted.
     std::map<std::string, std::string> to_properties() const;
+
+    // The metrics keys as the shared endpoint reads them.
+    metrics::MetricsConfig metrics_config() const;
 
     // Checks cross-field rules (ports in range, queue nums > 0, delay levels parse).
     Status validate() const;

@@ -28,6 +28,7 @@
 
 namespace comet::broker {
 
+class BrokerMetrics;
 class EscapeBridge;
 class ScheduleMessageService;
 class ReplicationService;
@@ -100,6 +101,7 @@ struct BrokerContext {
     std::function<std::map<std::string, std::string>()> extra_runtime_info;
     DelayLevels delay_levels;
     BrokerStats* stats = nullptr;
+    BrokerMetrics* metrics = nullptr;  // null: metrics off (tests)
     // Topic table changed: register with the name servers (one-way, soon).
     std::function<void()> on_topics_changed;
     // The group's smallest live brokerId as this broker last learnt it (ActingMasterService;

@@ -98,6 +98,7 @@ Status BrokerController::initialize() {
     COMET_ASSIGN_OR_RETURN(DelayLevels levels, DelayLevels::parse(cfg.message_delay_level));
     store_root_ = cfg.store_root();
     stats_.start_millis = clock_.wall_millis();
+    init_metrics(cfg);
 
     notify_listener_ = std::make_unique<NotifyListener>(*this);
     topics_ = std::make_unique<TopicConfigManager>(cfg, clock_, config_path("topics.json"));
@@ -147,6 +148,7 @@ Status BrokerController::initialize() {
                              store_cfg.store_path_root_dir, store.status().message());
     }
     store_ = std::make_unique<StoreAdapter>(std::move(store).value());
+    store_->store().commit_log().flush_service().set_observer(metrics_.get());
     std::vector<std::string> repl_warnings;
     auto repl_cfg = make_replication_config(cfg, &repl_warnings);
     if (!repl_cfg.is_ok()) {
@@ -275,6 +277,7 @@ Status BrokerController::initialize() {
                                 : std::max<size_t>(1, std::thread::hardware_concurrency());
     server_ = std::make_unique<net::RemotingServer>(server_cfg, &clock_);
     server_->set_connection_listener(std::make_shared<ChannelListener>(*this));
+    server_->set_rpc_observer(metrics_->rpc_observer());
     register_processors();
 
     net::RemotingClientConfig client_cfg;
@@ -826,6 +829,7 @@ Status BrokerController::start() {
     }
     COMET_RETURN_IF_ERROR(replication_->start());
     COMET_RETURN_IF_ERROR(server_->start());
+    COMET_RETURN_IF_ERROR(start_metrics_endpoint());
     namesrv_client_->start();
     started_ = true;
     if (replicas_manager_ != nullptr) {
@@ -1092,6 +1096,9 @@ void BrokerController::shutdown() {
         return;
     }
     shut_down_ = true;
+    if (metrics_endpoint_) {
+        metrics_endpoint_->stop();  // its collectors read the components stopped below
+    }
     {
         MutexLock l(mu_);
         stopping_ = true;
@@ -1147,6 +1154,7 @@ void BrokerController::shutdown() {
     }
     if (store_) {
         store_->store().shutdown();
+        store_->store().commit_log().flush_service().set_observer(nullptr);
     }
     spdlog::info("broker shut down cleanly");
 }

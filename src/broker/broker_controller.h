@@ -23,6 +23,7 @@
 #include "base/mutex.h"
 #include "broker/acting_master_service.h"
 #include "broker/broker_context.h"
+#include "broker/broker_metrics.h"
 #include "broker/broker_processors.h"
 #include "broker/client_admin_processor.h"
 #include "broker/controller_link.h"
@@ -37,6 +38,7 @@
 #include "dledger/dledger_server.h"
 #include "dledger/entry_log.h"
 #include "ha/ha_store_port.h"
+#include "metrics/endpoint.h"
 #include "net/remoting_client.h"
 #include "net/remoting_server.h"
 
@@ -61,6 +63,8 @@ public:
     void shutdown();
 
     uint16_t port() const;
+    // The bound /metrics port (metricsPort, or the ephemeral one); 0 when metrics are off.
+    uint16_t metrics_port() const;
     // brokerIP2 (or brokerIP1) : the bound HA port (haListenPort), as registered.
     std::string ha_server_addr() const;
     BrokerConfig config() const { return config_.get(); }
@@ -106,12 +110,22 @@ private:
     // Slave in controller mode: asks the master for its HA address (EXCHANGE_BROKER_HA_INFO)
     // until the HaClient runs. Scheduler thread.
     void fetch_master_ha_address();
+    // Metrics (broker_controller_metrics.cc): registry and collectors, then the endpoint.
+    void init_metrics(const BrokerConfig& cfg);
+    Status start_metrics_endpoint();
+    void collect_store_metrics(std::vector<metrics::FamilySnapshot>* out);
+    void collect_replication_metrics(std::vector<metrics::FamilySnapshot>* out);
+    void collect_consumer_metrics(std::vector<metrics::FamilySnapshot>* out);
 
     BrokerConfigHolder config_;
     Clock& clock_;
     const store::MessageStoreConfig store_base_;
     std::string store_root_;
     BrokerStats stats_;
+    // Outlives the store and the server (their threads report to it); the endpoint stops first
+    // in shutdown().
+    std::unique_ptr<BrokerMetrics> metrics_;
+    std::unique_ptr<metrics::MetricsEndpoint> metrics_endpoint_;
     std::unique_ptr<NotifyListener> notify_listener_;
     std::unique_ptr<TopicConfigManager> topics_;
     std::unique_ptr<SubscriptionGroupManager> groups_;

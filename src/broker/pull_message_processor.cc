@@ -1,6 +1,7 @@
 #include <spdlog/spdlog.h>
 
 #include "broker/broker_member_group.h"
+#include "broker/broker_metrics.h"
 #include "broker/broker_processors.h"
 #include "broker/expression_message_filter.h"
 #include "protocol/pull_headers.h"
@@ -213,8 +214,12 @@ void PullMessageProcessor::process_request(const RequestContext& rc, RemotingCom
         filter = &*tag_filter;
     }
     const int32_t max_nums = std::max(1, std::min(h.max_msg_nums, cfg.max_msg_nums_batch * 32));
+    const auto read_started = std::chrono::steady_clock::now();
     store::GetMessageResult result = ctx_.store->get_message(h.consumer_group, h.topic, h.queue_id,
                                                              h.queue_offset, max_nums, filter);
+    if (ctx_.metrics != nullptr) {
+        ctx_.metrics->on_pull_read(std::chrono::steady_clock::now() - read_started);
+    }
 
     protocol::PullMessageResponseHeader rh;
     rh.next_begin_offset = result.next_begin_offset.value();
@@ -272,6 +277,10 @@ void PullMessageProcessor::process_request(const RequestContext& rc, RemotingCom
     std::vector<net::SharedBuffer> body;
     if (code == RC::kSuccess) {
         ctx_.stats->got_messages.fetch_add(result.message_count(), std::memory_order_relaxed);
+        if (ctx_.metrics != nullptr) {
+            ctx_.metrics->on_pull_found(h.topic, h.consumer_group, result.message_count(),
+                                        result.buffer_total_size);
+        }
         body.reserve(result.messages.size());
         bool all_owned = true;
         for (const auto& v : result.messages) {

@@ -2,6 +2,7 @@
 
 #include <random>
 
+#include "broker/broker_metrics.h"
 #include "broker/broker_processors.h"
 #include "broker/escape_bridge.h"
 #include "broker/replication_service.h"
@@ -415,12 +416,31 @@ void SendMessageProcessor::send_decoded(const RequestContext& rc,
     }
     const bool oneway = req.is_oneway();
     req.body.clear();
+    // Metrics: resolve the topic's counters here (per-thread cache) so that the completion
+    // only bumps atomics. A delayed or half message counts for its real topic.
+    const BrokerMetrics::TopicIn* metrics_in = nullptr;
+    std::chrono::steady_clock::time_point started{};
+    const auto body_bytes = static_cast<int64_t>(msg.body.size());
+    if (ctx_.metrics != nullptr) {
+        started = std::chrono::steady_clock::now();
+        using MT = BrokerMetrics::MessageType;
+        const MT type = prepared                      ? MT::kTransaction
+                        : msg.topic == kScheduleTopic ? MT::kDelay
+                                                      : MT::kNormal;
+        const std::string* real =
+            type != MT::kNormal ? msg.property(protocol::property::kRealTopic) : nullptr;
+        metrics_in = ctx_.metrics->topic_in(real != nullptr ? *real : msg.topic, type);
+    }
     auto done = [this, req = std::move(req), reply, transaction_id, answered_queue,
-                 cfg = std::move(cfg_snapshot),
-                 oneway](store::PutMessageResult r, SendDurability dur) {
+                 cfg = std::move(cfg_snapshot), oneway, metrics_in, started,
+                 body_bytes](store::PutMessageResult r, SendDurability dur) {
         const std::string& region = cfg->region_id;
         const bool trace_on = cfg->trace_on;
         const PutResponse pr = map_put_status(r);
+        if (ctx_.metrics != nullptr) {
+            ctx_.metrics->on_put(metrics_in, r.status, r.append.msg_num, body_bytes,
+                                 std::chrono::steady_clock::now() - started);
+        }
         if (store::is_stored(r.status)) {
             ctx_.stats->put_messages.fetch_add(r.append.msg_num, std::memory_order_relaxed);
         } else {

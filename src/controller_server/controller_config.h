@@ -45,6 +45,13 @@ struct ControllerConfig {
     // Logging (as mqnamesrv).
     std::string log_dir;
     std::string log_level;
+    // Metrics (docs/metrics.md): /metrics on metricsPort of the listen host, or RocketMQ 5's
+    // PROM exporter keys. Off for the controller embedded in mqnamesrv (the name server's
+    // endpoint serves that process).
+    int32_t metrics_port = 0;
+    std::string metrics_exporter_type = "DISABLE";
+    int32_t metrics_prom_exporter_port = 5557;
+    std::string metrics_prom_exporter_host;
 };
 
 void register_controller_config(ConfigRegistry& registry, ControllerConfig* config);

@@ -93,6 +93,40 @@ Status ControllerServer::start() {
     sc.listen_port = peers_.self->port;
     sc.io_threads = 1;
     server_ = std::make_unique<net::RemotingServer>(sc);
+    metrics::MetricsConfig mc;
+    mc.metrics_port = config_.metrics_port;
+    mc.exporter_type = config_.metrics_exporter_type;
+    mc.prom_exporter_port = config_.metrics_prom_exporter_port;
+    mc.prom_exporter_host = config_.metrics_prom_exporter_host;
+    COMET_RETURN_IF_ERROR(mc.validate());
+    metrics_ = std::make_unique<metrics::Registry>(metrics::Labels{
+        {"cluster", config_.group}, {"node_type", "controller"}, {"node_id", config_.self_id}});
+    rpc_metrics_ = std::make_unique<metrics::RpcMetrics>(metrics_.get());
+    metrics_->add_collector([this](std::vector<metrics::FamilySnapshot>* out) {
+        const Info i = info();
+        auto gauge = [out](std::string name, std::string help, double v) {
+            out->push_back(metrics::FamilySnapshot{std::move(name), std::move(help),
+                                                   metrics::Type::kGauge,
+                                                   {metrics::Sample{"", {}, v}}});
+        };
+        out->push_back(metrics::FamilySnapshot{
+            "comet_controller_role", "1 for the controller's current Raft role.",
+            metrics::Type::kGauge,
+            {metrics::Sample{"", {{"role", std::string(raft::role_name(i.role))}}, 1}}});
+        gauge("comet_controller_term", "Current Raft term of the controller group.",
+              static_cast<double>(i.term.value()));
+        gauge("comet_controller_ready", "1 on the leader once it serves requests.",
+              i.ready ? 1 : 0);
+        gauge("comet_controller_commit_index", "Raft commit index.",
+              static_cast<double>(i.commit_index));
+        gauge("comet_controller_applied_index", "Raft index applied to the state machine.",
+              static_cast<double>(i.applied_index));
+        gauge("comet_controller_broker_sets", "Broker groups (brokerName) the controller knows.",
+              static_cast<double>(i.broker_sets));
+        gauge("comet_controller_live_brokers", "Brokers whose heartbeats are current.",
+              static_cast<double>(i.live_brokers));
+    });
+    server_->set_rpc_observer(rpc_metrics_.get());
     server_->register_inline_processor(
         kControllerRaftMessageCode,
         net::make_processor([this](const net::ConnectionPtr&, RemotingCommand req,
@@ -120,6 +154,15 @@ Status ControllerServer::start() {
         server_->register_inline_processor(code, request);
     }
     COMET_RETURN_IF_ERROR(server_->start());
+    if (const auto where = mc.listen(sc.listen_host)) {
+        metrics_endpoint_ = std::make_unique<metrics::MetricsEndpoint>(metrics_.get(), *where);
+        if (Status st = metrics_endpoint_->start(); !st.is_ok()) {
+            server_->shutdown();
+            return Status(st.code(), "metrics endpoint (metricsPort): " + st.message());
+        }
+        spdlog::info("controller metrics on http://{}:{}/metrics", where->host,
+                     metrics_endpoint_->port());
+    }
     net::RemotingClientConfig cc;
     cc.name = "ControllerClient";
     cc.connect_timeout = std::chrono::milliseconds(500);
@@ -144,6 +187,9 @@ void ControllerServer::shutdown() {
         return;
     }
     stopped_ = true;
+    if (metrics_endpoint_) {
+        metrics_endpoint_->stop();
+    }
     {
         MutexLock l(mu_);
         stop_ = true;
@@ -165,6 +211,10 @@ void ControllerServer::shutdown() {
 }
 
 uint16_t ControllerServer::port() const { return server_->port(); }
+
+uint16_t ControllerServer::metrics_port() const {
+    return metrics_endpoint_ != nullptr ? metrics_endpoint_->port() : 0;
+}
 
 ControllerServer::Info ControllerServer::info() const {
     MutexLock l(mu_);

@@ -45,6 +45,7 @@
 #include "controller_server/controller_config.h"
 #include "net/peer_backoff.h"
 #include "net/remoting_client.h"
+#include "metrics/endpoint.h"
 #include "net/remoting_server.h"
 #include "raft/raft_node.h"
 
@@ -84,6 +85,8 @@ public:
 
     uint16_t port() const;
     Info info() const;
+    // The bound /metrics port; 0 when metrics are off.
+    uint16_t metrics_port() const;
 
 private:
     struct Pending {  // a request whose events are proposed, answered once they apply
@@ -141,6 +144,10 @@ private:
     TimePoint next_not_active_scan_{};
     TimePoint next_master_scan_{};
 
+    // Metrics (docs/metrics.md): declared before the server, which reports RPCs to them.
+    std::unique_ptr<metrics::Registry> metrics_;
+    std::unique_ptr<metrics::RpcMetrics> rpc_metrics_;
+    std::unique_ptr<metrics::MetricsEndpoint> metrics_endpoint_;
     std::unique_ptr<net::RemotingServer> server_;
     std::unique_ptr<net::RemotingClient> client_;
 

@@ -67,6 +67,16 @@ void register_namesrv_config(ConfigRegistry& r, NamesrvConfig* c) {
                "also run a controller (controller mode) from the controller keys of this file; "
                "it serves on its controllerDLegerPeers port")
         .important();
+    r.add_int("metricsPort", &c->metrics_port, 0,
+              "serve Prometheus /metrics on this port of listenHost (0: off; Comet)")
+        .range(0, 65535);
+    r.add_string("metricsExporterType", &c->metrics_exporter_type, "DISABLE",
+                 "RocketMQ 5: PROM serves /metrics on metricsPromExporterPort (DISABLE: off)");
+    r.add_int("metricsPromExporterPort", &c->metrics_prom_exporter_port, 5557,
+              "RocketMQ 5: /metrics port with metricsExporterType=PROM")
+        .range(0, 65535);
+    r.add_string("metricsPromExporterHost", &c->metrics_prom_exporter_host, "",
+                 "RocketMQ 5: /metrics bind address (empty: listenHost)");
     r.add_string("logDir", &c->log_dir, "", "log directory (empty: ~/logs/comet)");
     r.add_enum("logLevel", &c->log_level, "info",
                {"trace", "debug", "info", "warn", "error", "critical", "off"}, "log level");

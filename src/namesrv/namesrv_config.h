@@ -39,6 +39,11 @@ struct NamesrvConfig {
     // RocketMQ 5: mqnamesrv also runs a controller group member from the controller keys of
     // the same file (apps/mqnamesrv, docs/controller.md). Read once at start.
     bool enable_controller_in_namesrv = false;
+    // Metrics (docs/metrics.md): /metrics on metricsPort, or RocketMQ 5's PROM exporter keys.
+    int32_t metrics_port = 0;
+    std::string metrics_exporter_type;
+    int32_t metrics_prom_exporter_port = 5557;
+    std::string metrics_prom_exporter_host;
     // Comet logging
     std::string log_dir;  // empty: $HOME/logs/comet
     std::string log_level;

@@ -51,6 +51,25 @@ Status NamesrvController::start() {
     sc.io_threads = static_cast<size_t>(config_.server_selector_threads);
     sc.connection.max_idle = std::chrono::seconds(config_.server_channel_max_idle_time_seconds);
     server_ = std::make_unique<net::RemotingServer>(sc, &clock_);
+    metrics::MetricsConfig mc;
+    mc.metrics_port = config_.metrics_port;
+    mc.exporter_type = config_.metrics_exporter_type;
+    mc.prom_exporter_port = config_.metrics_prom_exporter_port;
+    mc.prom_exporter_host = config_.metrics_prom_exporter_host;
+    COMET_RETURN_IF_ERROR(mc.validate());
+    metrics_ = std::make_unique<metrics::Registry>(
+        metrics::Labels{{"node_type", "nameserver"},
+                        {"node_id", sc.listen_host + ":" + std::to_string(sc.listen_port)}});
+    rpc_metrics_ = std::make_unique<metrics::RpcMetrics>(metrics_.get());
+    metrics_->add_collector([this](std::vector<metrics::FamilySnapshot>* out) {
+        out->push_back(metrics::FamilySnapshot{
+            "comet_namesrv_live_brokers", "Brokers registered and alive.", metrics::Type::kGauge,
+            {metrics::Sample{"", {}, static_cast<double>(routes_.live_broker_count())}}});
+        out->push_back(metrics::FamilySnapshot{
+            "comet_namesrv_topics", "Topics with a route.", metrics::Type::kGauge,
+            {metrics::Sample{"", {}, static_cast<double>(routes_.get_all_topic_list().size())}}});
+    });
+    server_->set_rpc_observer(rpc_metrics_.get());
 
     net::RemotingClientConfig notify_cfg;
     notify_cfg.name = "NSNotify";
@@ -73,6 +92,15 @@ Status NamesrvController::start() {
     }
     server_->set_connection_listener(std::make_shared<BrokerHousekeeping>(*this));
     COMET_RETURN_IF_ERROR(server_->start());
+    if (const auto where = mc.listen(sc.listen_host)) {
+        metrics_endpoint_ = std::make_unique<metrics::MetricsEndpoint>(metrics_.get(), *where);
+        if (Status st = metrics_endpoint_->start(); !st.is_ok()) {
+            server_->shutdown();
+            return Status(st.code(), "metrics endpoint (metricsPort): " + st.message());
+        }
+        spdlog::info("name server metrics on http://{}:{}/metrics", where->host,
+                     metrics_endpoint_->port());
+    }
     {
         MutexLock lock(scan_mu_);
         scan_stop_ = false;
@@ -149,11 +177,18 @@ void NamesrvController::scan_loop() {
     }
 }
 
+uint16_t NamesrvController::metrics_port() const {
+    return metrics_endpoint_ != nullptr ? metrics_endpoint_->port() : 0;
+}
+
 void NamesrvController::shutdown() {
     if (!started_) {
         return;
     }
     started_ = false;
+    if (metrics_endpoint_) {
+        metrics_endpoint_->stop();
+    }
     {
         MutexLock lock(scan_mu_);
         scan_stop_ = true;

@@ -24,6 +24,7 @@
 #include "namesrv/namesrv_config.h"
 #include "namesrv/route_info_manager.h"
 #include "net/remoting_client.h"
+#include "metrics/endpoint.h"
 #include "net/remoting_server.h"
 
 namespace comet::namesrv {
@@ -46,6 +47,8 @@ public:
 
     // Requires: start() succeeded.
     uint16_t port() const;
+    // The bound /metrics port; 0 when metrics are off.
+    uint16_t metrics_port() const;
     RouteInfoManager& route_info_manager() { return routes_; }
     KvConfigManager& kv_config_manager() { return kv_; }
 
@@ -66,6 +69,10 @@ private:
     RouteInfoManager routes_;
     KvConfigManager kv_;
     std::shared_ptr<DefaultRequestProcessor> processor_;
+    // Metrics (docs/metrics.md): declared before the server, which reports RPCs to rpc_metrics_.
+    std::unique_ptr<metrics::Registry> metrics_;
+    std::unique_ptr<metrics::RpcMetrics> rpc_metrics_;
+    std::unique_ptr<metrics::MetricsEndpoint> metrics_endpoint_;
     std::unique_ptr<net::RemotingServer> server_;
     std::unique_ptr<net::RemotingClient> notify_client_;  // NOTIFY_MIN_BROKER_ID_CHANGE
 

@@ -29,15 +29,25 @@ void run_processor(RequestProcessor& processor, const ConnectionPtr& conn,
 
 }  // namespace
 
-Responder::Responder(ConnectionPtr conn, const protocol::RemotingCommand& request)
+Responder::Responder(ConnectionPtr conn, const protocol::RemotingCommand& request,
+                     const RpcObserver* observer)
     : state_(std::make_shared<State>()) {
     state_->conn = std::move(conn);
     state_->request_code = request.code;
     state_->opaque = request.opaque;
     state_->oneway = request.is_oneway();
+    state_->observer = observer;
+    if (observer != nullptr) {
+        state_->started = std::chrono::steady_clock::now();
+    }
 }
 
 Responder::State::~State() {
+    if (!answered.load() && observer != nullptr) {
+        // A one-way request expects no answer: ran is success. Otherwise it was dropped.
+        observer->on_rpc(request_code, oneway ? 0 : kSystemError,
+                         std::chrono::steady_clock::now() - started);
+    }
     if (!oneway && !answered.load() && conn) {
         protocol::RemotingCommand response;
         response.code = kSystemError;
@@ -58,6 +68,10 @@ void Responder::operator()(protocol::RemotingCommand response,
         spdlog::warn("net: second response to request code {} opaque {} from {} dropped",
                      state_->request_code, state_->opaque, state_->conn->remote_address());
         return;
+    }
+    if (state_->observer != nullptr) {
+        state_->observer->on_rpc(state_->request_code, response.code,
+                                 std::chrono::steady_clock::now() - state_->started);
     }
     if (state_->oneway) {
         return;
@@ -111,7 +125,7 @@ void ProcessorTable::dispatch(const ConnectionPtr& conn, protocol::RemotingComma
     } else if (default_) {
         entry = &*default_;
     }
-    Responder respond(conn, request);
+    Responder respond(conn, request, observer_);
     if (entry == nullptr) {
         // Java: " request type <code> not supported" (leading space included).
         respond.respond(kRequestCodeNotSupported,

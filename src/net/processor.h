@@ -5,6 +5,7 @@
 // RemotingResponseCallback and NettyRemotingAbstract#processRequestCommand.
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -26,6 +27,17 @@ inline constexpr int32_t kSystemBusy = protocol::ResponseCode::kSystemBusy;
 inline constexpr int32_t kRequestCodeNotSupported =
     protocol::ResponseCode::kRequestCodeNotSupported;
 
+// Told about every request a server answered (metrics): its code, the response code
+// (SYSTEM_ERROR for a request dropped without an answer, SUCCESS for a one-way request left
+// unanswered) and the time from dispatch to the answer. Called on the answering thread with no
+// lock held; must be quick and must not block.
+class RpcObserver {
+public:
+    virtual ~RpcObserver() = default;
+    virtual void on_rpc(int32_t request_code, int32_t response_code,
+                        std::chrono::nanoseconds took) const = 0;
+};
+
 // Answers one request, exactly once, from any thread, at any later time. Copyable: copies share
 // one state and only the first answer goes out (later ones are logged and dropped). For one-way
 // requests every answer is dropped. If every copy is destroyed without an answer, the request
@@ -35,7 +47,9 @@ inline constexpr int32_t kRequestCodeNotSupported =
 class Responder {
 public:
     Responder() = default;
-    Responder(ConnectionPtr conn, const protocol::RemotingCommand& request);
+    // `observer` (may be null) hears about the answer; it must outlive every copy.
+    Responder(ConnectionPtr conn, const protocol::RemotingCommand& request,
+              const RpcObserver* observer = nullptr);
 
     // Sets the response's opaque and response flag from the request, then queues it. The body
     // on the wire is response.body followed by `extra_body` (not copied; see SharedBuffer).
@@ -56,6 +70,8 @@ private:
         int32_t opaque = 0;
         bool oneway = false;
         std::atomic<bool> answered{false};
+        const RpcObserver* observer = nullptr;
+        std::chrono::steady_clock::time_point started;  // set only with an observer
         ~State();
     };
     std::shared_ptr<State> state_;
@@ -110,6 +126,10 @@ public:
     // processor runs before dispatch() returns.
     void dispatch(const ConnectionPtr& conn, protocol::RemotingCommand request) const;
 
+    // Every request dispatched from now on reports its answer to `observer` (null: none).
+    // Requires: before the owner starts; the observer outlives the table and its responders.
+    void set_observer(const RpcObserver* observer) { observer_ = observer; }
+
     // Shuts down every registered executor (runs what they have queued, joins).
     void shutdown_executors();
 
@@ -120,6 +140,7 @@ private:
     };
     std::unordered_map<int32_t, Entry> table_;
     std::optional<Entry> default_;
+    const RpcObserver* observer_ = nullptr;
 };
 
 }  // namespace comet::net

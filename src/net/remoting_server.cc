@@ -43,6 +43,12 @@ void RemotingServer::set_connection_listener(std::shared_ptr<ConnectionListener>
     listener_ = std::move(listener);
 }
 
+void RemotingServer::set_rpc_observer(const RpcObserver* observer) {
+    MutexLock lock(mu_);
+    COMET_CHECK(!started_, "set_rpc_observer after start");
+    processors_.set_observer(observer);
+}
+
 Status RemotingServer::start() {
     {
         MutexLock lock(mu_);

@@ -67,6 +67,9 @@ public:
     void register_default_processor(std::shared_ptr<RequestProcessor> processor,
                                     std::shared_ptr<ThreadPoolExecutor> executor);
     void set_connection_listener(std::shared_ptr<ConnectionListener> listener);
+    // Before start(): every request's answer is reported to `observer` (metrics). The
+    // observer must outlive the server and every Responder it handed out.
+    void set_rpc_observer(const RpcObserver* observer);
 
     // Binds and starts accepting. kIoError naming the address when the bind fails.
     Status start();

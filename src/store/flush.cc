@@ -137,6 +137,8 @@ bool FlushService::flush_to(int64_t target, int32_t least_pages) {
     int64_t ts = last != nullptr ? last->store_timestamp() : 0;  // read before the max offset
     int64_t max_at_start = queue_->max_offset();
     for (int i = 0; i < kMaxFlushRounds && queue_->flushed_where() < target; ++i) {
+        const int64_t before = queue_->flushed_where();
+        const auto started = std::chrono::steady_clock::now();
         auto r = queue_->flush(least_pages);
         if (!r.is_ok()) {
             mark_failed(r.status());
@@ -144,6 +146,10 @@ bool FlushService::flush_to(int64_t target, int32_t least_pages) {
         }
         if (!r.value()) {
             break;
+        }
+        if (const FlushObserver* o = observer_.load(std::memory_order_acquire); o != nullptr) {
+            o->on_flush(std::chrono::steady_clock::now() - started,
+                        queue_->flushed_where() - before);
         }
         MutexLock l(mu_);
         ++fsyncs_;

@@ -17,6 +17,7 @@
 // across msync or a completion call.
 // Invariant: each waiter is completed exactly once.
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -36,6 +37,14 @@ namespace comet::store {
 
 class MappedFileQueue;
 class StoreCheckpoint;
+
+// Told about every msync round of the CommitLog that made progress (metrics). Called on the
+// flushing thread, with no lock held; must be quick and must not call back into the store.
+class FlushObserver {
+public:
+    virtual ~FlushObserver() = default;
+    virtual void on_flush(std::chrono::nanoseconds took, int64_t bytes) const = 0;
+};
 
 class FlushService {
 public:
@@ -69,6 +78,11 @@ public:
     int group_commit_once();
 
     int64_t fsync_count() const;  // msync calls that made progress
+    // Any time, from any thread. The observer must outlive the service or be reset (null)
+    // before it goes away.
+    void set_observer(const FlushObserver* observer) {
+        observer_.store(observer, std::memory_order_release);
+    }
     size_t pending_waiters() const;
 
 private:
@@ -105,6 +119,7 @@ private:
     Mutex flush_mu_;  // serialises flush_to (flush thread vs. flush_all)
     std::thread thread_;
     std::thread reaper_;
+    std::atomic<const FlushObserver*> observer_{nullptr};
 };
 
 }  // namespace comet::store

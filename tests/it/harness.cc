@@ -118,7 +118,11 @@ Result<std::unique_ptr<Process>> Process::start(const ProcessOptions& options,
         return Status::error(Errc::kNotFound, "binary {} is not built", options.binary);
     }
     const std::string log_path = dir + "/" + options.name + ".log";
-    std::vector<std::string> argv_s = {options.binary, "-c", conf};
+    std::vector<std::string> argv_s = {options.binary};
+    if (options.pass_config) {
+        argv_s.push_back("-c");
+        argv_s.push_back(conf);
+    }
     argv_s.insert(argv_s.end(), options.args.begin(), options.args.end());
     std::vector<char*> argv;
     for (auto& s : argv_s) {

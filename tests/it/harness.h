@@ -53,6 +53,8 @@ struct ProcessOptions {
     std::string binary;                         // absolute path
     std::map<std::string, std::string> config;  // written to <dir>/<name>.conf, passed as -c
     std::vector<std::string> args;              // extra arguments after -c
+    // false: a foreign binary (prometheus) that takes no "-c <conf>"; `config` is not written.
+    bool pass_config = true;
 };
 
 class Process {
