@@ -72,6 +72,13 @@ void BrokerController::collect_store_metrics(std::vector<FamilySnapshot>* out) {
           "CommitLog start after retention (physical offset).", num(info, "commitLogMinOffset"));
     gauge(out, "comet_store_size_bytes", "CommitLog bytes kept (max offset - min offset).",
           num(info, "commitLogMaxOffset") - num(info, "commitLogMinOffset"));
+    const store::CommitLog& log = store_->store().commit_log();
+    gauge(out, "comet_write_buffer_capacity_bytes",
+          "Capacity of the CommitLog write buffer (0: puts write through the mapping).",
+          static_cast<double>(log.write_buffer_capacity()));
+    gauge(out, "comet_write_buffer_used_bytes",
+          "Bytes assigned to puts and not yet committed to the CommitLog mapping.",
+          static_cast<double>(log.reserved_offset().value() - log.max_offset().value()));
 }
 
 void BrokerController::collect_replication_metrics(std::vector<FamilySnapshot>* out) {
@@ -171,6 +178,12 @@ void BrokerController::collect_replication_metrics(std::vector<FamilySnapshot>* 
                        "Bytes each connected slave is behind the master.", Type::kGauge, {}};
     FamilySnapshot in_sync{"comet_ha_slave_in_sync",
                            "1 while the slave is within haMaxGapNotInSync bytes.", Type::kGauge, {}};
+    FamilySnapshot behind{"comet_ha_slave_behind_seconds",
+                          "Seconds since the slave last held everything the master had "
+                          "(0 while it holds it; RocketMQ lastCaughtUpTimeMs).",
+                          Type::kGauge,
+                          {}};
+    const TimePoint now = clock_.now();
     for (const ha::SlaveInfo& s : svc->slaves()) {
         const metrics::Labels l{{"slave_addr", s.address},
                                 {"slave_broker_id", std::to_string(s.broker_id)}};
@@ -178,10 +191,17 @@ void BrokerController::collect_replication_metrics(std::vector<FamilySnapshot>* 
         ack.samples.push_back(Sample{"", l, static_cast<double>(s.ack_offset)});
         gap.samples.push_back(Sample{"", l, static_cast<double>(diff)});
         in_sync.samples.push_back(Sample{"", l, diff < max_gap ? 1.0 : 0.0});
+        if (diff != 0 && s.caught_up_at == TimePoint{}) {
+            continue;  // never caught up yet: no sample (the gap in bytes says how far)
+        }
+        const double secs =
+            diff == 0 ? 0.0 : std::chrono::duration<double>(now - s.caught_up_at).count();
+        behind.samples.push_back(Sample{"", l, std::max(0.0, secs)});
     }
     out->push_back(std::move(ack));
     out->push_back(std::move(gap));
     out->push_back(std::move(in_sync));
+    out->push_back(std::move(behind));
 }
 
 void BrokerController::collect_consumer_metrics(std::vector<FamilySnapshot>* out) {

@@ -265,6 +265,8 @@ TEST_F(MetricsIt, BrokerFiguresMatchTheTraffic) {
     EXPECT_GT(sample(text, "comet_commitlog_max_offset_bytes").value_or(0),
               static_cast<double>(bytes));
     EXPECT_EQ(sample(text, "rocketmq_storage_dispatch_behind_bytes"), 0);
+    EXPECT_TRUE(sample(text, "comet_write_buffer_capacity_bytes").has_value()) << text;
+    EXPECT_GE(sample(text, "comet_write_buffer_used_bytes").value_or(-1), 0) << text;
     EXPECT_TRUE(sample(text, "comet_ha_need_ack_nums").has_value()) << text;
     // The CommitLog flush thread (ASYNC_FLUSH) reports its msync rounds; they run on a timer.
     EXPECT_TRUE(eventually(
@@ -444,6 +446,7 @@ TEST(MetricsReplication, MasterReportsPerSlaveState) {
         << text;
     EXPECT_EQ(sample(text, "comet_ha_slave_gap_bytes"), 0) << text;
     EXPECT_EQ(sample(text, "comet_ha_slave_in_sync"), 1);
+    EXPECT_EQ(sample(text, "comet_ha_slave_behind_seconds"), 0) << text;
     EXPECT_EQ(sample(text, "comet_ha_need_ack_nums"), 2);
     EXPECT_EQ(sample(text, "comet_ha_need_ack_nums_degraded"), 0);
     EXPECT_GE(sample(text, "comet_ha_quorum_acks_total").value_or(0), 1);
