@@ -8,6 +8,9 @@
 #include "base/check.h"
 #include "client/consumer_api.h"
 #include "client/topic_publish_info.h"
+#include "protocol/admin_bodies.h"
+#include "protocol/json_body.h"
+#include "protocol/message_decoder.h"
 #include "protocol/pull_headers.h"
 #include "protocol/request_code.h"
 #include "protocol/response_code.h"
@@ -79,7 +82,9 @@ Status DefaultMqPushConsumer::start() {
         const std::string rt = retry_topic(config_.group);
         subscriptions_[rt] = build_subscription(rt, "*", version);
     }
+    start_timestamp_ = version;
     instance_->set_consumer_data_source([this] { return consumer_data(); });
+    register_admin_handlers();
     instance_->register_processor(Req::kNotifyConsumerIdsChanged,
                                   [this](protocol::RemotingCommand req) {
                                       rebalance_soon();
@@ -104,6 +109,285 @@ Status DefaultMqPushConsumer::start() {
                          config_.client.persist_consumer_offset_interval,
                          [this] { persist_offsets(true); });
     return Status::ok();
+}
+
+void DefaultMqPushConsumer::register_admin_handlers() {
+    using protocol::RemotingCommand;
+    // Java ClientRemotingProcessor#resetOffset: a one-way notice; ResetOffsetBody's
+    // offsetTable is {MessageQueue: offset} (or, for a C++ admin request, a list of
+    // {brokerName, offset, queueId, topic}).
+    instance_->register_processor(Req::kResetConsumerClientOffset, [this](RemotingCommand req) {
+        const std::string* topic = req.ext("topic");
+        const std::string* group = req.ext("group");
+        if (topic == nullptr || group == nullptr || *group != config_.group) {
+            return RemotingCommand::response_to(req, RC::kSystemError, "not this group");
+        }
+        auto table = decode_reset_offset_body(req.body);
+        if (!table.is_ok()) {
+            spdlog::warn("RESET_CONSUMER_CLIENT_OFFSET of {} for {}: bad body: {}", *topic,
+                         *group, table.status().to_string());
+            return RemotingCommand::response_to(req, RC::kSystemError, "bad ResetOffsetBody");
+        }
+        reset_offset(*topic, *table);
+        return RemotingCommand::response_to(req, RC::kSuccess);
+    });
+    // Java getConsumeStatus: GetConsumerStatusBody {consumerTable, messageQueueTable}.
+    instance_->register_processor(Req::kGetConsumerStatusFromClient, [this](RemotingCommand req) {
+        const std::string* topic = req.ext("topic");
+        protocol::JsonWriter w;
+        w.begin_object().key("consumerTable").begin_object().end_object();
+        w.key("messageQueueTable").begin_object();
+        if (topic != nullptr) {
+            for (const auto& [mq, off] : offsets_of(*topic)) {
+                w.raw_key(mq.encode()).value(off);
+            }
+        }
+        w.end_object().end_object();
+        RemotingCommand resp = RemotingCommand::response_to(req, RC::kSuccess);
+        resp.body = w.take();
+        return resp;
+    });
+    instance_->register_processor(Req::kGetConsumerRunningInfo, [this](RemotingCommand req) {
+        const std::string* group = req.ext("consumerGroup");
+        if (group != nullptr && *group != config_.group) {
+            return RemotingCommand::response_to(
+                req, RC::kSystemError,
+                fmt::format("The Consumer Group <{}> not exist in this consumer", *group));
+        }
+        RemotingCommand resp = RemotingCommand::response_to(req, RC::kSuccess);
+        resp.body = running_info_json();
+        return resp;
+    });
+    instance_->register_processor(Req::kConsumeMessageDirectly, [this](RemotingCommand req) {
+        auto msg = protocol::decode_message(req.body);
+        if (!msg.is_ok()) {
+            return RemotingCommand::response_to(
+                req, RC::kSystemError,
+                "consumeMessageDirectly: cannot decode the message: " + msg.status().to_string());
+        }
+        const std::string* broker = req.ext("brokerName");
+        RemotingCommand resp = RemotingCommand::response_to(req, RC::kSuccess);
+        resp.body = consume_directly_json(std::move(msg).value(), broker ? *broker : "");
+        return resp;
+    });
+}
+
+Result<std::map<MessageQueue, int64_t>> decode_reset_offset_body(std::string_view body) {
+    COMET_ASSIGN_OR_RETURN(auto doc, protocol::parse_json_body(body));
+    COMET_RETURN_IF_ERROR(protocol::expect_object(doc, "ResetOffsetBody"));
+    std::map<MessageQueue, int64_t> out;
+    const protocol::JsonValue* t = protocol::find_member(doc, "offsetTable");
+    if (t == nullptr) {
+        return out;
+    }
+    if (t->IsArray()) {
+        for (const auto& e : t->GetArray()) {
+            COMET_ASSIGN_OR_RETURN(MessageQueue mq, MessageQueue::from_json(e));
+            int64_t off = 0;
+            COMET_RETURN_IF_ERROR(protocol::read_int64(e, "offset", &off));
+            out[mq] = off;
+        }
+        return out;
+    }
+    COMET_RETURN_IF_ERROR(protocol::expect_object(*t, "offsetTable"));
+    for (const auto& m : t->GetObject()) {
+        COMET_ASSIGN_OR_RETURN(
+            MessageQueue mq,
+            MessageQueue::decode(std::string_view(m.name.GetString(), m.name.GetStringLength())));
+        COMET_ASSIGN_OR_RETURN(int64_t off, protocol::json_to_int64(m.value, "offsetTable offset"));
+        out[mq] = off;
+    }
+    return out;
+}
+
+void DefaultMqPushConsumer::reset_offset(const std::string& topic,
+                                         const std::map<MessageQueue, int64_t>& table) {
+    if (stopping_) {
+        return;
+    }
+    // Java MQClientInstance#resetOffset: the process queues of the topic are dropped (their
+    // pull chains and drains stop, and their old offsets are never persisted), the new offsets
+    // are stored, and pulling resumes from them.
+    std::vector<PqPtr> dropped;
+    {
+        MutexLock lock(mu_);
+        for (auto it = queues_.begin(); it != queues_.end();) {
+            if (it->first.topic == topic && table.count(it->first) != 0) {
+                it->second->dropped = true;
+                dropped.push_back(it->second);
+                it = queues_.erase(it);
+            } else {
+                ++it;
+            }
+        }
+    }
+    std::vector<PqPtr> resumed;
+    for (const auto& old : dropped) {
+        const int64_t off = table.at(old->mq);
+        Status st = update_consumer_offset(*instance_, config_.group, old->mq, off, false);
+        if (!st.is_ok()) {
+            spdlog::warn("reset offset of {}:{}:{} to {}: {}", old->mq.topic, old->mq.broker_name,
+                         old->mq.queue_id, off, st.to_string());
+        }
+        auto pq = std::make_shared<ProcessQueue>(old->mq);
+        pq->next_offset = off;
+        pq->consumed_offset = off;
+        pq->locked = old->locked.load();
+        {
+            MutexLock lock(mu_);
+            if (stopping_) {
+                return;
+            }
+            // A rebalance may have re-added the queue meanwhile: keep only this one.
+            if (auto it = queues_.find(pq->mq); it != queues_.end()) {
+                it->second->dropped = true;
+            }
+            queues_[pq->mq] = pq;
+        }
+        resumed.push_back(pq);
+    }
+    spdlog::info("consumer {} reset {} queue(s) of {}", config_.group, resumed.size(), topic);
+    for (const auto& pq : resumed) {
+        instance_->scheduler().schedule_after(0ms, [this, pq] { pull(pq); });
+    }
+}
+
+std::map<MessageQueue, int64_t> DefaultMqPushConsumer::offsets_of(const std::string& topic) const {
+    std::map<MessageQueue, int64_t> out;
+    MutexLock lock(mu_);
+    for (const auto& [mq, pq] : queues_) {
+        if (mq.topic == topic) {
+            out[mq] = pq->consumed_offset.load();
+        }
+    }
+    return out;
+}
+
+std::string DefaultMqPushConsumer::running_info_json() const {
+    // ConsumerRunningInfo, members in fastjson's (alphabetical) order; jstack is null here.
+    protocol::JsonWriter w;
+    w.begin_object().key("mqTable").begin_object();
+    {
+        MutexLock lock(mu_);
+        for (const auto& [mq, pq] : queues_) {
+            int64_t min_off = 0;
+            int64_t max_off = 0;
+            int32_t count = 0;
+            {
+                MutexLock plock(pq->mu);
+                count = static_cast<int32_t>(pq->pending.size());
+                if (!pq->pending.empty()) {
+                    min_off = pq->pending.front().queue_offset;
+                    max_off = pq->pending.back().queue_offset;
+                }
+            }
+            // ProcessQueueInfo.
+            w.raw_key(mq.encode())
+                .begin_object()
+                .member("cachedMsgCount", count)
+                .member("cachedMsgMaxOffset", max_off)
+                .member("cachedMsgMinOffset", min_off)
+                .member("cachedMsgSizeInMiB", int32_t{0})
+                .member("commitOffset", pq->consumed_offset.load())
+                .member("droped", pq->dropped.load())
+                .member("lastConsumeTimestamp", int64_t{0})
+                .member("lastLockTimestamp", int64_t{0})
+                .member("lastPullTimestamp", int64_t{0})
+                .member("locked", pq->locked.load())
+                .member("transactionMsgCount", int32_t{0})
+                .member("transactionMsgMaxOffset", int64_t{0})
+                .member("transactionMsgMinOffset", int64_t{0})
+                .member("tryUnlockTimes", int64_t{0})
+                .end_object();
+        }
+    }
+    w.end_object();
+    // Properties (Java: the consumer's settings plus the PROP_* entries); values are strings.
+    std::map<std::string, std::string> props = {
+        {"PROP_CLIENT_VERSION", "V4_9_8"},
+        {"PROP_CONSUMEORDERLY", orderly_listener_ ? "true" : "false"},
+        {"PROP_CONSUMER_START_TIMESTAMP", std::to_string(start_timestamp_)},
+        {"PROP_CONSUME_TYPE", "CONSUME_PASSIVELY"},
+        {"PROP_NAMESERVER_ADDR", config_.client.namesrv_addr},
+        {"PROP_THREADPOOL_CORE_SIZE", std::to_string(std::max<size_t>(1, config_.consume_threads))},
+        {"consumeFromWhere", std::string(consume_from_where_name(config_.consume_from_where))},
+        {"consumeMessageBatchMaxSize", std::to_string(config_.consume_message_batch_max_size)},
+        {"consumeThreadMax", std::to_string(std::max<size_t>(1, config_.consume_threads))},
+        {"consumeThreadMin", std::to_string(std::max<size_t>(1, config_.consume_threads))},
+        {"consumerGroup", config_.group},
+        {"maxReconsumeTimes", std::to_string(config_.max_reconsume_times)},
+        {"messageModel", "CLUSTERING"},
+        {"pullBatchSize", std::to_string(config_.pull_batch_size)},
+        {"pullThresholdForQueue", std::to_string(config_.pull_threshold_for_queue)},
+    };
+    w.key("properties").begin_object();
+    for (const auto& [k, v] : props) {
+        w.member(k, v);
+    }
+    w.end_object();
+    // statusTable: Comet's client keeps no pull/consume rate figures; one zeroed ConsumeStatus
+    // per subscribed topic, as Java reports before any traffic.
+    w.key("statusTable").begin_object();
+    for (const auto& [t, sub] : subscriptions_) {
+        w.key(t)
+            .begin_object()
+            .member("consumeFailedMsgs", int64_t{0})
+            .member("consumeFailedTPS", 0.0)
+            .member("consumeOKTPS", 0.0)
+            .member("consumeRT", 0.0)
+            .member("pullRT", 0.0)
+            .member("pullTPS", 0.0)
+            .end_object();
+    }
+    w.end_object();
+    w.key("subscriptionSet").begin_array();
+    for (const auto& [t, sub] : subscriptions_) {
+        sub.write_json(w);
+    }
+    w.end_array().end_object();
+    return w.take();
+}
+
+std::string DefaultMqPushConsumer::consume_directly_json(MessageExt msg,
+                                                         const std::string& broker_name) {
+    // Java resetRetryAndNamespace: a message of the group's retry topic is shown under its
+    // original topic.
+    const std::string rt = retry_topic(config_.group);
+    if (const std::string* orig = msg.property(protocol::property::kRetryTopic);
+        orig != nullptr && msg.topic == rt) {
+        msg.topic = *orig;
+    }
+    MessageQueue mq;
+    mq.topic = msg.topic;
+    mq.broker_name = broker_name;
+    mq.queue_id = msg.queue_id;
+    const int64_t begin = SystemClock::instance().wall_millis();
+    std::string result;
+    std::optional<std::string> remark;
+    const bool orderly = static_cast<bool>(orderly_listener_);
+    try {
+        if (orderly) {
+            result = orderly_listener_({msg}, mq) == ConsumeOrderlyStatus::kSuccess ? "CR_SUCCESS"
+                                                                                   : "CR_LATER";
+        } else {
+            result = listener_({msg}, mq) == ConsumeStatus::kConsumeSuccess ? "CR_SUCCESS"
+                                                                           : "CR_LATER";
+        }
+    } catch (const std::exception& e) {
+        result = "CR_THROW_EXCEPTION";
+        remark = e.what();
+    }
+    const int64_t spent = SystemClock::instance().wall_millis() - begin;
+    protocol::JsonWriter w;
+    w.begin_object()
+        .member("autoCommit", true)
+        .member("consumeResult", result)
+        .member("order", orderly);
+    if (remark) {
+        w.member("remark", *remark);
+    }
+    w.member("spentTimeMills", spent).end_object();
+    return w.take();
 }
 
 void DefaultMqPushConsumer::shutdown() {

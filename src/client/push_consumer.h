@@ -62,6 +62,10 @@ struct PushConsumerConfig {
     int32_t max_reconsume_times = 16;
 };
 
+// ResetOffsetBody's offsetTable: {MessageQueue-as-key: offset} (Java form) or a list of
+// {brokerName, offset, queueId, topic} (the form a C++ admin request gets).
+Result<std::map<MessageQueue, int64_t>> decode_reset_offset_body(std::string_view body);
+
 class DefaultMqPushConsumer {
 public:
     explicit DefaultMqPushConsumer(PushConsumerConfig config);
@@ -91,6 +95,18 @@ public:
     MqClientInstance& instance() { return *instance_; }
     const std::string& group() const { return config_.group; }
 
+    // Broker-initiated admin requests (Java ClientRemotingProcessor), registered by start():
+    // RESET_CONSUMER_CLIENT_OFFSET (220): drops the queues of the topic held here (without
+    // writing their old offsets back), commits the new offsets and resumes pulling from them.
+    void reset_offset(const std::string& topic, const std::map<MessageQueue, int64_t>& table);
+    // GET_CONSUMER_STATUS_FROM_CLIENT (221): the offsets held for `topic`'s queues.
+    std::map<MessageQueue, int64_t> offsets_of(const std::string& topic) const;
+    // GET_CONSUMER_RUNNING_INFO (307): 4.9.8's ConsumerRunningInfo JSON.
+    std::string running_info_json() const;
+    // CONSUME_MESSAGE_DIRECTLY (309): runs the listener on `msg`; 4.9.8's
+    // ConsumeMessageDirectlyResult JSON.
+    std::string consume_directly_json(MessageExt msg, const std::string& broker_name);
+
 private:
     struct ProcessQueue {
         explicit ProcessQueue(MessageQueue q) : mq(std::move(q)) {}
@@ -107,6 +123,7 @@ private:
     using PqPtr = std::shared_ptr<ProcessQueue>;
 
     std::vector<protocol::ConsumerData> consumer_data() const;
+    void register_admin_handlers();
     void do_rebalance();
     void rebalance_topic(const std::string& topic);
     Result<int64_t> compute_pull_from(const MessageQueue& mq);
@@ -130,6 +147,7 @@ private:
     std::map<std::string, protocol::SubscriptionData> subscriptions_;  // fixed after start()
     std::atomic<bool> stopping_{false};
     std::atomic<bool> started_{false};
+    int64_t start_timestamp_ = 0;
 
     mutable Mutex mu_;
     std::map<MessageQueue, PqPtr> queues_ GUARDED_BY(mu_);
