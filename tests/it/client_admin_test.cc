@@ -93,9 +93,7 @@ protected:
         return r.is_ok() ? *r : -1;
     }
 
-    static std::string broker_name() {
-        return "broker-a";
-    }
+    static std::string broker_name() { return "broker-a"; }
 
     static inline TempDir* dir_ = nullptr;
     static inline Process* ns_ = nullptr;
@@ -186,9 +184,7 @@ TEST_F(ClientAdminIt, ResetOffsetByTimeReplaysFromTheResetPointWithoutWriteBack)
     };
     ASSERT_TRUE(eventually([&] { return all_seen(1); }, 30s));
     ASSERT_TRUE(eventually(
-        [&] {
-            return committed(admin, group, topic, 0) + committed(admin, group, topic, 1) == 10;
-        },
+        [&] { return committed(admin, group, topic, 0) + committed(admin, group, topic, 1) == 10; },
         20s));
     const int64_t old0 = committed(admin, group, topic, 0);
     const int64_t old1 = committed(admin, group, topic, 1);
@@ -199,9 +195,8 @@ TEST_F(ClientAdminIt, ResetOffsetByTimeReplaysFromTheResetPointWithoutWriteBack)
     // deliveries are held: the consumer gets the first messages again and the broker's
     // committed offsets are the reset ones, not the old ones written back.
     rec.set_hold(true);
-    auto resp = admin.instance().invoke(addr(broker_port_),
-                                        reset_request(topic, group, before,
-                                                      protocol::LanguageCode::kJava));
+    auto resp = admin.instance().invoke(
+        addr(broker_port_), reset_request(topic, group, before, protocol::LanguageCode::kJava));
     ASSERT_TRUE(resp.is_ok()) << resp.status().to_string();
     ASSERT_EQ(resp->code, RC::kSuccess) << resp->remark.value_or("");
     ASSERT_TRUE(eventually([&] { return rec.held_count() >= 2; }, 20s));
@@ -224,9 +219,8 @@ TEST_F(ClientAdminIt, ResetOffsetByTimeReplaysFromTheResetPointWithoutWriteBack)
         20s));
 
     // The same through a C++ admin request (the broker sends the list form of the body).
-    auto resp2 = admin.instance().invoke(addr(broker_port_),
-                                         reset_request(topic, group, before,
-                                                       protocol::LanguageCode::kCpp));
+    auto resp2 = admin.instance().invoke(
+        addr(broker_port_), reset_request(topic, group, before, protocol::LanguageCode::kCpp));
     ASSERT_TRUE(resp2.is_ok()) << resp2.status().to_string();
     ASSERT_EQ(resp2->code, RC::kSuccess) << resp2->remark.value_or("");
     EXPECT_TRUE(eventually([&] { return all_seen(3); }, 30s));
