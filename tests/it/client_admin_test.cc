@@ -5,11 +5,15 @@
 // One mqnamesrv + mqbroker serve the suite; every test has its own topic and group.
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 
 #include <condition_variable>
+#include <cstdlib>
+#include <fstream>
 #include <map>
 #include <mutex>
 #include <set>
+#include <sstream>
 
 #include "base/clock.h"
 #include "client/admin_client.h"
@@ -224,6 +228,68 @@ TEST_F(ClientAdminIt, ResetOffsetByTimeReplaysFromTheResetPointWithoutWriteBack)
     ASSERT_TRUE(resp2.is_ok()) << resp2.status().to_string();
     ASSERT_EQ(resp2->code, RC::kSuccess) << resp2->remark.value_or("");
     EXPECT_TRUE(eventually([&] { return all_seen(3); }, 30s));
+    consumer.shutdown();
+}
+
+// Runs Comet's mqadmin with `args` (no shell metacharacters in them); exit code and stdout.
+std::pair<int, std::string> run_mqadmin(const TempDir& dir, const std::vector<std::string>& args) {
+    static int counter = 0;
+    const std::string out_path = dir.sub("mqadmin-" + std::to_string(++counter) + ".out");
+    std::string cmd = "env -u NAMESRV_ADDR '" + binary_path("mqadmin") + "'";
+    for (const auto& a : args) {
+        cmd += " '" + a + "'";
+    }
+    cmd += " > '" + out_path + "' 2>&1";
+    const int rc = std::system(cmd.c_str());
+    std::ifstream in(out_path);
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    return {WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, ss.str()};
+}
+
+TEST_F(ClientAdminIt, MqadminResetOffsetByTimeReplaysToALivePushConsumer) {
+    const std::string topic = "CliAdmMqadminReset";
+    const std::string group = "CliAdmMqadminResetGroup";
+    AdminClient admin(client_config());
+    ASSERT_TRUE(admin.start().is_ok());
+    create_topic(admin, topic, 2);
+    ProducerConfig pc;
+    pc.client = client_config();
+    DefaultMqProducer producer(pc);
+    ASSERT_TRUE(producer.start().is_ok());
+    const int64_t before = SystemClock::instance().wall_millis() - 1;
+    for (int i = 0; i < 6; ++i) {
+        ASSERT_TRUE(producer.send(Message(topic, "m-" + std::to_string(i))).is_ok());
+    }
+    Recorder rec;
+    DefaultMqPushConsumer consumer(push_config(group));
+    consumer.subscribe(topic, "*");
+    consumer.register_listener(
+        [&](const std::vector<MessageExt>& msgs, const MessageQueue&) { return rec.on(msgs); });
+    ASSERT_TRUE(consumer.start().is_ok());
+    auto all_seen = [&](int times) {
+        for (int i = 0; i < 6; ++i) {
+            if (rec.count("m-" + std::to_string(i)) < times) {
+                return false;
+            }
+        }
+        return true;
+    };
+    ASSERT_TRUE(eventually([&] { return all_seen(1); }, 30s));
+    ASSERT_TRUE(eventually(
+        [&] { return committed(admin, group, topic, 0) + committed(admin, group, topic, 1) == 6; },
+        20s));
+
+    auto [rc, out] = run_mqadmin(*dir_, {"resetOffsetByTime", "-g", group, "-t", topic, "-s",
+                                         std::to_string(before), "-n", addr(ns_port_)});
+    ASSERT_EQ(rc, 0) << out;
+    EXPECT_NE(out.find("rollback consumer offset by specified group[" + group + "]"),
+              std::string::npos)
+        << out;
+    EXPECT_TRUE(eventually([&] { return all_seen(2); }, 30s));
+    EXPECT_TRUE(eventually(
+        [&] { return committed(admin, group, topic, 0) + committed(admin, group, topic, 1) == 6; },
+        20s));
     consumer.shutdown();
 }
 
