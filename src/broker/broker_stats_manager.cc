@@ -48,7 +48,8 @@ StatsSnapshot BrokerStatsManager::compute(const std::deque<Snap>& list) {
     const Snap& last = list.back();
     out.sum = last.value - first.value;
     if (last.at_ms > first.at_ms) {
-        out.tps = static_cast<double>(out.sum) * 1000.0 / static_cast<double>(last.at_ms - first.at_ms);
+        out.tps =
+            static_cast<double>(out.sum) * 1000.0 / static_cast<double>(last.at_ms - first.at_ms);
     }
     if (const int64_t times = last.times - first.times; times > 0) {
         out.avgpt = static_cast<double>(out.sum) / static_cast<double>(times);

@@ -29,13 +29,13 @@
 namespace comet::broker {
 
 // RocketMQ 4.9.8's item names (BrokerStatsManager).
-inline constexpr std::string_view kTopicPutNums = "TOPIC_PUT_NUMS";              // key: topic
-inline constexpr std::string_view kTopicPutSize = "TOPIC_PUT_SIZE";              // key: topic
-inline constexpr std::string_view kGroupGetNums = "GROUP_GET_NUMS";              // topic@group
-inline constexpr std::string_view kGroupGetSize = "GROUP_GET_SIZE";              // topic@group
-inline constexpr std::string_view kSndbckPutNums = "SNDBCK_PUT_NUMS";            // topic@group
-inline constexpr std::string_view kBrokerPutNums = "BROKER_PUT_NUMS";            // clusterName
-inline constexpr std::string_view kBrokerGetNums = "BROKER_GET_NUMS";            // clusterName
+inline constexpr std::string_view kTopicPutNums = "TOPIC_PUT_NUMS";    // key: topic
+inline constexpr std::string_view kTopicPutSize = "TOPIC_PUT_SIZE";    // key: topic
+inline constexpr std::string_view kGroupGetNums = "GROUP_GET_NUMS";    // topic@group
+inline constexpr std::string_view kGroupGetSize = "GROUP_GET_SIZE";    // topic@group
+inline constexpr std::string_view kSndbckPutNums = "SNDBCK_PUT_NUMS";  // topic@group
+inline constexpr std::string_view kBrokerPutNums = "BROKER_PUT_NUMS";  // clusterName
+inline constexpr std::string_view kBrokerGetNums = "BROKER_GET_NUMS";  // clusterName
 inline constexpr std::string_view kGroupGetFromDiskNums = "GROUP_GET_FROM_DISK_NUMS";
 inline constexpr std::string_view kGroupGetLatency = "GROUP_GET_LATENCY";
 

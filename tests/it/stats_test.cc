@@ -41,9 +41,9 @@ protected:
 
     // statsMinute.sum of VIEW_BROKER_STATS_DATA(name, key); nullopt unless SUCCESS.
     std::optional<int64_t> minute_sum(const std::string& name, const std::string& key) {
-        auto r = call(client_, broker_port_,
-                      request(RequestCode::kViewBrokerStatsData,
-                              {{"statsName", name}, {"statsKey", key}}));
+        auto r = call(
+            client_, broker_port_,
+            request(RequestCode::kViewBrokerStatsData, {{"statsName", name}, {"statsKey", key}}));
         if (!r.is_ok() || r.value().code != RC::kSuccess) {
             return std::nullopt;
         }
@@ -112,9 +112,9 @@ TEST_F(StatsIt, ViewBrokerStatsDataCountsSendsAndPulls) {
               "The stats <TOPIC_PUT_NUMS> <NoSuchTopic> not exist");
 
     // GET_CONSUME_STATS' consumeTps: the group's per-minute get rate.
-    auto consume = call(client_, broker_port_,
-                        request(RequestCode::kGetConsumeStats,
-                                {{"consumerGroup", "SG"}, {"topic", "StatsTopic"}}));
+    auto consume = call(
+        client_, broker_port_,
+        request(RequestCode::kGetConsumeStats, {{"consumerGroup", "SG"}, {"topic", "StatsTopic"}}));
     ASSERT_TRUE(consume.is_ok());
     ASSERT_EQ(consume.value().code, RC::kSuccess);
     auto doc = protocol::parse_json_body(consume.value().body);
@@ -135,8 +135,8 @@ TEST_F(StatsIt, ViewBrokerStatsDataCountsSendsAndPulls) {
     CommandResult last;
     const bool listed = eventually(
         [&] {
-            last = run_command(dir_, {binary_path("mqadmin"), "statsAll", "-n",
-                                      addr(namesrv_port_), "-t", "StatsTopic"});
+            last = run_command(dir_, {binary_path("mqadmin"), "statsAll", "-n", addr(namesrv_port_),
+                                      "-t", "StatsTopic"});
             if (last.exit_code != 0) {
                 return false;
             }
@@ -147,8 +147,8 @@ TEST_F(StatsIt, ViewBrokerStatsDataCountsSendsAndPulls) {
                 std::string topic, group, accumulation, in_tps, out_tps, in_day, out_day;
                 cols >> topic >> group >> accumulation >> in_tps >> out_tps >> in_day >> out_day;
                 if (topic == "StatsTopic" && group == "SG") {
-                    return accumulation == "4" && std::stod(in_tps) > 0 &&
-                           std::stod(out_tps) > 0 && in_day == std::to_string(kMessages) &&
+                    return accumulation == "4" && std::stod(in_tps) > 0 && std::stod(out_tps) > 0 &&
+                           in_day == std::to_string(kMessages) &&
                            out_day == std::to_string(kMessages);
                 }
             }
