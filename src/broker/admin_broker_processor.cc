@@ -430,8 +430,8 @@ void AdminBrokerProcessor::consume_stats(const RemotingCommand& req, const Reply
     double consume_tps = 0;
     if (ctx_.stats_manager != nullptr) {
         for (const auto& topic : topics) {
-            if (auto s = ctx_.stats_manager->in_minute(kGroupGetNums,
-                                                       topic + "@" + h.consumer_group)) {
+            if (auto s =
+                    ctx_.stats_manager->in_minute(kGroupGetNums, topic + "@" + h.consumer_group)) {
                 consume_tps += s->tps;
             }
         }

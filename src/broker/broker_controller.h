@@ -20,12 +20,12 @@
 #include <vector>
 
 #include "base/clock.h"
-#include "broker/broker_stats_manager.h"
 #include "base/mutex.h"
 #include "broker/acting_master_service.h"
 #include "broker/broker_context.h"
 #include "broker/broker_metrics.h"
 #include "broker/broker_processors.h"
+#include "broker/broker_stats_manager.h"
 #include "broker/client_admin_processor.h"
 #include "broker/controller_link.h"
 #include "broker/controller_store.h"

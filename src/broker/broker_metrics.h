@@ -13,10 +13,10 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <utility>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "base/mutex.h"
 #include "metrics/endpoint.h"
