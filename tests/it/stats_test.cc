@@ -132,6 +132,25 @@ TEST_F(StatsIt, ViewBrokerStatsDataCountsSendsAndPulls) {
                                 {"commitOffset", std::to_string(kMessages - 4)}}));
     ASSERT_TRUE(commit.is_ok());
     ASSERT_EQ(commit.value().code, RC::kSuccess);
+
+    // GET_BROKER_CONSUME_STATS (317): with SG's offset committed, its entry for the topic carries
+    // the same tps.
+    auto broker_stats = call(client_, broker_port_,
+                             request(RequestCode::kGetBrokerConsumeStats, {{"isOrder", "false"}}));
+    ASSERT_TRUE(broker_stats.is_ok());
+    ASSERT_EQ(broker_stats.value().code, RC::kSuccess);
+    auto list = protocol::parse_json_body(broker_stats.value().body);
+    ASSERT_TRUE(list.is_ok());
+    double sg_tps = 0;
+    for (const auto& by_group : list.value()["consumeStatsList"].GetArray()) {
+        if (by_group.HasMember("SG")) {
+            for (const auto& cs : by_group["SG"].GetArray()) {
+                sg_tps += cs["consumeTps"].GetDouble();
+            }
+        }
+    }
+    EXPECT_GT(sg_tps, 0.0) << broker_stats.value().body;
+
     CommandResult last;
     const bool listed = eventually(
         [&] {
