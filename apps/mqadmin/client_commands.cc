@@ -10,6 +10,7 @@
 #include <ctime>
 #include <map>
 #include <memory>
+#include <set>
 
 #include "client/admin_client.h"
 #include "mqadmin/commands.h"
@@ -165,6 +166,144 @@ Status cmd_producer_connection(Context& ctx) {
         return Status::ok();
     }
     return last;
+}
+
+// statsAll's figures of one stats key on one broker: VIEW_BROKER_STATS_DATA's minute tps and
+// StatsAllSubCommand#compute24HourSum (the day sum, else the hour's, else the minute's).
+// Any error (never counted, broker down) counts as nothing, as in RocketMQ.
+struct KeyStats {
+    double tps = 0;
+    int64_t sum24h = 0;
+};
+
+KeyStats view_stats(AdminClient& admin, const std::string& addr, const std::string& name,
+                    const std::string& key) {
+    KeyStats out;
+    auto req = protocol::RemotingCommand::request(Req::kViewBrokerStatsData);
+    req.set_ext("statsName", name);
+    req.set_ext("statsKey", key);
+    auto resp = call_ok(admin, addr, std::move(req), "view broker stats data");
+    if (!resp.is_ok()) {
+        return out;
+    }
+    auto doc = protocol::parse_json_body(resp.value().body);
+    if (!doc.is_ok() || !doc.value().IsObject()) {
+        return out;
+    }
+    const auto sum_of = [&](const char* span) -> int64_t {
+        auto it = doc.value().FindMember(span);
+        if (it == doc.value().MemberEnd() || !it->value.IsObject()) {
+            return 0;
+        }
+        auto s = it->value.FindMember("sum");
+        return s != it->value.MemberEnd() && s->value.IsInt64() ? s->value.GetInt64() : 0;
+    };
+    if (auto m = doc.value().FindMember("statsMinute");
+        m != doc.value().MemberEnd() && m->value.IsObject()) {
+        auto t = m->value.FindMember("tps");
+        if (t != m->value.MemberEnd() && t->value.IsNumber()) {
+            out.tps = t->value.GetDouble();
+        }
+    }
+    for (const char* span : {"statsDay", "statsHour", "statsMinute"}) {
+        if (const int64_t s = sum_of(span); s != 0) {
+            out.sum24h = s;
+            break;
+        }
+    }
+    return out;
+}
+
+// The consumer groups of `topic` (QUERY_TOPIC_CONSUME_BY_WHO), over every master.
+std::set<std::string> groups_of(AdminClient& admin,
+                                const std::vector<std::pair<std::string, std::string>>& masters,
+                                const std::string& topic) {
+    std::set<std::string> out;
+    for (const auto& [name, addr] : masters) {
+        auto req = protocol::RemotingCommand::request(Req::kQueryTopicConsumeByWho);
+        req.set_ext("topic", topic);
+        auto resp = call_ok(admin, addr, std::move(req), "query topic consume by who");
+        if (!resp.is_ok()) {
+            continue;
+        }
+        auto doc = protocol::parse_json_body(resp.value().body);
+        if (!doc.is_ok() || !doc.value().IsObject()) {
+            continue;
+        }
+        auto list = doc.value().FindMember("groupList");
+        if (list != doc.value().MemberEnd() && list->value.IsArray()) {
+            for (const auto& g : list->value.GetArray()) {
+                if (g.IsString()) {
+                    out.insert(g.GetString());
+                }
+            }
+        }
+    }
+    return out;
+}
+
+// RocketMQ 4.9.8 StatsAllSubCommand: per topic (retry and DLQ topics skipped) and consumer
+// group, the accumulation, in/out TPS of the last minute and the messages of the last day.
+Status cmd_stats_all(Context& ctx) {
+    COMET_ASSIGN_OR_RETURN(auto admin, admin_for(ctx));
+    const bool active = ctx.opts.has('a');
+    std::vector<std::string> topics;
+    if (ctx.opts.has('t')) {
+        topics.push_back(ctx.opts.get('t'));
+    } else {
+        COMET_ASSIGN_OR_RETURN(topics, admin->topic_list());
+    }
+    fmt::print(ctx.out, "{:<64}  {:<64} {:>12} {:>11} {:>11} {:>14} {:>14}\n", "#Topic",
+               "#Consumer Group", "#Accumulation", "#InTPS", "#OutTPS", "#InMsg24Hour",
+               "#OutMsg24Hour");
+    for (const auto& topic : topics) {
+        if (topic.rfind("%RETRY%", 0) == 0 || topic.rfind("%DLQ%", 0) == 0) {
+            continue;
+        }
+        auto masters = masters_of(*admin, topic);
+        if (!masters.is_ok()) {
+            continue;
+        }
+        double in_tps = 0;
+        int64_t in_day = 0;
+        for (const auto& [name, addr] : masters.value()) {
+            const KeyStats k = view_stats(*admin, addr, "TOPIC_PUT_NUMS", topic);
+            in_tps += k.tps;
+            in_day += k.sum24h;
+        }
+        const std::set<std::string> groups = groups_of(*admin, masters.value(), topic);
+        if (groups.empty()) {
+            if (!active || in_day > 0) {
+                fmt::print(ctx.out, "{:<64}  {:<64} {:>12} {:>11.2f} {:>11} {:>14} {:>14}\n",
+                           front(topic, 64), "", 0, in_tps, "", in_day, "NO_CONSUMER");
+            }
+            continue;
+        }
+        for (const auto& group : groups) {
+            int64_t accumulation = 0;
+            if (auto cs = admin->consume_stats(group, topic); cs.is_ok()) {
+                for (const auto& [mq, w] : cs.value().offset_table) {
+                    accumulation += w.broker_offset - w.consumer_offset;
+                }
+            }
+            if (accumulation < 0) {
+                accumulation = 0;
+            }
+            double out_tps = 0;
+            int64_t out_day = 0;
+            for (const auto& [name, addr] : masters.value()) {
+                const KeyStats k = view_stats(*admin, addr, "GROUP_GET_NUMS", topic + "@" + group);
+                out_tps += k.tps;
+                out_day += k.sum24h;
+            }
+            if (!active || in_day > 0 || out_day > 0) {
+                fmt::print(ctx.out, "{:<64}  {:<64} {:>12} {:>11.2f} {:>11.2f} {:>14} {:>14}\n",
+                           front(topic, 64), front(group, 64), accumulation, in_tps, out_tps,
+                           in_day, out_day);
+            }
+        }
+    }
+    return Status::ok();
 }
 
 Status cmd_broker_consume_stats(Context& ctx) {
@@ -402,6 +541,11 @@ std::vector<Command> client_admin_commands() {
           opt('l', "level", false, "threshold of print diff"),
           opt('o', "order", false, "order topic")},
          cmd_broker_consume_stats},
+        {"statsAll",
+         "Topic and Consumer tps stats",
+         {opt('a', "activeTopic", false, "print active topic only", false),
+          opt('t', "topic", false, "print select topic only")},
+         cmd_stats_all},
         {"resetOffsetByTime",
          "Reset consumer offset by timestamp(without client restart).",
          {opt('g', "group", true, "set the consumer group"),

@@ -34,7 +34,7 @@ std::vector<Command> controller_commands();
 std::vector<Command> durability_commands();
 // RocketMQ 4.9.8's broker-permission and client/offset commands (client_commands.cc):
 // wipeWritePerm, addWritePerm, consumerConnection, producerConnection, brokerConsumeStats,
-// resetOffsetByTime, cloneGroupOffset.
+// resetOffsetByTime, cloneGroupOffset, statsAll.
 std::vector<Command> client_admin_commands();
 
 // Every command, in the order `mqadmin help` lists them.

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "broker/broker_processors.h"
+#include "broker/broker_stats_manager.h"
 #include "broker/json_file.h"
 #include "broker/replication_service.h"
 #include "broker/schedule_message_service.h"
@@ -187,6 +188,9 @@ void AdminBrokerProcessor::process(const RequestContext& rc, RemotingCommand req
         case Req::kGetConsumeStats:
             consume_stats(req, reply);
             return;
+        case Req::kViewBrokerStatsData:
+            view_stats(req, reply);
+            return;
         case Req::kGetBrokerConfig: {
             RemotingCommand resp = make_response(req, RC::kSuccess);
             resp.body = properties_to_string(ctx_.config->get().to_properties());
@@ -370,6 +374,46 @@ void AdminBrokerProcessor::topic_stats(const RemotingCommand& req, const Reply& 
     reply_body(reply, req, w.take());
 }
 
+namespace {
+
+void write_stats_item(protocol::JsonWriter* w, std::string_view name, const StatsSnapshot& s) {
+    w->key(name).begin_object().member("avgpt", s.avgpt).member("sum", s.sum).member("tps", s.tps);
+    w->end_object();
+}
+
+}  // namespace
+
+// 4.9.8 AdminBrokerProcessor#ViewBrokerStatsData: SYSTEM_ERROR "The stats <name> <key> not
+// exist" for an item or key never counted.
+void AdminBrokerProcessor::view_stats(const RemotingCommand& req, const Reply& reply) {
+    const std::string* name = req.ext("statsName");
+    const std::string* key = req.ext("statsKey");
+    if (name == nullptr || key == nullptr) {
+        reply_code(reply, req, RC::kSystemError,
+                   fmt::format("the custom field <{}> is null",
+                               name == nullptr ? "statsName" : "statsKey"));
+        return;
+    }
+    std::optional<StatsSnapshot> minute;
+    if (ctx_.stats_manager != nullptr) {
+        minute = ctx_.stats_manager->in_minute(*name, *key);
+    }
+    if (!minute) {
+        reply_code(reply, req, RC::kSystemError,
+                   fmt::format("The stats <{}> <{}> not exist", *name, *key));
+        return;
+    }
+    const StatsSnapshot hour = ctx_.stats_manager->in_hour(*name, *key).value_or(StatsSnapshot{});
+    const StatsSnapshot day = ctx_.stats_manager->in_day(*name, *key).value_or(StatsSnapshot{});
+    protocol::JsonWriter w;
+    w.begin_object();
+    write_stats_item(&w, "statsDay", day);
+    write_stats_item(&w, "statsHour", hour);
+    write_stats_item(&w, "statsMinute", *minute);
+    w.end_object();
+    reply_body(reply, req, w.take());
+}
+
 void AdminBrokerProcessor::consume_stats(const RemotingCommand& req, const Reply& reply) {
     protocol::GetConsumeStatsRequestHeader h;
     if (!decode_or_reply(req, reply, &h)) {
@@ -382,8 +426,18 @@ void AdminBrokerProcessor::consume_stats(const RemotingCommand& req, const Reply
         topics = ctx_.offsets->topics_of_group(h.consumer_group);
     }
     const std::string broker = ctx_.config->get().broker_name;
+    // 4.9.8: the sum over the topics of GROUP_GET_NUMS' per-minute tps (topic@group).
+    double consume_tps = 0;
+    if (ctx_.stats_manager != nullptr) {
+        for (const auto& topic : topics) {
+            if (auto s =
+                    ctx_.stats_manager->in_minute(kGroupGetNums, topic + "@" + h.consumer_group)) {
+                consume_tps += s->tps;
+            }
+        }
+    }
     protocol::JsonWriter w;
-    w.begin_object().member("consumeTps", 0.0).key("offsetTable").begin_object();
+    w.begin_object().member("consumeTps", consume_tps).key("offsetTable").begin_object();
     for (const auto& topic : topics) {
         auto t = ctx_.topics->select(topic);
         if (!t) {
@@ -421,10 +475,11 @@ void AdminBrokerProcessor::runtime_info(const RemotingCommand& req, const Reply&
     table["brokerActive"] = "true";
     table["msgPutTotalTodayNow"] = std::to_string(ctx_.stats->put_messages.load());
     table["msgGetTotalTodayNow"] = std::to_string(ctx_.stats->got_messages.load());
-    table["msgPutTotalYesterdayMorning"] = "0";
-    table["msgPutTotalTodayMorning"] = "0";
-    table["msgGetTotalYesterdayMorning"] = "0";
-    table["msgGetTotalTodayMorning"] = "0";
+    // Recorded at local midnight (BrokerController::sample_stats), 0 until the first one.
+    table["msgPutTotalYesterdayMorning"] = std::to_string(ctx_.stats->put_yesterday_morning.load());
+    table["msgPutTotalTodayMorning"] = std::to_string(ctx_.stats->put_today_morning.load());
+    table["msgGetTotalYesterdayMorning"] = std::to_string(ctx_.stats->get_yesterday_morning.load());
+    table["msgGetTotalTodayMorning"] = std::to_string(ctx_.stats->get_today_morning.load());
     // putTps, getTransferedTps, getFoundTps, getMissTps, getTotalTps: the store's sliding
     // windows (StoreStatsService, sampled every second), as RocketMQ reports them.
     table["startAcceptSendRequestTimeStamp"] =

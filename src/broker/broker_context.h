@@ -29,6 +29,7 @@
 namespace comet::broker {
 
 class BrokerMetrics;
+class BrokerStatsManager;
 class EscapeBridge;
 class ScheduleMessageService;
 class ReplicationService;
@@ -76,6 +77,11 @@ struct BrokerStats {
     std::atomic<int64_t> got_messages{0};
     std::atomic<int64_t> pulls_suspended{0};
     std::atomic<int64_t> start_millis{0};
+    // Totals recorded at the last two local midnights (4.9.8 BrokerStats#record).
+    std::atomic<int64_t> put_today_morning{0};
+    std::atomic<int64_t> get_today_morning{0};
+    std::atomic<int64_t> put_yesterday_morning{0};
+    std::atomic<int64_t> get_yesterday_morning{0};
 };
 
 struct BrokerContext {
@@ -102,6 +108,8 @@ struct BrokerContext {
     DelayLevels delay_levels;
     BrokerStats* stats = nullptr;
     BrokerMetrics* metrics = nullptr;  // null: metrics off (tests)
+    // VIEW_BROKER_STATS_DATA's windows (null in processor unit tests: items not found).
+    BrokerStatsManager* stats_manager = nullptr;
     // Topic table changed: register with the name servers (one-way, soon).
     std::function<void()> on_topics_changed;
     // The group's smallest live brokerId as this broker last learnt it (ActingMasterService;

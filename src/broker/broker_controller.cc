@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <limits>
 
@@ -248,6 +249,7 @@ Status BrokerController::initialize() {
     ctx_.replication = replication_.get();
     ctx_.delay_levels = levels;
     ctx_.stats = &stats_;
+    ctx_.stats_manager = &stats_manager_;
     ctx_.on_topics_changed = [this] { request_registration(); };
     ctx_.min_broker_id_in_group = [this] {
         return acting_ != nullptr ? acting_->tracker().min_broker_id() : int64_t{0};
@@ -416,7 +418,7 @@ void BrokerController::register_processors() {
           Req::kUpdateAndCreateSubscriptionGroup, Req::kDeleteSubscriptionGroup,
           Req::kGetAllSubscriptionGroupConfig, Req::kGetAllConsumerOffset, Req::kGetAllDelayOffset,
           Req::kGetBrokerRuntimeInfo, Req::kGetTopicStatsInfo, Req::kGetConsumeStats,
-          Req::kGetBrokerConfig, Req::kUpdateBrokerConfig}) {
+          Req::kGetBrokerConfig, Req::kUpdateBrokerConfig, Req::kViewBrokerStatsData}) {
         server_->register_processor(code, admin, admin_exec);
     }
     auto client_admin = wrap(client_admin_.get());
@@ -976,6 +978,7 @@ void BrokerController::scheduler_loop() {
     TimePoint next_register = clock_.now() + register_period;
     TimePoint next_persist = clock_.now() + persist_period;
     TimePoint next_scan = clock_.now() + scan_period;
+    TimePoint next_stats = clock_.now() + 1s;
     while (true) {
         bool register_now = false;
         {
@@ -984,7 +987,7 @@ void BrokerController::scheduler_loop() {
                 return;
             }
             const TimePoint wake =
-                std::min({next_register, next_persist, next_scan, register_again_at_});
+                std::min({next_register, next_persist, next_scan, next_stats, register_again_at_});
             const TimePoint now = clock_.now();
             if (!register_now_ && wake > now) {
                 std::unique_lock<Mutex> ul(mu_, std::adopt_lock);
@@ -1015,6 +1018,10 @@ void BrokerController::scheduler_loop() {
             }
             next_persist = now + persist_period;
         }
+        if (now >= next_stats) {
+            sample_stats();
+            next_stats = now + 1s;
+        }
         fetch_master_ha_address();
         if (now >= next_scan) {
             consumers_->scan_not_active_channels();
@@ -1023,6 +1030,41 @@ void BrokerController::scheduler_loop() {
             next_scan = now + scan_period;
         }
     }
+}
+
+void BrokerController::sample_stats() {
+    const int64_t now_ms = clock_.wall_millis();
+    const int64_t put = stats_.put_messages.load(std::memory_order_relaxed);
+    const int64_t got = stats_.got_messages.load(std::memory_order_relaxed);
+    // 4.9.8 BrokerStats#record at local midnight: today's morning becomes yesterday's.
+    const std::time_t secs = static_cast<std::time_t>(now_ms / 1000);
+    std::tm local{};
+    localtime_r(&secs, &local);
+    const int64_t day = int64_t{local.tm_year} * 400 + local.tm_yday;
+    if (stats_day_ >= 0 && day != stats_day_) {
+        stats_.put_yesterday_morning = stats_.put_today_morning.load();
+        stats_.get_yesterday_morning = stats_.get_today_morning.load();
+        stats_.put_today_morning = put;
+        stats_.get_today_morning = got;
+    }
+    stats_day_ = day;
+
+    const std::string cluster = config_.get().broker_cluster_name;
+    stats_manager_.sample(now_ms, kBrokerPutNums, cluster, put, 0);
+    stats_manager_.sample(now_ms, kBrokerGetNums, cluster, got, 0);
+    if (!metrics_) {
+        return;
+    }
+    const BrokerMetrics::StatTotals t = metrics_->stat_totals();
+    const auto feed = [&](std::string_view item, const auto& totals) {
+        for (const auto& [key, vt] : totals) {
+            stats_manager_.sample(now_ms, item, key, vt.first, vt.second);
+        }
+    };
+    feed(kTopicPutNums, t.topic_put_nums);
+    feed(kTopicPutSize, t.topic_put_size);
+    feed(kGroupGetNums, t.group_get_nums);
+    feed(kGroupGetSize, t.group_get_size);
 }
 
 void BrokerController::track_channel(const net::ConnectionPtr& conn) {

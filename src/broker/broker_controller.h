@@ -25,6 +25,7 @@
 #include "broker/broker_context.h"
 #include "broker/broker_metrics.h"
 #include "broker/broker_processors.h"
+#include "broker/broker_stats_manager.h"
 #include "broker/client_admin_processor.h"
 #include "broker/controller_link.h"
 #include "broker/controller_store.h"
@@ -89,6 +90,9 @@ private:
     std::string config_path(const char* name) const;
     void register_processors();
     void scheduler_loop();
+    // Once a second on the scheduler thread: feeds stats_manager_ from the hot-path counters
+    // and records the midnight totals.
+    void sample_stats();
     void request_registration();
     void unregister_broker_all();
     std::string register_body() const;
@@ -122,6 +126,8 @@ private:
     const store::MessageStoreConfig store_base_;
     std::string store_root_;
     BrokerStats stats_;
+    BrokerStatsManager stats_manager_;
+    int64_t stats_day_ = -1;  // local day of the last sample_stats (scheduler thread)
     // Outlives the store and the server (their threads report to it); the endpoint stops first
     // in shutdown().
     std::unique_ptr<BrokerMetrics> metrics_;

@@ -53,6 +53,10 @@ BrokerMetrics::BrokerMetrics(const std::string& cluster, const std::string& brok
           "rocketmq_throughput_out_total",
           "Stored message bytes returned by pulls, by topic and consumer group.",
           {"topic", "consumer_group", "is_retry", "is_system"})),
+      pulls_found_(registry_.counter("comet_pulls_found_total",
+                                     "PULL_MESSAGE requests answered with messages, by topic and "
+                                     "consumer group.",
+                                     {"topic", "consumer_group"})),
       put_latency_(registry_
                        .histogram("comet_put_latency_seconds",
                                   "Send requests from decoding to the store's answer (flush and "
@@ -132,6 +136,7 @@ void BrokerMetrics::on_put(const TopicIn* in, store::PutMessageStatus status, in
         return;
     }
     in->messages->inc(static_cast<uint64_t>(messages));
+    in->sends.fetch_add(1, std::memory_order_relaxed);
     in->bytes->inc(static_cast<uint64_t>(body_bytes));
     const double each = static_cast<double>(body_bytes) / static_cast<double>(messages);
     for (int64_t m = 0; m < messages; ++m) {
@@ -146,6 +151,55 @@ void BrokerMetrics::on_pull_found(std::string_view topic, std::string_view group
     const std::string_view system_l = bool_label(is_system_topic_name(topic));
     messages_out_.cached({topic, group, retry_l, system_l})->inc(static_cast<uint64_t>(messages));
     throughput_out_.cached({topic, group, retry_l, system_l})->inc(static_cast<uint64_t>(bytes));
+    pulls_found_.cached({topic, group})->inc();
+}
+
+namespace {
+
+std::string_view label(const metrics::Labels& labels, std::string_view name) {
+    for (const auto& [k, v] : labels) {
+        if (k == name) {
+            return v;
+        }
+    }
+    return {};
+}
+
+// Adds a family's samples to `out` keyed topic@group: .first when `first`, else .second.
+void add_by_group(const metrics::FamilySnapshot& snap,
+                  std::map<std::string, std::pair<int64_t, int64_t>>* out, bool first) {
+    for (const auto& s : snap.samples) {
+        std::string key(label(s.labels, "topic"));
+        key.push_back('@');
+        key.append(label(s.labels, "consumer_group"));
+        auto& slot = (*out)[key];
+        (first ? slot.first : slot.second) += static_cast<int64_t>(s.value);
+    }
+}
+
+}  // namespace
+
+BrokerMetrics::StatTotals BrokerMetrics::stat_totals() const {
+    StatTotals t;
+    {
+        MutexLock lock(mu_);
+        for (const auto& [key, in] : topics_in_) {
+            const std::string topic = key.substr(0, key.size() - 1);  // minus the type byte
+            const auto sends = static_cast<int64_t>(in->sends.load(std::memory_order_relaxed));
+            auto& nums = t.topic_put_nums[topic];
+            nums.first += static_cast<int64_t>(in->messages->value());
+            nums.second += sends;
+            auto& size = t.topic_put_size[topic];
+            size.first += static_cast<int64_t>(in->bytes->value());
+            size.second += sends;
+        }
+    }
+    add_by_group(messages_out_.snapshot(), &t.group_get_nums, true);
+    add_by_group(throughput_out_.snapshot(), &t.group_get_size, true);
+    const auto pulls = pulls_found_.snapshot();
+    add_by_group(pulls, &t.group_get_nums, false);
+    add_by_group(pulls, &t.group_get_size, false);
+    return t;
 }
 
 void BrokerMetrics::on_pull_read(std::chrono::nanoseconds took) {

@@ -12,9 +12,11 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "base/mutex.h"
 #include "metrics/endpoint.h"
@@ -31,7 +33,18 @@ public:
         metrics::Counter* messages = nullptr;  // rocketmq_messages_in_total
         metrics::Counter* bytes = nullptr;     // rocketmq_throughput_in_total
         metrics::Histogram* size = nullptr;    // rocketmq_message_size
+        mutable std::atomic<uint64_t> sends{0};  // stored send requests (stats times)
     };
+
+    // Cumulative totals per stats key for BrokerStatsManager: (value, times).
+    struct StatTotals {
+        std::map<std::string, std::pair<int64_t, int64_t>> topic_put_nums;  // by topic
+        std::map<std::string, std::pair<int64_t, int64_t>> topic_put_size;  // by topic
+        std::map<std::string, std::pair<int64_t, int64_t>> group_get_nums;  // by topic@group
+        std::map<std::string, std::pair<int64_t, int64_t>> group_get_size;  // by topic@group
+    };
+    // Reads the hot-path counters (locks the families; once a second from the scheduler).
+    StatTotals stat_totals() const;
 
     // const labels: cluster, node_type="broker", node_id=brokerName (RocketMQ 5's), broker_id.
     BrokerMetrics(const std::string& cluster, const std::string& broker_name, int64_t broker_id);
@@ -63,6 +76,7 @@ private:
     metrics::HistogramFamily& message_size_;
     metrics::CounterFamily& messages_out_;
     metrics::CounterFamily& throughput_out_;
+    metrics::CounterFamily& pulls_found_;
     metrics::Histogram* put_latency_;
     metrics::Histogram* pull_read_latency_;
     metrics::Histogram* flush_latency_;
@@ -71,7 +85,7 @@ private:
     std::array<metrics::Counter*, 16> put_results_{};
     const uint64_t id_;  // keys the per-thread TopicIn cache
 
-    Mutex mu_;
+    mutable Mutex mu_;
     std::map<std::string, std::unique_ptr<TopicIn>, std::less<>> topics_in_ GUARDED_BY(mu_);
 };
 

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "broker/broker_processors.h"
+#include "broker/broker_stats_manager.h"
 #include "protocol/json_body.h"
 #include "protocol/message_id.h"
 #include "protocol/request_code.h"
@@ -526,7 +527,14 @@ void ClientAdminProcessor::broker_consume_stats(const RemotingCommand& req, cons
             if (info && !info->subscriptions.empty() && info->subscriptions.count(topic) == 0) {
                 continue;
             }
-            w.begin_object().member("consumeTps", 0.0).key("offsetTable").begin_object();
+            // 4.9.8 BrokerStatsManager#tpsGroupGetNums: GROUP_GET_NUMS' minute tps.
+            double consume_tps = 0;
+            if (ctx_.stats_manager != nullptr) {
+                if (auto s = ctx_.stats_manager->in_minute(kGroupGetNums, topic + "@" + group)) {
+                    consume_tps = s->tps;
+                }
+            }
+            w.begin_object().member("consumeTps", consume_tps).key("offsetTable").begin_object();
             for (int32_t q = 0; q < t->write_queue_nums; ++q) {
                 const int64_t broker_offset =
                     std::max<int64_t>(0, ctx_.store->max_offset_in_queue(topic, q));

@@ -74,5 +74,23 @@ TEST(BrokerMetrics, PullCountsAndSystemTopics) {
     EXPECT_FALSE(is_system_topic_name("Orders"));
 }
 
+// The totals BrokerStatsManager is fed from: per topic over message types, per topic@group, with
+// sends and pulls as the increment counts.
+TEST(BrokerMetrics, StatTotalsForBrokerStats) {
+    BrokerMetrics m("C", "broker-a", 0);
+    const auto* normal = m.topic_in("T", BrokerMetrics::MessageType::kNormal);
+    const auto* delay = m.topic_in("T", BrokerMetrics::MessageType::kDelay);
+    m.on_put(normal, PutMessageStatus::kPutOk, 3, 30, std::chrono::microseconds(1));
+    m.on_put(delay, PutMessageStatus::kPutOk, 1, 10, std::chrono::microseconds(1));
+    m.on_put(normal, PutMessageStatus::kServiceNotAvailable, 1, 10, std::chrono::microseconds(1));
+    m.on_pull_found("T", "G", 2, 64);
+    m.on_pull_found("T", "G", 1, 32);
+    const auto t = m.stat_totals();
+    EXPECT_EQ(t.topic_put_nums.at("T"), std::make_pair(int64_t{4}, int64_t{2}));
+    EXPECT_EQ(t.topic_put_size.at("T"), std::make_pair(int64_t{40}, int64_t{2}));
+    EXPECT_EQ(t.group_get_nums.at("T@G"), std::make_pair(int64_t{3}, int64_t{2}));
+    EXPECT_EQ(t.group_get_size.at("T@G"), std::make_pair(int64_t{96}, int64_t{2}));
+}
+
 }  // namespace
 }  // namespace comet::broker
