@@ -6,16 +6,22 @@
 
 #include <fmt/format.h>
 #include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <map>
 #include <limits>
 #include <memory>
 #include <set>
 
 #include "client/admin_client.h"
+#include "client/producer.h"
 #include "client/pull_consumer.h"
 #include "mqadmin/commands.h"
 #include "protocol/admin_bodies.h"
@@ -637,6 +643,329 @@ Status cmd_print_msg(Context& ctx) {
     return Status::ok();
 }
 
+Status cmd_print_msg_by_queue(Context& ctx) {
+    COMET_RETURN_IF_ERROR(require_namesrv(ctx));
+    const std::string charset = ctx.opts.get('c', "UTF-8");
+    if (charset != "UTF-8" && charset != "utf-8" && charset != "UTF8") {
+        return Status::error(Errc::kUnsupported, "only the UTF-8 charset is supported");
+    }
+    COMET_ASSIGN_OR_RETURN(bool print_msg, ctx.opts.get_bool('p', false));
+    COMET_ASSIGN_OR_RETURN(bool print_body, ctx.opts.get_bool('d', false));
+    COMET_ASSIGN_OR_RETURN(bool by_tag, ctx.opts.get_bool('f', false));
+    COMET_ASSIGN_OR_RETURN(int64_t qid, ctx.opts.get_int('i', 0));
+    if (qid < 0 || qid > INT32_MAX) {
+        return Status::error(Errc::kInvalidArgument, "bad queue id");
+    }
+    const std::string expression = ctx.opts.get('s', "*");
+    const protocol::MessageQueue mq{ctx.opts.get('t'), ctx.opts.get('a'),
+                                    static_cast<int32_t>(qid)};
+    client::PullConsumerConfig pc;
+    pc.client = client_config(ctx);
+    pc.group = "TOOLS_CONSUMER";
+    client::DefaultMqPullConsumer consumer(pc);
+    COMET_RETURN_IF_ERROR(consumer.start());
+    // The route makes the broker's address known to the client.
+    COMET_RETURN_IF_ERROR(consumer.fetch_subscribe_message_queues(mq.topic).status());
+    COMET_ASSIGN_OR_RETURN(int64_t min_off, consumer.min_offset(mq));
+    COMET_ASSIGN_OR_RETURN(int64_t max_off, consumer.max_offset(mq));
+    if (ctx.opts.has('b')) {
+        COMET_ASSIGN_OR_RETURN(int64_t t, parse_timestamp(ctx.opts.get('b')));
+        COMET_ASSIGN_OR_RETURN(min_off, search_offset(consumer, mq, t));
+    }
+    if (ctx.opts.has('e')) {
+        COMET_ASSIGN_OR_RETURN(int64_t t, parse_timestamp(ctx.opts.get('e')));
+        COMET_ASSIGN_OR_RETURN(max_off, search_offset(consumer, mq, t));
+    }
+    std::map<std::string, int64_t> tag_counts;
+    for (int64_t offset = std::max<int64_t>(min_off, 0); offset < max_off;) {
+        COMET_ASSIGN_OR_RETURN(auto pr, consumer.pull(mq, expression, offset, 32));
+        if (pr.status != client::PullStatus::kFound) {
+            break;
+        }
+        for (const auto& m : pr.messages) {
+            if (by_tag && m.tags().find_first_not_of(" \t") != std::string::npos) {
+                ++tag_counts[m.tags()];
+            }
+            if (print_msg) {
+                fmt::print(ctx.out, "MSGID: {} {} BODY: {}\n", m.unique_id(),
+                           message_text(m, mq.broker_name),
+                           print_body ? m.body : std::string("NOT PRINT BODY"));
+            }
+        }
+        if (pr.next_begin_offset <= offset) {
+            break;
+        }
+        offset = pr.next_begin_offset;
+    }
+    consumer.shutdown();
+    // Like Java: by count, largest first (ties by tag name here, for a stable order).
+    std::vector<std::pair<std::string, int64_t>> counts(tag_counts.begin(), tag_counts.end());
+    std::stable_sort(counts.begin(), counts.end(),
+                     [](const auto& a, const auto& b) { return a.second > b.second; });
+    for (const auto& [tag, n] : counts) {
+        fmt::print(ctx.out, "Tag: {:<30} Count: {}\n", tag, n);
+    }
+    return Status::ok();
+}
+
+// ---- send checks ----
+
+Result<int64_t> positive_int(const Context& ctx, char c, int64_t fallback, int64_t max) {
+    COMET_ASSIGN_OR_RETURN(int64_t v, ctx.opts.get_int(c, fallback));
+    if (v <= 0 || v > max) {
+        return Status::error(Errc::kInvalidArgument, "-{} must be in 1..{}", c, max);
+    }
+    return v;
+}
+
+int64_t now_ms() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+client::ProducerConfig producer_config(const Context& ctx, std::string group) {
+    client::ProducerConfig pc;
+    pc.client = client_config(ctx);
+    pc.group = std::move(group);
+    return pc;
+}
+
+// Java SendResult#toString.
+std::string send_result_text(const client::SendResult& r) {
+    return fmt::format(
+        "SendResult [sendStatus={}, msgId={}, offsetMsgId={}, messageQueue={}, queueOffset={}]",
+        client::send_status_name(r.status), r.msg_id, r.offset_msg_id, queue_text(r.message_queue),
+        r.queue_offset);
+}
+
+Status cmd_send_msg_status(Context& ctx) {
+    COMET_RETURN_IF_ERROR(require_namesrv(ctx));
+    const std::string broker_name = ctx.opts.get('b');
+    COMET_ASSIGN_OR_RETURN(int64_t size, positive_int(ctx, 's', 128, 4 * 1024 * 1024));
+    COMET_ASSIGN_OR_RETURN(int64_t count, positive_int(ctx, 'c', 50, 1000000));
+    // Java buildMessage: "hello jodie" repeated until at least `size` bytes, to the topic named
+    // after the broker (every broker serves it while brokerTopicEnable is on).
+    auto build = [&](int64_t n) {
+        std::string body;
+        for (int64_t i = 0; i < n; i += 11) {
+            body += "hello jodie";
+        }
+        return client::Message(broker_name, body);
+    };
+    client::DefaultMqProducer producer(producer_config(ctx, "PID_SMSC"));
+    COMET_RETURN_IF_ERROR(producer.start());
+    Status st = producer.send(build(16)).status();  // warm-up, like Java
+    for (int64_t i = 0; st.is_ok() && i < count; ++i) {
+        const int64_t begin = now_ms();
+        auto r = producer.send(build(size));
+        if (!r.is_ok()) {
+            st = r.status();
+            break;
+        }
+        fmt::print(ctx.out, "rt:{}ms, SendResult={}\n", now_ms() - begin, send_result_text(*r));
+    }
+    producer.shutdown();
+    return st;
+}
+
+Status cmd_check_msg_send_rt(Context& ctx) {
+    COMET_RETURN_IF_ERROR(require_namesrv(ctx));
+    const std::string topic = ctx.opts.get('t');
+    COMET_ASSIGN_OR_RETURN(int64_t amount, positive_int(ctx, 'a', 100, 1000000));
+    COMET_ASSIGN_OR_RETURN(int64_t size, positive_int(ctx, 's', 128, 4 * 1024 * 1024));
+    if (amount < 2) {
+        return Status::error(Errc::kInvalidArgument,
+                             "-a amount must be >= 2: the first message is a warm-up sample");
+    }
+    client::DefaultMqProducer producer(producer_config(ctx, fmt::format("CHECK_RT_{}", now_ms())));
+    COMET_RETURN_IF_ERROR(producer.start());
+    auto info = producer.publish_info(topic);
+    if (!info.is_ok()) {
+        producer.shutdown();
+        return info.status();
+    }
+    const auto queues = (*info)->queues();
+    if (queues.empty()) {
+        producer.shutdown();
+        return Status::error(Errc::kNotFound, "topic {} has no writable queue", topic);
+    }
+    const std::string body(static_cast<size_t>(size), 'a');
+    fmt::print(ctx.out, "{:<32}  {:<4}  {:<20}    {}\n", "#Broker Name", "#QID", "#Send Result",
+               "#RT");
+    int64_t elapsed = 0;
+    for (int64_t i = 0; i < amount; ++i) {
+        // Like Java's selector: queue i modulo the number of queues.
+        const auto& mq = queues[static_cast<size_t>(i) % queues.size()];
+        const int64_t start = now_ms();
+        const bool ok = producer.send_to_queue(client::Message(topic, body), mq).is_ok();
+        const int64_t end = now_ms();
+        if (i != 0) {
+            elapsed += end - start;
+        }
+        fmt::print(ctx.out, "{:<32}  {:<4}  {:<20}    {}\n", mq.broker_name, mq.queue_id, ok,
+                   end - start);
+    }
+    producer.shutdown();
+    fmt::print(ctx.out, "Avg RT: {:.2f}\n", static_cast<double>(elapsed) / (amount - 1));
+    return Status::ok();
+}
+
+// "yyyy-MM-dd HH:mm:ss" in GMT+8, as Java's getCurTime.
+std::string gmt8_time() {
+    const std::time_t secs = static_cast<std::time_t>(now_ms() / 1000 + 8 * 3600);
+    std::tm tm{};
+    gmtime_r(&secs, &tm);
+    return fmt::format("{:04}-{:02}-{:02} {:02}:{:02}:{:02}", tm.tm_year + 1900, tm.tm_mon + 1,
+                       tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+}
+
+Status cmd_cluster_rt(Context& ctx) {
+    COMET_ASSIGN_OR_RETURN(int64_t amount, positive_int(ctx, 'a', 100, 1000000));
+    COMET_ASSIGN_OR_RETURN(int64_t size, positive_int(ctx, 's', 128, 4 * 1024 * 1024));
+    COMET_ASSIGN_OR_RETURN(int64_t interval, positive_int(ctx, 'i', 10, 86400));
+    COMET_ASSIGN_OR_RETURN(bool tlog, ctx.opts.get_bool('p', false));
+    const std::string room = ctx.opts.get('m', "noname");
+    if (amount < 2) {
+        return Status::error(Errc::kInvalidArgument,
+                             "-a amount must be >= 2: the first message is a warm-up sample and "
+                             "is excluded from the RT calculation");
+    }
+    COMET_ASSIGN_OR_RETURN(auto admin, start_admin(ctx));
+    COMET_ASSIGN_OR_RETURN(auto info, admin->cluster_info());
+    std::vector<std::string> clusters;
+    if (ctx.opts.has('c')) {
+        clusters.push_back(ctx.opts.get('c'));
+    } else {
+        for (const auto& [c, names] : info.cluster_addr_table) {
+            clusters.push_back(c);
+        }
+    }
+    client::DefaultMqProducer producer(producer_config(ctx, fmt::format("CLUSTER_RT_{}", now_ms())));
+    COMET_RETURN_IF_ERROR(producer.start());
+    if (!tlog) {
+        fmt::print(ctx.out, "{:<24}  {:<24}  {:<4}  {:<8}  {:<8}\n", "#Cluster Name",
+                   "#Broker Name", "#RT", "#successCount", "#failCount");
+    }
+    const std::string body(static_cast<size_t>(size), 'a');
+    // Like Java: measure every broker, sleep -i seconds, again, until the process is stopped.
+    while (true) {
+        for (const auto& cluster : clusters) {
+            auto it = info.cluster_addr_table.find(cluster);
+            if (it == info.cluster_addr_table.end()) {
+                fmt::print(ctx.out, "cluster [{}] not exist\n", cluster);
+                break;
+            }
+            for (const auto& broker_name : it->second) {
+                int64_t elapsed = 0;
+                int64_t ok = 0;
+                int64_t failed = 0;
+                for (int64_t i = 0; i < amount; ++i) {
+                    const int64_t start = now_ms();
+                    if (producer.send(client::Message(broker_name, body)).is_ok()) {
+                        ++ok;
+                    } else {
+                        ++failed;
+                    }
+                    if (i != 0) {
+                        elapsed += now_ms() - start;
+                    }
+                }
+                const double rt = static_cast<double>(elapsed) / (amount - 1);
+                if (!tlog) {
+                    fmt::print(ctx.out, "{:<24}  {:<24}  {:<8}  {:<16}  {:<16}\n", cluster,
+                               broker_name, fmt::format("{:.2f}", rt), ok, failed);
+                } else {
+                    fmt::print(ctx.out, "{}|{}|{}|{}|{:.0f}\n", gmt8_time(), room, cluster,
+                               broker_name, rt);
+                }
+            }
+        }
+        std::fflush(ctx.out);
+        ::sleep(static_cast<unsigned>(interval));
+    }
+}
+
+// ---- allocation ----
+
+// Java AllocateMessageQueueAveragely#allocate for client `cid` among `cids`.
+std::vector<protocol::MessageQueue> allocate_averagely(
+    const std::vector<protocol::MessageQueue>& all, const std::vector<std::string>& cids,
+    const std::string& cid) {
+    std::vector<protocol::MessageQueue> out;
+    const auto pos = std::find(cids.begin(), cids.end(), cid);
+    if (pos == cids.end() || all.empty()) {
+        return out;
+    }
+    const size_t index = static_cast<size_t>(pos - cids.begin());
+    const size_t n = all.size();
+    const size_t k = cids.size();
+    const size_t mod = n % k;
+    const size_t average = n <= k ? 1 : (mod > 0 && index < mod ? n / k + 1 : n / k);
+    const size_t start = (mod > 0 && index < mod) ? index * average : index * average + mod;
+    const size_t range = start >= n ? 0 : std::min(average, n - start);
+    for (size_t i = 0; i < range; ++i) {
+        out.push_back(all[(start + i) % n]);
+    }
+    return out;
+}
+
+Status cmd_allocate_mq(Context& ctx) {
+    COMET_ASSIGN_OR_RETURN(auto admin, start_admin(ctx));
+    const std::string topic = ctx.opts.get('t');
+    std::vector<std::string> ips;
+    std::string cur;
+    for (char ch : ctx.opts.get('i') + ",") {
+        if (ch == ',') {
+            ips.push_back(cur);
+            cur.clear();
+        } else {
+            cur.push_back(ch);
+        }
+    }
+    COMET_ASSIGN_OR_RETURN(auto route, admin->topic_route(topic));
+    // Java topicRouteData2TopicSubscribeInfo: readQueueNums queues of each readable broker.
+    std::vector<protocol::MessageQueue> all;
+    for (const auto& qd : route.queue_datas) {
+        if ((qd.perm & protocol::kPermRead) == 0) {
+            continue;
+        }
+        for (int32_t q = 0; q < qd.read_queue_nums; ++q) {
+            all.push_back(protocol::MessageQueue{topic, qd.broker_name, q});
+        }
+    }
+    std::sort(all.begin(), all.end());
+    // RebalanceResult as compact JSON: {"result":{"<ip>":[{"brokerName":..,"queueId":..,"topic":..}]}}
+    std::map<std::string, std::vector<protocol::MessageQueue>> result;
+    for (const auto& ip : ips) {
+        result[ip] = allocate_averagely(all, ips, ip);
+    }
+    rapidjson::StringBuffer buf;
+    rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+    w.StartObject();
+    w.Key("result");
+    w.StartObject();
+    for (const auto& [ip, mqs] : result) {
+        w.Key(ip.c_str(), static_cast<rapidjson::SizeType>(ip.size()));
+        w.StartArray();
+        for (const auto& mq : mqs) {
+            w.StartObject();
+            w.Key("brokerName");
+            w.String(mq.broker_name.c_str(), static_cast<rapidjson::SizeType>(mq.broker_name.size()));
+            w.Key("queueId");
+            w.Int(mq.queue_id);
+            w.Key("topic");
+            w.String(mq.topic.c_str(), static_cast<rapidjson::SizeType>(mq.topic.size()));
+            w.EndObject();
+        }
+        w.EndArray();
+    }
+    w.EndObject();
+    w.EndObject();
+    fmt::print(ctx.out, "{}\n", buf.GetString());
+    return Status::ok();
+}
+
 OptionSpec opt(char c, std::string name, bool required, std::string help) {
     return OptionSpec{c, std::move(name), true, required, std::move(help)};
 }
@@ -700,6 +1029,44 @@ std::vector<Command> ops_commands() {
           opt('v', "orderConf", false, "set order conf [eg. brokerName1:num;brokerName2:num]"),
           opt('m', "method", true, "option type [eg. put|get|delete")},
          cmd_update_order_conf},
+        {"printMsgByQueue",
+         "Print Message Detail",
+         {opt('t', "topic", true, "topic name"), opt('a', "brokerName", true, "broker name"),
+          opt('i', "queueId", true, "queue id"),
+          opt('c', "charsetName", false, "CharsetName (only UTF-8)"),
+          opt('s', "subExpression", false, "Subscribe Expression(eg: TagA || TagB)"),
+          opt('b', "beginTimestamp", false,
+              "Begin timestamp[currentTimeMillis|yyyy-MM-dd#HH:mm:ss:SSS]"),
+          opt('e', "endTimestamp", false, "End timestamp[currentTimeMillis|yyyy-MM-dd#HH:mm:ss:SSS]"),
+          opt('p', "printMsg", false, "print msg. eg: true | false(default)"),
+          opt('d', "printBody", false, "print body. eg: true | false(default)"),
+          opt('f', "calculate", false, "calculate by tag. eg: true | false(default)")},
+         cmd_print_msg_by_queue},
+        {"sendMsgStatus",
+         "send msg to broker.",
+         {opt('b', "brokerName", true, "Broker Name"),
+          opt('s', "messageSize", false, "Message Size, Default: 128"),
+          opt('c', "count", false, "send message count, Default: 50")},
+         cmd_send_msg_status},
+        {"clusterRT",
+         "List All clusters Message Send RT.",
+         {opt('a', "amount", false, "message amount | default 100"),
+          opt('s', "size", false, "message size | default 128 Byte"),
+          opt('c', "cluster", false, "cluster name | default display all cluster"),
+          opt('p', "printLog", false, "print as tlog | default false"),
+          opt('m', "machineRoom", false, "machine room name | default noname"),
+          opt('i', "interval", false, "print interval | default 10 seconds")},
+         cmd_cluster_rt},
+        {"checkMsgSendRT",
+         "check message send response time",
+         {opt('t', "topic", true, "topic name"),
+          opt('a', "amount", false, "message amount | default 100"),
+          opt('s', "size", true, "message size | default 128 Byte")},
+         cmd_check_msg_send_rt},
+        {"allocateMQ",
+         "Allocate MQ",
+         {opt('t', "topic", true, "topic name"), opt('i', "ipList", true, "ipList")},
+         cmd_allocate_mq},
     };
 }
 

@@ -3,6 +3,7 @@
 // by run_command's timeout), its output is checked and its effect read back over the wire.
 
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <fstream>
 #include <sstream>
@@ -369,6 +370,127 @@ TEST_F(MqadminOpsIt, QueryMsgByUniqueKeyAndPrintMsg) {
     }
     CommandResult bad_time = admin({"printMsg", "-t", topic, "-b", "yesterday"});
     EXPECT_EQ(bad_time.exit_code, 1);
+}
+
+TEST_F(MqadminOpsIt, PrintMsgByQueueCountsTags) {
+    const std::string topic = "OpsQueueTopic";
+    create_topic(topic, 2);
+    for (const char* tag : {"TagA", "TagB", "TagA"}) {
+        CommandResult s = admin({"sendMessage", "-t", topic, "-p", std::string("b-") + tag, "-c",
+                                 tag, "-b", "broker-a", "-i", "1"});
+        ASSERT_EQ(s.exit_code, 0) << s.err;
+    }
+    CommandResult r;
+    ASSERT_TRUE(eventually(
+        [&] {
+            r = admin({"printMsgByQueue", "-t", topic, "-a", "broker-a", "-i", "1", "-p", "true",
+                       "-d", "true", "-f", "true"});
+            return r.exit_code == 0 && count_of(r.out, "MSGID: ") == 3;
+        },
+        10s))
+        << r.out << r.err;
+    EXPECT_TRUE(contains(r.out, " BODY: b-TagB\n")) << r.out;
+    const auto lines = lines_of(r.out);
+    ASSERT_GE(lines.size(), 5u) << r.out;
+    EXPECT_EQ(words_of(lines[3]), (std::vector<std::string>{"Tag:", "TagA", "Count:", "2"}));
+    EXPECT_EQ(words_of(lines[4]), (std::vector<std::string>{"Tag:", "TagB", "Count:", "1"}));
+
+    // Defaults print nothing but the (off) tag counts; the other queue is empty.
+    CommandResult quiet = admin({"printMsgByQueue", "-t", topic, "-a", "broker-a", "-i", "1"});
+    ASSERT_EQ(quiet.exit_code, 0) << quiet.err;
+    EXPECT_EQ(quiet.out, "");
+    CommandResult other = admin({"printMsgByQueue", "-t", topic, "-a", "broker-a", "-i", "0",
+                                 "-p", "true"});
+    ASSERT_EQ(other.exit_code, 0) << other.err;
+    EXPECT_EQ(count_of(other.out, "MSGID: "), 0u) << other.out;
+}
+
+TEST_F(MqadminOpsIt, SendMsgStatusAndCheckMsgSendRT) {
+    CommandResult s = admin({"sendMsgStatus", "-b", "broker-a", "-c", "3", "-s", "30"});
+    ASSERT_EQ(s.exit_code, 0) << s.err;
+    const auto lines = lines_of(s.out);
+    ASSERT_EQ(lines.size(), 3u) << s.out;
+    for (const auto& line : lines) {
+        EXPECT_EQ(line.rfind("rt:", 0), 0u) << line;
+        EXPECT_TRUE(contains(line, "ms, SendResult=SendResult [sendStatus=SEND_OK, msgId="))
+            << line;
+        EXPECT_TRUE(contains(line, "messageQueue=MessageQueue [topic=broker-a, brokerName=broker-a"))
+            << line;
+    }
+
+    const std::string topic = "OpsRtTopic";
+    create_topic(topic, 2);
+    CommandResult rt = admin({"checkMsgSendRT", "-t", topic, "-a", "4", "-s", "16"});
+    ASSERT_EQ(rt.exit_code, 0) << rt.err;
+    const auto rows = lines_of(rt.out);
+    ASSERT_EQ(rows.size(), 6u) << rt.out;
+    EXPECT_EQ(words_of(rows[0]),
+              (std::vector<std::string>{"#Broker", "Name", "#QID", "#Send", "Result", "#RT"}));
+    for (size_t i = 1; i <= 4; ++i) {
+        auto w = words_of(rows[i]);
+        ASSERT_EQ(w.size(), 4u) << rows[i];
+        EXPECT_EQ(w[0], "broker-a");
+        EXPECT_EQ(w[1], std::to_string((i - 1) % 2));
+        EXPECT_EQ(w[2], "true");
+    }
+    EXPECT_EQ(rows[5].rfind("Avg RT: ", 0), 0u) << rows[5];
+    // The four messages landed two per queue.
+    EXPECT_TRUE(eventually(
+        [&] {
+            CommandResult st = admin({"topicStatus", "-t", topic});
+            size_t twos = 0;
+            for (const auto& line : lines_of(st.out)) {
+                auto w = words_of(line);
+                if (w.size() >= 4 && w[0] == "broker-a" && w[3] == "2") {
+                    ++twos;
+                }
+            }
+            return twos == 2;
+        },
+        10s));
+
+    CommandResult one = admin({"checkMsgSendRT", "-t", topic, "-a", "1", "-s", "16"});
+    EXPECT_EQ(one.exit_code, 1);
+}
+
+TEST_F(MqadminOpsIt, ClusterRTMeasuresUntilStopped) {
+    // Like RocketMQ's, clusterRT repeats every -i seconds until it is stopped.
+    CommandResult r = run_command(*dir_,
+                                  {binary_path("mqadmin"), "clusterRT", "-a", "3", "-s", "16",
+                                   "-i", "1", "-n", addr(ns_port_)},
+                                  8000ms);
+    EXPECT_EQ(r.exit_code, 128 + SIGKILL) << r.err;
+    const auto lines = lines_of(r.out);
+    ASSERT_GE(lines.size(), 2u) << r.out << r.err;
+    EXPECT_EQ(words_of(lines[0]), (std::vector<std::string>{"#Cluster", "Name", "#Broker", "Name",
+                                                            "#RT", "#successCount", "#failCount"}));
+    auto w = words_of(lines[1]);
+    ASSERT_EQ(w.size(), 5u) << lines[1];
+    EXPECT_EQ(w[0], "DefaultCluster");
+    EXPECT_EQ(w[1], "broker-a");
+    EXPECT_EQ(w[3], "3");
+    EXPECT_EQ(w[4], "0");
+
+    CommandResult tlog = run_command(*dir_,
+                                     {binary_path("mqadmin"), "clusterRT", "-a", "2", "-p", "true",
+                                      "-m", "roomA", "-c", "DefaultCluster", "-n", addr(ns_port_)},
+                                     8000ms);
+    ASSERT_FALSE(lines_of(tlog.out).empty()) << tlog.err;
+    EXPECT_TRUE(contains(lines_of(tlog.out)[0], "|roomA|DefaultCluster|broker-a|"))
+        << tlog.out;
+}
+
+TEST_F(MqadminOpsIt, AllocateMQAveragely) {
+    const std::string topic = "OpsAllocTopic";
+    create_topic(topic, 4);
+    CommandResult r = admin({"allocateMQ", "-t", topic, "-i", "10.0.0.1,10.0.0.2,10.0.0.3"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    auto q = [&](int id) {
+        return "{\"brokerName\":\"broker-a\",\"queueId\":" + std::to_string(id) +
+               ",\"topic\":\"" + topic + "\"}";
+    };
+    EXPECT_EQ(r.out, "{\"result\":{\"10.0.0.1\":[" + q(0) + "," + q(1) + "],\"10.0.0.2\":[" +
+                         q(2) + "],\"10.0.0.3\":[" + q(3) + "]}}\n");
 }
 
 }  // namespace
