@@ -966,6 +966,48 @@ Status cmd_allocate_mq(Context& ctx) {
     return Status::ok();
 }
 
+// ---- store maintenance ----
+
+// CLEAN_UNUSED_TOPIC on -b, or on every broker (masters and slaves) of -c, else of every
+// cluster: each drops the ConsumeQueues of topics it has no topic config for.
+Status cmd_clean_unused_topic(Context& ctx) {
+    COMET_ASSIGN_OR_RETURN(auto admin, start_admin(ctx));
+    std::vector<std::string> addrs;
+    if (ctx.opts.has('b')) {
+        addrs.push_back(ctx.opts.get('b'));
+    } else {
+        COMET_ASSIGN_OR_RETURN(auto info, admin->cluster_info());
+        for (const auto& [cluster, names] : info.cluster_addr_table) {
+            if (ctx.opts.has('c') && cluster != ctx.opts.get('c')) {
+                continue;
+            }
+            for (const auto& name : names) {
+                auto b = info.broker_addr_table.find(name);
+                if (b == info.broker_addr_table.end()) {
+                    continue;
+                }
+                for (const auto& [id, a] : b->second.broker_addrs) {
+                    addrs.push_back(a);
+                }
+            }
+        }
+        if (addrs.empty()) {
+            return Status::error(Errc::kNotFound, "no broker in cluster {}", ctx.opts.get('c', "(any)"));
+        }
+    }
+    for (const auto& a : addrs) {
+        Status st = call_ok(*admin, a, protocol::RemotingCommand::request(Req::kCleanUnusedTopic),
+                            "clean unused topic")
+                        .status();
+        if (!st.is_ok()) {
+            fmt::print(ctx.out, "false\n");
+            return st;
+        }
+    }
+    fmt::print(ctx.out, "success\n");
+    return Status::ok();
+}
+
 OptionSpec opt(char c, std::string name, bool required, std::string help) {
     return OptionSpec{c, std::move(name), true, required, std::move(help)};
 }
@@ -1067,6 +1109,11 @@ std::vector<Command> ops_commands() {
          "Allocate MQ",
          {opt('t', "topic", true, "topic name"), opt('i', "ipList", true, "ipList")},
          cmd_allocate_mq},
+        {"cleanUnusedTopic",
+         "Clean unused topic on broker.",
+         {opt('b', "brokerAddr", false, "Broker address"),
+          opt('c', "cluster", false, "clustername")},
+         cmd_clean_unused_topic},
     };
 }
 

@@ -416,7 +416,7 @@ void BrokerController::register_processors() {
           Req::kUpdateAndCreateSubscriptionGroup, Req::kDeleteSubscriptionGroup,
           Req::kGetAllSubscriptionGroupConfig, Req::kGetAllConsumerOffset, Req::kGetAllDelayOffset,
           Req::kGetBrokerRuntimeInfo, Req::kGetTopicStatsInfo, Req::kGetConsumeStats,
-          Req::kGetBrokerConfig, Req::kUpdateBrokerConfig}) {
+          Req::kGetBrokerConfig, Req::kUpdateBrokerConfig, Req::kCleanUnusedTopic}) {
         server_->register_processor(code, admin, admin_exec);
     }
     auto client_admin = wrap(client_admin_.get());

@@ -81,6 +81,7 @@ namespace comet::protocol {
     X(kConsumeMessageDirectly, 309, "CONSUME_MESSAGE_DIRECTLY")             \
     X(kSendMessageV2, 310, "SEND_MESSAGE_V2")                               \
     X(kCloneGroupOffset, 314, "CLONE_GROUP_OFFSET")                         \
+    X(kCleanUnusedTopic, 316, "CLEAN_UNUSED_TOPIC")                         \
     X(kGetBrokerConsumeStats, 317, "GET_BROKER_CONSUME_STATS")              \
     X(kUpdateNamesrvConfig, 318, "UPDATE_NAMESRV_CONFIG")                   \
     X(kGetNamesrvConfig, 319, "GET_NAMESRV_CONFIG")                         \

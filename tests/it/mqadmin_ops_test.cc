@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 
@@ -491,6 +492,66 @@ TEST_F(MqadminOpsIt, AllocateMQAveragely) {
     };
     EXPECT_EQ(r.out, "{\"result\":{\"10.0.0.1\":[" + q(0) + "," + q(1) + "],\"10.0.0.2\":[" +
                          q(2) + "],\"10.0.0.3\":[" + q(3) + "]}}\n");
+}
+
+// A broker of its own (restarted without its topic config): cleanUnusedTopic drops the
+// ConsumeQueues of topics the broker no longer has a config for.
+TEST(MqadminOpsCleanIt, CleanUnusedTopicDropsQueuesWithoutConfig) {
+    TempDir dir("comet_mqadmin_clean_it");
+    const uint16_t ns_port = free_port();
+    const uint16_t broker_port = free_port();
+    auto ns = start_namesrv(dir, ns_port);
+    ASSERT_TRUE(ns.is_ok()) << ns.status().to_string();
+    ASSERT_TRUE((*ns)->wait_for_port(ns_port, 10s).is_ok());
+    auto mq = [&](std::vector<std::string> args) {
+        args.insert(args.begin(), binary_path("mqadmin"));
+        args.push_back("-n");
+        args.push_back(addr(ns_port));
+        return run_command(dir, args);
+    };
+    auto max_offset = [&]() -> int64_t {
+        net::RemotingClient client;
+        client.start();
+        auto r = call(client, broker_port,
+                      request(Req::kGetMaxOffset, {{"topic", "OpsUnused"}, {"queueId", "0"}}));
+        if (!r.is_ok() || r->code != RC::kSuccess || r->ext("offset") == nullptr) {
+            return -1;
+        }
+        return std::stoll(*r->ext("offset"));
+    };
+    auto b = start_broker(dir, broker_port, addr(ns_port));
+    ASSERT_TRUE(b.is_ok()) << b.status().to_string();
+    ASSERT_TRUE((*b)->wait_for_port(broker_port, 20s).is_ok()) << (*b)->log_tail();
+    ASSERT_TRUE(eventually([&] { return contains(mq({"clusterList"}).out, "broker-a"); }, 15s));
+    ASSERT_EQ(mq({"updateTopic", "-b", addr(broker_port), "-t", "OpsUnused", "-r", "1", "-w", "1"})
+                  .exit_code,
+              0);
+    ASSERT_TRUE(eventually([&] { return mq({"topicRoute", "-t", "OpsUnused"}).exit_code == 0; },
+                           10s));
+    ASSERT_EQ(mq({"sendMessage", "-t", "OpsUnused", "-p", "x"}).exit_code, 0);
+    ASSERT_TRUE(eventually([&] { return max_offset() == 1; }, 10s));
+
+    // Nothing unused yet: the queue stays.
+    CommandResult first = mq({"cleanUnusedTopic", "-b", addr(broker_port)});
+    ASSERT_EQ(first.exit_code, 0) << first.err;
+    EXPECT_EQ(first.out, "success\n");
+    EXPECT_EQ(max_offset(), 1);
+
+    // Restart without the topic config: the ConsumeQueue is still there, unused.
+    (*b)->sigterm();
+    ASSERT_TRUE((*b)->wait_exit(20s).is_ok());
+    for (const char* f : {"topics.json", "topics.json.bak"}) {
+        std::remove(dir.sub("broker-a/store/config/" + std::string(f)).c_str());
+    }
+    auto b2 = start_broker(dir, broker_port, addr(ns_port));
+    ASSERT_TRUE(b2.is_ok()) << b2.status().to_string();
+    ASSERT_TRUE((*b2)->wait_for_port(broker_port, 20s).is_ok()) << (*b2)->log_tail();
+    ASSERT_TRUE(eventually([&] { return max_offset() == 1; }, 10s)) << (*b2)->log_tail();
+
+    CommandResult c = mq({"cleanUnusedTopic", "-c", "DefaultCluster"});
+    ASSERT_EQ(c.exit_code, 0) << c.err;
+    EXPECT_EQ(c.out, "success\n");
+    EXPECT_EQ(max_offset(), 0);
 }
 
 }  // namespace
