@@ -463,11 +463,44 @@ Result<std::string> write_body_file(const MessageExt& msg) {
     return path;
 }
 
+// Java consumeMessageDirectly: CONSUME_MESSAGE_DIRECTLY to the broker that stored the message,
+// which hands it to the client -d of group -g; prints the client's ConsumeMessageDirectlyResult.
+Status consume_directly(Context& ctx, AdminClient& admin, const MessageExt& msg) {
+    auto req = protocol::RemotingCommand::request(Req::kConsumeMessageDirectly);
+    req.set_ext("consumerGroup", ctx.opts.get('g'));
+    req.set_ext("clientId", ctx.opts.get('d'));
+    req.set_ext("msgId", msg.msg_id);
+    COMET_ASSIGN_OR_RETURN(auto resp, call_ok(admin, msg.store_host.to_string(), std::move(req),
+                                              "consume message directly"));
+    COMET_ASSIGN_OR_RETURN(auto doc, protocol::parse_json_body(resp.body));
+    auto text = [&](const char* k) -> std::string {
+        if (!doc.IsObject() || !doc.HasMember(k)) {
+            return "null";
+        }
+        const auto& v = doc[k];
+        if (v.IsString()) {
+            return v.GetString();
+        }
+        if (v.IsBool()) {
+            return v.GetBool() ? "true" : "false";
+        }
+        if (v.IsInt64()) {
+            return std::to_string(v.GetInt64());
+        }
+        return "null";
+    };
+    fmt::print(ctx.out,
+               "ConsumeMessageDirectlyResult [order={}, autoCommit={}, consumeResult={}, "
+               "remark={}, spentTimeMills={}]\n",
+               text("order"), text("autoCommit"), text("consumeResult"), text("remark"),
+               text("spentTimeMills"));
+    return Status::ok();
+}
+
 Status cmd_query_msg_by_unique_key(Context& ctx) {
-    if (ctx.opts.has('g') || ctx.opts.has('d')) {
-        return Status::error(Errc::kUnsupported,
-                             "consuming a message directly (-g/-d) is not supported by this "
-                             "mqadmin; query without them");
+    if (ctx.opts.has('g') != ctx.opts.has('d')) {
+        return Status::error(Errc::kInvalidArgument,
+                             "-g consumerGroup and -d clientId go together");
     }
     COMET_ASSIGN_OR_RETURN(auto admin, start_admin(ctx));
     const std::string id = ctx.opts.get('i');
@@ -488,6 +521,9 @@ Status cmd_query_msg_by_unique_key(Context& ctx) {
     }
     if (!msg) {
         return Status::error(Errc::kNotFound, "no message with id {} in topic {}", id, topic);
+    }
+    if (ctx.opts.has('g')) {
+        return consume_directly(ctx, *admin, *msg);
     }
     COMET_ASSIGN_OR_RETURN(std::string body_path, write_body_file(*msg));
     auto line = [&](std::string_view k, const std::string& v) {
@@ -1036,8 +1072,8 @@ std::vector<Command> ops_commands() {
         {"queryMsgByUniqueKey",
          "Query Message by Unique key",
          {opt('i', "msgId", true, "Message Id"),
-          opt('g', "consumerGroup", false, "consumer group name (not supported)"),
-          opt('d', "clientId", false, "The consumer's client id (not supported)"),
+          opt('g', "consumerGroup", false, "consumer group name"),
+          opt('d', "clientId", false, "The consumer's client id"),
           opt('t', "topic", true, "The topic of msg")},
          cmd_query_msg_by_unique_key},
         {"printMsg",

@@ -10,6 +10,8 @@
 #include <sstream>
 
 #include "harness.h"
+#include "net/processor.h"
+#include "net/thread_pool_executor.h"
 #include "protocol/request_code.h"
 #include "protocol/response_code.h"
 
@@ -333,10 +335,42 @@ TEST_F(MqadminOpsIt, QueryMsgByUniqueKeyAndPrintMsg) {
     CommandResult missing = admin({"queryMsgByUniqueKey", "-i", "0A0000000000000000000000000000FF",
                                    "-t", topic});
     EXPECT_EQ(missing.exit_code, 1);
-    CommandResult direct =
-        admin({"queryMsgByUniqueKey", "-i", ids[1], "-t", topic, "-g", "G", "-d", "c"});
-    EXPECT_EQ(direct.exit_code, 1);
-    EXPECT_TRUE(contains(direct.err, "UNSUPPORTED")) << direct.err;
+    // -g/-d: the broker hands the message to that client; its answer is printed.
+    net::RemotingClient consumer;
+    auto exec = std::make_shared<net::ThreadPoolExecutor>("it_direct_cb", 1);
+    consumer.register_processor(
+        Req::kConsumeMessageDirectly,
+        net::make_processor([](const net::ConnectionPtr&, protocol::RemotingCommand req,
+                               net::Responder responder) {
+            auto resp = protocol::RemotingCommand::response_to(req, RC::kSuccess);
+            resp.body = R"({"autoCommit":true,"consumeResult":"CR_SUCCESS","order":false,)"
+                        R"("remark":"got )" + std::to_string(req.body.size()) +
+                        R"( bytes","spentTimeMills":3})";
+            responder(std::move(resp));
+        }),
+        exec);
+    consumer.start();
+    const std::string hb =
+        R"({"clientID":"127.0.0.1@direct","consumerDataSet":[{"consumeFromWhere":)"
+        R"("CONSUME_FROM_FIRST_OFFSET","consumeType":"CONSUME_PASSIVELY","groupName":"GDirect",)"
+        R"("messageModel":"CLUSTERING","subscriptionDataSet":[{"classFilterMode":false,)"
+        R"("codeSet":[],"expressionType":"TAG","subString":"*","subVersion":1,"tagsSet":[],)"
+        R"("topic":")" + topic + R"("}],"unitMode":false}],"producerDataSet":[]})";
+    auto hb_resp = call(consumer, broker_port_, request(Req::kHeartBeat, {}, hb));
+    ASSERT_TRUE(hb_resp.is_ok() && hb_resp->code == RC::kSuccess);
+    CommandResult direct = admin({"queryMsgByUniqueKey", "-i", ids[1], "-t", topic, "-g",
+                                  "GDirect", "-d", "127.0.0.1@direct"});
+    ASSERT_EQ(direct.exit_code, 0) << direct.err;
+    EXPECT_EQ(direct.out.rfind("ConsumeMessageDirectlyResult [order=false, autoCommit=true, "
+                               "consumeResult=CR_SUCCESS, remark=got ", 0),
+              0u)
+        << direct.out;
+    EXPECT_TRUE(contains(direct.out, " bytes, spentTimeMills=3]\n")) << direct.out;
+    CommandResult offline = admin({"queryMsgByUniqueKey", "-i", ids[1], "-t", topic, "-g",
+                                   "GDirect", "-d", "nobody"});
+    EXPECT_EQ(offline.exit_code, 1);
+    EXPECT_TRUE(contains(offline.err, "not online")) << offline.err;
+    consumer.shutdown();
 
     // Dispatch to the ConsumeQueue is asynchronous: wait until all three are visible.
     CommandResult p;
