@@ -903,6 +903,9 @@ const std::vector<Command>& commands() {
         for (Command& c : client_admin_commands()) {
             v.push_back(std::move(c));
         }
+        for (Command& c : ops_commands()) {
+            v.push_back(std::move(c));
+        }
         return v;
     }();
     return all;

@@ -36,6 +36,9 @@ std::vector<Command> durability_commands();
 // wipeWritePerm, addWritePerm, consumerConnection, producerConnection, brokerConsumeStats,
 // resetOffsetByTime, cloneGroupOffset, statsAll.
 std::vector<Command> client_admin_commands();
+// RocketMQ 4.9.8's operation commands (ops_commands.cc): deleteSubGroup, updateTopicPerm,
+// topicClusterList, queryMsgByUniqueKey, printMsg, name server and KV config commands.
+std::vector<Command> ops_commands();
 
 // Every command, in the order `mqadmin help` lists them.
 const std::vector<Command>& commands();

@@ -2,6 +2,8 @@
 #include <rapidjson/writer.h>
 #include <spdlog/spdlog.h>
 
+#include <set>
+
 #include "broker/broker_processors.h"
 #include "broker/broker_stats_manager.h"
 #include "broker/json_file.h"
@@ -124,6 +126,19 @@ void AdminBrokerProcessor::process(const RequestContext& rc, RemotingCommand req
             if (ctx_.on_topics_changed) {
                 ctx_.on_topics_changed();
             }
+            reply_code(reply, req, RC::kSuccess);
+            return;
+        }
+        case Req::kCleanUnusedTopic: {
+            // Java DefaultMessageStore#cleanUnusedTopic: ConsumeQueues of topics without a
+            // topic config go, except the delay and transaction-check topics.
+            std::set<std::string> keep{"SCHEDULE_TOPIC_XXXX", "TRANS_CHECK_MAX_TIME_TOPIC"};
+            for (const auto& t : ctx_.topics->all()) {
+                keep.insert(t.topic_name);
+            }
+            const int removed = ctx_.store->clean_unused_topics(keep);
+            spdlog::warn("CLEAN_UNUSED_TOPIC: {} ConsumeQueue(s) of unused topics removed",
+                         removed);
             reply_code(reply, req, RC::kSuccess);
             return;
         }

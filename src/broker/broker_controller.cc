@@ -411,14 +411,27 @@ void BrokerController::register_processors() {
         server_->register_processor(code, query, query_exec);
     }
     auto admin = wrap(admin_.get());
-    for (int32_t code :
-         {Req::kGetMaxOffset, Req::kGetMinOffset, Req::kSearchOffsetByTimestamp,
-          Req::kGetEarliestMsgStoretime, Req::kLockBatchMq, Req::kUnlockBatchMq,
-          Req::kUpdateAndCreateTopic, Req::kDeleteTopicInBroker, Req::kGetAllTopicConfig,
-          Req::kUpdateAndCreateSubscriptionGroup, Req::kDeleteSubscriptionGroup,
-          Req::kGetAllSubscriptionGroupConfig, Req::kGetAllConsumerOffset, Req::kGetAllDelayOffset,
-          Req::kGetBrokerRuntimeInfo, Req::kGetTopicStatsInfo, Req::kGetConsumeStats,
-          Req::kGetBrokerConfig, Req::kUpdateBrokerConfig, Req::kViewBrokerStatsData}) {
+    for (int32_t code : {Req::kGetMaxOffset,
+                         Req::kGetMinOffset,
+                         Req::kSearchOffsetByTimestamp,
+                         Req::kGetEarliestMsgStoretime,
+                         Req::kLockBatchMq,
+                         Req::kUnlockBatchMq,
+                         Req::kUpdateAndCreateTopic,
+                         Req::kDeleteTopicInBroker,
+                         Req::kGetAllTopicConfig,
+                         Req::kUpdateAndCreateSubscriptionGroup,
+                         Req::kDeleteSubscriptionGroup,
+                         Req::kGetAllSubscriptionGroupConfig,
+                         Req::kGetAllConsumerOffset,
+                         Req::kGetAllDelayOffset,
+                         Req::kGetBrokerRuntimeInfo,
+                         Req::kGetTopicStatsInfo,
+                         Req::kGetConsumeStats,
+                         Req::kGetBrokerConfig,
+                         Req::kUpdateBrokerConfig,
+                         Req::kViewBrokerStatsData,
+                         Req::kCleanUnusedTopic}) {
         server_->register_processor(code, admin, admin_exec);
     }
     auto client_admin = wrap(client_admin_.get());

@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "protocol/message_ext.h"
@@ -70,6 +71,12 @@ public:
                                                     int64_t begin_ts, int64_t end_ts) = 0;
     // Removes the topic's ConsumeQueues (DELETE_TOPIC_IN_BROKER).
     virtual void delete_topic(const std::string& topic) = 0;
+    // CLEAN_UNUSED_TOPIC: removes the ConsumeQueues of every topic not in `keep`; returns the
+    // queues removed. A store without ConsumeQueues has nothing to clean.
+    virtual int clean_unused_topics(const std::set<std::string>& keep) {
+        (void)keep;
+        return 0;
+    }
     virtual void set_arrival_listener(ArrivalListener listener) = 0;
     // Store address written into records (STOREHOST) and msg ids.
     virtual protocol::HostAddress store_host() const = 0;

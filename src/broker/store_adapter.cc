@@ -324,6 +324,10 @@ store::QueryMessageResult StoreAdapter::query_message(const std::string& topic,
 
 void StoreAdapter::delete_topic(const std::string& topic) { store_->delete_topics({topic}); }
 
+int StoreAdapter::clean_unused_topics(const std::set<std::string>& keep) {
+    return store_->clean_unused_topics(keep);
+}
+
 void StoreAdapter::set_arrival_listener(ArrivalListener listener) {
     listener_ = std::move(listener);
     store_->set_message_arriving_listener(this);

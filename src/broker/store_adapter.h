@@ -65,6 +65,7 @@ public:
                                             int32_t max_num, int64_t begin_ts,
                                             int64_t end_ts) override;
     void delete_topic(const std::string& topic) override;
+    int clean_unused_topics(const std::set<std::string>& keep) override;
     void set_arrival_listener(ArrivalListener listener) override;
     protocol::HostAddress store_host() const override { return store_host_; }
     std::map<std::string, std::string> runtime_info() override;

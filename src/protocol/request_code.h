@@ -82,6 +82,7 @@ namespace comet::protocol {
     X(kSendMessageV2, 310, "SEND_MESSAGE_V2")                               \
     X(kCloneGroupOffset, 314, "CLONE_GROUP_OFFSET")                         \
     X(kViewBrokerStatsData, 315, "VIEW_BROKER_STATS_DATA")                  \
+    X(kCleanUnusedTopic, 316, "CLEAN_UNUSED_TOPIC")                         \
     X(kGetBrokerConsumeStats, 317, "GET_BROKER_CONSUME_STATS")              \
     X(kUpdateNamesrvConfig, 318, "UPDATE_NAMESRV_CONFIG")                   \
     X(kGetNamesrvConfig, 319, "GET_NAMESRV_CONFIG")                         \
