@@ -353,15 +353,18 @@ Status cmd_broker_consume_stats(Context& ctx) {
 
 // ResetOffsetByTimeOldCommand: no consumer online, so the offsets are written with
 // UPDATE_CONSUMER_OFFSET from SEARCH_OFFSET_BY_TIMESTAMP (or the max offset for "now").
+// `banner` false: skipAccumulatedMessage, which prints the table only.
 Status reset_offset_old(Context& ctx, AdminClient& admin, const std::string& group,
                         const std::string& topic, int64_t timestamp, bool force,
-                        const std::string& ts_text) {
+                        const std::string& ts_text, bool banner) {
     COMET_ASSIGN_OR_RETURN(auto masters, masters_of(admin, topic));
     COMET_ASSIGN_OR_RETURN(auto stats, admin.topic_stats(topic));
-    fmt::print(ctx.out,
-               "rollback consumer offset by specified consumerGroup[{}], topic[{}], force[{}], "
-               "timestamp(string)[{}], timestamp(long)[{}]\n",
-               group, topic, force, ts_text, timestamp);
+    if (banner) {
+        fmt::print(ctx.out,
+                   "rollback consumer offset by specified consumerGroup[{}], topic[{}], "
+                   "force[{}], timestamp(string)[{}], timestamp(long)[{}]\n",
+                   group, topic, force, ts_text, timestamp);
+    }
     fmt::print(ctx.out, "{:<20}  {:<20}  {:<20}  {:<20}  {:<20}  {:<20}\n", "#brokerName",
                "#queueId", "#brokerOffset", "#consumerOffset", "#timestampOffset",
                "#rollbackOffset");
@@ -411,6 +414,12 @@ Status reset_offset_old(Context& ctx, AdminClient& admin, const std::string& gro
     return Status::ok();
 }
 
+// INVOKE_BROKER_TO_RESET_OFFSET on every master of `topic` (timestamp -1: the max offset),
+// falling back to reset_offset_old when no consumer of `group` is online; prints the offsets.
+Status reset_offsets(Context& ctx, AdminClient& admin_client, const std::string& group,
+                     const std::string& topic, int64_t timestamp, bool force, bool for_cpp,
+                     const std::string& ts_text, bool banner);
+
 Status cmd_reset_offset_by_time(Context& ctx) {
     COMET_ASSIGN_OR_RETURN(auto admin, admin_for(ctx));
     const std::string group = ctx.opts.get('g');
@@ -442,7 +451,23 @@ Status cmd_reset_offset_by_time(Context& ctx) {
         }
     }
     COMET_ASSIGN_OR_RETURN(const bool force, ctx.opts.get_bool('f', true));
-    const bool for_cpp = ctx.opts.has('c');
+    return reset_offsets(ctx, *admin, group, topic, timestamp, force, ctx.opts.has('c'), ts_text,
+                         true);
+}
+
+// skipAccumulatedMessage: resetOffsetByTime to the max offset (timestamp -1), as 4.9.8's
+// SkipAccumulationSubCommand, printing only the offset table.
+Status cmd_skip_accumulated_message(Context& ctx) {
+    COMET_ASSIGN_OR_RETURN(auto admin, admin_for(ctx));
+    COMET_ASSIGN_OR_RETURN(const bool force, ctx.opts.get_bool('f', true));
+    return reset_offsets(ctx, *admin, ctx.opts.get('g'), ctx.opts.get('t'), -1, force, false,
+                         "now", false);
+}
+
+Status reset_offsets(Context& ctx, AdminClient& admin_client, const std::string& group,
+                     const std::string& topic, int64_t timestamp, bool force, bool for_cpp,
+                     const std::string& ts_text, bool banner) {
+    AdminClient* admin = &admin_client;
     COMET_ASSIGN_OR_RETURN(auto masters, masters_of(*admin, topic));
     std::map<std::pair<std::string, int32_t>, int64_t> table;
     for (const auto& [name, addr] : masters) {
@@ -458,7 +483,8 @@ Status cmd_reset_offset_by_time(Context& ctx) {
         req.set_ext("isForce", force ? "true" : "false");
         COMET_ASSIGN_OR_RETURN(auto resp, admin->instance().invoke(addr, std::move(req)));
         if (resp.code == RC::kConsumerNotOnline) {
-            return reset_offset_old(ctx, *admin, group, topic, timestamp, force, ts_text);
+            return reset_offset_old(ctx, *admin, group, topic, timestamp, force, ts_text,
+                                    banner);
         }
         if (resp.code != RC::kSuccess) {
             return client::response_error(fmt::format("reset offset at {}", addr), resp);
@@ -477,10 +503,12 @@ Status cmd_reset_offset_by_time(Context& ctx) {
             }
         }
     }
-    fmt::print(ctx.out,
-               "rollback consumer offset by specified group[{}], topic[{}], force[{}], "
-               "timestamp(string)[{}], timestamp(long)[{}]\n",
-               group, topic, force, ts_text, timestamp);
+    if (banner) {
+        fmt::print(ctx.out,
+                   "rollback consumer offset by specified group[{}], topic[{}], force[{}], "
+                   "timestamp(string)[{}], timestamp(long)[{}]\n",
+                   group, topic, force, ts_text, timestamp);
+    }
     fmt::print(ctx.out, "{:<40}  {:<40}  {:<40}\n", "#brokerName", "#queueId", "#offset");
     for (const auto& [k, off] : table) {
         fmt::print(ctx.out, "{:<40}  {:<40}  {:<40}\n", front(k.first, 32), k.second, off);
@@ -555,6 +583,12 @@ std::vector<Command> client_admin_commands() {
           opt('f', "force", false, "set the force rollback by timestamp switch[true|false]"),
           opt('c', "cplus", false, "reset c++ client offset", false)},
          cmd_reset_offset_by_time},
+        {"skipAccumulatedMessage",
+         "Skip all messages that are accumulated (not consumed) currently",
+         {opt('g', "group", true, "set the consumer group"),
+          opt('t', "topic", true, "set the topic"),
+          opt('f', "force", false, "set the force rollback by timestamp switch[true|false]")},
+         cmd_skip_accumulated_message},
         {"cloneGroupOffset",
          "clone offset from other group.",
          {opt('s', "srcGroup", true, "set source consumer group"),

@@ -637,6 +637,14 @@ TEST_F(MqadminIt, ClientAndWritePermCommands) {
     ASSERT_EQ(old_rows.size(), 1u) << old.out;
     EXPECT_EQ(old_rows[0], (std::vector<std::string>{"broker-a", "0", "2", "2", "0", "0"}));
     EXPECT_EQ(offset_of("mqadmin_off"), 0);
+    // skipAccumulatedMessage: the same reset to the max offset, the table only.
+    RunResult skip = admin({"skipAccumulatedMessage", "-g", "mqadmin_off", "-t", topic});
+    ASSERT_EQ(skip.exit_code, 0) << skip.err;
+    EXPECT_EQ(skip.out.find("rollback consumer offset"), std::string::npos) << skip.out;
+    auto skip_rows = table_rows(skip.out, "#brokerName");
+    ASSERT_EQ(skip_rows.size(), 1u) << skip.out;
+    EXPECT_EQ(skip_rows[0], (std::vector<std::string>{"broker-a", "0", "2", "0", "2", "2"}));
+    EXPECT_EQ(offset_of("mqadmin_off"), 2);
 
     commit("mqadmin_cg", 1);
     RunResult clone = admin(
@@ -653,7 +661,8 @@ TEST_F(MqadminIt, ClientAndWritePermCommands) {
     RunResult help = run_mqadmin(*dir_, {"help"});
     for (const char* cmd :
          {"wipeWritePerm", "addWritePerm", "consumerConnection", "producerConnection",
-          "brokerConsumeStats", "resetOffsetByTime", "cloneGroupOffset"}) {
+          "brokerConsumeStats", "resetOffsetByTime", "skipAccumulatedMessage",
+          "cloneGroupOffset"}) {
         EXPECT_NE(help.out.find(std::string("   ") + cmd + " "), std::string::npos) << cmd;
     }
 }
