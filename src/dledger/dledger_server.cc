@@ -112,6 +112,7 @@ void DLedgerServer::shutdown() {
         return;
     }
     stopped_ = true;
+    closing_.store(true);
     writable_.store(false);
     {
         MutexLock l(mu_);
@@ -121,6 +122,10 @@ void DLedgerServer::shutdown() {
     if (driver_.joinable()) {
         driver_.join();
     }
+    // The driver may have made the leader writable again between the store above and its
+    // last round (maybe_become_writable checks closing_ first, but not atomically with its
+    // store): once it is joined nothing can, so a stopped server never reports writable.
+    writable_.store(false);
     {
         MutexLock l(flush_mu_);
         flush_stop_ = true;
@@ -571,7 +576,7 @@ void DLedgerServer::on_role_change(raft::Role was) {
 }
 
 void DLedgerServer::maybe_become_writable() {
-    if (writable_.load() || node_->role() != raft::Role::kLeader ||
+    if (closing_.load() || writable_.load() || node_->role() != raft::Role::kLeader ||
         node_->commit_index() != node_->last_index() ||
         committed_end_.load() != log_.end_offset() ||
         store_.dispatched_offset().value() < committed_end_.load()) {

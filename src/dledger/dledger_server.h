@@ -128,6 +128,7 @@ private:
     std::map<int32_t, net::PeerBackoff> links_;  // by node id; filled in start(), then only looked up
 
     std::atomic<bool> writable_{false};
+    std::atomic<bool> closing_{false};  // shutdown() began: never become writable again
     std::atomic<int64_t> in_flight_puts_{0};
     std::atomic<int64_t> committed_end_{0};
     std::atomic<bool> appended_{false};
