@@ -13,6 +13,7 @@
 #include <set>
 
 #include "client/admin_client.h"
+#include "mqadmin/admin_util.h"
 #include "mqadmin/commands.h"
 #include "protocol/admin_bodies.h"
 #include "protocol/json_body.h"
@@ -25,29 +26,6 @@ namespace {
 namespace Req = protocol::RequestCode;
 namespace RC = protocol::ResponseCode;
 using client::AdminClient;
-
-Result<std::unique_ptr<AdminClient>> admin_for(const Context& ctx) {
-    if (ctx.namesrv_addr.empty()) {
-        return Status::error(Errc::kInvalidArgument,
-                             "no name server address: use -n host:port or set NAMESRV_ADDR");
-    }
-    client::ClientConfig c;
-    c.namesrv_addr = ctx.namesrv_addr;
-    c.instance_name = fmt::format("mqadmin-{}", ::getpid());
-    auto admin = std::make_unique<AdminClient>(c);
-    COMET_RETURN_IF_ERROR(admin->start());
-    return admin;
-}
-
-// A SUCCESS response from `addr`, else the RocketMQ code and remark as the error.
-Result<protocol::RemotingCommand> call_ok(AdminClient& admin, const std::string& addr,
-                                          protocol::RemotingCommand req, std::string_view what) {
-    COMET_ASSIGN_OR_RETURN(auto resp, admin.instance().invoke(addr, std::move(req)));
-    if (resp.code != RC::kSuccess) {
-        return client::response_error(fmt::format("{} at {}", what, addr), resp);
-    }
-    return resp;
-}
 
 // MQVersion#getVersionDesc for the versions clients commonly announce; others as the number.
 std::string version_desc(int32_t v) {
@@ -88,7 +66,7 @@ Result<std::vector<std::pair<std::string, std::string>>> masters_of(AdminClient&
 }
 
 Status operate_write_perm(Context& ctx, bool wipe) {
-    COMET_ASSIGN_OR_RETURN(auto admin, admin_for(ctx));
+    COMET_ASSIGN_OR_RETURN(auto admin, start_admin(ctx));
     const std::string broker_name = ctx.opts.get('b');
     const char* verb = wipe ? "wipe" : "add";
     for (const auto& ns : admin->instance().namesrv_addrs()) {
@@ -112,7 +90,7 @@ Status cmd_wipe_write_perm(Context& ctx) { return operate_write_perm(ctx, true);
 Status cmd_add_write_perm(Context& ctx) { return operate_write_perm(ctx, false); }
 
 Status cmd_consumer_connection(Context& ctx) {
-    COMET_ASSIGN_OR_RETURN(auto admin, admin_for(ctx));
+    COMET_ASSIGN_OR_RETURN(auto admin, start_admin(ctx));
     const std::string group = ctx.opts.get('g');
     protocol::ConsumerConnection cc;
     if (ctx.opts.has('b')) {
@@ -144,7 +122,7 @@ Status cmd_consumer_connection(Context& ctx) {
 }
 
 Status cmd_producer_connection(Context& ctx) {
-    COMET_ASSIGN_OR_RETURN(auto admin, admin_for(ctx));
+    COMET_ASSIGN_OR_RETURN(auto admin, start_admin(ctx));
     const std::string group = ctx.opts.get('g');
     COMET_ASSIGN_OR_RETURN(auto masters, masters_of(*admin, ctx.opts.get('t')));
     // Java examineProducerConnectionInfo: the first master of the topic that answers.
@@ -245,7 +223,7 @@ std::set<std::string> groups_of(AdminClient& admin,
 // RocketMQ 4.9.8 StatsAllSubCommand: per topic (retry and DLQ topics skipped) and consumer
 // group, the accumulation, in/out TPS of the last minute and the messages of the last day.
 Status cmd_stats_all(Context& ctx) {
-    COMET_ASSIGN_OR_RETURN(auto admin, admin_for(ctx));
+    COMET_ASSIGN_OR_RETURN(auto admin, start_admin(ctx));
     const bool active = ctx.opts.has('a');
     std::vector<std::string> topics;
     if (ctx.opts.has('t')) {
@@ -307,7 +285,7 @@ Status cmd_stats_all(Context& ctx) {
 }
 
 Status cmd_broker_consume_stats(Context& ctx) {
-    COMET_ASSIGN_OR_RETURN(auto admin, admin_for(ctx));
+    COMET_ASSIGN_OR_RETURN(auto admin, start_admin(ctx));
     COMET_ASSIGN_OR_RETURN(const bool order, ctx.opts.get_bool('o', false));
     COMET_ASSIGN_OR_RETURN(const int64_t level, ctx.opts.get_int('l', 0));
     auto req = protocol::RemotingCommand::request(Req::kGetBrokerConsumeStats);
@@ -421,7 +399,7 @@ Status reset_offsets(Context& ctx, AdminClient& admin_client, const std::string&
                      const std::string& ts_text, bool banner);
 
 Status cmd_reset_offset_by_time(Context& ctx) {
-    COMET_ASSIGN_OR_RETURN(auto admin, admin_for(ctx));
+    COMET_ASSIGN_OR_RETURN(auto admin, start_admin(ctx));
     const std::string group = ctx.opts.get('g');
     const std::string topic = ctx.opts.get('t');
     const std::string ts_text = ctx.opts.get('s');
@@ -458,7 +436,7 @@ Status cmd_reset_offset_by_time(Context& ctx) {
 // skipAccumulatedMessage: resetOffsetByTime to the max offset (timestamp -1), as 4.9.8's
 // SkipAccumulationSubCommand, printing only the offset table.
 Status cmd_skip_accumulated_message(Context& ctx) {
-    COMET_ASSIGN_OR_RETURN(auto admin, admin_for(ctx));
+    COMET_ASSIGN_OR_RETURN(auto admin, start_admin(ctx));
     COMET_ASSIGN_OR_RETURN(const bool force, ctx.opts.get_bool('f', true));
     return reset_offsets(ctx, *admin, ctx.opts.get('g'), ctx.opts.get('t'), -1, force, false,
                          "now", false);
@@ -517,7 +495,7 @@ Status reset_offsets(Context& ctx, AdminClient& admin_client, const std::string&
 }
 
 Status cmd_clone_group_offset(Context& ctx) {
-    COMET_ASSIGN_OR_RETURN(auto admin, admin_for(ctx));
+    COMET_ASSIGN_OR_RETURN(auto admin, start_admin(ctx));
     const std::string src = ctx.opts.get('s');
     const std::string dest = ctx.opts.get('d');
     const std::string topic = ctx.opts.get('t');
@@ -534,10 +512,6 @@ Status cmd_clone_group_offset(Context& ctx) {
     fmt::print(ctx.out, "clone group offset success. srcGroup[{}], destGroup=[{}], topic[{}]", src,
                dest, topic);
     return Status::ok();
-}
-
-OptionSpec opt(char c, std::string name, bool required, std::string help, bool has_arg = true) {
-    return OptionSpec{c, std::move(name), has_arg, required, std::move(help)};
 }
 
 }  // namespace

@@ -1,3 +1,4 @@
+#include "mqadmin/admin_util.h"
 #include "mqadmin/commands.h"
 
 #include <fmt/format.h>
@@ -32,54 +33,6 @@ using protocol::MessageExt;
 
 constexpr const char* kToolsConsumerGroup = "TOOLS_CONSUMER";
 constexpr const char* kToolsProducerGroup = "TOOLS_PRODUCER";
-
-client::ClientConfig client_config(const Context& ctx) {
-    client::ClientConfig c;
-    c.namesrv_addr = ctx.namesrv_addr;
-    c.instance_name = fmt::format("mqadmin-{}", ::getpid());
-    return c;
-}
-
-Status require_namesrv(const Context& ctx) {
-    if (ctx.namesrv_addr.empty()) {
-        return Status::error(Errc::kInvalidArgument,
-                             "no name server address: use -n host:port or set NAMESRV_ADDR");
-    }
-    return Status::ok();
-}
-
-// An AdminClient started against the context's name servers.
-Result<std::unique_ptr<AdminClient>> start_admin(const Context& ctx) {
-    COMET_RETURN_IF_ERROR(require_namesrv(ctx));
-    auto admin = std::make_unique<AdminClient>(client_config(ctx));
-    COMET_RETURN_IF_ERROR(admin->start());
-    return admin;
-}
-
-// Java UtilAll.timeMillisToHumanString2: local time "yyyy-MM-dd HH:mm:ss,SSS".
-std::string human_time(int64_t ms) {
-    const std::time_t secs = static_cast<std::time_t>(ms / 1000);
-    std::tm tm{};
-    localtime_r(&secs, &tm);
-    return fmt::format("{:04}-{:02}-{:02} {:02}:{:02}:{:02},{:03}", tm.tm_year + 1900,
-                       tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-                       static_cast<int>(ms % 1000));
-}
-
-// Java PermName.perm2String.
-std::string perm_string(int32_t perm) {
-    std::string s = "---";
-    if (perm & protocol::kPermRead) {
-        s[0] = 'R';
-    }
-    if (perm & protocol::kPermWrite) {
-        s[1] = 'W';
-    }
-    if (perm & protocol::kPermInherit) {
-        s[2] = 'X';
-    }
-    return s;
-}
 
 // Broker addresses named by -b (one address) or -c (every master of a cluster).
 Result<std::vector<std::string>> target_brokers(const Context& ctx, AdminClient& admin) {
@@ -118,16 +71,6 @@ std::string printable(const std::string& body) {
         }
     }
     return out;
-}
-
-std::string properties_text(const MessageExt& msg) {
-    std::string out = "{";
-    bool first = true;
-    for (const auto& [k, v] : msg.properties.entries()) {
-        out += fmt::format("{}{}={}", first ? "" : ", ", k, v);
-        first = false;
-    }
-    return out + "}";
 }
 
 // Java QueryMsgByIdSubCommand#printMsg layout ("%-20s %s").
@@ -765,10 +708,6 @@ Status cmd_transfer_leader(Context& ctx) {
         ::usleep(100 * 1000);
     }
     return Status::error(Errc::kTimeout, "{} did not become the leader within 10 s", target);
-}
-
-OptionSpec opt(char c, std::string name, bool required, std::string help, bool has_arg = true) {
-    return OptionSpec{c, std::move(name), has_arg, required, std::move(help)};
 }
 
 std::vector<Command> build_commands() {

@@ -23,6 +23,7 @@
 #include "client/admin_client.h"
 #include "client/producer.h"
 #include "client/pull_consumer.h"
+#include "mqadmin/admin_util.h"
 #include "mqadmin/commands.h"
 #include "protocol/admin_bodies.h"
 #include "protocol/json_body.h"
@@ -40,38 +41,6 @@ using protocol::MessageExt;
 // Java NamesrvUtil.NAMESPACE_ORDER_TOPIC_CONFIG.
 constexpr const char* kOrderTopicNamespace = "ORDER_TOPIC_CONFIG";
 
-client::ClientConfig client_config(const Context& ctx) {
-    client::ClientConfig c;
-    c.namesrv_addr = ctx.namesrv_addr;
-    c.instance_name = fmt::format("mqadmin-{}", ::getpid());
-    return c;
-}
-
-Status require_namesrv(const Context& ctx) {
-    if (ctx.namesrv_addr.empty()) {
-        return Status::error(Errc::kInvalidArgument,
-                             "no name server address: use -n host:port or set NAMESRV_ADDR");
-    }
-    return Status::ok();
-}
-
-Result<std::unique_ptr<AdminClient>> start_admin(const Context& ctx) {
-    COMET_RETURN_IF_ERROR(require_namesrv(ctx));
-    auto admin = std::make_unique<AdminClient>(client_config(ctx));
-    COMET_RETURN_IF_ERROR(admin->start());
-    return admin;
-}
-
-// A SUCCESS response from `addr`, else the RocketMQ code and remark as the error.
-Result<protocol::RemotingCommand> call_ok(AdminClient& admin, const std::string& addr,
-                                          protocol::RemotingCommand req, std::string_view what) {
-    COMET_ASSIGN_OR_RETURN(auto resp, admin.instance().invoke(addr, std::move(req)));
-    if (resp.code != RC::kSuccess) {
-        return client::response_error(fmt::format("{} at {}", what, addr), resp);
-    }
-    return resp;
-}
-
 // The same request to every name server (Java MQClientAPIImpl puts KV configs and name server
 // configs on each address of the list); fails on the first refusal.
 Status to_every_namesrv(AdminClient& admin, const protocol::RemotingCommand& req,
@@ -83,21 +52,6 @@ Status to_every_namesrv(AdminClient& admin, const protocol::RemotingCommand& req
     return Status::ok();
 }
 
-// Java PermName.perm2String.
-std::string perm_string(int32_t perm) {
-    std::string s = "---";
-    if (perm & protocol::kPermRead) {
-        s[0] = 'R';
-    }
-    if (perm & protocol::kPermWrite) {
-        s[1] = 'W';
-    }
-    if (perm & protocol::kPermInherit) {
-        s[2] = 'X';
-    }
-    return s;
-}
-
 // Java CommandUtil.fetchMasterAddrByClusterName.
 Result<std::vector<std::string>> cluster_masters(AdminClient& admin, const std::string& cluster) {
     COMET_ASSIGN_OR_RETURN(auto addrs, admin.cluster_master_addrs(cluster));
@@ -105,27 +59,6 @@ Result<std::vector<std::string>> cluster_masters(AdminClient& admin, const std::
         return Status::error(Errc::kNotFound, "cluster {} has no master broker", cluster);
     }
     return addrs;
-}
-
-// Java UtilAll.timeMillisToHumanString2: local time "yyyy-MM-dd HH:mm:ss,SSS".
-std::string human_time(int64_t ms) {
-    const std::time_t secs = static_cast<std::time_t>(ms / 1000);
-    std::tm tm{};
-    localtime_r(&secs, &tm);
-    return fmt::format("{:04}-{:02}-{:02} {:02}:{:02}:{:02},{:03}", tm.tm_year + 1900,
-                       tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-                       static_cast<int>(ms % 1000));
-}
-
-// Java's Map#toString of the properties: "{k=v, k2=v2}".
-std::string properties_text(const MessageExt& msg) {
-    std::string out = "{";
-    bool first = true;
-    for (const auto& [k, v] : msg.properties.entries()) {
-        out += fmt::format("{}{}={}", first ? "" : ", ", k, v);
-        first = false;
-    }
-    return out + "}";
 }
 
 // ---- groups and topics ----
@@ -1042,10 +975,6 @@ Status cmd_clean_unused_topic(Context& ctx) {
     }
     fmt::print(ctx.out, "success\n");
     return Status::ok();
-}
-
-OptionSpec opt(char c, std::string name, bool required, std::string help) {
-    return OptionSpec{c, std::move(name), true, required, std::move(help)};
 }
 
 }  // namespace
