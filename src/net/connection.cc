@@ -271,6 +271,23 @@ void Connection::on_read(const asio::error_code& ec, size_t n) {
     rend_ += n;
     touch();
     auto self = shared_from_this();
+    // The requests of this read form one batch for the handler (decision 028: sends commit
+    // together at its end). Opened lazily, at the first whole frame; closed on every way out.
+    struct BatchScope {
+        ConnectionHandler* handler;
+        bool open = false;
+        void begin() {
+            if (!open) {
+                open = true;
+                handler->on_read_batch_begin();
+            }
+        }
+        ~BatchScope() {
+            if (open) {
+                handler->on_read_batch_end();
+            }
+        }
+    } batch{handler_};
     while (!closed_) {
         std::string_view avail(rbuf_.data() + rbegin_, rend_ - rbegin_);
         protocol::FrameSplit split = protocol::split_frame(avail, options_.max_frame_bytes);
@@ -323,6 +340,7 @@ void Connection::on_read(const asio::error_code& ec, size_t n) {
         if (cmd.is_response()) {
             handle_response(std::move(cmd));
         } else {
+            batch.begin();
             handler_->on_request(self, std::move(cmd));
         }
     }

@@ -71,6 +71,10 @@ public:
     virtual void on_request(const ConnectionPtr& conn, protocol::RemotingCommand request) = 0;
     // Exactly once, after the socket is closed and every pending request has failed.
     virtual void on_closed(const ConnectionPtr& conn, const Status& reason) = 0;
+    // Around the frames decoded from one socket read (begin before the first on_request, end
+    // after the last, on every path out of the read, only when the read holds a whole frame).
+    virtual void on_read_batch_begin() {}
+    virtual void on_read_batch_end() {}
 };
 
 // Next request id. Process-wide, like Java's static RemotingCommand.requestId.

@@ -132,6 +132,23 @@ void RemotingServer::on_request(const ConnectionPtr& conn, protocol::RemotingCom
     processors_.dispatch(conn, std::move(request));
 }
 
+void RemotingServer::set_read_batch_hooks(std::function<void()> begin, std::function<void()> end) {
+    batch_begin_ = std::move(begin);
+    batch_end_ = std::move(end);
+}
+
+void RemotingServer::on_read_batch_begin() {
+    if (batch_begin_) {
+        batch_begin_();
+    }
+}
+
+void RemotingServer::on_read_batch_end() {
+    if (batch_end_) {
+        batch_end_();
+    }
+}
+
 void RemotingServer::on_closed(const ConnectionPtr& conn, const Status& reason) {
     {
         MutexLock lock(mu_);

@@ -17,6 +17,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -70,6 +71,9 @@ public:
     // Before start(): every request's answer is reported to `observer` (metrics). The
     // observer must outlive the server and every Responder it handed out.
     void set_rpc_observer(const RpcObserver* observer);
+    // Before start(): called on the I/O thread around the requests decoded from one socket
+    // read (ConnectionHandler::on_read_batch_begin / _end). Must not block.
+    void set_read_batch_hooks(std::function<void()> begin, std::function<void()> end);
 
     // Binds and starts accepting. kIoError naming the address when the bind fails.
     Status start();
@@ -85,12 +89,16 @@ private:
     ConnectionHandler* handler() { return this; }
     void on_request(const ConnectionPtr& conn, protocol::RemotingCommand request) override;
     void on_closed(const ConnectionPtr& conn, const Status& reason) override;
+    void on_read_batch_begin() override;
+    void on_read_batch_end() override;
 
     const RemotingServerConfig config_;
     Clock* const clock_;
     std::shared_ptr<IoLoopGroup> loops_;
     ProcessorTable processors_;                     // read-only after start()
     std::shared_ptr<ConnectionListener> listener_;  // read-only after start()
+    std::function<void()> batch_begin_;             // read-only after start()
+    std::function<void()> batch_end_;               // read-only after start()
     asio::ip::tcp::acceptor acceptor_;              // loop 0 only, after start()
     uint16_t port_ = 0;
 

@@ -273,8 +273,23 @@ private:
 void append_json_string(std::string_view s, std::string* out) {
     static constexpr char kHex[] = "0123456789abcdef";
     out->push_back('"');
-    for (char ch : s) {
-        auto c = static_cast<unsigned char>(ch);
+    // Most strings need no escape at all: append runs of plain bytes in one go.
+    size_t i = 0;
+    while (i < s.size()) {
+        size_t run = i;
+        while (run < s.size()) {
+            const auto c = static_cast<unsigned char>(s[run]);
+            if (c < 0x20 || c == '"' || c == '\\') {
+                break;
+            }
+            ++run;
+        }
+        out->append(s.data() + i, run - i);
+        if (run == s.size()) {
+            break;
+        }
+        i = run + 1;
+        const auto c = static_cast<unsigned char>(s[run]);
         switch (c) {
             case '"': out->append("\\\""); break;
             case '\\': out->append("\\\\"); break;
@@ -283,14 +298,10 @@ void append_json_string(std::string_view s, std::string* out) {
             case '\n': out->append("\\n"); break;
             case '\r': out->append("\\r"); break;
             case '\t': out->append("\\t"); break;
-            default:
-                if (c < 0x20) {
-                    out->append("\\u00");
-                    out->push_back(kHex[c >> 4]);
-                    out->push_back(kHex[c & 0xF]);
-                } else {
-                    out->push_back(ch);
-                }
+            default:  // another control character
+                out->append("\\u00");
+                out->push_back(kHex[c >> 4]);
+                out->push_back(kHex[c & 0xF]);
         }
     }
     out->push_back('"');

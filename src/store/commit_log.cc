@@ -7,6 +7,7 @@
 #include <charconv>
 #include <chrono>
 #include <cstring>
+#include <utility>
 
 #include "base/bytes.h"
 #include "base/progress_log.h"
@@ -144,6 +145,11 @@ int64_t steady_nanos() {
 // Set on the commit thread and while a put commits inline: a completion that puts must neither
 // wait for ring space (only this thread frees it) nor take commit_round_mu_ again.
 thread_local bool tls_in_commit = false;
+
+// An open put batch on this thread (CommitLog::begin_put_batch) and the log whose puts it
+// deferred (one log per batch: a put to another log takes the ordinary path).
+thread_local bool tls_batch_open = false;
+thread_local CommitLog* tls_batch_log = nullptr;
 
 constexpr int64_t kMinWriteBuffer = 64 * 1024;
 
@@ -774,6 +780,11 @@ void CommitLog::append_and_complete(std::string* encoded, const SingleRecord* si
             done(*failure);
             return;
         }
+        if (tls_batch_open && !tls_in_commit &&
+            (tls_batch_log == nullptr || tls_batch_log == this)) {
+            tls_batch_log = this;  // end_put_batch() commits and completes it
+            return;
+        }
         if (committer_idle_.load() && !tls_in_commit && try_commit_inline()) {
             return;
         }
@@ -825,6 +836,36 @@ bool CommitLog::try_commit_inline() NO_THREAD_SAFETY_ANALYSIS {
     tls_in_commit = false;
     commit_round_mu_.unlock();
     return true;
+}
+
+void CommitLog::begin_put_batch() {
+    COMET_CHECK(!tls_batch_open, "put batches do not nest");
+    tls_batch_open = true;
+}
+
+void CommitLog::end_put_batch() {
+    tls_batch_open = false;
+    if (CommitLog* log = std::exchange(tls_batch_log, nullptr)) {
+        log->commit_deferred();
+    }
+}
+
+void CommitLog::commit_deferred() {
+    // Waits for a round held elsewhere (the commit thread, another batch, a ring-space helper):
+    // rounds are short (one pwritev into the page cache and their completions), and waiting is
+    // cheaper than a hand-over to the commit thread. When this returns, every put of the batch
+    // has completed (here or by the round that held the lock), unless the ring needs more
+    // than eight rounds (a quarter each), which a socket read never fills.
+    MutexLock rl(commit_round_mu_);
+    tls_in_commit = true;
+    for (int round = 0; round < 8; ++round) {
+        if (!commit_round_locked() || reserved_pub_.load() <= max_offset_.load()) {
+            tls_in_commit = false;
+            return;
+        }
+    }
+    tls_in_commit = false;
+    wake_committer();
 }
 
 void CommitLog::wake_committer() {

@@ -126,6 +126,17 @@ public:
     std::future<PutMessageResult> put_message(protocol::MessageExt msg);
     std::future<PutMessageResult> put_messages(MessageBatch batch);
 
+    // Put batches (decision 028). Between begin_put_batch() and end_put_batch() on one thread
+    // (a server I/O thread around the requests of one socket read), puts to a write-buffered
+    // log neither wake the commit thread nor commit inline: end_put_batch() writes the ring
+    // and completes them on this thread, one pwritev and no thread hand-off for the batch.
+    // When another thread holds the commit round, end_put_batch() waits for it: when it
+    // returns, the batch's puts have completed (or wait for SYNC_FLUSH / replication, as any
+    // put). Completions run with the batch closed (a put they make takes the ordinary path).
+    // Not nestable; no-ops for a log without a write buffer.
+    static void begin_put_batch();
+    static void end_put_batch();
+
     // HA slave: appends raw CommitLog bytes received from the master at `start`, which must be
     // max_offset(). Records and fillers must be whole per segment, as the master wrote them.
     Status append_data(PhysicalOffset start, std::string_view data);
@@ -268,6 +279,8 @@ private:
     bool commit_round_locked() REQUIRES(commit_round_mu_);
     // An idle log: the putting thread commits (and completes) itself. False when it did not.
     bool try_commit_inline();
+    // end_put_batch(): commit rounds on this thread until the puts made so far are covered.
+    void commit_deferred() EXCLUDES(commit_round_mu_);
     // Writes the next chunk of [max_offset, reserved) from the ring into the segments and
     // publishes it; returns the new max offset. A failed write makes the store read-only.
     int64_t write_ring_locked() REQUIRES(commit_round_mu_);

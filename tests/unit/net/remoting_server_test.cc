@@ -575,6 +575,69 @@ TEST_F(RemotingServerTest, InlineProcessorRunsOnTheIoThreadInArrivalOrder) {
     server.shutdown();
 }
 
+// Read batches (decision 028): the requests decoded from one socket read are handed over
+// between the server's batch hooks, on the I/O thread, and every begin has its end.
+TEST_F(RemotingServerTest, RequestsOfOneReadRunBetweenTheBatchHooks) {
+    RemotingServerConfig sc;
+    sc.listen_host = "127.0.0.1";
+    sc.io_threads = 1;
+    RemotingServer server(sc);
+    std::atomic<bool> open{false};
+    std::atomic<int> begins{0};
+    std::atomic<int> ends{0};
+    std::atomic<int> misuse{0};
+    std::atomic<int> outside{0};
+    std::atomic<int> handled{0};
+    server.set_read_batch_hooks(
+        [&] {
+            if (open.exchange(true) || !IoLoopGroup::on_io_thread()) {
+                misuse.fetch_add(1);
+            }
+            begins.fetch_add(1);
+        },
+        [&] {
+            if (!open.exchange(false)) {
+                misuse.fetch_add(1);
+            }
+            ends.fetch_add(1);
+        });
+    server.register_inline_processor(
+        kEcho, make_processor([&](const ConnectionPtr& conn, RemotingCommand req, Responder r) {
+            if (!open.load()) {
+                outside.fetch_add(1);
+            }
+            handled.fetch_add(1);
+            echo(conn, std::move(req), std::move(r));
+        }));
+    ASSERT_TRUE(server.start().is_ok());
+    RawSocket raw(server.port());
+    ASSERT_TRUE(raw.connected());
+    constexpr int kFrames = 50;
+    std::string bytes;
+    for (int i = 0; i < kFrames; ++i) {
+        auto req = make_request(kEcho, std::to_string(i), "b");
+        req.opaque = i;
+        bytes += protocol::encode_frame(req);
+    }
+    // Half a frame first: a read without a whole frame opens no batch.
+    const std::string lone = protocol::encode_frame(make_request(kEcho, "lone"));
+    ASSERT_TRUE(raw.send_all(std::string_view(lone).substr(0, 10)));
+    ASSERT_TRUE(raw.send_all(std::string_view(lone).substr(10)));
+    ASSERT_TRUE(raw.send_all(bytes));  // one write: one or a few reads
+    for (int i = 0; i < kFrames + 1; ++i) {
+        auto r = raw.read_frame();
+        ASSERT_TRUE(r.is_ok()) << i << ": " << r.status().to_string();
+    }
+    EXPECT_EQ(handled.load(), kFrames + 1);
+    EXPECT_EQ(outside.load(), 0);
+    EXPECT_EQ(misuse.load(), 0);
+    EXPECT_GE(begins.load(), 1);
+    EXPECT_LT(begins.load(), kFrames + 1);  // frames of one read share a batch
+    server.shutdown();
+    EXPECT_EQ(begins.load(), ends.load());
+    EXPECT_FALSE(open.load());
+}
+
 TEST_F(RemotingServerTest, ResponsesMayComeBackOutOfOrder) {
     start_server();
     Latch first_done(1);

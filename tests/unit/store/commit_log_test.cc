@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <fstream>
+#include <future>
 #include <iterator>
 #include <map>
 #include <random>
@@ -416,6 +417,76 @@ TEST_F(CommitLogTest, WriteBufferCompletesPutsAfterTheirBytesArePublished) {
                                       })
                     .is_ok());
     EXPECT_EQ(n, kPuts);
+}
+
+// Put batches (decision 028): puts made between begin_put_batch and end_put_batch have all
+// completed when end_put_batch returns, from several batching threads at once (they wait for
+// each other's rounds) and beside the commit thread; a completion that puts takes the
+// ordinary path; bytes and offsets are those of unbatched puts.
+TEST_F(CommitLogTest, PutBatchCompletesEveryPutByItsEnd) {
+    auto log = open_log(config(dir_.path()));
+    ASSERT_GT(log->write_buffer_capacity(), 0u);
+    constexpr int kThreads = 3;
+    constexpr int kBatches = 150;
+    std::atomic<int> late{0};       // not completed when its batch ended
+    std::atomic<int> bad{0};        // wrong result or unreadable
+    std::atomic<int> completed{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+        threads.emplace_back([&, t] {
+            for (int b = 0; b < kBatches; ++b) {
+                const int n = 1 + (b * 7 + t) % 20;
+                std::vector<int> done(static_cast<size_t>(n), 0);
+                CommitLog::begin_put_batch();
+                for (int i = 0; i < n; ++i) {
+                    std::string body = fmt::format("pb-{}-{}-{}-", t, b, i) +
+                                       std::string(static_cast<size_t>((b + i) % 500), 'p');
+                    log->put_message(sample_message("Pb" + std::to_string(t), i % 2, body),
+                                     [&, i, body](const PutMessageResult& r) {
+                                         auto m = log->lookup_message(r.append.wrote_offset);
+                                         if (!r.ok() || !m.is_ok() || m.value().body != body) {
+                                             bad.fetch_add(1);
+                                         }
+                                         done[static_cast<size_t>(i)] += 1;
+                                         completed.fetch_add(1);
+                                     });
+                }
+                CommitLog::end_put_batch();
+                for (int v : done) {
+                    if (v != 1) {
+                        late.fetch_add(1);
+                    }
+                }
+            }
+        });
+    }
+    for (auto& th : threads) {
+        th.join();
+    }
+    EXPECT_EQ(late.load(), 0);
+    EXPECT_EQ(bad.load(), 0);
+    // A completion inside a batch that puts again: the inner put is not deferred to a batch
+    // that has already ended.
+    std::promise<PutMessageResult> inner;
+    auto inner_done = inner.get_future();
+    CommitLog::begin_put_batch();
+    log->put_message(sample_message("Pb", 0, "outer"), [&](const PutMessageResult& r) {
+        EXPECT_TRUE(r.ok());
+        log->put_message(sample_message("Pb", 0, "inner"),
+                         [&](const PutMessageResult& r2) { inner.set_value(r2); });
+    });
+    CommitLog::end_put_batch();
+    ASSERT_EQ(inner_done.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+    EXPECT_TRUE(inner_done.get().ok());
+    // Sequence numbers per queue stayed dense: every topic's queue offsets were assigned once.
+    int expected = 0;
+    for (int b = 0; b < kBatches; ++b) {
+        expected += 1 + (b * 7) % 20;  // thread 0
+    }
+    EXPECT_EQ(log->next_queue_offset("Pb0", 0).value() + log->next_queue_offset("Pb0", 1).value(),
+              expected);
+    log->shutdown();
+    log->check_invariants();
 }
 
 // The write buffer writes exactly the bytes the mapping path writes: records encoded in place
