@@ -450,9 +450,10 @@ void SendMessageProcessor::send_decoded(const RequestContext& rc,
             return;
         }
         RemotingCommand resp = make_response(req, pr.code, pr.remark);
+        resp.ext_fields.reserve(8);  // the header below: one allocation for its fields
         if (store::is_stored(r.status)) {
             protocol::SendMessageResponseHeader h;
-            h.msg_id = r.append.msg_id;
+            h.msg_id = std::move(r.append.msg_id);
             h.queue_id = answered_queue;
             h.queue_offset = r.append.logics_offset.value();
             h.transaction_id = transaction_id;

@@ -13,6 +13,7 @@
 // "true"/"false"). Decoding parses Java-style: Integer/Long decimal (leading '+' allowed),
 // Boolean = case-insensitive "true", anything else false.
 
+#include <charconv>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -43,8 +44,12 @@ public:
 
 private:
     void put(const char* name, const std::string& v) { cmd_->set_ext(name, v); }
-    void put(const char* name, int32_t v) { cmd_->set_ext(name, std::to_string(v)); }
-    void put(const char* name, int64_t v) { cmd_->set_ext(name, std::to_string(v)); }
+    void put(const char* name, int32_t v) { put(name, static_cast<int64_t>(v)); }
+    void put(const char* name, int64_t v) {
+        char buf[24];
+        auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), v);
+        cmd_->set_ext(name, std::string(buf, static_cast<size_t>(end - buf)));
+    }
     void put(const char* name, bool v) { cmd_->set_ext(name, v ? "true" : "false"); }
     template <typename T>
     void put(const char* name, const std::optional<T>& v) {

@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 
+#include <algorithm>
 #include <charconv>
 
 namespace comet::protocol {
@@ -56,6 +57,9 @@ std::string message_properties_to_string(const MessageProperties& props) {
 
 MessageProperties string_to_message_properties(std::string_view s) {
     MessageProperties props;
+    // One allocation for the entries, with room for the two the broker adds (CLUSTER and a
+    // retry's or delay's bookkeeping).
+    props.reserve(static_cast<size_t>(std::count(s.begin(), s.end(), kPropertySeparator)) + 3);
     size_t start = 0;
     while (start < s.size()) {
         size_t end = s.find(kPropertySeparator, start);

@@ -75,6 +75,7 @@ public:
     bool erase(std::string_view key);
     bool empty() const { return entries_.empty(); }
     size_t size() const { return entries_.size(); }
+    void reserve(size_t n) { entries_.reserve(n); }
     const std::vector<Entry>& entries() const { return entries_; }
     bool operator==(const MessageProperties&) const = default;
 

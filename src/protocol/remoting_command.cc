@@ -42,11 +42,17 @@ SerializeType effective_type(const RemotingCommand& cmd) {
     return SerializeType::kRocketMq;
 }
 
+void append_int(int64_t v, std::string* out) {
+    char buf[24];
+    auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), v);
+    out->append(buf, static_cast<size_t>(end - buf));
+}
+
 void encode_json_header(const RemotingCommand& cmd, std::string* out) {
     // Keys in alphabetical order like fastjson; nulls omitted; extFields values always strings.
     out->reserve(out->size() + 128 + cmd.ext_fields.size() * 32);
     out->append("{\"code\":");
-    out->append(std::to_string(cmd.code));
+    append_int(cmd.code, out);
     if (!cmd.ext_fields.empty()) {
         out->append(",\"extFields\":{");
         bool first = true;
@@ -62,17 +68,17 @@ void encode_json_header(const RemotingCommand& cmd, std::string* out) {
         out->push_back('}');
     }
     out->append(",\"flag\":");
-    out->append(std::to_string(cmd.flag));
+    append_int(cmd.flag, out);
     out->append(",\"language\":\"");
     out->append(language_name(cmd.language));
     out->append("\",\"opaque\":");
-    out->append(std::to_string(cmd.opaque));
+    append_int(cmd.opaque, out);
     if (cmd.remark) {
         out->append(",\"remark\":");
         append_json_string(*cmd.remark, out);
     }
     out->append(",\"serializeTypeCurrentRPC\":\"JSON\",\"version\":");
-    out->append(std::to_string(cmd.version));
+    append_int(cmd.version, out);
     out->push_back('}');
 }
 
@@ -228,7 +234,7 @@ RemotingCommand RemotingCommand::response_to(const RemotingCommand& req, int32_t
 }
 
 const std::string* RemotingCommand::ext(std::string_view key) const {
-    auto it = ext_fields.find(std::string(key));
+    auto it = ext_fields.find(key);
     return it == ext_fields.end() ? nullptr : &it->second;
 }
 

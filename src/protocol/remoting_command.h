@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "base/status.h"
+#include "protocol/ext_fields.h"
 
 namespace comet::protocol {
 
@@ -42,7 +43,7 @@ struct RemotingCommand {
     int32_t opaque = 0;
     int32_t flag = 0;
     std::optional<std::string> remark;
-    std::map<std::string, std::string> ext_fields;  // ordered: JSON output is sorted like fastjson
+    ExtFields ext_fields;  // sorted by key: JSON output is sorted like fastjson
     std::string body;
     // Serialization the header arrived in (requests) or will be written in (responses).
     SerializeType serialize_type = SerializeType::kJson;
