@@ -564,19 +564,26 @@ void ClientAdminProcessor::broker_consume_stats(const RemotingCommand& req, cons
 }
 
 void ClientAdminProcessor::call_consumer(RemotingCommand req, const Reply& reply) {
-    const std::string* group = required(req, reply, "consumerGroup");
-    const std::string* client_id = group != nullptr ? required(req, reply, "clientId") : nullptr;
-    if (client_id == nullptr) {
+    // Copies: set_ext below may move the ext fields (ExtFields invalidates on insertion).
+    const std::string* group_field = required(req, reply, "consumerGroup");
+    const std::string* client_field =
+        group_field != nullptr ? required(req, reply, "clientId") : nullptr;
+    if (client_field == nullptr) {
         return;
     }
+    const std::string group_text = *group_field;
+    const std::string client_text = *client_field;
+    const std::string* group = &group_text;
+    const std::string* client_id = &client_text;
     if (req.code == Req::kConsumeMessageDirectly) {
-        const std::string* msg_id = required(req, reply, "msgId");
-        if (msg_id == nullptr) {
+        const std::string* msg_field = required(req, reply, "msgId");
+        if (msg_field == nullptr) {
             return;
         }
+        const std::string msg_id = *msg_field;
         // Java consumeMessageDirectly: the stored message's bytes as the body.
         req.set_ext("brokerName", ctx_.config->get().broker_name);
-        if (auto id = protocol::decode_offset_msg_id(*msg_id); id.is_ok()) {
+        if (auto id = protocol::decode_offset_msg_id(msg_id); id.is_ok()) {
             if (auto raw = ctx_.store->raw_message_at(id->physical_offset)) {
                 req.body = std::move(*raw);
             }

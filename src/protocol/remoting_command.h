@@ -63,7 +63,8 @@ struct RemotingCommand {
     static RemotingCommand response_to(const RemotingCommand& req, int32_t code,
                                        std::optional<std::string> remark = std::nullopt);
 
-    // extFields helpers. get_* return nullopt when the key is missing or unparsable.
+    // extFields helpers. The pointer ext() returns is invalidated by any later insertion or
+    // erasure in ext_fields (set_ext included): copy what must outlive a change.
     const std::string* ext(std::string_view key) const;
     void set_ext(std::string key, std::string value) { ext_fields[std::move(key)] = std::move(value); }
 };
