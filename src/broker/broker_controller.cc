@@ -431,7 +431,9 @@ void BrokerController::register_processors() {
                          Req::kGetBrokerConfig,
                          Req::kUpdateBrokerConfig,
                          Req::kViewBrokerStatsData,
-                         Req::kCleanUnusedTopic}) {
+                         Req::kCleanUnusedTopic,
+                         Req::kCleanExpiredConsumequeue,
+                         Req::kQueryConsumeQueue}) {
         server_->register_processor(code, admin, admin_exec);
     }
     auto client_admin = wrap(client_admin_.get());

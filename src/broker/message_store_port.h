@@ -66,6 +66,18 @@ public:
     };
     virtual std::optional<CqUnit> consume_queue_unit(const std::string& topic, int32_t queue_id,
                                                      int64_t offset) = 0;
+    // Min and max offset of an existing ConsumeQueue; nullopt when the store has no such queue
+    // (QUERY_CONSUME_QUEUE). A store without ConsumeQueues has none.
+    struct CqBounds {
+        int64_t min_offset = 0;
+        int64_t max_offset = 0;
+    };
+    virtual std::optional<CqBounds> consume_queue_bounds(const std::string& topic,
+                                                         int32_t queue_id) {
+        (void)topic;
+        (void)queue_id;
+        return std::nullopt;
+    }
     virtual store::QueryMessageResult query_message(const std::string& topic,
                                                     const std::string& key, int32_t max_num,
                                                     int64_t begin_ts, int64_t end_ts) = 0;
@@ -77,6 +89,9 @@ public:
         (void)keep;
         return 0;
     }
+    // CLEAN_EXPIRED_CONSUMEQUEUE: removes ConsumeQueues whose last unit ends below the
+    // CommitLog's min offset; returns the queues removed.
+    virtual int clean_expired_consume_queues() { return 0; }
     virtual void set_arrival_listener(ArrivalListener listener) = 0;
     // Store address written into records (STOREHOST) and msg ids.
     virtual protocol::HostAddress store_host() const = 0;

@@ -328,6 +328,19 @@ int StoreAdapter::clean_unused_topics(const std::set<std::string>& keep) {
     return store_->clean_unused_topics(keep);
 }
 
+int StoreAdapter::clean_expired_consume_queues() {
+    return store_->clean_expired_consumer_queues();
+}
+
+std::optional<MessageStorePort::CqBounds> StoreAdapter::consume_queue_bounds(
+    const std::string& topic, int32_t queue_id) {
+    auto q = store_->consume_queues().find(topic, queue_id);
+    if (!q) {
+        return std::nullopt;
+    }
+    return CqBounds{q->min_offset_in_queue().value(), q->max_offset_in_queue().value()};
+}
+
 void StoreAdapter::set_arrival_listener(ArrivalListener listener) {
     listener_ = std::move(listener);
     store_->set_message_arriving_listener(this);

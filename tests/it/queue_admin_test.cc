@@ -1,0 +1,217 @@
+// Integration tests of mqadmin's queue and consumer inspection commands
+// (apps/mqadmin/queue_commands.cc) against real mqnamesrv + mqbroker processes on 127.0.0.1:
+// queryCq (QUERY_CONSUME_QUEUE), cleanExpiredCQ (CLEAN_EXPIRED_CONSUMEQUEUE) and
+// consumerStatus (GET_CONSUMER_RUNNING_INFO through the broker to a C++ push consumer).
+// Each command runs as a subprocess (bounded by run_command's timeout).
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <sstream>
+
+#include "harness.h"
+#include "protocol/request_code.h"
+#include "protocol/response_code.h"
+
+namespace comet::it {
+namespace {
+
+namespace Req = protocol::RequestCode;
+namespace RC = protocol::ResponseCode;
+using namespace std::chrono_literals;
+
+bool contains(const std::string& s, const std::string& part) {
+    return s.find(part) != std::string::npos;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+    std::vector<std::string> out;
+    std::istringstream in(text);
+    std::string line;
+    while (std::getline(in, line)) {
+        out.push_back(line);
+    }
+    return out;
+}
+
+// The number after `key=` up to the next ',' or '}'.
+int64_t field(const std::string& line, const std::string& key) {
+    const size_t at = line.find(key + "=");
+    if (at == std::string::npos) {
+        return -1;
+    }
+    return std::stoll(line.substr(at + key.size() + 1));
+}
+
+class Cluster {
+public:
+    explicit Cluster(const char* name, std::map<std::string, std::string> broker_extra = {})
+        : dir_(name), ns_port_(free_port()), broker_port_(free_port()),
+          extra_(std::move(broker_extra)) {}
+
+    void start_all() {
+        auto ns = start_namesrv(dir_, ns_port_);
+        ASSERT_TRUE(ns.is_ok()) << ns.status().to_string();
+        ns_ = std::move(ns).value();
+        ASSERT_TRUE(ns_->wait_for_port(ns_port_, 10s).is_ok());
+        start_broker_process();
+    }
+    void start_broker_process() {
+        auto b = start_broker(dir_, broker_port_, addr(ns_port_), extra_);
+        ASSERT_TRUE(b.is_ok()) << b.status().to_string();
+        broker_ = std::move(b).value();
+        ASSERT_TRUE(broker_->wait_for_port(broker_port_, 20s).is_ok()) << broker_->log_tail();
+    }
+    void stop_broker() {
+        broker_->sigterm();
+        ASSERT_TRUE(broker_->wait_exit(20s).is_ok());
+    }
+
+    CommandResult mq(std::vector<std::string> args) {
+        args.insert(args.begin(), binary_path("mqadmin"));
+        args.push_back("-n");
+        args.push_back(addr(ns_port_));
+        return run_command(dir_, args);
+    }
+    // Max offset of topic/queue over the wire; -1 on an error.
+    int64_t max_offset(const std::string& topic, int queue) {
+        net::RemotingClient client;
+        client.start();
+        auto r = call(client, broker_port_,
+                      request(Req::kGetMaxOffset,
+                              {{"topic", topic}, {"queueId", std::to_string(queue)}}));
+        if (!r.is_ok() || r->code != RC::kSuccess || r->ext("offset") == nullptr) {
+            return -1;
+        }
+        return std::stoll(*r->ext("offset"));
+    }
+    void create_topic(const std::string& topic) {
+        ASSERT_EQ(mq({"updateTopic", "-b", broker(), "-t", topic, "-r", "1", "-w", "1"}).exit_code,
+                  0);
+    }
+    void send(const std::string& topic, const std::string& body, const std::string& tag) {
+        net::RemotingClient client;
+        client.start();
+        auto r = call(client, broker_port_, send_message_request(topic, body, 0, {{"TAGS", tag}}));
+        ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+        ASSERT_EQ(r->code, RC::kSuccess) << r->remark.value_or("");
+    }
+    std::string broker() const { return addr(broker_port_); }
+    TempDir& dir() { return dir_; }
+
+private:
+    TempDir dir_;
+    uint16_t ns_port_;
+    uint16_t broker_port_;
+    std::map<std::string, std::string> extra_;
+    std::unique_ptr<Process> ns_;
+    std::unique_ptr<Process> broker_;
+};
+
+// Java "TagA".hashCode(): the tagsCode of the ConsumeQueue unit.
+constexpr int64_t kTagAHash = 2598919;
+
+TEST(QueueAdminIt, QueryCqPrintsUnitsBoundsAndErrors) {
+    Cluster c("comet_it_query_cq");
+    ASSERT_NO_FATAL_FAILURE(c.start_all());
+    ASSERT_TRUE(eventually([&] { return contains(c.mq({"clusterList"}).out, "broker-a"); }, 15s));
+    ASSERT_NO_FATAL_FAILURE(c.create_topic("QcTopic"));
+    ASSERT_TRUE(eventually([&] { return c.mq({"topicRoute", "-t", "QcTopic"}).exit_code == 0; },
+                           10s));
+    for (int i = 0; i < 3; ++i) {
+        ASSERT_NO_FATAL_FAILURE(c.send("QcTopic", "body-" + std::to_string(i), "TagA"));
+    }
+    ASSERT_TRUE(eventually([&] { return c.max_offset("QcTopic", 0) == 3; }, 10s));
+
+    // Two units from index 1, broker from the route.
+    CommandResult r = c.mq({"queryCq", "-t", "QcTopic", "-q", "0", "-i", "1", "-c", "2"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto lines = lines_of(r.out);
+    ASSERT_EQ(lines.size(), 9u) << r.out;
+    EXPECT_EQ(lines[0], "Queue data: ");
+    EXPECT_EQ(lines[1], "max: 3, min: 0");
+    EXPECT_EQ(lines[2], "======================================");
+    EXPECT_EQ(lines[3], "idx: 1");
+    EXPECT_EQ(lines[6], "idx: 2");
+    for (size_t at : {4u, 7u}) {
+        EXPECT_TRUE(lines[at].starts_with("ConsumeQueueData{physicOffset=")) << lines[at];
+        EXPECT_TRUE(lines[at].ends_with(", extendDataJson='null', bitMap='null', eval=false, "
+                                        "msg='null'}"))
+            << lines[at];
+        EXPECT_EQ(field(lines[at], "tagsCode"), kTagAHash);
+        EXPECT_GT(field(lines[at], "physicSize"), 0);
+    }
+    // The two records follow each other in the CommitLog.
+    EXPECT_EQ(field(lines[7], "physicOffset"),
+              field(lines[4], "physicOffset") + field(lines[4], "physicSize"));
+
+    // Default count (10) stops at the queue's end; -b given; a group that is not online.
+    r = c.mq({"queryCq", "-t", "QcTopic", "-q", "0", "-i", "0", "-b", c.broker(), "-g", "QcGroup"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_TRUE(r.out.starts_with("Filter data: \nQcGroup@QcTopic is not online!\n"
+                                  "======================================\n"
+                                  "Queue data: \nmax: 3, min: 0\n"))
+        << r.out;
+    EXPECT_TRUE(contains(r.out, "idx: 2\n"));
+    EXPECT_FALSE(contains(r.out, "idx: 3\n"));
+
+    // An index past the end and a queue that does not exist.
+    r = c.mq({"queryCq", "-t", "QcTopic", "-q", "0", "-i", "3"});
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_TRUE(contains(r.err, "Index 3 of 0@QcTopic is not exist!")) << r.err;
+    r = c.mq({"queryCq", "-t", "QcTopic", "-q", "5", "-i", "0"});
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_TRUE(contains(r.err, "5@QcTopic is not exist!")) << r.err;
+    EXPECT_TRUE(contains(r.err, "SYSTEM_ERROR")) << r.err;
+}
+
+// A queue whose records left the CommitLog (its first segment deleted while the broker was
+// down) is dropped by cleanExpiredCQ; a queue with records still there stays.
+TEST(QueueAdminIt, CleanExpiredCqDropsQueuesBelowTheCommitLogMin) {
+    Cluster c("comet_it_clean_expired_cq", {{"mappedFileSizeCommitLog", std::to_string(64 * 1024)}});
+    ASSERT_NO_FATAL_FAILURE(c.start_all());
+    ASSERT_TRUE(eventually([&] { return contains(c.mq({"clusterList"}).out, "broker-a"); }, 15s));
+    ASSERT_NO_FATAL_FAILURE(c.create_topic("OldTopic"));
+    ASSERT_NO_FATAL_FAILURE(c.create_topic("NewTopic"));
+    ASSERT_NO_FATAL_FAILURE(c.send("OldTopic", "old", "TagA"));
+    ASSERT_TRUE(eventually([&] { return c.max_offset("OldTopic", 0) == 1; }, 10s));
+    const std::string big(4000, 'x');
+    for (int i = 0; i < 40; ++i) {  // ~160 KB: the CommitLog rolls past its first 64 KB segment
+        ASSERT_NO_FATAL_FAILURE(c.send("NewTopic", big, "TagB"));
+    }
+    ASSERT_TRUE(eventually([&] { return c.max_offset("NewTopic", 0) == 40; }, 10s));
+
+    // Nothing expired yet: both queues stay.
+    CommandResult r = c.mq({"cleanExpiredCQ", "-b", c.broker()});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, "success\n");
+    EXPECT_EQ(c.max_offset("OldTopic", 0), 1);
+
+    ASSERT_NO_FATAL_FAILURE(c.stop_broker());
+    const auto first = std::filesystem::path(c.dir().sub("broker-a/store/commitlog")) /
+                       "00000000000000000000";
+    ASSERT_TRUE(std::filesystem::exists(first));
+    std::filesystem::remove(first);
+    ASSERT_NO_FATAL_FAILURE(c.start_broker_process());
+    ASSERT_TRUE(eventually([&] { return c.max_offset("NewTopic", 0) == 40; }, 10s));
+    // Still there after the restart, its min moved past the unit whose record is gone.
+    EXPECT_EQ(c.max_offset("OldTopic", 0), 1);
+    r = c.mq({"queryCq", "-t", "OldTopic", "-q", "0", "-i", "0", "-b", c.broker()});
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_TRUE(contains(r.err, "Index 0 of 0@OldTopic is not exist!")) << r.err;
+
+    r = c.mq({"cleanExpiredCQ", "-c", "DefaultCluster"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, "success\n");
+    r = c.mq({"queryCq", "-t", "OldTopic", "-q", "0", "-i", "0", "-b", c.broker()});
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_TRUE(contains(r.err, "0@OldTopic is not exist!")) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(c.dir().sub("broker-a/store/consumequeue/OldTopic/0")));
+    EXPECT_EQ(c.max_offset("OldTopic", 0), 0);
+    EXPECT_EQ(c.max_offset("NewTopic", 0), 40);
+    r = c.mq({"queryCq", "-t", "NewTopic", "-q", "0", "-i", "39", "-b", c.broker()});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
+}  // namespace
+}  // namespace comet::it
