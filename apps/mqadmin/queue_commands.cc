@@ -8,13 +8,23 @@
 #include <rapidjson/prettywriter.h>
 #include <rapidjson/stringbuffer.h>
 
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "client/admin_client.h"
 #include "mqadmin/admin_util.h"
 #include "mqadmin/commands.h"
+#include "protocol/admin_bodies.h"
 #include "protocol/json_body.h"
+#include "protocol/json_text.h"
 #include "protocol/request_code.h"
 
 namespace comet::mqadmin {
@@ -157,6 +167,351 @@ Status cmd_clean_expired_cq(Context& ctx) {
     return Status::ok();
 }
 
+// ---- consumerStatus ----
+
+// Java UtilAll.timeMillisToHumanString: local "yyyyMMddHHmmssSSS".
+std::string compact_time(int64_t ms) {
+    const std::time_t secs = static_cast<std::time_t>(ms / 1000);
+    std::tm tm{};
+    localtime_r(&secs, &tm);
+    return fmt::format("{:04}{:02}{:02}{:02}{:02}{:02}{:03}", tm.tm_year + 1900, tm.tm_mon + 1,
+                       tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms % 1000);
+}
+
+int64_t member_int(const rapidjson::Value& v, const char* key) {
+    int64_t out = 0;
+    (void)protocol::read_int64(v, key, &out);
+    return out;
+}
+double member_double(const rapidjson::Value& v, const char* key) {
+    double out = 0;
+    (void)protocol::read_double(v, key, &out);
+    return out;
+}
+bool member_bool(const rapidjson::Value& v, const char* key) {
+    bool out = false;
+    (void)protocol::read_bool(v, key, &out);
+    return out;
+}
+std::string member_string(const rapidjson::Value& v, const char* key) {
+    std::string out;
+    (void)protocol::read_string(v, key, &out);
+    return out;
+}
+
+struct ProcessQueueInfo {
+    int64_t commit_offset = 0;
+    int64_t cached_min = 0;
+    int64_t cached_max = 0;
+    int64_t cached_count = 0;
+    int64_t cached_mib = 0;
+    int64_t tx_min = 0;
+    int64_t tx_max = 0;
+    int64_t tx_count = 0;
+    bool locked = false;
+    int64_t try_unlock_times = 0;
+    int64_t last_lock = 0;
+    bool dropped = false;
+    int64_t last_pull = 0;
+    int64_t last_consume = 0;
+
+    // Java ProcessQueueInfo#toString.
+    std::string text() const {
+        return fmt::format(
+            "ProcessQueueInfo [commitOffset={}, cachedMsgMinOffset={}, cachedMsgMaxOffset={}, "
+            "cachedMsgCount={}, cachedMsgSizeInMiB={}, transactionMsgMinOffset={}, "
+            "transactionMsgMaxOffset={}, transactionMsgCount={}, locked={}, tryUnlockTimes={}, "
+            "lastLockTimestamp={}, droped={}, lastPullTimestamp={}, lastConsumeTimestamp={}]",
+            commit_offset, cached_min, cached_max, cached_count, cached_mib, tx_min, tx_max,
+            tx_count, locked, try_unlock_times, compact_time(last_lock), dropped,
+            compact_time(last_pull), compact_time(last_consume));
+    }
+};
+
+struct ConsumeStatus {
+    double pull_rt = 0, pull_tps = 0, consume_rt = 0, consume_ok_tps = 0, consume_failed_tps = 0;
+    int64_t consume_failed_msgs = 0;
+};
+
+struct Subscription {
+    std::string topic;
+    std::string sub_string;
+    std::string expression_type;
+    bool class_filter_mode = false;
+    std::string tags;  // the tagsSet and codeSet as JSON, for equality
+    // Java SubscriptionData#compareTo: topic@subString.
+    bool operator<(const Subscription& o) const {
+        return topic + "@" + sub_string < o.topic + "@" + o.sub_string;
+    }
+    bool operator==(const Subscription&) const = default;
+};
+
+// Java ConsumerRunningInfo as the client sends it (GET_CONSUMER_RUNNING_INFO body).
+struct ConsumerRunningInfo {
+    std::map<std::string, std::string> properties;
+    std::vector<Subscription> subscriptions;  // sorted like Java's TreeSet
+    std::map<protocol::MessageQueue, ProcessQueueInfo> mq_table;
+    std::map<std::string, ConsumeStatus> status_table;
+    std::optional<std::string> jstack;
+
+    static Result<ConsumerRunningInfo> decode(std::string_view body) {
+        COMET_ASSIGN_OR_RETURN(auto doc, protocol::parse_json_body(body));
+        COMET_RETURN_IF_ERROR(protocol::expect_object(doc, "ConsumerRunningInfo"));
+        ConsumerRunningInfo info;
+        COMET_RETURN_IF_ERROR(protocol::read_string_map(doc, "properties", &info.properties));
+        if (const auto* subs = protocol::find_member(doc, "subscriptionSet");
+            subs != nullptr && subs->IsArray()) {
+            for (const auto& s : subs->GetArray()) {
+                Subscription sub;
+                sub.topic = member_string(s, "topic");
+                sub.sub_string = member_string(s, "subString");
+                sub.expression_type = member_string(s, "expressionType");
+                sub.class_filter_mode = member_bool(s, "classFilterMode");
+                for (const char* k : {"tagsSet", "codeSet"}) {
+                    if (const auto* t = protocol::find_member(s, k)) {
+                        sub.tags += protocol::json_value_text(*t);
+                    }
+                }
+                info.subscriptions.push_back(std::move(sub));
+            }
+            std::sort(info.subscriptions.begin(), info.subscriptions.end());
+        }
+        if (const auto* mqs = protocol::find_member(doc, "mqTable"); mqs != nullptr && mqs->IsObject()) {
+            for (const auto& m : mqs->GetObject()) {
+                COMET_ASSIGN_OR_RETURN(
+                    auto mq, protocol::MessageQueue::decode(
+                                 std::string_view(m.name.GetString(), m.name.GetStringLength())));
+                const auto& v = m.value;
+                ProcessQueueInfo pq;
+                pq.commit_offset = member_int(v, "commitOffset");
+                pq.cached_min = member_int(v, "cachedMsgMinOffset");
+                pq.cached_max = member_int(v, "cachedMsgMaxOffset");
+                pq.cached_count = member_int(v, "cachedMsgCount");
+                pq.cached_mib = member_int(v, "cachedMsgSizeInMiB");
+                pq.tx_min = member_int(v, "transactionMsgMinOffset");
+                pq.tx_max = member_int(v, "transactionMsgMaxOffset");
+                pq.tx_count = member_int(v, "transactionMsgCount");
+                pq.locked = member_bool(v, "locked");
+                pq.try_unlock_times = member_int(v, "tryUnlockTimes");
+                pq.last_lock = member_int(v, "lastLockTimestamp");
+                pq.dropped = member_bool(v, "droped");
+                pq.last_pull = member_int(v, "lastPullTimestamp");
+                pq.last_consume = member_int(v, "lastConsumeTimestamp");
+                info.mq_table[mq] = pq;
+            }
+        }
+        if (const auto* st = protocol::find_member(doc, "statusTable"); st != nullptr && st->IsObject()) {
+            for (const auto& m : st->GetObject()) {
+                ConsumeStatus cs;
+                cs.pull_rt = member_double(m.value, "pullRT");
+                cs.pull_tps = member_double(m.value, "pullTPS");
+                cs.consume_rt = member_double(m.value, "consumeRT");
+                cs.consume_ok_tps = member_double(m.value, "consumeOKTPS");
+                cs.consume_failed_tps = member_double(m.value, "consumeFailedTPS");
+                cs.consume_failed_msgs = member_int(m.value, "consumeFailedMsgs");
+                info.status_table[std::string(m.name.GetString(), m.name.GetStringLength())] = cs;
+            }
+        }
+        std::optional<std::string> jstack;
+        COMET_RETURN_IF_ERROR(protocol::read_string(doc, "jstack", &jstack));
+        info.jstack = jstack;
+        return info;
+    }
+
+    bool push() const {
+        auto it = properties.find("PROP_CONSUME_TYPE");
+        return it != properties.end() && it->second == "CONSUME_PASSIVELY";
+    }
+
+    // Java ConsumerRunningInfo#formatString (properties in name order).
+    std::string format() const {
+        std::string out = "#Consumer Properties#\n";
+        for (const auto& [k, v] : properties) {
+            out += fmt::format("{:<40}: {}\n", k, v);
+        }
+        out += "\n\n#Consumer Subscription#\n";
+        int i = 0;
+        for (const auto& s : subscriptions) {
+            out += fmt::format("{:03} Topic: {:<40} ClassFilter: {:<8} SubExpression: {}\n", ++i,
+                               s.topic, s.class_filter_mode, s.sub_string);
+        }
+        out += "\n\n#Consumer Offset#\n";
+        out += fmt::format("{:<64}  {:<32}  {:<4}  {:<20}\n", "#Topic", "#Broker Name", "#QID",
+                           "#Consumer Offset");
+        for (const auto& [mq, pq] : mq_table) {
+            out += fmt::format("{:<32}  {:<32}  {:<4}  {:<20}\n", mq.topic, mq.broker_name,
+                               mq.queue_id, pq.commit_offset);
+        }
+        out += "\n\n#Consumer MQ Detail#\n";
+        out += fmt::format("{:<64}  {:<32}  {:<4}  {:<20}\n", "#Topic", "#Broker Name", "#QID",
+                           "#ProcessQueueInfo");
+        for (const auto& [mq, pq] : mq_table) {
+            out += fmt::format("{:<64}  {:<32}  {:<4}  {}\n", mq.topic, mq.broker_name,
+                               mq.queue_id, pq.text());
+        }
+        out += "\n\n#Consumer RT&TPS#\n";
+        out += fmt::format("{:<64}  {:>14} {:>14} {:>14} {:>14} {:>18} {:>25}\n", "#Topic",
+                           "#Pull RT", "#Pull TPS", "#Consume RT", "#ConsumeOK TPS",
+                           "#ConsumeFailed TPS", "#ConsumeFailedMsgsInHour");
+        for (const auto& [topic, cs] : status_table) {
+            out += fmt::format("{:<32}  {:>14.2f} {:>14.2f} {:>14.2f} {:>14.2f} {:>18.2f} {:>25}\n",
+                               topic, cs.pull_rt, cs.pull_tps, cs.consume_rt, cs.consume_ok_tps,
+                               cs.consume_failed_tps, cs.consume_failed_msgs);
+        }
+        if (jstack) {
+            out += "\n\n#Consumer jstack#\n" + *jstack;
+        }
+        return out;
+    }
+};
+
+// Java MessageQueue#toString.
+std::string mq_text(const protocol::MessageQueue& mq) {
+    return fmt::format("MessageQueue [topic={}, brokerName={}, queueId={}]", mq.topic,
+                       mq.broker_name, mq.queue_id);
+}
+
+// Java ConsumerRunningInfo#analyzeSubscription: push consumers started over two minutes ago
+// must all have the same, non-empty subscription set.
+bool analyze_subscription(const std::map<std::string, ConsumerRunningInfo>& table, int64_t now) {
+    const ConsumerRunningInfo& first = table.begin()->second;
+    int64_t started = 0;
+    if (auto it = first.properties.find("PROP_CONSUMER_START_TIMESTAMP");
+        it != first.properties.end()) {
+        started = std::strtoll(it->second.c_str(), nullptr, 10);
+    }
+    if (!first.push() || now - started <= 2 * 60 * 1000) {
+        return true;
+    }
+    const ConsumerRunningInfo* prev = &first;
+    for (const auto& [id, info] : table) {
+        if (info.subscriptions != prev->subscriptions) {
+            return false;
+        }
+        prev = &info;
+    }
+    return !prev->subscriptions.empty();
+}
+
+// Java ConsumerRunningInfo#analyzeProcessQueue.
+std::string analyze_process_queue(const std::string& client_id, const ConsumerRunningInfo& info,
+                                  int64_t now) {
+    std::string out;
+    if (!info.push()) {
+        return out;
+    }
+    auto it = info.properties.find("PROP_CONSUMEORDERLY");
+    const bool orderly = it != info.properties.end() && it->second == "true";
+    for (const auto& [mq, pq] : info.mq_table) {
+        if (orderly) {
+            if (!pq.locked) {
+                out += fmt::format("{} {} can't lock for a while, {}ms\n", client_id, mq_text(mq),
+                                   now - pq.last_lock);
+            } else if (pq.dropped && pq.try_unlock_times > 0) {
+                out += fmt::format("{} {} unlock {} times, still failed\n", client_id, mq_text(mq),
+                                   pq.try_unlock_times);
+            }
+        } else {
+            const int64_t diff = now - pq.last_consume;
+            if (diff > 60 * 1000 && pq.cached_count > 0) {
+                out += fmt::format("{} {} can't consume for a while, maybe blocked, {}ms\n",
+                                   client_id, mq_text(mq), diff);
+            }
+        }
+    }
+    return out;
+}
+
+// Java DefaultMQAdminExtImpl#getConsumerRunningInfo: GET_CONSUMER_RUNNING_INFO through the
+// first broker of the group's retry topic, which asks the client.
+Result<ConsumerRunningInfo> running_info(AdminClient& admin, const std::string& group,
+                                        const std::string& client_id, bool jstack) {
+    COMET_ASSIGN_OR_RETURN(auto route, admin.topic_route("%RETRY%" + group));
+    for (const auto& bd : route.broker_datas) {
+        if (bd.broker_addrs.empty()) {
+            continue;
+        }
+        auto master = bd.broker_addrs.find(0);
+        const std::string addr =
+            master != bd.broker_addrs.end() ? master->second : bd.broker_addrs.begin()->second;
+        auto req = protocol::RemotingCommand::request(Req::kGetConsumerRunningInfo);
+        req.set_ext("consumerGroup", group);
+        req.set_ext("clientId", client_id);
+        req.set_ext("jstackEnable", jstack ? "true" : "false");
+        COMET_ASSIGN_OR_RETURN(auto resp,
+                               call_ok(admin, addr, std::move(req), "get consumer running info"));
+        return ConsumerRunningInfo::decode(resp.body);
+    }
+    return Status::error(Errc::kNotFound, "no broker serves %RETRY%{}", group);
+}
+
+int64_t now_millis() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+// 4.9.8 ConsumerStatusSubCommand. With -i: that client's running info. Without: the group's
+// clients (connection list from -b, else from the retry topic's brokers), each one's running
+// info written to `<now>/<clientId>` under the working directory, then the analysis.
+Status cmd_consumer_status(Context& ctx) {
+    COMET_ASSIGN_OR_RETURN(auto admin, start_admin(ctx));
+    const std::string group = ctx.opts.get('g');
+    const bool jstack = ctx.opts.has('s');
+    if (ctx.opts.has('i')) {
+        COMET_ASSIGN_OR_RETURN(auto info, running_info(*admin, group, ctx.opts.get('i'), jstack));
+        fmt::print(ctx.out, "{}", info.format());
+        return Status::ok();
+    }
+    protocol::ConsumerConnection cc;
+    if (ctx.opts.has('b')) {
+        auto req = protocol::RemotingCommand::request(Req::kGetConsumerConnectionList);
+        req.set_ext("consumerGroup", group);
+        COMET_ASSIGN_OR_RETURN(
+            auto resp, call_ok(*admin, ctx.opts.get('b'), std::move(req), "consumer connection"));
+        COMET_ASSIGN_OR_RETURN(cc, protocol::ConsumerConnection::decode(resp.body));
+    } else {
+        COMET_ASSIGN_OR_RETURN(cc, admin->consumer_connection(group, "%RETRY%" + group));
+    }
+    const int64_t now = now_millis();
+    fmt::print(ctx.out, "{:<10} {:<40} {:<20} {}\n", "#Index", "#ClientId", "#Version",
+               "#ConsumerRunningInfoFile");
+    std::map<std::string, ConsumerRunningInfo> table;
+    int index = 1;
+    for (const auto& conn : cc.connection_set) {
+        auto info = running_info(*admin, group, conn.client_id, jstack);
+        if (!info.is_ok()) {
+            // Java prints the exception and goes on with the next client.
+            fmt::print(stderr, "{}: {}\n", conn.client_id, info.status().to_string());
+            continue;
+        }
+        const std::string path = fmt::format("{}/{}", now, conn.client_id);
+        std::error_code ec;
+        std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+        if (std::FILE* f = std::fopen(path.c_str(), "w")) {
+            const std::string text = info->format();
+            std::fwrite(text.data(), 1, text.size(), f);
+            std::fclose(f);
+        }
+        fmt::print(ctx.out, "{:<10} {:<40} {:<20} {}\n", index++, conn.client_id,
+                   version_desc(conn.version), path);
+        table.emplace(conn.client_id, std::move(info).value());
+    }
+    if (table.empty()) {
+        return Status::ok();
+    }
+    if (analyze_subscription(table, now)) {
+        fmt::print(ctx.out, "\n\nSame subscription in the same group of consumer");
+        fmt::print(ctx.out, "\n\nRebalance OK\n");  // Java analyzeRebalance is always true
+        for (const auto& [id, info] : table) {
+            fmt::print(ctx.out, "{}", analyze_process_queue(id, info, now_millis()));
+        }
+    } else {
+        fmt::print(ctx.out, "\n\nWARN: Different subscription in the same group of consumer!!!");
+    }
+    return Status::ok();
+}
+
 }  // namespace
 
 std::vector<Command> queue_commands() {
@@ -173,6 +528,13 @@ std::vector<Command> queue_commands() {
          {opt('b', "brokerAddr", false, "Broker address"),
           opt('c', "cluster", false, "clustername")},
          cmd_clean_expired_cq},
+        {"consumerStatus",
+         "Query consumer's internal data structure",
+         {opt('g', "consumerGroup", true, "consumer group name"),
+          opt('i', "clientId", false, "The consumer's client id"),
+          opt('b', "brokerAddr", false, "broker address"),
+          opt('s', "jstack", false, "Run jstack command in the consumer progress", false)},
+         cmd_consumer_status},
     };
 }
 

@@ -6,9 +6,12 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 
+#include "client/push_consumer.h"
 #include "harness.h"
 #include "protocol/request_code.h"
 #include "protocol/response_code.h"
@@ -97,6 +100,7 @@ public:
         ASSERT_EQ(r->code, RC::kSuccess) << r->remark.value_or("");
     }
     std::string broker() const { return addr(broker_port_); }
+    std::string namesrv() const { return addr(ns_port_); }
     TempDir& dir() { return dir_; }
 
 private:
@@ -211,6 +215,102 @@ TEST(QueueAdminIt, CleanExpiredCqDropsQueuesBelowTheCommitLogMin) {
     EXPECT_EQ(c.max_offset("NewTopic", 0), 40);
     r = c.mq({"queryCq", "-t", "NewTopic", "-q", "0", "-i", "39", "-b", c.broker()});
     EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
+// consumerStatus against a running C++ push consumer: the running info it answers through the
+// broker (GET_CONSUMER_RUNNING_INFO), per client and as the group's table and analysis.
+TEST(QueueAdminIt, ConsumerStatusShowsAPushConsumersRunningInfo) {
+    Cluster c("comet_it_consumer_status");
+    ASSERT_NO_FATAL_FAILURE(c.start_all());
+    ASSERT_TRUE(eventually([&] { return contains(c.mq({"clusterList"}).out, "broker-a"); }, 15s));
+    ASSERT_NO_FATAL_FAILURE(c.create_topic("CsTopic"));
+    ASSERT_TRUE(eventually([&] { return c.mq({"topicRoute", "-t", "CsTopic"}).exit_code == 0; },
+                           10s));
+    for (int i = 0; i < 3; ++i) {
+        ASSERT_NO_FATAL_FAILURE(c.send("CsTopic", "m" + std::to_string(i), "TagA"));
+    }
+
+    client::PushConsumerConfig pc;
+    pc.client.namesrv_addr = c.namesrv();
+    pc.group = "CsGroup";
+    pc.consume_from_where = client::ConsumeFromWhere::kFirstOffset;
+    pc.rebalance_interval = 1s;
+    pc.broker_suspend_max = 2s;
+    pc.pull_timeout_when_suspend = 5s;
+    pc.pull_delay_on_error = 200ms;
+    pc.client.persist_consumer_offset_interval = 300ms;
+    client::DefaultMqPushConsumer consumer(pc);
+    consumer.subscribe("CsTopic", "TagA || TagB");
+    std::atomic<int> consumed{0};
+    consumer.register_listener([&](const std::vector<protocol::MessageExt>& msgs,
+                                   const protocol::MessageQueue&) {
+        consumed += static_cast<int>(msgs.size());
+        return client::ConsumeStatus::kConsumeSuccess;
+    });
+    ASSERT_TRUE(consumer.start().is_ok());
+    ASSERT_TRUE(eventually([&] { return consumed.load() >= 3; }, 30s));
+    const std::string client_id = consumer.instance().client_id();
+
+    // One client: its running info, the offset row showing the 3 consumed messages.
+    CommandResult r;
+    const std::string offset_row = fmt::format("{:<32}  {:<32}  {:<4}  {:<20}", "CsTopic",
+                                               "broker-a", 0, 3);
+    ASSERT_TRUE(eventually(
+        [&] {
+            r = c.mq({"consumerStatus", "-g", "CsGroup", "-i", client_id});
+            return r.exit_code == 0 && contains(r.out, offset_row);
+        },
+        20s))
+        << r.out << r.err;
+    EXPECT_TRUE(r.out.starts_with("#Consumer Properties#\n")) << r.out;
+    EXPECT_TRUE(contains(r.out, fmt::format("{:<40}: {}\n", "PROP_CONSUME_TYPE",
+                                            "CONSUME_PASSIVELY")));
+    EXPECT_TRUE(contains(r.out, fmt::format("{:<40}: {}\n", "consumerGroup", "CsGroup")));
+    // Sorted as Java's TreeSet (topic@expression): the retry topic first.
+    EXPECT_TRUE(contains(r.out, "\n\n#Consumer Subscription#\n"
+                                "001 Topic: " + fmt::format("{:<40}", "%RETRY%CsGroup") +
+                                " ClassFilter: false    SubExpression: *\n"
+                                "002 Topic: " + fmt::format("{:<40}", "CsTopic") +
+                                " ClassFilter: false    SubExpression: TagA || TagB\n"))
+        << r.out;
+    EXPECT_TRUE(contains(r.out, "\n\n#Consumer MQ Detail#\n"));
+    EXPECT_TRUE(contains(r.out, "ProcessQueueInfo [commitOffset=3, "));
+    EXPECT_TRUE(contains(r.out, "\n\n#Consumer RT&TPS#\n"));
+    EXPECT_TRUE(contains(r.out, fmt::format("{:<32}  {:>14.2f}", "CsTopic", 0.0)));
+
+    // The group: one row per client, its running info written to <now>/<clientId> under the
+    // working directory, then the analysis.
+    const std::string work = c.dir().sub("status_cwd");
+    std::filesystem::create_directories(work);
+    r = run_command(c.dir(), {"/bin/sh", "-c",
+                              "cd '" + work + "' && exec '" + binary_path("mqadmin") +
+                                  "' consumerStatus -g CsGroup -n " + c.namesrv()});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto lines = lines_of(r.out);
+    ASSERT_GE(lines.size(), 2u) << r.out;
+    EXPECT_EQ(lines[0], fmt::format("{:<10} {:<40} {:<20} {}", "#Index", "#ClientId", "#Version",
+                                    "#ConsumerRunningInfoFile"));
+    std::istringstream row(lines[1]);
+    std::string index, id, version, path;
+    row >> index >> id >> version >> path;
+    EXPECT_EQ(index, "1");
+    EXPECT_EQ(id, client_id);
+    EXPECT_TRUE(path.ends_with("/" + client_id)) << path;
+    EXPECT_TRUE(contains(r.out, "\n\nSame subscription in the same group of consumer\n\n"
+                                "Rebalance OK\n"))
+        << r.out;
+    std::ifstream file(std::filesystem::path(work) / path);
+    ASSERT_TRUE(file.good()) << path;
+    std::stringstream text;
+    text << file.rdbuf();
+    EXPECT_TRUE(text.str().starts_with("#Consumer Properties#\n"));
+    EXPECT_TRUE(contains(text.str(), "SubExpression: TagA || TagB"));
+
+    // A client id the group does not have: the broker's refusal, exit 1.
+    r = c.mq({"consumerStatus", "-g", "CsGroup", "-i", "127.0.0.1@nobody"});
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_TRUE(contains(r.err, "get consumer running info")) << r.err;
+    consumer.shutdown();
 }
 
 }  // namespace
