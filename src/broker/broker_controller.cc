@@ -1067,6 +1067,7 @@ void BrokerController::sample_stats() {
     const std::string cluster = config_.get().broker_cluster_name;
     stats_manager_.sample(now_ms, kBrokerPutNums, cluster, put, 0);
     stats_manager_.sample(now_ms, kBrokerGetNums, cluster, got, 0);
+    stats_manager_.sample_added(now_ms);
     if (!metrics_) {
         return;
     }
