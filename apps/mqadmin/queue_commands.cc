@@ -1,6 +1,7 @@
 // mqadmin commands of RocketMQ 4.9.8 that look into a broker's queues and consumers:
-// queryCq (QUERY_CONSUME_QUEUE), cleanExpiredCQ (CLEAN_EXPIRED_CONSUMEQUEUE) and consumerStatus
-// (GET_CONSUMER_CONNECTION_LIST + GET_CONSUMER_RUNNING_INFO). Names, options and output lines
+// queryCq (QUERY_CONSUME_QUEUE), cleanExpiredCQ (CLEAN_EXPIRED_CONSUMEQUEUE), consumerStatus
+// (GET_CONSUMER_CONNECTION_LIST + GET_CONSUMER_RUNNING_INFO) and queryMsgTraceById (the trace
+// topic's records of a message, 4.9.8's trace body format). Names, options and output lines
 // follow RocketMQ's tools; docs/mqadmin.md lists the differences.
 
 #include <fmt/format.h>
@@ -9,6 +10,7 @@
 #include <rapidjson/stringbuffer.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -512,6 +514,156 @@ Status cmd_consumer_status(Context& ctx) {
     return Status::ok();
 }
 
+// ---- queryMsgTraceById ----
+
+// One record of a trace message body relevant to the printout (4.9.8 TraceView).
+struct TraceView {
+    std::string type;  // Pub, SubBefore, SubAfter, EndTransaction
+    std::string msg_id;
+    std::string group;
+    int64_t timestamp = 0;
+    int64_t cost_ms = 0;
+    bool success = false;
+    std::string client_host;
+};
+
+// Java String#split with a one-character separator: trailing empty parts dropped.
+std::vector<std::string> java_split(std::string_view s, char sep) {
+    std::vector<std::string> out;
+    size_t from = 0;
+    while (true) {
+        const size_t at = s.find(sep, from);
+        out.emplace_back(s.substr(from, at == std::string_view::npos ? std::string_view::npos
+                                                                     : at - from));
+        if (at == std::string_view::npos) {
+            break;
+        }
+        from = at + 1;
+    }
+    while (!out.empty() && out.back().empty()) {
+        out.pop_back();
+    }
+    return out;
+}
+
+bool java_bool(const std::string& s) {
+    if (s.size() != 4) {
+        return false;
+    }
+    std::string lower;
+    for (char c : s) {
+        lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+    return lower == "true";
+}
+
+// 4.9.8 TraceDataEncoder#decoderFromTraceDataString + TraceView#decodeFromTraceTransData: the
+// records of `body` (CONTENT_SPLITOR 0x01 between fields, FIELD_SPLITOR 0x02 after each record)
+// that name `msg_id`. Unreadable records are skipped (Java would throw).
+std::vector<TraceView> decode_trace(const std::string& msg_id, const protocol::MessageExt& msg) {
+    std::vector<TraceView> out;
+    std::string host = msg.born_host.to_string();
+    if (const size_t colon = host.rfind(':'); colon != std::string::npos) {
+        host.resize(colon);  // Java getBornHostString: the address only
+    }
+    for (const auto& record : java_split(msg.body, '\x02')) {
+        const auto f = java_split(record, '\x01');
+        if (f.empty()) {
+            continue;
+        }
+        TraceView v;
+        v.type = f[0];
+        v.client_host = host;
+        try {
+            if (f[0] == "Pub" && f.size() >= 12) {
+                v.timestamp = std::stoll(f[1]);
+                v.group = f[3];
+                v.msg_id = f[5];
+                v.cost_ms = std::stoll(f[10]);
+                if (f.size() == 13) {
+                    v.success = java_bool(f[12]);
+                } else if (f.size() >= 14) {
+                    v.success = java_bool(f[13]);
+                }
+            } else if (f[0] == "SubBefore" && f.size() >= 8) {
+                v.timestamp = std::stoll(f[1]);
+                v.group = f[3];
+                v.msg_id = f[5];
+            } else if (f[0] == "SubAfter" && f.size() >= 6) {
+                v.msg_id = f[2];
+                v.cost_ms = std::stoll(f[3]);
+                v.success = java_bool(f[4]);
+                if (f.size() >= 9) {
+                    v.timestamp = std::stoll(f[7]);
+                    v.group = f[8];
+                }
+            } else if (f[0] == "EndTransaction" && f.size() >= 13) {
+                v.timestamp = std::stoll(f[1]);
+                v.group = f[3];
+                v.msg_id = f[5];
+            } else {
+                continue;
+            }
+        } catch (const std::exception&) {
+            continue;
+        }
+        if (v.msg_id == msg_id) {
+            out.push_back(std::move(v));
+        }
+    }
+    return out;
+}
+
+// "yyyy-MM-dd HH:mm:ss" (local time), Java DateFormatUtils.
+std::string trace_time(int64_t ms) {
+    const std::time_t secs = static_cast<std::time_t>(ms / 1000);
+    std::tm tm{};
+    localtime_r(&secs, &tm);
+    return fmt::format("{:04}-{:02}-{:02} {:02}:{:02}:{:02}", tm.tm_year + 1900, tm.tm_mon + 1,
+                       tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+}
+
+// 4.9.8 QueryMsgTraceByIdSubCommand: the trace topic's messages keyed by the message id (up to
+// 64), their Pub records, then the SubAfter records grouped by consumer group.
+Status cmd_query_msg_trace_by_id(Context& ctx) {
+    COMET_ASSIGN_OR_RETURN(auto admin, start_admin(ctx));
+    const std::string msg_id = ctx.opts.get('i');
+    const std::string topic = ctx.opts.get('t', "RMQ_SYS_TRACE_TOPIC");
+    COMET_ASSIGN_OR_RETURN(auto msgs, admin->query_msg_by_key(topic, msg_id, 64, 0, now_millis()));
+    std::vector<TraceView> views;
+    for (const auto& m : msgs) {
+        for (auto& v : decode_trace(msg_id, m)) {
+            views.push_back(std::move(v));
+        }
+    }
+    const auto row = [&](const char* type, const TraceView& v) {
+        fmt::print(ctx.out, "{:<10} {:<20} {:<20} {:<20} {:<10} {:<10}\n", type, v.group,
+                   v.client_host, trace_time(v.timestamp), fmt::format("{}ms", v.cost_ms),
+                   v.success ? "success" : "failed");
+    };
+    std::map<std::string, std::vector<const TraceView*>> by_group;
+    for (const auto& v : views) {
+        if (v.type == "Pub") {
+            fmt::print(ctx.out, "{:<10} {:<20} {:<20} {:<20} {:<10} {:<10}\n", "#Type",
+                       "#ProducerGroup", "#ClientHost", "#SendTime", "#CostTimes", "#Status");
+            row("Pub", v);
+            fmt::print(ctx.out, "\n");
+        }
+        if (v.type == "SubAfter") {
+            by_group[v.group].push_back(&v);
+        }
+    }
+    for (const auto& [group, list] : by_group) {
+        fmt::print(ctx.out, "{:<10} {:<20} {:<20} {:<20} {:<10} {:<10}\n", "#Type",
+                   "#ConsumerGroup", "#ClientHost", "#ConsumerTime", "#CostTimes", "#Status");
+        for (const TraceView* v : list) {
+            row("Sub", *v);
+        }
+        fmt::print(ctx.out, "\n");
+    }
+    return Status::ok();
+}
+
 }  // namespace
 
 std::vector<Command> queue_commands() {
@@ -535,6 +687,11 @@ std::vector<Command> queue_commands() {
           opt('b', "brokerAddr", false, "broker address"),
           opt('s', "jstack", false, "Run jstack command in the consumer progress", false)},
          cmd_consumer_status},
+        {"queryMsgTraceById",
+         "query a message trace",
+         {opt('i', "msgId", true, "Message Id"),
+          opt('t', "traceTopic", false, "The name value of message trace topic")},
+         cmd_query_msg_trace_by_id},
     };
 }
 
