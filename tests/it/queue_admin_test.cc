@@ -307,6 +307,17 @@ TEST(QueueAdminIt, ConsumerStatusShowsAPushConsumersRunningInfo) {
     EXPECT_TRUE(text.str().starts_with("#Consumer Properties#\n"));
     EXPECT_TRUE(contains(text.str(), "SubExpression: TagA || TagB"));
 
+    // queryCq with the online group: its subscription (pretty JSON) and, for a TAG
+    // subscription, filter data "null".
+    r = c.mq({"queryCq", "-t", "CsTopic", "-q", "0", "-i", "0", "-g", "CsGroup"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_TRUE(r.out.starts_with("Subscription data: \n{\n")) << r.out;
+    EXPECT_TRUE(contains(r.out, "\"subString\": \"TagA || TagB\"")) << r.out;
+    EXPECT_TRUE(contains(r.out, "======================================\nFilter data: \nnull\n"
+                                "======================================\nQueue data: \nmax: 3, "
+                                "min: 0\n"))
+        << r.out;
+
     // A client id the group does not have: the broker's refusal, exit 1.
     r = c.mq({"consumerStatus", "-g", "CsGroup", "-i", "127.0.0.1@nobody"});
     EXPECT_EQ(r.exit_code, 1);
