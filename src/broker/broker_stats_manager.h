@@ -10,10 +10,13 @@
 //
 // Differs from 4.9.8: RocketMQ snapshots its per-key counters every 10 s (minute list), 10 min
 // (hour list) and 1 h (day list); here the totals are sampled every second from the hot-path
-// counters the broker already keeps (BrokerMetrics), so the send and pull paths take no lock.
+// counters the broker already keeps (BrokerMetrics), so sends take no lock for them. The rarer
+// items (SNDBCK_PUT_NUMS, GROUP_GET_FROM_DISK_*, GROUP_GET_LATENCY) go through add(): one
+// short leaf lock per send-back or found pull.
 //
-// Owner: BrokerController. Threads: sample() from the broker's scheduler thread, the getters
-// from the admin executor; everything under mu_ (a leaf lock, held for map work only).
+// Owner: BrokerController. Threads: sample() / sample_added() from the broker's scheduler
+// thread, add() from the send and pull executors, the getters from the admin executor. mu_
+// guards the windows, totals_mu_ the added totals; neither is held while taking the other.
 // Pure: time comes in as wall milliseconds from the caller (the injected Clock).
 
 #include <cstdint>
