@@ -307,6 +307,15 @@ TEST(QueueAdminIt, ConsumerStatusShowsAPushConsumersRunningInfo) {
     EXPECT_TRUE(text.str().starts_with("#Consumer Properties#\n"));
     EXPECT_TRUE(contains(text.str(), "SubExpression: TagA || TagB"));
 
+    // The connection list from the broker given with -b: the same single client.
+    r = run_command(c.dir(), {"/bin/sh", "-c",
+                              "cd '" + work + "' && exec '" + binary_path("mqadmin") +
+                                  "' consumerStatus -g CsGroup -b " + c.broker() + " -n " +
+                                  c.namesrv()});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_TRUE(contains(r.out, client_id)) << r.out;
+    EXPECT_TRUE(contains(r.out, "Rebalance OK\n")) << r.out;
+
     // queryCq with the online group: its subscription (pretty JSON) and, for a TAG
     // subscription, filter data "null".
     r = c.mq({"queryCq", "-t", "CsTopic", "-q", "0", "-i", "0", "-g", "CsGroup"});
