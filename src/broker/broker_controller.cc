@@ -232,6 +232,7 @@ Status BrokerController::initialize() {
     tx.is_master = [this] { return has_role_.load() && !replication_->is_slave(); };
     tx.on_topics_changed = [this] { request_registration(); };
     tx.file_reserved_hours = store_cfg.file_reserved_time_hours;
+    tx.delay_levels = levels;
     transactions_ = std::make_unique<TransactionalMessageService>(std::move(tx));
 
     ctx_.config = &config_;

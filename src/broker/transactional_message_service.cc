@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <spdlog/spdlog.h>
 
+#include <cstdlib>
 #include <future>
 
 #include "broker/broker_processors.h"
@@ -96,6 +97,16 @@ TransactionalMessageService::EndResult TransactionalMessageService::end_transact
             return {RC::kSystemError, final_msg.status().message()};
         }
         final_msg->store_host = d_.store->store_host();
+        // 4.9.8 CommitLog#asyncPutMessage schedules a COMMIT_TYPE message with a DELAY level,
+        // re-encoding its properties from the map endMessageTransaction cleared of REAL_TOPIC,
+        // REAL_QID and TRAN_MSG (REAL_TOPIC / REAL_QID then name the commit's topic and queue).
+        if (const std::string* delay = final_msg->property(P::kDelayTimeLevel);
+            delay != nullptr && d_.delay_levels.max_level() > 0 && std::atoi(delay->c_str()) > 0) {
+            final_msg->erase_property(P::kRealTopic);
+            final_msg->erase_property(P::kRealQueueId);
+            final_msg->erase_property(P::kTransactionPrepared);
+            apply_schedule_topic(d_.delay_levels, &*final_msg);
+        }
         const store::PutMessageResult r = put_sync(std::move(final_msg).value());
         if (!store::is_stored(r.status)) {
             const PutResponse pr = map_put_status(r);

@@ -45,6 +45,9 @@ public:
         std::function<bool()> is_master;        // the check runs only on a master
         std::function<void()> on_topics_changed;  // a system topic was created
         int64_t file_reserved_hours = 72;  // the store's fileReservedTime (discard age)
+        // messageDelayLevel: a committed message with a DELAY property goes to
+        // SCHEDULE_TOPIC_XXXX as 4.9.8's CommitLog puts it. No levels (tests): not scheduled.
+        DelayLevels delay_levels;
     };
     explicit TransactionalMessageService(Deps deps);
     ~TransactionalMessageService();

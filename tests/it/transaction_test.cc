@@ -428,6 +428,50 @@ TEST_F(TransactionIt, HalfOlderThanFileReservedTimeIsDiscarded) {
     producer->shutdown();
 }
 
+// A committed half with a DELAY level goes through SCHEDULE_TOPIC_XXXX (4.9.8's CommitLog
+// schedules COMMIT_TYPE messages) and then reaches the real topic without TRAN_MSG.
+TEST_F(TransactionIt, CommittedHalfWithDelayIsScheduled) {
+    ASSERT_NO_FATAL_FAILURE(start_cluster({{"transactionTimeOut", "60000"}}));
+    raw_.start();
+    const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            std::chrono::system_clock::now().time_since_epoch())
+                            .count();
+    auto req = send_message_request(kTopic, "delayed-commit", 0,
+                                    {{"TRAN_MSG", "true"}, {"PGROUP", "TxGroup"}, {"DELAY", "1"}});
+    req.set_ext("a", "TxGroup");
+    req.set_ext("f", "4");  // TRANSACTION_PREPARED_TYPE
+    req.set_ext("g", std::to_string(now));
+    auto sent = call(raw_, broker_port_, std::move(req));
+    ASSERT_TRUE(sent.is_ok()) << sent.status().to_string();
+    ASSERT_EQ(sent->code, RC::kSuccess) << sent->remark.value_or("");
+    ASSERT_NE(sent->ext("msgId"), nullptr);
+    ASSERT_NE(sent->ext("queueOffset"), nullptr);
+    auto id = protocol::decode_offset_msg_id(*sent->ext("msgId"));
+    ASSERT_TRUE(id.is_ok());
+    auto end = request(Req::kEndTransaction,
+                       {{"producerGroup", "TxGroup"},
+                        {"tranStateTableOffset", *sent->ext("queueOffset")},
+                        {"commitLogOffset", std::to_string(id->physical_offset)},
+                        {"commitOrRollback", "8"},
+                        {"fromTransactionCheck", "false"},
+                        {"msgId", *sent->ext("msgId")}});
+    auto resp = call(raw_, broker_port_, std::move(end));
+    ASSERT_TRUE(resp.is_ok()) << resp.status().to_string();
+    ASSERT_EQ(resp->code, RC::kSuccess) << resp->remark.value_or("");
+    // Level 1 is queue 0 of the schedule topic.
+    ASSERT_TRUE(eventually([&] { return max_offset("SCHEDULE_TOPIC_XXXX") >= 1; }, 10s))
+        << tx_log();
+    ASSERT_TRUE(eventually([&] { return delivered_count("delayed-commit") == 1; }, 15s))
+        << tx_log();
+    for (const auto& m : delivered_messages()) {
+        if (m.body == "delayed-commit") {
+            EXPECT_EQ(m.property("TRAN_MSG"), nullptr);
+            ASSERT_NE(m.property("REAL_TOPIC"), nullptr);
+            EXPECT_EQ(*m.property("REAL_TOPIC"), kTopic);
+        }
+    }
+}
+
 TEST_F(TransactionIt, HalfSurvivesKill9AndIsCommittedAfterRestart) {
     ASSERT_NO_FATAL_FAILURE(start_cluster({{"transactionTimeOut", "60000"}}));
     raw_.start();
