@@ -445,9 +445,7 @@ void AdminBrokerProcessor::view_stats(const RemotingCommand& req, const Reply& r
 
 // 4.9.8 AdminBrokerProcessor#queryConsumeQueue. Comet has no ConsumeQueue extension, so no
 // unit carries an ext address: extendDataJson, bitMap and msg stay null and eval false, as
-// 4.9.8 answers for a unit without one. Differs: units run up to the queue's max offset
-// (4.9.8 stops at the end of the segment holding `index`); filterData omits the compiled
-// expression.
+// 4.9.8 answers for a unit without one. Differs: filterData omits the compiled expression.
 void AdminBrokerProcessor::query_consume_queue(const RemotingCommand& req, const Reply& reply) {
     protocol::QueryConsumeQueueRequestHeader h;
     if (!decode_or_reply(req, reply, &h)) {
@@ -500,24 +498,22 @@ void AdminBrokerProcessor::query_consume_queue(const RemotingCommand& req, const
     }
     w.member("maxQueueIndex", bounds->max_offset).member("minQueueIndex", bounds->min_offset);
     // Java getIndexBuffer: null below the min or at/after the end of the written units; the
-    // answer is then SUCCESS without a body, the remark saying why.
-    if (h.index < bounds->min_offset || h.index >= bounds->max_offset) {
+    // answer is then SUCCESS without a body, the remark saying why. Otherwise the units from
+    // `index` to the end of its segment, at most `count`.
+    const auto units = ctx_.store->consume_queue_index_buffer(h.topic, h.queue_id, h.index,
+                                                              std::max(0, h.count));
+    if (!units) {
         reply_code(reply, req, RC::kSuccess,
                    fmt::format("Index {} of {}@{} is not exist!", h.index, h.queue_id, h.topic));
         return;
     }
     w.key("queueData").begin_array();
-    const int64_t end = std::min<int64_t>(bounds->max_offset, h.index + std::max(0, h.count));
-    for (int64_t i = h.index; i < end; ++i) {
-        const auto u = ctx_.store->consume_queue_unit(h.topic, h.queue_id, i);
-        if (!u) {
-            break;
-        }
+    for (const auto& u : *units) {
         w.begin_object()
             .member("eval", false)
-            .member("physicOffset", u->physical_offset)
-            .member("physicSize", u->size)
-            .member("tagsCode", u->tags_code)
+            .member("physicOffset", u.physical_offset)
+            .member("physicSize", u.size)
+            .member("tagsCode", u.tags_code)
             .end_object();
     }
     w.end_array();

@@ -11,6 +11,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "protocol/message_ext.h"
 #include "store/get_message_result.h"
@@ -77,6 +78,28 @@ public:
         (void)topic;
         (void)queue_id;
         return std::nullopt;
+    }
+    // Java ConsumeQueue#getIndexBuffer read as QUERY_CONSUME_QUEUE does: up to max_count units
+    // from `index` to the end of the segment holding it; nullopt when index is below the min or
+    // past the written units (or the queue is absent). The default reads unit by unit up to
+    // the max offset (fakes).
+    virtual std::optional<std::vector<CqUnit>> consume_queue_index_buffer(const std::string& topic,
+                                                                          int32_t queue_id,
+                                                                          int64_t index,
+                                                                          int32_t max_count) {
+        const auto b = consume_queue_bounds(topic, queue_id);
+        if (!b || index < b->min_offset || index >= b->max_offset) {
+            return std::nullopt;
+        }
+        std::vector<CqUnit> out;
+        for (int64_t i = index; i < b->max_offset && i - index < max_count; ++i) {
+            auto u = consume_queue_unit(topic, queue_id, i);
+            if (!u) {
+                break;
+            }
+            out.push_back(*u);
+        }
+        return out;
     }
     virtual store::QueryMessageResult query_message(const std::string& topic,
                                                     const std::string& key, int32_t max_num,

@@ -117,7 +117,8 @@ private:
 constexpr int64_t kTagAHash = 2598919;
 
 TEST(QueueAdminIt, QueryCqPrintsUnitsBoundsAndErrors) {
-    Cluster c("comet_it_query_cq");
+    // ConsumeQueue segments of 4 units: an answer stops at the end of its index's segment.
+    Cluster c("comet_it_query_cq", {{"mappedFileSizeConsumeQueue", std::to_string(4 * 20)}});
     ASSERT_NO_FATAL_FAILURE(c.start_all());
     ASSERT_TRUE(eventually([&] { return contains(c.mq({"clusterList"}).out, "broker-a"); }, 15s));
     ASSERT_NO_FATAL_FAILURE(c.create_topic("QcTopic"));
@@ -160,10 +161,24 @@ TEST(QueueAdminIt, QueryCqPrintsUnitsBoundsAndErrors) {
     EXPECT_TRUE(contains(r.out, "idx: 2\n"));
     EXPECT_FALSE(contains(r.out, "idx: 3\n"));
 
+    // Six units: from index 2, only 2 and 3 (the first segment's end), as 4.9.8's getIndexBuffer.
+    for (int i = 3; i < 6; ++i) {
+        ASSERT_NO_FATAL_FAILURE(c.send("QcTopic", "body-" + std::to_string(i), "TagA"));
+    }
+    ASSERT_TRUE(eventually([&] { return c.max_offset("QcTopic", 0) == 6; }, 10s));
+    r = c.mq({"queryCq", "-t", "QcTopic", "-q", "0", "-i", "2"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_TRUE(contains(r.out, "max: 6, min: 0\n")) << r.out;
+    EXPECT_TRUE(contains(r.out, "idx: 3\n")) << r.out;
+    EXPECT_FALSE(contains(r.out, "idx: 4\n")) << r.out;
+    r = c.mq({"queryCq", "-t", "QcTopic", "-q", "0", "-i", "4"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_TRUE(contains(r.out, "idx: 5\n")) << r.out;
+
     // An index past the end and a queue that does not exist.
-    r = c.mq({"queryCq", "-t", "QcTopic", "-q", "0", "-i", "3"});
+    r = c.mq({"queryCq", "-t", "QcTopic", "-q", "0", "-i", "6"});
     EXPECT_EQ(r.exit_code, 1);
-    EXPECT_TRUE(contains(r.err, "Index 3 of 0@QcTopic is not exist!")) << r.err;
+    EXPECT_TRUE(contains(r.err, "Index 6 of 0@QcTopic is not exist!")) << r.err;
     r = c.mq({"queryCq", "-t", "QcTopic", "-q", "5", "-i", "0"});
     EXPECT_EQ(r.exit_code, 1);
     EXPECT_TRUE(contains(r.err, "5@QcTopic is not exist!")) << r.err;
