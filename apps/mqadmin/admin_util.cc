@@ -4,11 +4,20 @@
 #include <unistd.h>
 
 #include <ctime>
+#include <map>
 
 #include "protocol/route_bodies.h"
 #include "protocol/response_code.h"
 
 namespace comet::mqadmin {
+
+std::string version_desc(int32_t v) {
+    static const std::map<int32_t, const char*> kKnown = {
+        {28, "V3_0_7_SNAPSHOT"}, {395, "V4_9_1"}, {401, "V4_9_4"}, {405, "V4_9_6"},
+        {407, "V4_9_7"},         {409, "V4_9_8"}, {479, "V5_3_3"}};
+    auto it = kKnown.find(v);
+    return it != kKnown.end() ? it->second : std::to_string(v);
+}
 
 Status require_namesrv(const Context& ctx) {
     if (ctx.namesrv_addr.empty()) {

@@ -30,6 +30,8 @@ Result<protocol::RemotingCommand> call_ok(client::AdminClient& admin, const std:
 
 // Java UtilAll.timeMillisToHumanString2: local time "yyyy-MM-dd HH:mm:ss,SSS".
 std::string human_time(int64_t ms);
+// MQVersion#getVersionDesc for the versions clients commonly announce; others as the number.
+std::string version_desc(int32_t v);
 // Java PermName.perm2String.
 std::string perm_string(int32_t perm);
 // Java's Map#toString of the properties: "{k=v, k2=v2}".

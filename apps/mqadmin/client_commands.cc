@@ -27,15 +27,6 @@ namespace Req = protocol::RequestCode;
 namespace RC = protocol::ResponseCode;
 using client::AdminClient;
 
-// MQVersion#getVersionDesc for the versions clients commonly announce; others as the number.
-std::string version_desc(int32_t v) {
-    static const std::map<int32_t, const char*> kKnown = {
-        {28, "V3_0_7_SNAPSHOT"}, {395, "V4_9_1"}, {401, "V4_9_4"}, {405, "V4_9_6"},
-        {407, "V4_9_7"},         {409, "V4_9_8"}, {479, "V5_3_3"}};
-    auto it = kKnown.find(v);
-    return it != kKnown.end() ? it->second : std::to_string(v);
-}
-
 // Java UtilAll#frontStringAtLeast.
 std::string front(const std::string& s, size_t n) { return s.size() > n ? s.substr(0, n) : s; }
 

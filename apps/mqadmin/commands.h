@@ -39,6 +39,9 @@ std::vector<Command> client_admin_commands();
 // RocketMQ 4.9.8's operation commands (ops_commands.cc): deleteSubGroup, updateTopicPerm,
 // topicClusterList, queryMsgByUniqueKey, printMsg, name server and KV config commands.
 std::vector<Command> ops_commands();
+// RocketMQ 4.9.8's queue and consumer inspection commands (queue_commands.cc): queryCq,
+// cleanExpiredCQ, consumerStatus, queryMsgTraceById.
+std::vector<Command> queue_commands();
 
 // Every command, in the order `mqadmin help` lists them.
 const std::vector<Command>& commands();

@@ -1,3 +1,4 @@
+#include <rapidjson/prettywriter.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 #include <spdlog/spdlog.h>
@@ -142,6 +143,19 @@ void AdminBrokerProcessor::process(const RequestContext& rc, RemotingCommand req
             reply_code(reply, req, RC::kSuccess);
             return;
         }
+        case Req::kCleanExpiredConsumequeue: {
+            // Java cleanExpiredConsumeQueue: queues whose records the CommitLog no longer
+            // holds go; always SUCCESS.
+            spdlog::warn("invoke cleanExpiredConsumeQueue start.");
+            const int removed = ctx_.store->clean_expired_consume_queues();
+            spdlog::warn("invoke cleanExpiredConsumeQueue end: {} ConsumeQueue(s) removed",
+                         removed);
+            reply_code(reply, req, RC::kSuccess);
+            return;
+        }
+        case Req::kQueryConsumeQueue:
+            query_consume_queue(req, reply);
+            return;
         case Req::kGetAllTopicConfig: {
             RemotingCommand resp = make_response(req, RC::kSuccess);
             resp.body = ctx_.topics->encode(false);
@@ -425,6 +439,92 @@ void AdminBrokerProcessor::view_stats(const RemotingCommand& req, const Reply& r
     write_stats_item(&w, "statsDay", day);
     write_stats_item(&w, "statsHour", hour);
     write_stats_item(&w, "statsMinute", *minute);
+    w.end_object();
+    reply_body(reply, req, w.take());
+}
+
+// 4.9.8 AdminBrokerProcessor#queryConsumeQueue. Comet has no ConsumeQueue extension, so no
+// unit carries an ext address: extendDataJson, bitMap and msg stay null and eval false, as
+// 4.9.8 answers for a unit without one. Differs: filterData omits the compiled expression.
+void AdminBrokerProcessor::query_consume_queue(const RemotingCommand& req, const Reply& reply) {
+    protocol::QueryConsumeQueueRequestHeader h;
+    if (!decode_or_reply(req, reply, &h)) {
+        return;
+    }
+    const auto bounds = ctx_.store->consume_queue_bounds(h.topic, h.queue_id);
+    if (!bounds) {
+        reply_code(reply, req, RC::kSystemError,
+                   fmt::format("{}@{} is not exist!", h.queue_id, h.topic));
+        return;
+    }
+    protocol::JsonWriter w;
+    w.begin_object();
+    std::optional<SubscriptionData> sub;
+    if (h.consumer_group) {
+        sub = ctx_.consumers->find_subscription(*h.consumer_group, h.topic);
+        if (!sub) {
+            w.member("filterData",
+                     fmt::format("{}@{} is not online!", *h.consumer_group, h.topic));
+        } else {
+            // JSON.toJSONString(filterData, true): "null" for a TAG subscription.
+            std::optional<ConsumerFilterInfo> f;
+            if (ctx_.filters != nullptr) {
+                f = ctx_.filters->describe(h.topic, *h.consumer_group);
+            }
+            if (!f) {
+                w.member("filterData", std::string("null"));
+            } else {
+                protocol::JsonWriter fw;
+                fw.begin_object()
+                    .member("bornTime", f->born_time_ms)
+                    .member("clientVersion", f->client_version)
+                    .member("consumerGroup", *h.consumer_group)
+                    .member("dead", f->dead_time_ms > 0)
+                    .member("deadTime", f->dead_time_ms)
+                    .member("expression", f->expression)
+                    .member("expressionType", f->expression_type)
+                    .member("topic", h.topic)
+                    .end_object();
+                const std::string compact = fw.take();
+                rapidjson::Document fd;
+                fd.Parse(compact.data(), compact.size());
+                rapidjson::StringBuffer buf;
+                rapidjson::PrettyWriter<rapidjson::StringBuffer> pw(buf);
+                pw.SetIndent('\t', 1);
+                fd.Accept(pw);
+                w.member("filterData", std::string(buf.GetString(), buf.GetSize()));
+            }
+        }
+    }
+    w.member("maxQueueIndex", bounds->max_offset).member("minQueueIndex", bounds->min_offset);
+    // Java getIndexBuffer: null below the min or at/after the end of the written units; the
+    // answer is then SUCCESS without a body, the remark saying why. Otherwise the units from
+    // `index` to the end of its segment, at most `count`.
+    const auto units = ctx_.store->consume_queue_index_buffer(h.topic, h.queue_id, h.index,
+                                                              std::max(0, h.count));
+    if (!units) {
+        reply_code(reply, req, RC::kSuccess,
+                   fmt::format("Index {} of {}@{} is not exist!", h.index, h.queue_id, h.topic));
+        return;
+    }
+    w.key("queueData").begin_array();
+    for (const auto& u : *units) {
+        w.begin_object()
+            .member("eval", false)
+            .member("physicOffset", u.physical_offset)
+            .member("physicSize", u.size)
+            .member("tagsCode", u.tags_code)
+            .end_object();
+    }
+    w.end_array();
+    if (sub) {
+        rapidjson::Document doc;
+        rapidjson::Value v = sub->to_json(doc.GetAllocator());
+        rapidjson::StringBuffer buf;
+        rapidjson::Writer<rapidjson::StringBuffer> jw(buf);
+        v.Accept(jw);
+        w.key("subscriptionData").raw(std::string_view(buf.GetString(), buf.GetSize()));
+    }
     w.end_object();
     reply_body(reply, req, w.take());
 }

@@ -232,6 +232,8 @@ Status BrokerController::initialize() {
     };
     tx.is_master = [this] { return has_role_.load() && !replication_->is_slave(); };
     tx.on_topics_changed = [this] { request_registration(); };
+    tx.file_reserved_hours = store_cfg.file_reserved_time_hours;
+    tx.delay_levels = levels;
     transactions_ = std::make_unique<TransactionalMessageService>(std::move(tx));
 
     ctx_.config = &config_;
@@ -436,7 +438,9 @@ void BrokerController::register_processors() {
                          Req::kGetBrokerConfig,
                          Req::kUpdateBrokerConfig,
                          Req::kViewBrokerStatsData,
-                         Req::kCleanUnusedTopic}) {
+                         Req::kCleanUnusedTopic,
+                         Req::kCleanExpiredConsumequeue,
+                         Req::kQueryConsumeQueue}) {
         server_->register_processor(code, admin, admin_exec);
     }
     auto client_admin = wrap(client_admin_.get());
@@ -1070,6 +1074,7 @@ void BrokerController::sample_stats() {
     const std::string cluster = config_.get().broker_cluster_name;
     stats_manager_.sample(now_ms, kBrokerPutNums, cluster, put, 0);
     stats_manager_.sample(now_ms, kBrokerGetNums, cluster, got, 0);
+    stats_manager_.sample_added(now_ms);
     if (!metrics_) {
         return;
     }

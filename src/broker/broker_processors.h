@@ -123,6 +123,7 @@ private:
     void create_topic(const protocol::RemotingCommand& req, const Reply& reply);
     void topic_stats(const protocol::RemotingCommand& req, const Reply& reply);
     void view_stats(const protocol::RemotingCommand& req, const Reply& reply);
+    void query_consume_queue(const protocol::RemotingCommand& req, const Reply& reply);
     void consume_stats(const protocol::RemotingCommand& req, const Reply& reply);
     void runtime_info(const protocol::RemotingCommand& req, const Reply& reply);
     BrokerContext& ctx_;

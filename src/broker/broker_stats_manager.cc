@@ -94,6 +94,25 @@ std::optional<StatsSnapshot> BrokerStatsManager::in_day(std::string_view item,
     return get(item, key, Span::kDay);
 }
 
+void BrokerStatsManager::add(std::string_view item, std::string_view key, int64_t value,
+                             int64_t times) {
+    MutexLock lock(totals_mu_);
+    auto& t = totals_[{std::string(item), std::string(key)}];
+    t.first += value;
+    t.second += times;
+}
+
+void BrokerStatsManager::sample_added(int64_t now_ms) {
+    std::vector<std::pair<std::pair<std::string, std::string>, std::pair<int64_t, int64_t>>> copy;
+    {
+        MutexLock lock(totals_mu_);
+        copy.assign(totals_.begin(), totals_.end());
+    }
+    for (const auto& [ik, vt] : copy) {
+        sample(now_ms, ik.first, ik.second, vt.first, vt.second);
+    }
+}
+
 std::vector<std::string> BrokerStatsManager::keys(std::string_view item) const {
     std::vector<std::string> out;
     MutexLock lock(mu_);

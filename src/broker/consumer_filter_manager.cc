@@ -56,12 +56,14 @@ void ConsumerFilterManager::register_group(const std::string& group,
         if (it != table_.end() && s.sub_version <= it->second.client_version) {
             if (s.sub_version == it->second.client_version && it->second.dead_since) {
                 it->second.dead_since.reset();  // Java reAlive
+                it->second.dead_time_ms = 0;
             }
             continue;
         }
         if (same_text) {
             it->second.client_version = s.sub_version;
             it->second.dead_since.reset();
+            it->second.dead_time_ms = 0;
             continue;
         }
         auto c = compiled.find(s.topic);
@@ -81,6 +83,7 @@ void ConsumerFilterManager::register_group(const std::string& group,
         e.expression_type = s.expression_type;
         e.client_version = s.sub_version;
         e.compiled = c->second.value();
+        e.born_time_ms = clock_.wall_millis();
         spdlog::info("consumer filter registered: group {} topic {} version {}: {}", group, s.topic,
                      s.sub_version, s.sub_string);
         table_[key] = std::move(e);
@@ -89,6 +92,7 @@ void ConsumerFilterManager::register_group(const std::string& group,
     for (auto& [key, e] : table_) {
         if (key.second == group && topics.count(key.first) == 0 && !e.dead_since) {
             e.dead_since = clock_.now();
+            e.dead_time_ms = clock_.wall_millis();
         }
     }
 }
@@ -98,6 +102,7 @@ void ConsumerFilterManager::unregister_group(const std::string& group) {
     for (auto& [key, e] : table_) {
         if (key.second == group && !e.dead_since) {
             e.dead_since = clock_.now();
+            e.dead_time_ms = clock_.wall_millis();
         }
     }
 }
@@ -110,6 +115,18 @@ std::optional<ConsumerFilterLookup> ConsumerFilterManager::get(const std::string
         return std::nullopt;
     }
     return ConsumerFilterLookup{it->second.compiled, it->second.client_version};
+}
+
+std::optional<ConsumerFilterInfo> ConsumerFilterManager::describe(const std::string& topic,
+                                                                  const std::string& group) const {
+    MutexLock l(mu_);
+    auto it = table_.find(Key(topic, group));
+    if (it == table_.end()) {
+        return std::nullopt;
+    }
+    const Entry& e = it->second;
+    return ConsumerFilterInfo{e.expression, e.expression_type, e.client_version, e.born_time_ms,
+                              e.dead_time_ms};
 }
 
 Result<std::shared_ptr<const filter::Expression>> ConsumerFilterManager::compile(

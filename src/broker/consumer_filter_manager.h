@@ -38,6 +38,15 @@ struct ConsumerFilterLookup {
     int64_t client_version = 0;  // the subscription's subVersion
 };
 
+// Java ConsumerFilterData as QUERY_CONSUME_QUEUE shows it (without the compiled expression).
+struct ConsumerFilterInfo {
+    std::string expression;
+    std::string expression_type;
+    int64_t client_version = 0;
+    int64_t born_time_ms = 0;  // wall clock of the registration
+    int64_t dead_time_ms = 0;  // 0 while alive
+};
+
 class ConsumerFilterManager {
 public:
     // `clean_after`: how long a filter stays after its consumers left (filterDataCleanTimeSpan).
@@ -55,6 +64,9 @@ public:
     // The live or dead filter of `group` on `topic`.
     std::optional<ConsumerFilterLookup> get(const std::string& topic,
                                             const std::string& group) const;
+    // The registered filter of `group` on `topic`, for display.
+    std::optional<ConsumerFilterInfo> describe(const std::string& topic,
+                                               const std::string& group) const;
     // Compiles a pull header's expression, reusing an earlier compile of the same text.
     Result<std::shared_ptr<const filter::Expression>> compile(std::string_view expression_type,
                                                               std::string_view expression);
@@ -69,6 +81,8 @@ private:
         int64_t client_version = 0;
         std::shared_ptr<const filter::Expression> compiled;
         std::optional<TimePoint> dead_since;
+        int64_t born_time_ms = 0;
+        int64_t dead_time_ms = 0;
     };
     using Key = std::pair<std::string, std::string>;  // (topic, group)
     static constexpr size_t kMaxCachedCompiles = 256;

@@ -11,6 +11,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "protocol/message_ext.h"
 #include "store/get_message_result.h"
@@ -66,6 +67,40 @@ public:
     };
     virtual std::optional<CqUnit> consume_queue_unit(const std::string& topic, int32_t queue_id,
                                                      int64_t offset) = 0;
+    // Min and max offset of an existing ConsumeQueue; nullopt when the store has no such queue
+    // (QUERY_CONSUME_QUEUE). A store without ConsumeQueues has none.
+    struct CqBounds {
+        int64_t min_offset = 0;
+        int64_t max_offset = 0;
+    };
+    virtual std::optional<CqBounds> consume_queue_bounds(const std::string& topic,
+                                                         int32_t queue_id) {
+        (void)topic;
+        (void)queue_id;
+        return std::nullopt;
+    }
+    // Java ConsumeQueue#getIndexBuffer read as QUERY_CONSUME_QUEUE does: up to max_count units
+    // from `index` to the end of the segment holding it; nullopt when index is below the min or
+    // past the written units (or the queue is absent). The default reads unit by unit up to
+    // the max offset (fakes).
+    virtual std::optional<std::vector<CqUnit>> consume_queue_index_buffer(const std::string& topic,
+                                                                          int32_t queue_id,
+                                                                          int64_t index,
+                                                                          int32_t max_count) {
+        const auto b = consume_queue_bounds(topic, queue_id);
+        if (!b || index < b->min_offset || index >= b->max_offset) {
+            return std::nullopt;
+        }
+        std::vector<CqUnit> out;
+        for (int64_t i = index; i < b->max_offset && i - index < max_count; ++i) {
+            auto u = consume_queue_unit(topic, queue_id, i);
+            if (!u) {
+                break;
+            }
+            out.push_back(*u);
+        }
+        return out;
+    }
     virtual store::QueryMessageResult query_message(const std::string& topic,
                                                     const std::string& key, int32_t max_num,
                                                     int64_t begin_ts, int64_t end_ts) = 0;
@@ -77,6 +112,9 @@ public:
         (void)keep;
         return 0;
     }
+    // CLEAN_EXPIRED_CONSUMEQUEUE: removes ConsumeQueues whose last unit ends below the
+    // CommitLog's min offset; returns the queues removed.
+    virtual int clean_expired_consume_queues() { return 0; }
     virtual void set_arrival_listener(ArrivalListener listener) = 0;
     // Store address written into records (STOREHOST) and msg ids.
     virtual protocol::HostAddress store_host() const = 0;

@@ -3,6 +3,7 @@
 #include "broker/broker_member_group.h"
 #include "broker/broker_metrics.h"
 #include "broker/broker_processors.h"
+#include "broker/broker_stats_manager.h"
 #include "broker/expression_message_filter.h"
 #include "protocol/pull_headers.h"
 #include "protocol/response_code.h"
@@ -54,6 +55,7 @@ SuggestBroker suggest_which_broker(const PullSituation& p) {
 
 void PullMessageProcessor::process_request(const RequestContext& rc, RemotingCommand req,
                                            const Reply& reply, bool allow_suspend) {
+    const auto pass_started = std::chrono::steady_clock::now();  // GROUP_GET_LATENCY
     auto header_r = protocol::decode_pull_message_header(req);
     if (!header_r.is_ok()) {
         reply_code(reply, req, RC::kSystemError, header_r.status().message());
@@ -280,6 +282,19 @@ void PullMessageProcessor::process_request(const RequestContext& rc, RemotingCom
         if (ctx_.metrics != nullptr) {
             ctx_.metrics->on_pull_found(h.topic, h.consumer_group, result.message_count(),
                                         result.buffer_total_size);
+        }
+        if (ctx_.stats_manager != nullptr) {
+            const std::string group_key = h.topic + "@" + h.consumer_group;
+            if (result.suggest_pulling_from_slave) {
+                ctx_.stats_manager->add(kGroupGetFromDiskNums, group_key, result.message_count(), 1);
+                ctx_.stats_manager->add(kGroupGetFromDiskSize, group_key,
+                                        result.buffer_total_size, 1);
+            }
+            const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
+                std::chrono::steady_clock::now() - pass_started);
+            ctx_.stats_manager->add(
+                kGroupGetLatency, fmt::format("{}@{}@{}", h.queue_id, h.topic, h.consumer_group),
+                took.count(), 1);
         }
         body.reserve(result.messages.size());
         bool all_owned = true;

@@ -4,6 +4,7 @@
 
 #include "broker/broker_metrics.h"
 #include "broker/broker_processors.h"
+#include "broker/broker_stats_manager.h"
 #include "broker/escape_bridge.h"
 #include "broker/replication_service.h"
 #include "broker/transactional_message_service.h"
@@ -587,11 +588,18 @@ void SendMessageProcessor::send_back(const RequestContext& rc, RemotingCommand r
     }
     apply_schedule_topic(ctx_.delay_levels, &msg);
     (void)rc;
-    auto done = [this, req = std::move(req), reply](store::PutMessageResult r, SendDurability dur) {
+    // SNDBCK_PUT_NUMS key (4.9.8): the original topic (RETRY_TOPIC) else the message's, @group.
+    const std::string* retry_of = old.property(protocol::property::kRetryTopic);
+    std::string sndbck_key = (retry_of != nullptr ? *retry_of : old.topic) + "@" + header.group;
+    auto done = [this, req = std::move(req), reply, sndbck_key = std::move(sndbck_key)](
+                    store::PutMessageResult r, SendDurability dur) {
         (void)dur;
         const PutResponse pr = map_put_status(r);
         if (store::is_stored(r.status)) {
             ctx_.stats->put_messages.fetch_add(1, std::memory_order_relaxed);
+            if (ctx_.stats_manager != nullptr) {
+                ctx_.stats_manager->add(kSndbckPutNums, sndbck_key, 1, 1);
+            }
             reply_code(reply, req, RC::kSuccess);
         } else {
             reply_code(reply, req, pr.code, pr.remark);

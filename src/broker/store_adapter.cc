@@ -5,6 +5,7 @@
 #include <charconv>
 
 #include "base/config.h"
+#include "store/consume_queue_unit.h"
 
 namespace comet::broker {
 namespace {
@@ -326,6 +327,39 @@ void StoreAdapter::delete_topic(const std::string& topic) { store_->delete_topic
 
 int StoreAdapter::clean_unused_topics(const std::set<std::string>& keep) {
     return store_->clean_unused_topics(keep);
+}
+
+int StoreAdapter::clean_expired_consume_queues() {
+    return store_->clean_expired_consumer_queues();
+}
+
+std::optional<MessageStorePort::CqBounds> StoreAdapter::consume_queue_bounds(
+    const std::string& topic, int32_t queue_id) {
+    auto q = store_->consume_queues().find(topic, queue_id);
+    if (!q) {
+        return std::nullopt;
+    }
+    return CqBounds{q->min_offset_in_queue().value(), q->max_offset_in_queue().value()};
+}
+
+std::optional<std::vector<MessageStorePort::CqUnit>> StoreAdapter::consume_queue_index_buffer(
+    const std::string& topic, int32_t queue_id, int64_t index, int32_t max_count) {
+    auto q = store_->consume_queues().find(topic, queue_id);
+    if (!q || index >= q->max_offset_in_queue().value()) {
+        return std::nullopt;
+    }
+    auto view = q->get_index_buffer(store::QueueOffset(index));
+    if (!view || view->empty()) {
+        return std::nullopt;
+    }
+    std::vector<CqUnit> out;
+    for (size_t at = 0; at + store::kCqStoreUnitSize <= view->size &&
+                        static_cast<int64_t>(out.size()) < max_count;
+         at += store::kCqStoreUnitSize) {
+        const store::CqUnit u = store::decode_cq_unit(view->data + at);
+        out.push_back(CqUnit{u.phy_offset.value(), u.size, u.tags_code});
+    }
+    return out;
 }
 
 void StoreAdapter::set_arrival_listener(ArrivalListener listener) {

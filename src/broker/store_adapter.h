@@ -66,6 +66,12 @@ public:
                                             int64_t end_ts) override;
     void delete_topic(const std::string& topic) override;
     int clean_unused_topics(const std::set<std::string>& keep) override;
+    int clean_expired_consume_queues() override;
+    std::optional<CqBounds> consume_queue_bounds(const std::string& topic,
+                                                 int32_t queue_id) override;
+    std::optional<std::vector<CqUnit>> consume_queue_index_buffer(const std::string& topic,
+                                                                  int32_t queue_id, int64_t index,
+                                                                  int32_t max_count) override;
     void set_arrival_listener(ArrivalListener listener) override;
     protocol::HostAddress store_host() const override { return store_host_; }
     std::map<std::string, std::string> runtime_info() override;

@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <spdlog/spdlog.h>
 
+#include <cstdlib>
 #include <future>
 
 #include "broker/broker_processors.h"
@@ -96,6 +97,16 @@ TransactionalMessageService::EndResult TransactionalMessageService::end_transact
             return {RC::kSystemError, final_msg.status().message()};
         }
         final_msg->store_host = d_.store->store_host();
+        // 4.9.8 CommitLog#asyncPutMessage schedules a COMMIT_TYPE message with a DELAY level,
+        // re-encoding its properties from the map endMessageTransaction cleared of REAL_TOPIC,
+        // REAL_QID and TRAN_MSG (REAL_TOPIC / REAL_QID then name the commit's topic and queue).
+        if (const std::string* delay = final_msg->property(P::kDelayTimeLevel);
+            delay != nullptr && d_.delay_levels.max_level() > 0 && std::atoi(delay->c_str()) > 0) {
+            final_msg->erase_property(P::kRealTopic);
+            final_msg->erase_property(P::kRealQueueId);
+            final_msg->erase_property(P::kTransactionPrepared);
+            apply_schedule_topic(d_.delay_levels, &*final_msg);
+        }
         const store::PutMessageResult r = put_sync(std::move(final_msg).value());
         if (!store::is_stored(r.status)) {
             const PutResponse pr = map_put_status(r);
@@ -177,6 +188,36 @@ bool TransactionalMessageService::recheck(const protocol::MessageExt& half, int3
     return true;
 }
 
+bool TransactionalMessageService::renew_immune(const protocol::MessageExt& half,
+                                               int32_t queue_id) {
+    // Java putImmunityMsgBackToHalfQueue + renewImmunityHalfMessageInner: the half goes to the
+    // queue's tail as it is (with the check count needDiscard raised), naming the original's
+    // queue offset; no check is sent.
+    protocol::MessageExt copy;
+    copy.topic = std::string(kTransHalfTopic);
+    copy.queue_id = queue_id;
+    copy.body = half.body;
+    copy.flag = half.flag;
+    copy.sys_flag = half.sys_flag;
+    copy.born_timestamp = half.born_timestamp;
+    copy.born_host = half.born_host;
+    copy.store_host = d_.store->store_host();
+    copy.reconsume_times = half.reconsume_times;
+    copy.properties = half.properties;
+    copy.set_property(kTransactionCheckTimes, std::to_string(check_times(half) + 1));
+    if (half.property(kTranPreparedQueueOffset) == nullptr) {
+        copy.set_property(kTranPreparedQueueOffset, std::to_string(half.queue_offset));
+    }
+    const store::PutMessageResult r = put_sync(std::move(copy));
+    if (!store::is_stored(r.status)) {
+        spdlog::warn("transaction: re-append of immune half at {} failed ({}), retrying next round",
+                     half.commit_log_offset, store::put_message_status_name(r.status));
+        return false;
+    }
+    renewed_.fetch_add(1, std::memory_order_relaxed);
+    return true;
+}
+
 bool TransactionalMessageService::discard(const protocol::MessageExt& half) {
     spdlog::error("transaction: half message {} (queue offset {}, CommitLog {}, real topic {}, "
                   "group {}) has been checked too many times ({}), so discard it by moving it "
@@ -221,6 +262,8 @@ int64_t TransactionalMessageService::check() {
     CheckPolicy policy;
     policy.transaction_timeout_ms = cfg->transaction_time_out;
     policy.transaction_check_max = cfg->transaction_check_max;
+    // Java needSkip: the store's fileReservedTime (hours).
+    policy.file_reserved_ms = d_.file_reserved_hours * 3600 * 1000;
     auto half_cfg = d_.topics->select(std::string(kTransHalfTopic));
     if (!half_cfg) {
         return 0;  // no half was ever stored
@@ -241,6 +284,7 @@ int64_t TransactionalMessageService::check_queue(int32_t q, const CheckPolicy& p
     if (half_offset < 0) {
         half_offset = std::max<int64_t>(0, d_.store->min_offset_in_queue(half_topic, q));
     }
+    const int64_t start = d_.clock->wall_millis();  // Java startTime
     int64_t op_offset = d_.offsets->query_offset(group, op_topic, q);
     if (op_offset < 0) {
         op_offset = std::max<int64_t>(0, d_.store->min_offset_in_queue(op_topic, q));
@@ -266,7 +310,6 @@ int64_t TransactionalMessageService::check_queue(int32_t q, const CheckPolicy& p
     }
     OpScan scan = scan_ops(ops, half_offset);
 
-    const int64_t start = d_.clock->wall_millis();
     const int64_t half_max = d_.store->max_offset_in_queue(half_topic, q);
     int64_t sent = 0;
     int64_t i = half_offset;
@@ -288,11 +331,41 @@ int64_t TransactionalMessageService::check_queue(int32_t q, const CheckPolicy& p
             continue;
         }
         const HalfAction action = decide_half(*half, d_.clock->wall_millis(), policy);
+        // Java: stored since this round began (a copy this round appended): next round.
+        if (action != HalfAction::kDiscard && action != HalfAction::kSkip &&
+            half->store_timestamp >= start) {
+            break;
+        }
         bool stop = false;
         switch (action) {
             case HalfAction::kNotYet:
                 stop = true;
                 break;
+            case HalfAction::kImmune: {
+                // Java checkPrepareQueueOffset: a renewed copy whose original was resolved is
+                // done; any other immune half is renewed. The scan goes on past it.
+                const std::string* orig = half->property(kTranPreparedQueueOffset);
+                if (orig == nullptr) {
+                    stop = !renew_immune(*half, q);
+                    break;
+                }
+                const auto orig_offset = parse_op_body(*orig);
+                if (!orig_offset) {
+                    // Java would re-read ops for this offset until its 60 s limit; Comet
+                    // leaves it for the next round.
+                    spdlog::warn("transaction: half at queue offset {} has a bad {} '{}'", i,
+                                 kTranPreparedQueueOffset, *orig);
+                    stop = true;
+                    break;
+                }
+                if (auto it = scan.removed.find(*orig_offset); it != scan.removed.end()) {
+                    scan.done.insert(it->second);
+                    scan.removed.erase(it);
+                    break;
+                }
+                stop = !renew_immune(*half, q);
+                break;
+            }
             case HalfAction::kDiscard:
             case HalfAction::kSkip:
                 stop = !discard(*half);

@@ -44,6 +44,10 @@ public:
         SendCheck send_check;
         std::function<bool()> is_master;        // the check runs only on a master
         std::function<void()> on_topics_changed;  // a system topic was created
+        int64_t file_reserved_hours = 72;  // the store's fileReservedTime (discard age)
+        // messageDelayLevel: a committed message with a DELAY property goes to
+        // SCHEDULE_TOPIC_XXXX as 4.9.8's CommitLog puts it. No levels (tests): not scheduled.
+        DelayLevels delay_levels;
     };
     explicit TransactionalMessageService(Deps deps);
     ~TransactionalMessageService();
@@ -74,6 +78,10 @@ private:
     // Re-appends the half with one more check and sends CHECK_TRANSACTION_STATE; false when
     // the re-append failed (the scan stops there and retries next round).
     bool recheck(const protocol::MessageExt& half, int32_t queue_id);
+    // Re-appends a half inside its CHECK_IMMUNITY_TIME_IN_SECONDS (one more check counted,
+    // TRAN_PREPARED_QUEUE_OFFSET naming the original); no check is sent. False when the put
+    // failed.
+    bool renew_immune(const protocol::MessageExt& half, int32_t queue_id);
     // Moves the half to TRANS_CHECK_MAX_TIME_TOPIC; false when the put failed.
     bool discard(const protocol::MessageExt& half);
     int64_t check_queue(int32_t queue_id, const CheckPolicy& policy);
@@ -83,6 +91,7 @@ private:
     std::atomic<bool> topics_ready_{false};
     std::atomic<int64_t> checks_sent_{0};
     std::atomic<int64_t> discarded_{0};
+    std::atomic<int64_t> renewed_{0};
     Mutex mu_;
     bool stopping_ GUARDED_BY(mu_) = false;
     std::condition_variable_any cv_;

@@ -73,11 +73,6 @@ Result<protocol::MessageExt> end_message_transaction(const protocol::MessageExt&
     out.sys_flag = SF::reset_transaction_value(half.sys_flag, SF::kTransactionCommitType);
     out.prepared_transaction_offset = half.commit_log_offset;
     out.properties = half.properties;
-    out.erase_property(P::kRealTopic);
-    out.erase_property(P::kRealQueueId);
-    out.erase_property(P::kTransactionPrepared);
-    out.erase_property(kTransactionCheckTimes);
-    out.set_property(P::kWaitStoreMsgOk, "false");
     return out;
 }
 
@@ -131,12 +126,10 @@ HalfAction decide_half(const protocol::MessageExt& half, int64_t now_ms, const C
     if (age > p.file_reserved_ms) {
         return HalfAction::kSkip;
     }
-    int64_t immunity = p.transaction_timeout_ms;
-    if (const std::string* s = half.property(kCheckImmunityTimeInSeconds)) {
-        // Java getImmunityTime: seconds; unreadable -> transactionTimeOut.
-        if (const auto secs = parse_i64(*s)) {
-            immunity = *secs * 1000;
-        }
+    const int64_t immunity = immunity_ms(half, p.transaction_timeout_ms);
+    if (half.property(kCheckImmunityTimeInSeconds) != nullptr) {
+        // Java: any age below the immunity (a future born time too) renews the half.
+        return age < immunity ? HalfAction::kImmune : HalfAction::kCheck;
     }
     // A born time in the future (clock skew between producer and broker) is checked at once,
     // as in Java (valueOfCurrentMinusBorn <= -1).
@@ -144,6 +137,18 @@ HalfAction decide_half(const protocol::MessageExt& half, int64_t now_ms, const C
         return HalfAction::kNotYet;
     }
     return HalfAction::kCheck;
+}
+
+int64_t immunity_ms(const protocol::MessageExt& half, int64_t transaction_timeout_ms) {
+    const std::string* s = half.property(kCheckImmunityTimeInSeconds);
+    if (s == nullptr) {
+        return transaction_timeout_ms;
+    }
+    const auto secs = parse_i64(*s);
+    if (!secs || *secs == -1) {
+        return transaction_timeout_ms;
+    }
+    return *secs * 1000;
 }
 
 }  // namespace comet::broker

@@ -30,6 +30,9 @@ inline constexpr std::string_view kTransSysGroup = "CID_SYS_RMQ_TRANS";
 inline constexpr std::string_view kTransOpRemoveTag = "d";  // TransactionalMessageUtil.REMOVETAG
 inline constexpr std::string_view kTransactionCheckTimes = "TRANSACTION_CHECK_TIMES";
 inline constexpr std::string_view kCheckImmunityTimeInSeconds = "CHECK_IMMUNITY_TIME_IN_SECONDS";
+// MessageConst.PROPERTY_TRANSACTION_PREPARED_QUEUE_OFFSET: on a half re-appended during its
+// immunity, the queue offset of the original half (the one END_TRANSACTION names).
+inline constexpr std::string_view kTranPreparedQueueOffset = "TRAN_PREPARED_QUEUE_OFFSET";
 
 // True when the send carries TRAN_MSG=true (Java Boolean.parseBoolean: any case).
 bool is_transaction_prepared(const protocol::MessageExt& msg);
@@ -39,9 +42,11 @@ bool is_transaction_prepared(const protocol::MessageExt& msg);
 void to_half_message(protocol::MessageExt* msg);
 
 // The message END_TRANSACTION(COMMIT) stores: the half's body, flags and properties on
-// REAL_TOPIC / REAL_QID, REAL_TOPIC / REAL_QID / TRAN_MSG removed, sysFlag COMMIT_TYPE,
-// preparedTransactionOffset = the half's CommitLog offset, WAIT=false. Errors
-// (kInvalidArgument): the half lacks REAL_TOPIC or REAL_QID.
+// REAL_TOPIC / REAL_QID, sysFlag COMMIT_TYPE, preparedTransactionOffset = the half's CommitLog
+// offset. The properties stay exactly the half's (REAL_TOPIC, REAL_QID, TRAN_MSG,
+// TRANSACTION_CHECK_TIMES included): 4.9.8's endMessageTransaction writes the half's property
+// string and clears REAL_TOPIC / REAL_QID / TRAN_MSG only from a map the store does not encode.
+// Errors (kInvalidArgument): the half lacks REAL_TOPIC or REAL_QID.
 Result<protocol::MessageExt> end_message_transaction(const protocol::MessageExt& half);
 
 // The op message that marks the half at `half_queue_offset` resolved (store host / born host
@@ -68,7 +73,9 @@ int64_t next_op_offset(int64_t op_offset, const std::set<int64_t>& done);
 
 // What the check service does with an unresolved half (Java check(), needDiscard, needSkip).
 enum class HalfAction {
-    kNotYet,   // younger than its immunity time: stop the scan here, look again next round
+    kNotYet,   // younger than transactionTimeOut: stop the scan here, look again next round
+    kImmune,   // inside its CHECK_IMMUNITY_TIME_IN_SECONDS: re-append it (renew) or, when its
+               // original was resolved, drop it; the scan goes on either way
     kCheck,    // re-append with TRANSACTION_CHECK_TIMES+1, send CHECK_TRANSACTION_STATE
     kDiscard,  // checked transactionCheckMax times: move to TRANS_CHECK_MAX_TIME_TOPIC
     kSkip,     // older than the file reservation time: move to TRANS_CHECK_MAX_TIME_TOPIC
@@ -76,9 +83,12 @@ enum class HalfAction {
 struct CheckPolicy {
     int64_t transaction_timeout_ms = 6000;  // transactionTimeOut
     int32_t transaction_check_max = 15;     // transactionCheckMax
-    int64_t file_reserved_ms = 72LL * 3600 * 1000;
+    int64_t file_reserved_ms = 72LL * 3600 * 1000;  // the store's fileReservedTime
 };
 HalfAction decide_half(const protocol::MessageExt& half, int64_t now_ms, const CheckPolicy& p);
+// Java getImmunityTime: CHECK_IMMUNITY_TIME_IN_SECONDS in ms; transactionTimeOut when the
+// property is absent, not a number or -1.
+int64_t immunity_ms(const protocol::MessageExt& half, int64_t transaction_timeout_ms);
 // Checks done so far (TRANSACTION_CHECK_TIMES; 0 when absent or unreadable).
 int32_t check_times(const protocol::MessageExt& half);
 

@@ -63,6 +63,26 @@ struct DeleteSubscriptionGroupRequestHeader {
     COMET_EXT_HEADER(DeleteSubscriptionGroupRequestHeader)
 };
 
+// QUERY_CONSUME_QUEUE (321): `count` units of topic/queueId from `index`; consumerGroup adds the
+// group's subscription and filter to the answer (Java QueryConsumeQueueRequestHeader).
+struct QueryConsumeQueueRequestHeader {
+    std::string topic;
+    int32_t queue_id = 0;
+    int64_t index = 0;
+    int32_t count = 0;
+    std::optional<std::string> consumer_group;
+
+    template <typename Self, typename V>
+    static void fields(Self& s, V& v) {
+        v.required("topic", s.topic);
+        v.required("queueId", s.queue_id);
+        v.required("index", s.index);
+        v.optional("count", s.count);
+        v.optional("consumerGroup", s.consumer_group);
+    }
+    COMET_EXT_HEADER(QueryConsumeQueueRequestHeader)
+};
+
 // GET_CONSUME_STATS (208).
 struct GetConsumeStatsRequestHeader {
     std::string consumer_group;

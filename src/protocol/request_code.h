@@ -77,6 +77,7 @@ namespace comet::protocol {
     X(kQueryTopicConsumeByWho, 300, "QUERY_TOPIC_CONSUME_BY_WHO")           \
     X(kQueryConsumeTimeSpan, 303, "QUERY_CONSUME_TIME_SPAN")                \
     X(kGetSystemTopicListFromNs, 304, "GET_SYSTEM_TOPIC_LIST_FROM_NS")      \
+    X(kCleanExpiredConsumequeue, 306, "CLEAN_EXPIRED_CONSUMEQUEUE")         \
     X(kGetConsumerRunningInfo, 307, "GET_CONSUMER_RUNNING_INFO")            \
     X(kConsumeMessageDirectly, 309, "CONSUME_MESSAGE_DIRECTLY")             \
     X(kSendMessageV2, 310, "SEND_MESSAGE_V2")                               \

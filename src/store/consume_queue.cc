@@ -196,6 +196,24 @@ std::optional<CqUnit> ConsumeQueue::get_unit(QueueOffset offset) const {
     return decode_cq_unit(view->data);
 }
 
+int64_t ConsumeQueue::last_offset() const {
+    const auto last = queue_.last_mapped_file();
+    if (last == nullptr) {
+        return -1;
+    }
+    const int32_t wrote = last->wrote_position();
+    int64_t end = -1;
+    for (int32_t pos = std::max(0, wrote - kCqStoreUnitSize); pos + kCqStoreUnitSize <= wrote;
+         pos += kCqStoreUnitSize) {
+        const CqUnit u = decode_cq_unit(last->data() + pos);
+        if (u.phy_offset.value() < 0 || u.size <= 0) {
+            break;
+        }
+        end = u.phy_offset.value() + u.size;
+    }
+    return end;
+}
+
 QueueOffset ConsumeQueue::roll_next_file(QueueOffset offset) const {
     const int64_t units_per_file = mapped_file_size_ / kCqStoreUnitSize;
     return QueueOffset(offset.value() + units_per_file - offset.value() % units_per_file);

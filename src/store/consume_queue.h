@@ -66,6 +66,10 @@ public:
     PhysicalOffset max_physic_offset() const {
         return PhysicalOffset(max_physic_offset_.load(std::memory_order_acquire));
     }
+    // Java ConsumeQueue#getLastOffset: end (offset + size) of the last valid unit of the last
+    // segment, read from the file; -1 when that segment holds none (a queue just created or
+    // just rolled). Units below min still count (retention keeps the last segment).
+    int64_t last_offset() const;
     // Units between min and max (Java getMessageTotalInQueue).
     int64_t message_total_in_queue() const {
         return max_offset_in_queue().value() - min_offset_in_queue().value();

@@ -199,6 +199,53 @@ int ConsumeQueueStore::destroy_topic(std::string_view topic) {
     return static_cast<int>(doomed.size());
 }
 
+int ConsumeQueueStore::clean_expired(
+    PhysicalOffset min_phy_offset,
+    const std::function<void(const std::string&, int32_t)>& removed) {
+    std::vector<std::shared_ptr<ConsumeQueue>> doomed;
+    {
+        MutexLock l(mu_);
+        for (auto t = table_.begin(); t != table_.end();) {
+            if (t->first == "SCHEDULE_TOPIC_XXXX") {
+                ++t;
+                continue;
+            }
+            for (auto q = t->second.begin(); q != t->second.end();) {
+                const int64_t last = q->second->last_offset();
+                if (last == -1) {
+                    spdlog::warn("cleanExpiredConsumerQueue: {}-{} has no unit in its last segment "
+                                 "(created or rolled just now), kept",
+                                 t->first, q->first);
+                    ++q;
+                } else if (last < min_phy_offset.value()) {
+                    spdlog::info("cleanExpiredConsumerQueue: {}-{} destroyed, CommitLog min {}, "
+                                 "queue's last offset {}",
+                                 t->first, q->first, min_phy_offset.value(), last);
+                    doomed.push_back(q->second);
+                    q = t->second.erase(q);
+                } else {
+                    ++q;
+                }
+            }
+            if (t->second.empty()) {
+                spdlog::info("cleanExpiredConsumerQueue: topic {} has no queue left", t->first);
+                t = table_.erase(t);
+            } else {
+                ++t;
+            }
+        }
+    }
+    for (auto& cq : doomed) {
+        if (removed) {
+            removed(cq->topic(), cq->queue_id());
+        }
+        cq->destroy();
+        std::error_code ec;
+        fs::remove(fs::path(root_dir_) / cq->topic(), ec);  // only when empty
+    }
+    return static_cast<int>(doomed.size());
+}
+
 int ConsumeQueueStore::clean_unused_topics(const std::vector<std::string>& keep) {
     std::vector<std::string> unused;
     {

@@ -9,6 +9,7 @@
 // held during file I/O); ConsumeQueue objects are shared_ptr so a reader keeps a deleted queue
 // alive until it is done.
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -59,6 +60,12 @@ public:
     void correct_min_offsets(PhysicalOffset min_phy_offset);
     // Removes every queue of `topic` (files and directory). Returns queues removed.
     int destroy_topic(std::string_view topic);
+    // Java DefaultMessageStore#cleanExpiredConsumerQueue: removes every queue (except those of
+    // SCHEDULE_TOPIC_XXXX) whose last unit ends below min_phy_offset, files included; a topic
+    // left without queues leaves the table. `removed(topic, queue_id)` runs for each, before
+    // its files go. Returns queues removed.
+    int clean_expired(PhysicalOffset min_phy_offset,
+                      const std::function<void(const std::string&, int32_t)>& removed);
     // Removes queues of topics not in `keep` (Java cleanUnusedTopic). Returns queues removed.
     int clean_unused_topics(const std::vector<std::string>& keep);
 

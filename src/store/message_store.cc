@@ -928,6 +928,16 @@ int MessageStore::delete_topics(const std::set<std::string>& topics) {
     return n;
 }
 
+int MessageStore::clean_expired_consumer_queues() {
+    const PhysicalOffset min = commit_log_->min_offset();
+    if (min.value() < 0) {
+        return 0;
+    }
+    return cqs_->clean_expired(min, [this](const std::string& topic, int32_t queue_id) {
+        commit_log_->remove_queue_from_topic_queue_table(topic, queue_id);
+    });
+}
+
 int MessageStore::clean_unused_topics(const std::set<std::string>& keep) {
     std::set<std::string> unused;
     for (const auto& [topic, queues] : cqs_->max_offsets()) {

@@ -184,6 +184,10 @@ public:
     // DELETE_TOPIC_IN_BROKER: removes the topics' ConsumeQueues and their next-offset entries.
     // CommitLog records stay until retention. Returns queues removed.
     int delete_topics(const std::set<std::string>& topics);
+    // CLEAN_EXPIRED_CONSUMEQUEUE (Java cleanExpiredConsumerQueue): removes the ConsumeQueues
+    // whose last unit ends below the CommitLog's min offset (their records are gone), and
+    // their next-offset entries. Returns queues removed.
+    int clean_expired_consumer_queues();
     // Removes ConsumeQueues of topics not in `keep`.
     int clean_unused_topics(const std::set<std::string>& keep);
     void execute_delete_files_manually() { clean_->execute_delete_files_manually(); }

@@ -3,12 +3,14 @@
 // second, so every figure is waited for.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <optional>
 #include <sstream>
 #include <string>
 
 #include "harness.h"
 #include "protocol/json_body.h"
+#include "protocol/message_decoder.h"
 #include "protocol/request_code.h"
 #include "protocol/response_code.h"
 
@@ -30,8 +32,9 @@ protected:
         namesrv_ = std::move(ns).value();
         ASSERT_TRUE(namesrv_->wait_for_port(namesrv_port_, 10s).is_ok()) << namesrv_->log_tail();
         broker_port_ = free_port();
-        auto b = start_broker(dir_, broker_port_, addr(namesrv_port_),
-                              {{"brokerClusterName", "StatsCluster"}});
+        std::map<std::string, std::string> extra = extra_;
+        extra["brokerClusterName"] = "StatsCluster";
+        auto b = start_broker(dir_, broker_port_, addr(namesrv_port_), extra);
         ASSERT_TRUE(b.is_ok()) << b.status().to_string();
         broker_ = std::move(b).value();
         ASSERT_TRUE(broker_->wait_for_port(broker_port_, 20s).is_ok()) << broker_->log_tail();
@@ -60,6 +63,34 @@ protected:
         return minute["sum"].GetInt64();
     }
 
+    // Sends `n` messages to StatsTopic queue 0 and waits until all are dispatched.
+    void send_and_dispatch(int n) {
+        ASSERT_EQ(call(client_, broker_port_, create_topic_request("StatsTopic", 1)).value().code,
+                  RC::kSuccess);
+        for (int i = 0; i < n; ++i) {
+            auto r = call(client_, broker_port_,
+                          send_message_request("StatsTopic", "stats-" + std::to_string(i), 0));
+            ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+            ASSERT_EQ(r.value().code, RC::kSuccess) << r.value().remark.value_or("");
+        }
+        ASSERT_TRUE(eventually(
+            [&] {
+                auto r =
+                    call(client_, broker_port_, pull_message_request("WARM", "StatsTopic", 0, 0));
+                const std::string* max = r.is_ok() ? r.value().ext("maxOffset") : nullptr;
+                return max != nullptr && *max == std::to_string(n);
+            },
+            10s));
+    }
+    // VIEW_BROKER_STATS_DATA's answer code for (name, key).
+    int32_t view_code(const std::string& name, const std::string& key) {
+        auto r = call(
+            client_, broker_port_,
+            request(RequestCode::kViewBrokerStatsData, {{"statsName", name}, {"statsKey", key}}));
+        return r.is_ok() ? r.value().code : -1;
+    }
+
+    std::map<std::string, std::string> extra_;  // more broker config (set before SetUp)
     TempDir dir_;
     uint16_t namesrv_port_ = 0;
     uint16_t broker_port_ = 0;
@@ -101,6 +132,31 @@ TEST_F(StatsIt, ViewBrokerStatsDataCountsSendsAndPulls) {
         10s));
     EXPECT_TRUE(eventually(
         [&] { return minute_sum("TOPIC_PUT_SIZE", "StatsTopic").value_or(0) > 0; }, 10s));
+
+    // GROUP_GET_LATENCY per queue (queueId@topic@group) for each found pull; not for a group
+    // that never pulled. The data was in memory: nothing counted as read from disk.
+    EXPECT_TRUE(eventually([&] { return minute_sum("GROUP_GET_LATENCY", "0@StatsTopic@SG").has_value(); },
+                           10s));
+    EXPECT_GE(minute_sum("GROUP_GET_LATENCY", "0@StatsTopic@SG").value_or(-1), 0);
+    EXPECT_EQ(view_code("GROUP_GET_LATENCY", "0@StatsTopic@NOBODY"), RC::kSystemError);
+    EXPECT_EQ(view_code("GROUP_GET_FROM_DISK_NUMS", "StatsTopic@SG"), RC::kSystemError);
+
+    // SNDBCK_PUT_NUMS (topic@group) counts a CONSUMER_SEND_MSG_BACK that was stored.
+    auto msgs = protocol::decode_messages(pulled.value().body);
+    ASSERT_TRUE(msgs.is_ok());
+    ASSERT_FALSE(msgs.value().empty());
+    auto back = call(client_, broker_port_,
+                     request(RequestCode::kConsumerSendMsgBack,
+                             {{"offset", std::to_string(msgs.value()[0].commit_log_offset)},
+                              {"group", "SG"},
+                              {"delayLevel", "1"},
+                              {"originTopic", "StatsTopic"},
+                              {"maxReconsumeTimes", "16"}}));
+    ASSERT_TRUE(back.is_ok());
+    ASSERT_EQ(back.value().code, RC::kSuccess) << back.value().remark.value_or("");
+    EXPECT_TRUE(eventually(
+        [&] { return minute_sum("SNDBCK_PUT_NUMS", "StatsTopic@SG") == int64_t{1}; }, 10s))
+        << minute_sum("SNDBCK_PUT_NUMS", "StatsTopic@SG").value_or(-1);
 
     // Never counted: 4.9.8's SYSTEM_ERROR and remark.
     auto missing = call(client_, broker_port_,
@@ -177,6 +233,26 @@ TEST_F(StatsIt, ViewBrokerStatsDataCountsSendsAndPulls) {
     EXPECT_TRUE(listed) << last.out << last.err;
     EXPECT_NE(last.out.find("#Topic"), std::string::npos) << last.out;
     EXPECT_NE(last.out.find("#OutMsg24Hour"), std::string::npos) << last.out;
+}
+
+// accessMessageInMemoryMaxRatio=0: no data counts as in memory, so every found pull is counted
+// under GROUP_GET_FROM_DISK_NUMS / _SIZE (topic@group).
+class StatsFromDiskIt : public StatsIt {
+protected:
+    StatsFromDiskIt() { extra_["accessMessageInMemoryMaxRatio"] = "0"; }
+};
+
+TEST_F(StatsFromDiskIt, PullsOfDataNotInMemoryCountAsFromDisk) {
+    ASSERT_NO_FATAL_FAILURE(send_and_dispatch(3));
+    auto pulled = call(client_, broker_port_, pull_message_request("DG", "StatsTopic", 0, 0, 2));
+    ASSERT_TRUE(pulled.is_ok());
+    ASSERT_EQ(pulled.value().code, RC::kSuccess);
+    ASSERT_EQ(*pulled.value().ext("nextBeginOffset"), "2");
+    EXPECT_TRUE(eventually(
+        [&] { return minute_sum("GROUP_GET_FROM_DISK_NUMS", "StatsTopic@DG") == int64_t{2}; },
+        10s))
+        << minute_sum("GROUP_GET_FROM_DISK_NUMS", "StatsTopic@DG").value_or(-1);
+    EXPECT_GT(minute_sum("GROUP_GET_FROM_DISK_SIZE", "StatsTopic@DG").value_or(0), 0);
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include "client/pull_consumer.h"
 #include "client/transaction_producer.h"
 #include "harness.h"
+#include "protocol/message_decoder.h"
 #include "protocol/message_id.h"
 #include "protocol/request_code.h"
 #include "protocol/response_code.h"
@@ -168,11 +169,18 @@ protected:
 
     // Every message stored on the real topic's queue, in order.
     std::vector<std::string> delivered() {
+        std::vector<std::string> out;
+        for (const auto& m : delivered_messages()) {
+            out.push_back(m.body);
+        }
+        return out;
+    }
+    std::vector<MessageExt> delivered_messages() {
         PullConsumerConfig cc;
         cc.client = client_config();
         cc.group = "TxReader";
         DefaultMqPullConsumer consumer(cc);
-        std::vector<std::string> out;
+        std::vector<MessageExt> out;
         if (!consumer.start().is_ok()) {
             return out;
         }
@@ -184,7 +192,7 @@ protected:
                 break;
             }
             for (const auto& m : r->messages) {
-                out.push_back(m.body);
+                out.push_back(m);
             }
             offset = r->next_begin_offset;
         }
@@ -258,6 +266,20 @@ TEST_F(TransactionIt, HalfIsInvisibleUntilCommitThenDeliveredExactlyOnce) {
 
     ASSERT_TRUE(eventually([&] { return delivered_count("commit-me") == 1; }, 10s))
         << tx_log();
+    // 4.9.8's committed message keeps the half's properties: REAL_TOPIC, REAL_QID, TRAN_MSG.
+    for (const auto& m : delivered_messages()) {
+        if (m.body == "commit-me") {
+            ASSERT_NE(m.property("REAL_TOPIC"), nullptr);
+            EXPECT_EQ(*m.property("REAL_TOPIC"), kTopic);
+            ASSERT_NE(m.property("REAL_QID"), nullptr);
+            EXPECT_EQ(*m.property("REAL_QID"), "0");
+            ASSERT_NE(m.property("TRAN_MSG"), nullptr);
+            EXPECT_EQ(*m.property("TRAN_MSG"), "true");
+            ASSERT_NE(m.property("PGROUP"), nullptr);
+            EXPECT_EQ(*m.property("PGROUP"), "TxGroup");
+            EXPECT_EQ(*m.property("TAGS"), "TagT");
+        }
+    }
     wait_for_a_check_round(*producer, listener, "barrier");
     EXPECT_EQ(delivered_count("commit-me"), 1);
     EXPECT_EQ(listener.checks("commit-me"), 0);  // resolved: never checked back
@@ -319,6 +341,135 @@ TEST_F(TransactionIt, UnknownForeverIsDiscardedAfterCheckMax) {
     EXPECT_EQ(listener.checks("limbo"), 3);
     EXPECT_EQ(delivered_count("limbo"), 0);
     producer->shutdown();
+}
+
+// A half inside its CHECK_IMMUNITY_TIME_IN_SECONDS does not hold back the halves behind it
+// (4.9.8 re-appends it with TRAN_PREPARED_QUEUE_OFFSET and goes on); it is never checked while
+// immune, and each re-append counts as a check, so transactionCheckMax (3) renewals discard it.
+TEST_F(TransactionIt, ImmuneHalfIsRenewedAndDoesNotHoldBackTheRound) {
+    ASSERT_NO_FATAL_FAILURE(start_cluster());
+    raw_.start();
+    ScriptedListener listener;
+    listener.set("immune", LocalTransactionState::kUnknown, LocalTransactionState::kCommitMessage);
+    listener.set("behind", LocalTransactionState::kUnknown, LocalTransactionState::kCommitMessage);
+    listener.answer_first_check_only("behind");
+    auto producer = start_producer(&listener);
+    Message immune(kTopic, "immune");
+    immune.properties.set("CHECK_IMMUNITY_TIME_IN_SECONDS", "600");
+    ASSERT_TRUE(producer->send_message_in_transaction(immune).is_ok());
+    ASSERT_TRUE(producer->send_message_in_transaction(Message(kTopic, "behind")).is_ok());
+
+    // The half behind the immune one is checked and committed.
+    ASSERT_TRUE(eventually([&] { return delivered_count("behind") == 1; }, 20s)) << tx_log();
+    // The immune half was re-appended naming its original queue offset (0), one more check
+    // counted, and never sent to the producer.
+    bool renewed = false;
+    ASSERT_TRUE(eventually(
+        [&] {
+            auto r = call(raw_, broker_port_,
+                          pull_message_request("TxProbe", "RMQ_SYS_TRANS_HALF_TOPIC", 0, 0, 64));
+            if (!r.is_ok() || r->code != RC::kSuccess) {
+                return false;
+            }
+            auto msgs = protocol::decode_messages(r->body);
+            if (!msgs.is_ok()) {
+                return false;
+            }
+            for (const auto& m : msgs.value()) {
+                const std::string* orig = m.property("TRAN_PREPARED_QUEUE_OFFSET");
+                if (m.body == "immune" && orig != nullptr && *orig == "0" &&
+                    m.property("TRANSACTION_CHECK_TIMES") != nullptr) {
+                    renewed = true;
+                }
+            }
+            return renewed;
+        },
+        10s))
+        << tx_log();
+    ASSERT_TRUE(eventually([&] { return max_offset("TRANS_CHECK_MAX_TIME_TOPIC") >= 1; }, 20s))
+        << tx_log();
+    EXPECT_EQ(listener.checks("immune"), 0);
+    EXPECT_EQ(delivered_count("immune"), 0);
+    producer->shutdown();
+}
+
+// The check discards halves older than the store's fileReservedTime (here 1 h), not a fixed
+// 72 h; a younger one is checked as usual.
+TEST_F(TransactionIt, HalfOlderThanFileReservedTimeIsDiscarded) {
+    ASSERT_NO_FATAL_FAILURE(start_cluster({{"fileReservedTime", "1"}}));
+    raw_.start();
+    ScriptedListener listener;
+    listener.set("young", LocalTransactionState::kUnknown, LocalTransactionState::kRollbackMessage);
+    listener.set("old", LocalTransactionState::kUnknown, LocalTransactionState::kCommitMessage);
+    auto producer = start_producer(&listener);
+    // The producer's channel is known to the broker once one check reached it.
+    ASSERT_NO_FATAL_FAILURE(wait_for_a_check_round(*producer, listener, "barrier"));
+    const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            std::chrono::system_clock::now().time_since_epoch())
+                            .count();
+    // Raw halves of the producer's group, born 2 h and 30 min ago.
+    auto half = [&](const std::string& body, int64_t age_ms) {
+        auto req = send_message_request(kTopic, body, 0, {{"TRAN_MSG", "true"}, {"PGROUP", "TxGroup"}});
+        req.set_ext("a", "TxGroup");
+        req.set_ext("f", "4");  // TRANSACTION_PREPARED_TYPE
+        req.set_ext("g", std::to_string(now - age_ms));
+        auto r = call(raw_, broker_port_, std::move(req));
+        ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+        ASSERT_EQ(r->code, RC::kSuccess) << r->remark.value_or("");
+    };
+    ASSERT_NO_FATAL_FAILURE(half("old", 2 * 3600 * 1000));
+    ASSERT_NO_FATAL_FAILURE(half("young", 30 * 60 * 1000));
+    ASSERT_TRUE(eventually([&] { return listener.checks("young") >= 1; }, 20s)) << tx_log();
+    ASSERT_TRUE(eventually([&] { return max_offset("TRANS_CHECK_MAX_TIME_TOPIC") >= 1; }, 10s))
+        << tx_log();
+    EXPECT_EQ(listener.checks("old"), 0);
+    EXPECT_EQ(delivered_count("old"), 0);
+    EXPECT_EQ(delivered_count("young"), 0);
+    producer->shutdown();
+}
+
+// A committed half with a DELAY level goes through SCHEDULE_TOPIC_XXXX (4.9.8's CommitLog
+// schedules COMMIT_TYPE messages) and then reaches the real topic without TRAN_MSG.
+TEST_F(TransactionIt, CommittedHalfWithDelayIsScheduled) {
+    ASSERT_NO_FATAL_FAILURE(start_cluster({{"transactionTimeOut", "60000"}}));
+    raw_.start();
+    const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            std::chrono::system_clock::now().time_since_epoch())
+                            .count();
+    auto req = send_message_request(kTopic, "delayed-commit", 0,
+                                    {{"TRAN_MSG", "true"}, {"PGROUP", "TxGroup"}, {"DELAY", "1"}});
+    req.set_ext("a", "TxGroup");
+    req.set_ext("f", "4");  // TRANSACTION_PREPARED_TYPE
+    req.set_ext("g", std::to_string(now));
+    auto sent = call(raw_, broker_port_, std::move(req));
+    ASSERT_TRUE(sent.is_ok()) << sent.status().to_string();
+    ASSERT_EQ(sent->code, RC::kSuccess) << sent->remark.value_or("");
+    ASSERT_NE(sent->ext("msgId"), nullptr);
+    ASSERT_NE(sent->ext("queueOffset"), nullptr);
+    auto id = protocol::decode_offset_msg_id(*sent->ext("msgId"));
+    ASSERT_TRUE(id.is_ok());
+    auto end = request(Req::kEndTransaction,
+                       {{"producerGroup", "TxGroup"},
+                        {"tranStateTableOffset", *sent->ext("queueOffset")},
+                        {"commitLogOffset", std::to_string(id->physical_offset)},
+                        {"commitOrRollback", "8"},
+                        {"fromTransactionCheck", "false"},
+                        {"msgId", *sent->ext("msgId")}});
+    auto resp = call(raw_, broker_port_, std::move(end));
+    ASSERT_TRUE(resp.is_ok()) << resp.status().to_string();
+    ASSERT_EQ(resp->code, RC::kSuccess) << resp->remark.value_or("");
+    // Level 1 is queue 0 of the schedule topic.
+    ASSERT_TRUE(eventually([&] { return max_offset("SCHEDULE_TOPIC_XXXX") >= 1; }, 10s))
+        << tx_log();
+    ASSERT_TRUE(eventually([&] { return delivered_count("delayed-commit") == 1; }, 15s))
+        << tx_log();
+    for (const auto& m : delivered_messages()) {
+        if (m.body == "delayed-commit") {
+            EXPECT_EQ(m.property("TRAN_MSG"), nullptr);
+            ASSERT_NE(m.property("REAL_TOPIC"), nullptr);
+            EXPECT_EQ(*m.property("REAL_TOPIC"), kTopic);
+        }
+    }
 }
 
 TEST_F(TransactionIt, HalfSurvivesKill9AndIsCommittedAfterRestart) {

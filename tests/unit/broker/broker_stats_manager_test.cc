@@ -88,5 +88,25 @@ TEST(BrokerStatsManager, NoTimesMeansNoAvgpt) {
     EXPECT_DOUBLE_EQ(s->avgpt, 0.0);
 }
 
+// add() keeps running totals that sample_added() feeds into the windows: GROUP_GET_LATENCY's
+// avgpt is the mean latency of the pulls in the window.
+TEST(BrokerStatsManager, AddedTotalsAreSampled) {
+    BrokerStatsManager m;
+    m.add(kGroupGetLatency, "0@T@G", 30, 1);
+    m.add(kGroupGetLatency, "0@T@G", 10, 1);
+    m.add(kSndbckPutNums, "T@G", 1, 1);
+    EXPECT_FALSE(m.in_minute(kGroupGetLatency, "0@T@G").has_value());  // not sampled yet
+    m.sample_added(kT0);
+    auto lat = m.in_minute(kGroupGetLatency, "0@T@G");
+    ASSERT_TRUE(lat.has_value());
+    EXPECT_EQ(lat->sum, 40);
+    EXPECT_DOUBLE_EQ(lat->avgpt, 20.0);
+    m.add(kSndbckPutNums, "T@G", 1, 1);
+    m.sample_added(kT0 + 1000);
+    EXPECT_EQ(m.in_minute(kSndbckPutNums, "T@G")->sum, 2);
+    EXPECT_EQ(m.in_minute(kGroupGetLatency, "0@T@G")->sum, 40);
+    EXPECT_FALSE(m.in_minute(kGroupGetFromDiskNums, "T@G").has_value());
+}
+
 }  // namespace
 }  // namespace comet::broker

@@ -54,6 +54,26 @@ TEST(ConsumerFilterManager, RegistersByVersionAndDropsWhatDoesNotCompile) {
     EXPECT_FALSE(m.get("U", "G").has_value());
 }
 
+// describe(): what QUERY_CONSUME_QUEUE shows of a filter (ConsumerFilterData's fields).
+TEST(ConsumerFilterManager, DescribeShowsBornAndDeadTimes) {
+    ManualClock clock(1'700'000'000'000);
+    ConsumerFilterManager m(clock, 1h);
+    EXPECT_FALSE(m.describe("T", "G").has_value());
+    m.register_group("G", {sql_sub("T", "a = 1", 7)});
+    auto d = m.describe("T", "G");
+    ASSERT_TRUE(d.has_value());
+    EXPECT_EQ(d->expression, "a = 1");
+    EXPECT_EQ(d->expression_type, "SQL92");
+    EXPECT_EQ(d->client_version, 7);
+    EXPECT_EQ(d->born_time_ms, 1'700'000'000'000);
+    EXPECT_EQ(d->dead_time_ms, 0);
+    clock.advance(5s);
+    m.unregister_group("G");
+    EXPECT_EQ(m.describe("T", "G")->dead_time_ms, 1'700'000'005'000);
+    m.register_group("G", {sql_sub("T", "a = 1", 7)});  // alive again
+    EXPECT_EQ(m.describe("T", "G")->dead_time_ms, 0);
+}
+
 TEST(ConsumerFilterManager, DeadFiltersAreCleanedAfterTheSpan) {
     ManualClock clock;
     ConsumerFilterManager m(clock, 1h);

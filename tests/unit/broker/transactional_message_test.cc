@@ -53,8 +53,11 @@ TEST(TransactionalMessageUtil, HalfKeepsRealTopicAndQueue) {
     EXPECT_EQ(out->body, "b");
     EXPECT_EQ(SF::transaction_value(out->sys_flag), SF::kTransactionCommitType);
     EXPECT_EQ(out->prepared_transaction_offset, 1234);
-    EXPECT_EQ(out->property(P::kRealTopic), nullptr);
-    EXPECT_EQ(out->property(P::kTransactionPrepared), nullptr);
+    // 4.9.8 stores the half's property string: REAL_TOPIC / REAL_QID / TRAN_MSG stay.
+    EXPECT_EQ(*out->property(P::kRealTopic), "Orders");
+    EXPECT_EQ(*out->property(P::kRealQueueId), "3");
+    EXPECT_EQ(*out->property(P::kTransactionPrepared), "true");
+    EXPECT_EQ(out->properties, m.properties);
     EXPECT_EQ(*out->property(P::kTags), "TagA");
     EXPECT_EQ(*out->property(P::kProducerGroup), "PG");
 }
@@ -122,10 +125,17 @@ TEST(TransactionalMessageUtil, DecideHalf) {
     protocol::MessageExt imm;
     imm.born_timestamp = 100'000;
     imm.set_property(kCheckImmunityTimeInSeconds, "20");
-    EXPECT_EQ(decide_half(imm, 100'000 + 19'999, p), HalfAction::kNotYet);
+    // Inside its own immunity a half is renewed (the scan goes on), not waited for.
+    EXPECT_EQ(decide_half(imm, 100'000 + 19'999, p), HalfAction::kImmune);
+    EXPECT_EQ(decide_half(imm, 100'000 - 1, p), HalfAction::kImmune);  // born in the future
     EXPECT_EQ(decide_half(imm, 100'000 + 20'000, p), HalfAction::kCheck);
+    EXPECT_EQ(immunity_ms(imm, 6000), 20'000);
     imm.set_property(kCheckImmunityTimeInSeconds, "junk");  // falls back to transactionTimeOut
+    EXPECT_EQ(immunity_ms(imm, 6000), 6000);
+    EXPECT_EQ(decide_half(imm, 100'000 + 5'999, p), HalfAction::kImmune);
     EXPECT_EQ(decide_half(imm, 100'000 + 6'000, p), HalfAction::kCheck);
+    imm.set_property(kCheckImmunityTimeInSeconds, "-1");
+    EXPECT_EQ(immunity_ms(imm, 6000), 6000);
 
     protocol::MessageExt old;
     old.born_timestamp = 0;

@@ -287,5 +287,57 @@ TEST_F(ConsumeQueueTest, UnitsAcrossPagesReadBackAndSurviveReload) {
     EXPECT_EQ(u->phy_offset.value(), 1000 + 100 * (kUnits - 1));
 }
 
+// Java ConsumeQueue#getLastOffset: the end of the last unit of the last segment; -1 for a
+// queue without units or whose last segment was just rolled (empty).
+TEST_F(ConsumeQueueTest, LastOffsetIsTheEndOfTheLastSegmentsLastUnit) {
+    const int64_t seg = 4 * kCqStoreUnitSize;
+    ConsumeQueue cq("T", 0, cq_root(), seg);
+    ASSERT_TRUE(cq.load().is_ok());
+    ASSERT_TRUE(cq.recover().is_ok());
+    EXPECT_EQ(cq.last_offset(), -1);
+    for (int i = 0; i < 5; ++i) {
+        ASSERT_TRUE(
+            cq.put_message_position_info({PhysicalOffset(i * 100), 60, i}, QueueOffset(i)).is_ok());
+    }
+    EXPECT_EQ(cq.last_offset(), 460);
+}
+
+// cleanExpiredConsumerQueue: queues whose last unit ends below the CommitLog's min offset go
+// (files too, and the topic when it has none left); SCHEDULE_TOPIC_XXXX and live queues stay.
+TEST_F(ConsumeQueueTest, CleanExpiredDropsQueuesBelowTheCommitLogMin) {
+    ConsumeQueueStore store(cq_root(), 1000 * kCqStoreUnitSize, nullptr);
+    ASSERT_TRUE(store.load().is_ok());
+    auto put = [&](const std::string& topic, int32_t qid, int64_t phy, int64_t cq_offset) {
+        DispatchRequest r;
+        r.topic = topic;
+        r.queue_id = qid;
+        r.commit_log_offset = PhysicalOffset(phy);
+        r.msg_size = 100;
+        r.consume_queue_offset = QueueOffset(cq_offset);
+        ASSERT_TRUE(store.put_message_position_info(r).is_ok());
+    };
+    put("Old", 0, 0, 0);
+    put("Old", 0, 100, 1);      // ends at 200
+    put("Mixed", 0, 300, 0);    // ends at 400
+    put("Mixed", 1, 1000, 0);   // ends at 1100
+    put("SCHEDULE_TOPIC_XXXX", 2, 400, 0);
+    ASSERT_TRUE(store.find_or_create("Empty", 0).is_ok());  // no unit: kept (-1)
+
+    std::vector<std::pair<std::string, int32_t>> removed;
+    const int n = store.clean_expired(PhysicalOffset(1000), [&](const std::string& t, int32_t q) {
+        removed.emplace_back(t, q);
+    });
+    EXPECT_EQ(n, 2);
+    EXPECT_EQ(removed, (std::vector<std::pair<std::string, int32_t>>{{"Mixed", 0}, {"Old", 0}}));
+    EXPECT_EQ(store.find("Old", 0), nullptr);
+    EXPECT_FALSE(fs::exists(fs::path(cq_root()) / "Old"));
+    EXPECT_EQ(store.find("Mixed", 0), nullptr);
+    EXPECT_NE(store.find("Mixed", 1), nullptr);
+    EXPECT_TRUE(fs::exists(fs::path(cq_root()) / "Mixed" / "1"));
+    EXPECT_NE(store.find("SCHEDULE_TOPIC_XXXX", 2), nullptr);
+    EXPECT_NE(store.find("Empty", 0), nullptr);
+    EXPECT_EQ(store.max_offsets().count("Old"), 0u);
+}
+
 }  // namespace
 }  // namespace comet::store
