@@ -283,8 +283,8 @@ Status BrokerController::initialize() {
     server_ = std::make_unique<net::RemotingServer>(server_cfg, &clock_);
     server_->set_connection_listener(std::make_shared<ChannelListener>(*this));
     server_->set_rpc_observer(metrics_->rpc_observer());
-    // The sends read in one event-loop round commit to the CommitLog together, on the I/O
-    // thread, and their replies leave in one write (decision 028).
+    // The sends of one socket read commit to the CommitLog together, on the I/O thread, and
+    // their replies leave in one write (decision 028).
     server_->set_read_batch_hooks(&store::CommitLog::begin_put_batch,
                                   &store::CommitLog::end_put_batch);
     register_processors();

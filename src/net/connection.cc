@@ -14,9 +14,6 @@ namespace comet::net {
 namespace {
 
 std::atomic<uint64_t> g_next_connection_id{1};
-
-// The handler whose read round is open on this I/O thread (see on_read), or null.
-thread_local ConnectionHandler* tls_round_handler = nullptr;
 std::atomic<int32_t> g_next_opaque{0};
 
 std::string endpoint_string(const asio::ip::tcp::endpoint& ep) {
@@ -274,24 +271,23 @@ void Connection::on_read(const asio::error_code& ec, size_t n) {
     rend_ += n;
     touch();
     auto self = shared_from_this();
-    // The requests read in one round of the event loop (every read the loop found ready
-    // together, over all of this thread's connections) form one batch for the handler
-    // (decision 028: their sends commit together). Opened at the first whole frame; closed by
-    // a handler posted behind the round's ready reads.
-    auto open_round = [this, &self] {
-        if (tls_round_handler == handler_) {
-            return;  // the round is open already
+    // The requests of this read form one batch for the handler (decision 028: sends commit
+    // together at its end). Opened lazily, at the first whole frame; closed on every way out.
+    struct BatchScope {
+        ConnectionHandler* handler;
+        bool open = false;
+        void begin() {
+            if (!open) {
+                open = true;
+                handler->on_read_batch_begin();
+            }
         }
-        if (tls_round_handler != nullptr || !handler_->wants_read_batches()) {
-            return;  // another owner's round (never on a server's own loops), or no interest
+        ~BatchScope() {
+            if (open) {
+                handler->on_read_batch_end();
+            }
         }
-        tls_round_handler = handler_;
-        handler_->on_read_batch_begin();
-        asio::post(ctx_, [handler = handler_, self] {
-            tls_round_handler = nullptr;
-            handler->on_read_batch_end();
-        });
-    };
+    } batch{handler_};
     while (!closed_) {
         std::string_view avail(rbuf_.data() + rbegin_, rend_ - rbegin_);
         protocol::FrameSplit split = protocol::split_frame(avail, options_.max_frame_bytes);
@@ -344,7 +340,7 @@ void Connection::on_read(const asio::error_code& ec, size_t n) {
         if (cmd.is_response()) {
             handle_response(std::move(cmd));
         } else {
-            open_round();
+            batch.begin();
             handler_->on_request(self, std::move(cmd));
         }
     }

@@ -71,11 +71,8 @@ public:
     virtual void on_request(const ConnectionPtr& conn, protocol::RemotingCommand request) = 0;
     // Exactly once, after the socket is closed and every pending request has failed.
     virtual void on_closed(const ConnectionPtr& conn, const Status& reason) = 0;
-    // Read rounds, for handlers that want them: begin before the first request decoded in a
-    // round of the I/O thread's event loop, end once every read that round found ready has
-    // been handled (a handler posted behind them), so the requests of all the connections the
-    // thread read together form one batch. A round without a whole frame opens none.
-    virtual bool wants_read_batches() const { return false; }
+    // Around the frames decoded from one socket read (begin before the first on_request, end
+    // after the last, on every path out of the read, only when the read holds a whole frame).
     virtual void on_read_batch_begin() {}
     virtual void on_read_batch_end() {}
 };

@@ -71,9 +71,8 @@ public:
     // Before start(): every request's answer is reported to `observer` (metrics). The
     // observer must outlive the server and every Responder it handed out.
     void set_rpc_observer(const RpcObserver* observer);
-    // Before start(): called on the I/O thread around the requests decoded in one round of its
-    // event loop, over all its connections (ConnectionHandler::on_read_batch_begin / _end).
-    // Must not block.
+    // Before start(): called on the I/O thread around the requests decoded from one socket
+    // read (ConnectionHandler::on_read_batch_begin / _end). Must not block.
     void set_read_batch_hooks(std::function<void()> begin, std::function<void()> end);
 
     // Binds and starts accepting. kIoError naming the address when the bind fails.
@@ -90,7 +89,6 @@ private:
     ConnectionHandler* handler() { return this; }
     void on_request(const ConnectionPtr& conn, protocol::RemotingCommand request) override;
     void on_closed(const ConnectionPtr& conn, const Status& reason) override;
-    bool wants_read_batches() const override { return batch_begin_ || batch_end_; }
     void on_read_batch_begin() override;
     void on_read_batch_end() override;
 

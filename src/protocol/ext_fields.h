@@ -35,10 +35,12 @@ public:
 
     // From any map of string pairs (a std::map built by a caller, for instance).
     template <typename Map>
-    requires(!std::is_same_v<std::remove_cvref_t<Map>, ExtFields> && requires(const Map& m) {
-        std::string(m.begin()->first);
-        std::string(m.begin()->second);
-    }) ExtFields(const Map& m) {  // NOLINT(google-explicit-constructor): drop-in for std::map
+        requires(!std::is_same_v<std::remove_cvref_t<Map>, ExtFields> &&
+                 requires(const Map& m) {
+                     std::string(m.begin()->first);
+                     std::string(m.begin()->second);
+                 })
+    ExtFields(const Map& m) {  // NOLINT(google-explicit-constructor): drop-in for std::map
         for (const auto& [k, v] : m) {
             emplace(std::string(k), std::string(v));
         }
@@ -118,14 +120,12 @@ public:
 
 private:
     iterator lower_bound(std::string_view key) {
-        return std::lower_bound(
-            v_.begin(), v_.end(), key,
-            [](const value_type& e, std::string_view k) { return e.first < k; });
+        return std::lower_bound(v_.begin(), v_.end(), key,
+                                [](const value_type& e, std::string_view k) { return e.first < k; });
     }
     const_iterator lower_bound(std::string_view key) const {
-        return std::lower_bound(
-            v_.begin(), v_.end(), key,
-            [](const value_type& e, std::string_view k) { return e.first < k; });
+        return std::lower_bound(v_.begin(), v_.end(), key,
+                                [](const value_type& e, std::string_view k) { return e.first < k; });
     }
 
     container_type v_;

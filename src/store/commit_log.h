@@ -127,7 +127,7 @@ public:
     std::future<PutMessageResult> put_messages(MessageBatch batch);
 
     // Put batches (decision 028). Between begin_put_batch() and end_put_batch() on one thread
-    // (a server I/O thread around the requests of one event-loop round), puts to a write-buffered
+    // (a server I/O thread around the requests of one socket read), puts to a write-buffered
     // log neither wake the commit thread nor commit inline: end_put_batch() writes the ring
     // and completes them on this thread, one pwritev and no thread hand-off for the batch.
     // When another thread holds the commit round, end_put_batch() waits for it: when it

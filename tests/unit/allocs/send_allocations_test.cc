@@ -201,17 +201,9 @@ TEST_F(SendAllocations, PerSendAllocationsOnTheIoThreadStayWithinBudget) {
     protocol::RemotingCommand req = protocol::RemotingCommand::request(Req::kSendMessageV2);
     const std::string props = std::string("UNIQ_KEY\x01") + "7F0000010000ABCDEF0123456789AB" +
                               "\x02WAIT\x01true\x02TAGS\x01TagA";
-    req.ext_fields = {{"a", "allocs_producer_group"},
-                      {"b", "AllocTopic"},
-                      {"c", "TBW102"},
-                      {"d", "4"},
-                      {"e", "1"},
-                      {"f", "0"},
-                      {"g", "1700000000000"},
-                      {"h", "0"},
-                      {"i", props},
-                      {"j", "0"},
-                      {"k", "false"}};
+    req.ext_fields = {{"a", "allocs_producer_group"}, {"b", "AllocTopic"}, {"c", "TBW102"},
+                      {"d", "4"}, {"e", "1"}, {"f", "0"}, {"g", "1700000000000"},
+                      {"h", "0"}, {"i", props}, {"j", "0"}, {"k", "false"}};
     req.body = std::string(1024, 'm');
     req.serialize_type = protocol::SerializeType::kJson;
     req.language = protocol::LanguageCode::kJava;
@@ -232,10 +224,10 @@ TEST_F(SendAllocations, PerSendAllocationsOnTheIoThreadStayWithinBudget) {
     const int64_t for_5k = after_5k - before;
     const int64_t for_10k = after_15k - after_5k;
     const double per_send = static_cast<double>(for_10k - for_5k) / 5000.0;
-    std::printf(
-        "allocations on the I/O thread: %lld for 5,000 sends, %lld for 10,000 sends: "
-        "%.2f per send (budget %.1f, target 0)\n",
-        static_cast<long long>(for_5k), static_cast<long long>(for_10k), per_send, kBudgetPerSend);
+    std::printf("allocations on the I/O thread: %lld for 5,000 sends, %lld for 10,000 sends: "
+                "%.2f per send (budget %.1f, target 0)\n",
+                static_cast<long long>(for_5k), static_cast<long long>(for_10k), per_send,
+                kBudgetPerSend);
     EXPECT_TRUE(g_saw_io_thread.load()) << "no thread named BrokerServer* allocated anything";
     EXPECT_LE(per_send, kBudgetPerSend);
 }

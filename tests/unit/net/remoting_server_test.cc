@@ -575,7 +575,7 @@ TEST_F(RemotingServerTest, InlineProcessorRunsOnTheIoThreadInArrivalOrder) {
     server.shutdown();
 }
 
-// Read batches (decision 028): the requests decoded in one event-loop round are handed over
+// Read batches (decision 028): the requests decoded from one socket read are handed over
 // between the server's batch hooks, on the I/O thread, and every begin has its end.
 TEST_F(RemotingServerTest, RequestsOfOneReadRunBetweenTheBatchHooks) {
     RemotingServerConfig sc;
@@ -632,7 +632,7 @@ TEST_F(RemotingServerTest, RequestsOfOneReadRunBetweenTheBatchHooks) {
     EXPECT_EQ(outside.load(), 0);
     EXPECT_EQ(misuse.load(), 0);
     EXPECT_GE(begins.load(), 1);
-    EXPECT_LT(begins.load(), kFrames + 1);  // frames read together share a batch
+    EXPECT_LT(begins.load(), kFrames + 1);  // frames of one read share a batch
     server.shutdown();
     EXPECT_EQ(begins.load(), ends.load());
     EXPECT_FALSE(open.load());

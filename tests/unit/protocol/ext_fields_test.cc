@@ -53,20 +53,10 @@ TEST(ExtFieldsTest, BehavesAsTheSortedMapItReplaced) {
         const std::string key(1 + rng() % 3, static_cast<char>('A' + rng() % 40));
         const std::string value = std::to_string(rng() % 100);
         switch (rng() % 4) {
-            case 0:
-                f[key] = value;
-                ref[key] = value;
-                break;
-            case 1:
-                f.emplace(key, value);
-                ref.emplace(key, value);
-                break;
-            case 2:
-                EXPECT_EQ(f.erase(key), ref.erase(key));
-                break;
-            default:
-                EXPECT_EQ(f.contains(key), ref.contains(key));
-                break;
+            case 0: f[key] = value; ref[key] = value; break;
+            case 1: f.emplace(key, value); ref.emplace(key, value); break;
+            case 2: EXPECT_EQ(f.erase(key), ref.erase(key)); break;
+            default: EXPECT_EQ(f.contains(key), ref.contains(key)); break;
         }
     }
     EXPECT_EQ(f, ExtFields(ref));
