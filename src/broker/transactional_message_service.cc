@@ -58,10 +58,11 @@ bool TransactionalMessageService::write_op(const protocol::MessageExt& half) {
     op.born_host = op.store_host;
     const store::PutMessageResult r = put_sync(std::move(op));
     if (!store::is_stored(r.status)) {
-        spdlog::error("transaction: op message for half at queue offset {} (CommitLog {}) not "
-                      "stored: {} {}",
-                      half.queue_offset, half.commit_log_offset,
-                      store::put_message_status_name(r.status), r.remark);
+        spdlog::error(
+            "transaction: op message for half at queue offset {} (CommitLog {}) not "
+            "stored: {} {}",
+            half.queue_offset, half.commit_log_offset, store::put_message_status_name(r.status),
+            r.remark);
         return false;
     }
     return true;
@@ -81,9 +82,10 @@ TransactionalMessageService::EndResult TransactionalMessageService::end_transact
         return {RC::kSystemError, "The producer group wrong"};
     }
     if (half->queue_offset != h.tran_state_table_offset) {
-        spdlog::warn("transaction: END_TRANSACTION tranStateTableOffset {} but the half at {} has "
-                     "queue offset {}",
-                     h.tran_state_table_offset, h.commit_log_offset, half->queue_offset);
+        spdlog::warn(
+            "transaction: END_TRANSACTION tranStateTableOffset {} but the half at {} has "
+            "queue offset {}",
+            h.tran_state_table_offset, h.commit_log_offset, half->queue_offset);
         return {RC::kSystemError, "The transaction state table offset wrong"};
     }
     if (half->commit_log_offset != h.commit_log_offset) {
@@ -125,9 +127,10 @@ TransactionalMessageService::EndResult TransactionalMessageService::end_transact
     return {RC::kSuccess, std::nullopt};
 }
 
-bool TransactionalMessageService::recheck(const protocol::MessageExt& half, int32_t queue_id) {
-    // Java putBackHalfMsgQueue + renewHalfMessageInner: the half moves to the queue's tail with
-    // one more check; the check names the new copy.
+protocol::MessageExt TransactionalMessageService::renewed_half(const protocol::MessageExt& half,
+                                                               int32_t queue_id) const {
+    // Java renewHalfMessageInner: the same message for the half topic's queue, with one more
+    // check counted.
     protocol::MessageExt copy;
     copy.topic = std::string(kTransHalfTopic);
     copy.queue_id = queue_id;
@@ -140,6 +143,13 @@ bool TransactionalMessageService::recheck(const protocol::MessageExt& half, int3
     copy.reconsume_times = half.reconsume_times;
     copy.properties = half.properties;
     copy.set_property(kTransactionCheckTimes, std::to_string(check_times(half) + 1));
+    return copy;
+}
+
+bool TransactionalMessageService::recheck(const protocol::MessageExt& half, int32_t queue_id) {
+    // Java putBackHalfMsgQueue + renewHalfMessageInner: the half moves to the queue's tail with
+    // one more check; the check names the new copy.
+    protocol::MessageExt copy = renewed_half(half, queue_id);
     copy.set_property(P::kWaitStoreMsgOk, "false");
     protocol::MessageExt sent = copy;
     const store::PutMessageResult r = put_sync(std::move(copy));
@@ -188,23 +198,11 @@ bool TransactionalMessageService::recheck(const protocol::MessageExt& half, int3
     return true;
 }
 
-bool TransactionalMessageService::renew_immune(const protocol::MessageExt& half,
-                                               int32_t queue_id) {
+bool TransactionalMessageService::renew_immune(const protocol::MessageExt& half, int32_t queue_id) {
     // Java putImmunityMsgBackToHalfQueue + renewImmunityHalfMessageInner: the half goes to the
     // queue's tail as it is (with the check count needDiscard raised), naming the original's
     // queue offset; no check is sent.
-    protocol::MessageExt copy;
-    copy.topic = std::string(kTransHalfTopic);
-    copy.queue_id = queue_id;
-    copy.body = half.body;
-    copy.flag = half.flag;
-    copy.sys_flag = half.sys_flag;
-    copy.born_timestamp = half.born_timestamp;
-    copy.born_host = half.born_host;
-    copy.store_host = d_.store->store_host();
-    copy.reconsume_times = half.reconsume_times;
-    copy.properties = half.properties;
-    copy.set_property(kTransactionCheckTimes, std::to_string(check_times(half) + 1));
+    protocol::MessageExt copy = renewed_half(half, queue_id);
     if (half.property(kTranPreparedQueueOffset) == nullptr) {
         copy.set_property(kTranPreparedQueueOffset, std::to_string(half.queue_offset));
     }
@@ -219,13 +217,14 @@ bool TransactionalMessageService::renew_immune(const protocol::MessageExt& half,
 }
 
 bool TransactionalMessageService::discard(const protocol::MessageExt& half) {
-    spdlog::error("transaction: half message {} (queue offset {}, CommitLog {}, real topic {}, "
-                  "group {}) has been checked too many times ({}), so discard it by moving it "
-                  "to system topic {}",
-                  half.unique_id(), half.queue_offset, half.commit_log_offset,
-                  half.property(P::kRealTopic) ? *half.property(P::kRealTopic) : "",
-                  half.property(P::kProducerGroup) ? *half.property(P::kProducerGroup) : "",
-                  check_times(half), kTransCheckMaxTimeTopic);
+    spdlog::error(
+        "transaction: half message {} (queue offset {}, CommitLog {}, real topic {}, "
+        "group {}) has been checked too many times ({}), so discard it by moving it "
+        "to system topic {}",
+        half.unique_id(), half.queue_offset, half.commit_log_offset,
+        half.property(P::kRealTopic) ? *half.property(P::kRealTopic) : "",
+        half.property(P::kProducerGroup) ? *half.property(P::kProducerGroup) : "",
+        check_times(half), kTransCheckMaxTimeTopic);
     auto created = d_.topics->create_in_send_back(std::string(kTransCheckMaxTimeTopic), 1,
                                                   kPermRead | kPermWrite, 0);
     if (created.created && d_.on_topics_changed) {
@@ -413,7 +412,8 @@ void TransactionalMessageService::shutdown() {
 void TransactionalMessageService::run() {
     pthread_setname_np(pthread_self(), "TransactionCheck");
     while (true) {
-        const int64_t interval = std::max<int64_t>(10, d_.config->snapshot()->transaction_check_interval);
+        const int64_t interval =
+            std::max<int64_t>(10, d_.config->snapshot()->transaction_check_interval);
         {
             MutexLock l(mu_);
             if (stopping_) {

@@ -42,9 +42,9 @@ public:
         TopicConfigManager* topics = nullptr;
         ConsumerOffsetManager* offsets = nullptr;
         SendCheck send_check;
-        std::function<bool()> is_master;        // the check runs only on a master
+        std::function<bool()> is_master;          // the check runs only on a master
         std::function<void()> on_topics_changed;  // a system topic was created
-        int64_t file_reserved_hours = 72;  // the store's fileReservedTime (discard age)
+        int64_t file_reserved_hours = 72;         // the store's fileReservedTime (discard age)
         // messageDelayLevel: a committed message with a DELAY property goes to
         // SCHEDULE_TOPIC_XXXX as 4.9.8's CommitLog puts it. No levels (tests): not scheduled.
         DelayLevels delay_levels;
@@ -75,6 +75,8 @@ public:
 private:
     store::PutMessageResult put_sync(protocol::MessageExt msg);
     bool write_op(const protocol::MessageExt& half);
+    // The half, copied for the half topic's queue `queue_id` with one more check counted.
+    protocol::MessageExt renewed_half(const protocol::MessageExt& half, int32_t queue_id) const;
     // Re-appends the half with one more check and sends CHECK_TRANSACTION_STATE; false when
     // the re-append failed (the scan stops there and retries next round).
     bool recheck(const protocol::MessageExt& half, int32_t queue_id);
