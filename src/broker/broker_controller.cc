@@ -641,6 +641,9 @@ void BrokerController::on_dledger_role(const dledger::DLedgerServer::RoleInfo& i
         // newer state version) until that one re-registers as a slave, which it does at once.
         MutexLock l(mu_);
         register_again_at_ = clock_.now() + std::chrono::milliseconds(500);
+        // A follower keeps asking (every 500 ms, 10 s at most) until the result names the
+        // master: without one it copies no offsets, topics or groups until the next 30 s round.
+        dledger_register_retries_ = !master && !info.leader_id.empty() ? 20 : 0;
         cv_.notify_all();
     }
 }
@@ -962,6 +965,15 @@ Status BrokerController::register_broker_all(bool oneway) {
             if (rh.is_ok() && acting_) {
                 acting_->on_register_result(rh->master_addr.value_or(""),
                                             rh->ha_server_addr.value_or(""));
+            }
+            if (rh.is_ok() && dledger_ != nullptr && rh->master_addr.value_or("").empty()) {
+                MutexLock l(mu_);
+                if (dledger_register_retries_ > 0) {
+                    --dledger_register_retries_;
+                    register_again_at_ =
+                        std::min(register_again_at_, clock_.now() + std::chrono::milliseconds(500));
+                    cv_.notify_all();
+                }
             }
         }
     }

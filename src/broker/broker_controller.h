@@ -177,6 +177,9 @@ private:
     bool stopping_ GUARDED_BY(mu_) = false;
     bool register_now_ GUARDED_BY(mu_) = false;
     TimePoint register_again_at_ GUARDED_BY(mu_) = TimePoint::max();  // DLedger follower
+    // DLedger follower with a known leader: re-registrations left while the register result
+    // names no master yet (the new leader registers as master a moment later).
+    int dledger_register_retries_ GUARDED_BY(mu_) = 0;
     std::string ha_info_from_ GUARDED_BY(mu_);  // controller-mode slave: master to ask (906)
     std::map<uint64_t, std::weak_ptr<net::Connection>> channels_ GUARDED_BY(mu_);
     std::thread scheduler_;
