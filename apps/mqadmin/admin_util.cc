@@ -6,8 +6,8 @@
 #include <ctime>
 #include <map>
 
-#include "protocol/route_bodies.h"
 #include "protocol/response_code.h"
+#include "protocol/route_bodies.h"
 
 namespace comet::mqadmin {
 
@@ -57,20 +57,6 @@ std::string human_time(int64_t ms) {
     return fmt::format("{:04}-{:02}-{:02} {:02}:{:02}:{:02},{:03}", tm.tm_year + 1900,
                        tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
                        static_cast<int>(ms % 1000));
-}
-
-std::string perm_string(int32_t perm) {
-    std::string s = "---";
-    if (perm & protocol::kPermRead) {
-        s[0] = 'R';
-    }
-    if (perm & protocol::kPermWrite) {
-        s[1] = 'W';
-    }
-    if (perm & protocol::kPermInherit) {
-        s[2] = 'X';
-    }
-    return s;
 }
 
 std::string properties_text(const protocol::MessageExt& msg) {

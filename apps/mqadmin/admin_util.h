@@ -32,8 +32,6 @@ Result<protocol::RemotingCommand> call_ok(client::AdminClient& admin, const std:
 std::string human_time(int64_t ms);
 // MQVersion#getVersionDesc for the versions clients commonly announce; others as the number.
 std::string version_desc(int32_t v);
-// Java PermName.perm2String.
-std::string perm_string(int32_t perm);
 // Java's Map#toString of the properties: "{k=v, k2=v2}".
 std::string properties_text(const protocol::MessageExt& msg);
 

@@ -1,4 +1,3 @@
-#include "mqadmin/admin_util.h"
 #include "mqadmin/commands.h"
 
 #include <fmt/format.h>
@@ -20,6 +19,7 @@
 #include "client/admin_client.h"
 #include "client/producer.h"
 #include "client/pull_consumer.h"
+#include "mqadmin/admin_util.h"
 #include "protocol/json_body.h"
 #include "protocol/request_code.h"
 #include "protocol/response_code.h"
@@ -134,7 +134,8 @@ Status cmd_update_topic(Context& ctx) {
     fmt::print(ctx.out,
                "TopicConfig [topicName={}, readQueueNums={}, writeQueueNums={}, perm={}, "
                "topicFilterType=SINGLE_TAG, topicSysFlag=0, order={}]\n",
-               topic, o.read_queue_nums, o.write_queue_nums, perm_string(o.perm), o.order);
+               topic, o.read_queue_nums, o.write_queue_nums, protocol::perm_to_string(o.perm),
+               o.order);
     return Status::ok();
 }
 
@@ -613,7 +614,8 @@ Status cmd_get_broker_epoch(Context& ctx) {
                    str("clusterName"), str("brokerName"), a, num(doc, "brokerId"));
         if (doc.HasMember("epochList") && doc["epochList"].IsArray()) {
             for (const auto& e : doc["epochList"].GetArray()) {
-                fmt::print(ctx.out, "#Epoch: EpochEntry{{epoch={}, startOffset={}, endOffset={}}}\n",
+                fmt::print(ctx.out,
+                           "#Epoch: EpochEntry{{epoch={}, startOffset={}, endOffset={}}}\n",
                            num(e, "epoch"), num(e, "startOffset"), num(e, "endOffset"));
             }
         }
@@ -654,8 +656,8 @@ Status cmd_dledger_status(Context& ctx) {
         const std::string id = kv["dledgerSelfId"];
         const std::string lag =
             match_offset.count(id) != 0 ? std::to_string(committed - match_offset[id]) : "-";
-        fmt::print(ctx.out, "{:<8} {:<22} {:<10} {:<6} {:<8} {:<9} {:<12} {:<12} {:<16} {}\n", id, a,
-                   kv["dledgerRole"], kv["dledgerTerm"], kv["dledgerLeaderId"],
+        fmt::print(ctx.out, "{:<8} {:<22} {:<10} {:<6} {:<8} {:<9} {:<12} {:<12} {:<16} {}\n", id,
+                   a, kv["dledgerRole"], kv["dledgerTerm"], kv["dledgerLeaderId"],
                    kv["dledgerWritable"], kv["dledgerLastIndex"], kv["dledgerCommitIndex"],
                    kv["dledgerCommittedOffset"], lag);
     }
@@ -690,7 +692,8 @@ Status cmd_transfer_leader(Context& ctx) {
         fmt::print(ctx.out, "{} already leads group {}\n", target, ctx.opts.get('b'));
         return Status::ok();
     }
-    auto req = protocol::RemotingCommand::request(protocol::RequestCode::kDledgerLeadershipTransfer);
+    auto req =
+        protocol::RemotingCommand::request(protocol::RequestCode::kDledgerLeadershipTransfer);
     req.ext_fields["transferId"] = target;
     COMET_ASSIGN_OR_RETURN(auto resp, admin->instance().remoting().invoke_sync(
                                           leader->first, std::move(req), std::chrono::seconds(5)));
@@ -700,7 +703,8 @@ Status cmd_transfer_leader(Context& ctx) {
     }
     for (int i = 0; i < 100; ++i) {
         auto now = leader_of(*admin, addrs);
-        if (now && now->second["dledgerSelfId"] == target && now->second["dledgerWritable"] == "true") {
+        if (now && now->second["dledgerSelfId"] == target &&
+            now->second["dledgerWritable"] == "true") {
             fmt::print(ctx.out, "leadership of {} moved from {} to {} (term {})\n",
                        ctx.opts.get('b'), leader_id, target, now->second["dledgerTerm"]);
             return Status::ok();

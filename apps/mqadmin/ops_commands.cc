@@ -15,8 +15,8 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
-#include <map>
 #include <limits>
+#include <map>
 #include <memory>
 #include <set>
 
@@ -146,7 +146,7 @@ Status cmd_update_topic_perm(Context& ctx) {
         fmt::print(ctx.out,
                    "TopicConfig [topicName={}, readQueueNums={}, writeQueueNums={}, perm={}, "
                    "topicFilterType=SINGLE_TAG, topicSysFlag={}, order=false]\n",
-                   topic, o.read_queue_nums, o.write_queue_nums, perm_string(o.perm),
+                   topic, o.read_queue_nums, o.write_queue_nums, protocol::perm_to_string(o.perm),
                    qd.topic_sys_flag);
     }
     return Status::ok();
@@ -188,8 +188,9 @@ Status cmd_get_namesrv_config(Context& ctx) {
     COMET_ASSIGN_OR_RETURN(auto admin, start_admin(ctx));
     for (const auto& ns : namesrv_list(ctx)) {
         COMET_ASSIGN_OR_RETURN(
-            auto resp, call_ok(*admin, ns, protocol::RemotingCommand::request(Req::kGetNamesrvConfig),
-                               "get name server config"));
+            auto resp,
+            call_ok(*admin, ns, protocol::RemotingCommand::request(Req::kGetNamesrvConfig),
+                    "get name server config"));
         fmt::print(ctx.out, "============{}============\n", ns);
         // The body is Java Properties text: one "key=value" per line.
         size_t pos = 0;
@@ -443,8 +444,9 @@ Status cmd_query_msg_by_unique_key(Context& ctx) {
     if (auto byid = admin->query_msg_by_id(id); byid.is_ok() && byid->topic == topic) {
         msg = std::move(byid).value();
     } else {
-        COMET_ASSIGN_OR_RETURN(auto found, admin->query_msg_by_key(topic, id, 32, 0,
-                                                                   std::numeric_limits<int64_t>::max()));
+        COMET_ASSIGN_OR_RETURN(
+            auto found,
+            admin->query_msg_by_key(topic, id, 32, 0, std::numeric_limits<int64_t>::max()));
         for (auto& m : found) {
             if (m.unique_id() == id) {
                 msg = std::move(m);
@@ -530,7 +532,8 @@ std::string queue_text(const protocol::MessageQueue& mq) {
 std::string message_text(const MessageExt& m, const std::string& broker_name) {
     std::string bytes = "[";
     for (size_t i = 0; i < m.body.size(); ++i) {
-        bytes += fmt::format("{}{}", i == 0 ? "" : ", ", static_cast<int>(static_cast<int8_t>(m.body[i])));
+        bytes += fmt::format("{}{}", i == 0 ? "" : ", ",
+                             static_cast<int>(static_cast<int8_t>(m.body[i])));
     }
     bytes += "]";
     return fmt::format(
@@ -597,8 +600,8 @@ Status cmd_print_msg(Context& ctx) {
                 fmt::print(ctx.out, "{} no matched msg. status=NO_MATCHED_MSG, offset={}\n",
                            queue_text(mq), next);
             } else {
-                fmt::print(ctx.out, "{} print msg finished. status={}, offset={}\n",
-                           queue_text(mq), client::pull_status_name(pr->status), next);
+                fmt::print(ctx.out, "{} print msg finished. status={}, offset={}\n", queue_text(mq),
+                           client::pull_status_name(pr->status), next);
                 break;
             }
             if (next <= offset) {
@@ -810,7 +813,8 @@ Status cmd_cluster_rt(Context& ctx) {
             clusters.push_back(c);
         }
     }
-    client::DefaultMqProducer producer(producer_config(ctx, fmt::format("CLUSTER_RT_{}", now_ms())));
+    client::DefaultMqProducer producer(
+        producer_config(ctx, fmt::format("CLUSTER_RT_{}", now_ms())));
     COMET_RETURN_IF_ERROR(producer.start());
     if (!tlog) {
         fmt::print(ctx.out, "{:<24}  {:<24}  {:<4}  {:<8}  {:<8}\n", "#Cluster Name",
@@ -904,7 +908,8 @@ Status cmd_allocate_mq(Context& ctx) {
         }
     }
     std::sort(all.begin(), all.end());
-    // RebalanceResult as compact JSON: {"result":{"<ip>":[{"brokerName":..,"queueId":..,"topic":..}]}}
+    // RebalanceResult as compact JSON:
+    // {"result":{"<ip>":[{"brokerName":..,"queueId":..,"topic":..}]}}
     std::map<std::string, std::vector<protocol::MessageQueue>> result;
     for (const auto& ip : ips) {
         result[ip] = allocate_averagely(all, ips, ip);
@@ -920,7 +925,8 @@ Status cmd_allocate_mq(Context& ctx) {
         for (const auto& mq : mqs) {
             w.StartObject();
             w.Key("brokerName");
-            w.String(mq.broker_name.c_str(), static_cast<rapidjson::SizeType>(mq.broker_name.size()));
+            w.String(mq.broker_name.c_str(),
+                     static_cast<rapidjson::SizeType>(mq.broker_name.size()));
             w.Key("queueId");
             w.Int(mq.queue_id);
             w.Key("topic");
@@ -961,7 +967,8 @@ Status cmd_clean_unused_topic(Context& ctx) {
             }
         }
         if (addrs.empty()) {
-            return Status::error(Errc::kNotFound, "no broker in cluster {}", ctx.opts.get('c', "(any)"));
+            return Status::error(Errc::kNotFound, "no broker in cluster {}",
+                                 ctx.opts.get('c', "(any)"));
         }
     }
     for (const auto& a : addrs) {
@@ -1012,7 +1019,8 @@ std::vector<Command> ops_commands() {
           opt('s', "subExpression", false, "Subscribe Expression(eg: TagA || TagB)"),
           opt('b', "beginTimestamp", false,
               "Begin timestamp[currentTimeMillis|yyyy-MM-dd#HH:mm:ss:SSS]"),
-          opt('e', "endTimestamp", false, "End timestamp[currentTimeMillis|yyyy-MM-dd#HH:mm:ss:SSS]"),
+          opt('e', "endTimestamp", false,
+              "End timestamp[currentTimeMillis|yyyy-MM-dd#HH:mm:ss:SSS]"),
           opt('d', "printBody", false, "print body")},
          cmd_print_msg},
         {"getNamesrvConfig", "Get configs of name server.", {}, cmd_get_namesrv_config},
@@ -1044,7 +1052,8 @@ std::vector<Command> ops_commands() {
           opt('s', "subExpression", false, "Subscribe Expression(eg: TagA || TagB)"),
           opt('b', "beginTimestamp", false,
               "Begin timestamp[currentTimeMillis|yyyy-MM-dd#HH:mm:ss:SSS]"),
-          opt('e', "endTimestamp", false, "End timestamp[currentTimeMillis|yyyy-MM-dd#HH:mm:ss:SSS]"),
+          opt('e', "endTimestamp", false,
+              "End timestamp[currentTimeMillis|yyyy-MM-dd#HH:mm:ss:SSS]"),
           opt('p', "printMsg", false, "print msg. eg: true | false(default)"),
           opt('d', "printBody", false, "print body. eg: true | false(default)"),
           opt('f', "calculate", false, "calculate by tag. eg: true | false(default)")},

@@ -146,20 +146,6 @@ void group(Writer& w, const GroupView& g) {
 
 }  // namespace
 
-std::string perm_string(int32_t perm) {
-    std::string s = "---";
-    if (perm & protocol::kPermRead) {
-        s[0] = 'R';
-    }
-    if (perm & protocol::kPermWrite) {
-        s[1] = 'W';
-    }
-    if (perm & protocol::kPermInherit) {
-        s[2] = 'X';
-    }
-    return s;
-}
-
 std::string cluster_json(const ClusterSnapshot& s, const std::vector<std::string>& namesrv_addrs) {
     rapidjson::StringBuffer buf;
     Writer w(buf);
@@ -214,7 +200,7 @@ std::string topics_json(const ClusterSnapshot& s) {
             str(w, "brokerName", r.broker_name);
             i64(w, "readQueueNums", r.read_queue_nums);
             i64(w, "writeQueueNums", r.write_queue_nums);
-            str(w, "perm", perm_string(r.perm));
+            str(w, "perm", protocol::perm_to_string(r.perm));
             w.EndObject();
         }
         w.EndArray();

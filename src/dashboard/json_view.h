@@ -20,7 +20,4 @@ std::string groups_json(const ClusterSnapshot& s);
 // /api/history: observed role and membership changes, newest first.
 std::string history_json(const std::deque<ChangeEvent>& events, uint64_t dropped);
 
-// Java PermName.perm2String: "RW-" etc.
-std::string perm_string(int32_t perm);
-
 }  // namespace comet::dashboard

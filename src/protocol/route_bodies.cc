@@ -69,6 +69,20 @@ Result<std::string> inflate_all(std::string_view in) {
 
 }  // namespace
 
+std::string perm_to_string(int32_t perm) {
+    std::string s = "---";
+    if (perm & kPermRead) {
+        s[0] = 'R';
+    }
+    if (perm & kPermWrite) {
+        s[1] = 'W';
+    }
+    if (perm & kPermInherit) {
+        s[2] = 'X';
+    }
+    return s;
+}
+
 // ---- DataVersion ----
 void DataVersion::write_json(JsonWriter& w) const {
     w.begin_object()
@@ -213,8 +227,8 @@ Result<ClusterInfo> ClusterInfo::from_json(const JsonValue& v) {
     if (const JsonValue* t = find_member(v, "clusterAddrTable")) {
         COMET_RETURN_IF_ERROR(expect_object(*t, "clusterAddrTable"));
         for (const auto& m : t->GetObject()) {
-            auto& set = c.cluster_addr_table[std::string(m.name.GetString(),
-                                                         m.name.GetStringLength())];
+            auto& set =
+                c.cluster_addr_table[std::string(m.name.GetString(), m.name.GetStringLength())];
             if (m.value.IsNull()) {
                 continue;
             }
@@ -327,8 +341,8 @@ Result<TopicConfig> TopicConfig::decode_text(std::string_view text) {
         pos = sp + 1;
     }
     if (parts.size() < 5) {
-        return Status::error(Errc::kInvalidArgument, "TopicConfig text has {} fields, needs 5: '{}'",
-                             parts.size(), text);
+        return Status::error(Errc::kInvalidArgument,
+                             "TopicConfig text has {} fields, needs 5: '{}'", parts.size(), text);
     }
     TopicConfig t;
     t.topic_name = std::string(parts[0]);
@@ -340,7 +354,8 @@ Result<TopicConfig> TopicConfig::decode_text(std::string_view text) {
     if (!rest.empty()) {
         COMET_ASSIGN_OR_RETURN(auto doc, parse_json_body(rest));
         if (!doc.IsObject()) {
-            return Status::error(Errc::kInvalidArgument, "TopicConfig attributes are not an object");
+            return Status::error(Errc::kInvalidArgument,
+                                 "TopicConfig attributes are not an object");
         }
         const JsonValue& attrs = doc;  // const iterators: no C++20 operator ambiguity
         for (const auto& m : attrs.GetObject()) {

@@ -26,6 +26,8 @@ inline constexpr int32_t kPermPriority = 8;
 inline constexpr int32_t kPermRead = 4;
 inline constexpr int32_t kPermWrite = 2;
 inline constexpr int32_t kPermInherit = 1;
+// Java PermName.perm2String: "RWX" with '-' for an absent bit (priority not shown).
+std::string perm_to_string(int32_t perm);
 
 struct DataVersion {
     int64_t state_version = 0;

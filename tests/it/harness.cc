@@ -329,6 +329,16 @@ Result<std::unique_ptr<Process>> start_broker(const TempDir& dir, uint16_t port,
 
 std::string addr(uint16_t port) { return "127.0.0.1:" + std::to_string(port); }
 
+std::vector<std::string> lines_of(const std::string& text) {
+    std::vector<std::string> out;
+    std::istringstream in(text);
+    std::string line;
+    while (std::getline(in, line)) {
+        out.push_back(line);
+    }
+    return out;
+}
+
 protocol::RemotingCommand request(int32_t code, std::map<std::string, std::string> ext,
                                   std::string body) {
     protocol::RemotingCommand r = protocol::RemotingCommand::request(code);

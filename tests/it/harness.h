@@ -107,6 +107,8 @@ Result<std::unique_ptr<Process>> start_broker(const TempDir& dir, uint16_t port,
 
 // Client helpers.
 std::string addr(uint16_t port);  // "127.0.0.1:<port>"
+// The lines of a command's output, without their line ends.
+std::vector<std::string> lines_of(const std::string& text);
 protocol::RemotingCommand request(int32_t code, std::map<std::string, std::string> ext = {},
                                   std::string body = {});
 // invoke_sync that turns transport errors into a gtest-friendly Result.

@@ -22,16 +22,6 @@ namespace Req = protocol::RequestCode;
 namespace RC = protocol::ResponseCode;
 using namespace std::chrono_literals;
 
-std::vector<std::string> lines_of(const std::string& text) {
-    std::vector<std::string> out;
-    std::istringstream in(text);
-    std::string line;
-    while (std::getline(in, line)) {
-        out.push_back(line);
-    }
-    return out;
-}
-
 std::vector<std::string> words_of(const std::string& line) {
     std::vector<std::string> out;
     std::istringstream in(line);
@@ -110,7 +100,10 @@ protected:
                                  std::to_string(queues), "-w", std::to_string(queues)});
         ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
         ASSERT_TRUE(eventually(
-            [&] { return admin({"topicRoute", "-t", topic}).exit_code == 0; }, 10s));
+            [&] {
+                return admin({"topicRoute", "-t", topic}).exit_code == 0;
+            },
+            10s));
     }
 
     // The broker's subscription group table (GET_ALL_SUBSCRIPTIONGROUP_CONFIG body).
@@ -125,8 +118,8 @@ protected:
     static std::string kv(const std::string& ns, const std::string& key) {
         net::RemotingClient client;
         client.start();
-        auto r = call(client, ns_port_,
-                      request(Req::kGetKvConfig, {{"namespace", ns}, {"key", key}}));
+        auto r =
+            call(client, ns_port_, request(Req::kGetKvConfig, {{"namespace", ns}, {"key", key}}));
         if (!r.is_ok()) {
             return "<error>";
         }
@@ -146,15 +139,16 @@ protected:
 TEST_F(MqadminOpsIt, HelpListsTheOperationCommands) {
     CommandResult r = run_command(*dir_, {binary_path("mqadmin"), "help"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    for (const char* cmd : {"deleteSubGroup", "updateTopicPerm", "topicClusterList",
-                            "queryMsgByUniqueKey", "printMsg", "getNamesrvConfig",
-                            "updateNamesrvConfig", "updateKvConfig", "deleteKvConfig",
-                            "updateOrderConf"}) {
+    for (const char* cmd :
+         {"deleteSubGroup", "updateTopicPerm", "topicClusterList", "queryMsgByUniqueKey",
+          "printMsg", "getNamesrvConfig", "updateNamesrvConfig", "updateKvConfig", "deleteKvConfig",
+          "updateOrderConf"}) {
         EXPECT_TRUE(contains(r.out, std::string("   ") + cmd + " ")) << cmd;
     }
     CommandResult h = run_command(*dir_, {binary_path("mqadmin"), "help", "updateTopicPerm"});
     ASSERT_EQ(h.exit_code, 0) << h.err;
-    for (const char* flag : {" -b,--brokerAddr", " -c,--clusterName", " -t,--topic", " -p,--perm"}) {
+    for (const char* flag :
+         {" -b,--brokerAddr", " -c,--clusterName", " -t,--topic", " -p,--perm"}) {
         EXPECT_TRUE(contains(h.out, flag)) << flag << "\n" << h.out;
     }
 }
@@ -195,8 +189,8 @@ TEST_F(MqadminOpsIt, UpdateTopicPermChangesTheRoute) {
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_TRUE(contains(r.out, "update topic perm from 6 to 4 in " + broker() + " success.\n"))
         << r.out;
-    EXPECT_TRUE(contains(r.out, "TopicConfig [topicName=" + topic +
-                                    ", readQueueNums=2, writeQueueNums=2, perm=R--"))
+    EXPECT_TRUE(contains(
+        r.out, "TopicConfig [topicName=" + topic + ", readQueueNums=2, writeQueueNums=2, perm=R--"))
         << r.out;
     // The broker re-registers; the name server's route then shows perm 4.
     EXPECT_TRUE(eventually(
@@ -332,22 +326,22 @@ TEST_F(MqadminOpsIt, QueryMsgByUniqueKeyAndPrintMsg) {
     }
     EXPECT_TRUE(contains(q.out, "WARN: No Consumer")) << q.out;
 
-    CommandResult missing = admin({"queryMsgByUniqueKey", "-i", "0A0000000000000000000000000000FF",
-                                   "-t", topic});
+    CommandResult missing =
+        admin({"queryMsgByUniqueKey", "-i", "0A0000000000000000000000000000FF", "-t", topic});
     EXPECT_EQ(missing.exit_code, 1);
     // -g/-d: the broker hands the message to that client; its answer is printed.
     net::RemotingClient consumer;
     auto exec = std::make_shared<net::ThreadPoolExecutor>("it_direct_cb", 1);
     consumer.register_processor(
         Req::kConsumeMessageDirectly,
-        net::make_processor([](const net::ConnectionPtr&, protocol::RemotingCommand req,
-                               net::Responder responder) {
-            auto resp = protocol::RemotingCommand::response_to(req, RC::kSuccess);
-            resp.body = R"({"autoCommit":true,"consumeResult":"CR_SUCCESS","order":false,)"
-                        R"("remark":"got )" + std::to_string(req.body.size()) +
-                        R"( bytes","spentTimeMills":3})";
-            responder(std::move(resp));
-        }),
+        net::make_processor(
+            [](const net::ConnectionPtr&, protocol::RemotingCommand req, net::Responder responder) {
+                auto resp = protocol::RemotingCommand::response_to(req, RC::kSuccess);
+                resp.body = R"({"autoCommit":true,"consumeResult":"CR_SUCCESS","order":false,)"
+                            R"("remark":"got )" +
+                            std::to_string(req.body.size()) + R"( bytes","spentTimeMills":3})";
+                responder(std::move(resp));
+            }),
         exec);
     consumer.start();
     const std::string hb =
@@ -355,19 +349,21 @@ TEST_F(MqadminOpsIt, QueryMsgByUniqueKeyAndPrintMsg) {
         R"("CONSUME_FROM_FIRST_OFFSET","consumeType":"CONSUME_PASSIVELY","groupName":"GDirect",)"
         R"("messageModel":"CLUSTERING","subscriptionDataSet":[{"classFilterMode":false,)"
         R"("codeSet":[],"expressionType":"TAG","subString":"*","subVersion":1,"tagsSet":[],)"
-        R"("topic":")" + topic + R"("}],"unitMode":false}],"producerDataSet":[]})";
+        R"("topic":")" +
+        topic + R"("}],"unitMode":false}],"producerDataSet":[]})";
     auto hb_resp = call(consumer, broker_port_, request(Req::kHeartBeat, {}, hb));
     ASSERT_TRUE(hb_resp.is_ok() && hb_resp->code == RC::kSuccess);
-    CommandResult direct = admin({"queryMsgByUniqueKey", "-i", ids[1], "-t", topic, "-g",
-                                  "GDirect", "-d", "127.0.0.1@direct"});
+    CommandResult direct = admin({"queryMsgByUniqueKey", "-i", ids[1], "-t", topic, "-g", "GDirect",
+                                  "-d", "127.0.0.1@direct"});
     ASSERT_EQ(direct.exit_code, 0) << direct.err;
     EXPECT_EQ(direct.out.rfind("ConsumeMessageDirectlyResult [order=false, autoCommit=true, "
-                               "consumeResult=CR_SUCCESS, remark=got ", 0),
+                               "consumeResult=CR_SUCCESS, remark=got ",
+                               0),
               0u)
         << direct.out;
     EXPECT_TRUE(contains(direct.out, " bytes, spentTimeMills=3]\n")) << direct.out;
-    CommandResult offline = admin({"queryMsgByUniqueKey", "-i", ids[1], "-t", topic, "-g",
-                                   "GDirect", "-d", "nobody"});
+    CommandResult offline =
+        admin({"queryMsgByUniqueKey", "-i", ids[1], "-t", topic, "-g", "GDirect", "-d", "nobody"});
     EXPECT_EQ(offline.exit_code, 1);
     EXPECT_TRUE(contains(offline.err, "not online")) << offline.err;
     consumer.shutdown();
@@ -386,7 +382,8 @@ TEST_F(MqadminOpsIt, QueryMsgByUniqueKeyAndPrintMsg) {
         << p.out;
     EXPECT_EQ(count_of(p.out, "MSGID: "), 3u) << p.out;
     for (int i = 0; i < 3; ++i) {
-        EXPECT_TRUE(contains(p.out, "MSGID: " + ids[static_cast<size_t>(i)] + " MessageExt [")) << p.out;
+        EXPECT_TRUE(contains(p.out, "MSGID: " + ids[static_cast<size_t>(i)] + " MessageExt ["))
+            << p.out;
         EXPECT_TRUE(contains(p.out, " BODY: body-" + std::to_string(i) + "\n")) << p.out;
     }
     EXPECT_TRUE(contains(p.out, "--------------------------------------------------------\n"));
@@ -434,8 +431,8 @@ TEST_F(MqadminOpsIt, PrintMsgByQueueCountsTags) {
     CommandResult quiet = admin({"printMsgByQueue", "-t", topic, "-a", "broker-a", "-i", "1"});
     ASSERT_EQ(quiet.exit_code, 0) << quiet.err;
     EXPECT_EQ(quiet.out, "");
-    CommandResult other = admin({"printMsgByQueue", "-t", topic, "-a", "broker-a", "-i", "0",
-                                 "-p", "true"});
+    CommandResult other =
+        admin({"printMsgByQueue", "-t", topic, "-a", "broker-a", "-i", "0", "-p", "true"});
     ASSERT_EQ(other.exit_code, 0) << other.err;
     EXPECT_EQ(count_of(other.out, "MSGID: "), 0u) << other.out;
 }
@@ -449,7 +446,8 @@ TEST_F(MqadminOpsIt, SendMsgStatusAndCheckMsgSendRT) {
         EXPECT_EQ(line.rfind("rt:", 0), 0u) << line;
         EXPECT_TRUE(contains(line, "ms, SendResult=SendResult [sendStatus=SEND_OK, msgId="))
             << line;
-        EXPECT_TRUE(contains(line, "messageQueue=MessageQueue [topic=broker-a, brokerName=broker-a"))
+        EXPECT_TRUE(
+            contains(line, "messageQueue=MessageQueue [topic=broker-a, brokerName=broker-a"))
             << line;
     }
 
@@ -491,8 +489,8 @@ TEST_F(MqadminOpsIt, SendMsgStatusAndCheckMsgSendRT) {
 TEST_F(MqadminOpsIt, ClusterRTMeasuresUntilStopped) {
     // Like RocketMQ's, clusterRT repeats every -i seconds until it is stopped.
     CommandResult r = run_command(*dir_,
-                                  {binary_path("mqadmin"), "clusterRT", "-a", "3", "-s", "16",
-                                   "-i", "1", "-n", addr(ns_port_)},
+                                  {binary_path("mqadmin"), "clusterRT", "-a", "3", "-s", "16", "-i",
+                                   "1", "-n", addr(ns_port_)},
                                   8000ms);
     EXPECT_EQ(r.exit_code, 128 + SIGKILL) << r.err;
     const auto lines = lines_of(r.out);
@@ -511,8 +509,7 @@ TEST_F(MqadminOpsIt, ClusterRTMeasuresUntilStopped) {
                                       "-m", "roomA", "-c", "DefaultCluster", "-n", addr(ns_port_)},
                                      8000ms);
     ASSERT_FALSE(lines_of(tlog.out).empty()) << tlog.err;
-    EXPECT_TRUE(contains(lines_of(tlog.out)[0], "|roomA|DefaultCluster|broker-a|"))
-        << tlog.out;
+    EXPECT_TRUE(contains(lines_of(tlog.out)[0], "|roomA|DefaultCluster|broker-a|")) << tlog.out;
 }
 
 TEST_F(MqadminOpsIt, AllocateMQAveragely) {
@@ -521,11 +518,11 @@ TEST_F(MqadminOpsIt, AllocateMQAveragely) {
     CommandResult r = admin({"allocateMQ", "-t", topic, "-i", "10.0.0.1,10.0.0.2,10.0.0.3"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     auto q = [&](int id) {
-        return "{\"brokerName\":\"broker-a\",\"queueId\":" + std::to_string(id) +
-               ",\"topic\":\"" + topic + "\"}";
+        return "{\"brokerName\":\"broker-a\",\"queueId\":" + std::to_string(id) + ",\"topic\":\"" +
+               topic + "\"}";
     };
-    EXPECT_EQ(r.out, "{\"result\":{\"10.0.0.1\":[" + q(0) + "," + q(1) + "],\"10.0.0.2\":[" +
-                         q(2) + "],\"10.0.0.3\":[" + q(3) + "]}}\n");
+    EXPECT_EQ(r.out, "{\"result\":{\"10.0.0.1\":[" + q(0) + "," + q(1) + "],\"10.0.0.2\":[" + q(2) +
+                         "],\"10.0.0.3\":[" + q(3) + "]}}\n");
 }
 
 // A broker of its own (restarted without its topic config): cleanUnusedTopic drops the
@@ -560,8 +557,11 @@ TEST(MqadminOpsCleanIt, CleanUnusedTopicDropsQueuesWithoutConfig) {
     ASSERT_EQ(mq({"updateTopic", "-b", addr(broker_port), "-t", "OpsUnused", "-r", "1", "-w", "1"})
                   .exit_code,
               0);
-    ASSERT_TRUE(eventually([&] { return mq({"topicRoute", "-t", "OpsUnused"}).exit_code == 0; },
-                           10s));
+    ASSERT_TRUE(eventually(
+        [&] {
+            return mq({"topicRoute", "-t", "OpsUnused"}).exit_code == 0;
+        },
+        10s));
     ASSERT_EQ(mq({"sendMessage", "-t", "OpsUnused", "-p", "x"}).exit_code, 0);
     ASSERT_TRUE(eventually([&] { return max_offset() == 1; }, 10s));
 

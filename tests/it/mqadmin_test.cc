@@ -104,16 +104,6 @@ RunResult run_mqadmin(const TempDir& dir, const std::vector<std::string>& args,
     return r;
 }
 
-std::vector<std::string> lines_of(const std::string& text) {
-    std::vector<std::string> out;
-    std::istringstream in(text);
-    std::string line;
-    while (std::getline(in, line)) {
-        out.push_back(line);
-    }
-    return out;
-}
-
 std::vector<std::string> words_of(const std::string& line) {
     std::vector<std::string> out;
     std::istringstream in(line);
@@ -659,10 +649,9 @@ TEST_F(MqadminIt, ClientAndWritePermCommands) {
     client.shutdown();
 
     RunResult help = run_mqadmin(*dir_, {"help"});
-    for (const char* cmd :
-         {"wipeWritePerm", "addWritePerm", "consumerConnection", "producerConnection",
-          "brokerConsumeStats", "resetOffsetByTime", "skipAccumulatedMessage",
-          "cloneGroupOffset"}) {
+    for (const char* cmd : {"wipeWritePerm", "addWritePerm", "consumerConnection",
+                            "producerConnection", "brokerConsumeStats", "resetOffsetByTime",
+                            "skipAccumulatedMessage", "cloneGroupOffset"}) {
         EXPECT_NE(help.out.find(std::string("   ") + cmd + " "), std::string::npos) << cmd;
     }
 }

@@ -28,16 +28,6 @@ bool contains(const std::string& s, const std::string& part) {
     return s.find(part) != std::string::npos;
 }
 
-std::vector<std::string> lines_of(const std::string& text) {
-    std::vector<std::string> out;
-    std::istringstream in(text);
-    std::string line;
-    while (std::getline(in, line)) {
-        out.push_back(line);
-    }
-    return out;
-}
-
 // The number after `key=` up to the next ',' or '}'.
 int64_t field(const std::string& line, const std::string& key) {
     const size_t at = line.find(key + "=");
@@ -50,7 +40,9 @@ int64_t field(const std::string& line, const std::string& key) {
 class Cluster {
 public:
     explicit Cluster(const char* name, std::map<std::string, std::string> broker_extra = {})
-        : dir_(name), ns_port_(free_port()), broker_port_(free_port()),
+        : dir_(name),
+          ns_port_(free_port()),
+          broker_port_(free_port()),
           extra_(std::move(broker_extra)) {}
 
     void start_all() {
@@ -81,9 +73,9 @@ public:
     int64_t max_offset(const std::string& topic, int queue) {
         net::RemotingClient client;
         client.start();
-        auto r = call(client, broker_port_,
-                      request(Req::kGetMaxOffset,
-                              {{"topic", topic}, {"queueId", std::to_string(queue)}}));
+        auto r = call(
+            client, broker_port_,
+            request(Req::kGetMaxOffset, {{"topic", topic}, {"queueId", std::to_string(queue)}}));
         if (!r.is_ok() || r->code != RC::kSuccess || r->ext("offset") == nullptr) {
             return -1;
         }
@@ -122,8 +114,11 @@ TEST(QueueAdminIt, QueryCqPrintsUnitsBoundsAndErrors) {
     ASSERT_NO_FATAL_FAILURE(c.start_all());
     ASSERT_TRUE(eventually([&] { return contains(c.mq({"clusterList"}).out, "broker-a"); }, 15s));
     ASSERT_NO_FATAL_FAILURE(c.create_topic("QcTopic"));
-    ASSERT_TRUE(eventually([&] { return c.mq({"topicRoute", "-t", "QcTopic"}).exit_code == 0; },
-                           10s));
+    ASSERT_TRUE(eventually(
+        [&] {
+            return c.mq({"topicRoute", "-t", "QcTopic"}).exit_code == 0;
+        },
+        10s));
     for (int i = 0; i < 3; ++i) {
         ASSERT_NO_FATAL_FAILURE(c.send("QcTopic", "body-" + std::to_string(i), "TagA"));
     }
@@ -141,8 +136,9 @@ TEST(QueueAdminIt, QueryCqPrintsUnitsBoundsAndErrors) {
     EXPECT_EQ(lines[6], "idx: 2");
     for (size_t at : {4u, 7u}) {
         EXPECT_TRUE(lines[at].starts_with("ConsumeQueueData{physicOffset=")) << lines[at];
-        EXPECT_TRUE(lines[at].ends_with(", extendDataJson='null', bitMap='null', eval=false, "
-                                        "msg='null'}"))
+        EXPECT_TRUE(
+            lines[at].ends_with(", extendDataJson='null', bitMap='null', eval=false, "
+                                "msg='null'}"))
             << lines[at];
         EXPECT_EQ(field(lines[at], "tagsCode"), kTagAHash);
         EXPECT_GT(field(lines[at], "physicSize"), 0);
@@ -154,9 +150,10 @@ TEST(QueueAdminIt, QueryCqPrintsUnitsBoundsAndErrors) {
     // Default count (10) stops at the queue's end; -b given; a group that is not online.
     r = c.mq({"queryCq", "-t", "QcTopic", "-q", "0", "-i", "0", "-b", c.broker(), "-g", "QcGroup"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    EXPECT_TRUE(r.out.starts_with("Filter data: \nQcGroup@QcTopic is not online!\n"
-                                  "======================================\n"
-                                  "Queue data: \nmax: 3, min: 0\n"))
+    EXPECT_TRUE(
+        r.out.starts_with("Filter data: \nQcGroup@QcTopic is not online!\n"
+                          "======================================\n"
+                          "Queue data: \nmax: 3, min: 0\n"))
         << r.out;
     EXPECT_TRUE(contains(r.out, "idx: 2\n"));
     EXPECT_FALSE(contains(r.out, "idx: 3\n"));
@@ -188,7 +185,8 @@ TEST(QueueAdminIt, QueryCqPrintsUnitsBoundsAndErrors) {
 // A queue whose records left the CommitLog (its first segment deleted while the broker was
 // down) is dropped by cleanExpiredCQ; a queue with records still there stays.
 TEST(QueueAdminIt, CleanExpiredCqDropsQueuesBelowTheCommitLogMin) {
-    Cluster c("comet_it_clean_expired_cq", {{"mappedFileSizeCommitLog", std::to_string(64 * 1024)}});
+    Cluster c("comet_it_clean_expired_cq",
+              {{"mappedFileSizeCommitLog", std::to_string(64 * 1024)}});
     ASSERT_NO_FATAL_FAILURE(c.start_all());
     ASSERT_TRUE(eventually([&] { return contains(c.mq({"clusterList"}).out, "broker-a"); }, 15s));
     ASSERT_NO_FATAL_FAILURE(c.create_topic("OldTopic"));
@@ -208,8 +206,8 @@ TEST(QueueAdminIt, CleanExpiredCqDropsQueuesBelowTheCommitLogMin) {
     EXPECT_EQ(c.max_offset("OldTopic", 0), 1);
 
     ASSERT_NO_FATAL_FAILURE(c.stop_broker());
-    const auto first = std::filesystem::path(c.dir().sub("broker-a/store/commitlog")) /
-                       "00000000000000000000";
+    const auto first =
+        std::filesystem::path(c.dir().sub("broker-a/store/commitlog")) / "00000000000000000000";
     ASSERT_TRUE(std::filesystem::exists(first));
     std::filesystem::remove(first);
     ASSERT_NO_FATAL_FAILURE(c.start_broker_process());
@@ -240,8 +238,11 @@ TEST(QueueAdminIt, ConsumerStatusShowsAPushConsumersRunningInfo) {
     ASSERT_NO_FATAL_FAILURE(c.start_all());
     ASSERT_TRUE(eventually([&] { return contains(c.mq({"clusterList"}).out, "broker-a"); }, 15s));
     ASSERT_NO_FATAL_FAILURE(c.create_topic("CsTopic"));
-    ASSERT_TRUE(eventually([&] { return c.mq({"topicRoute", "-t", "CsTopic"}).exit_code == 0; },
-                           10s));
+    ASSERT_TRUE(eventually(
+        [&] {
+            return c.mq({"topicRoute", "-t", "CsTopic"}).exit_code == 0;
+        },
+        10s));
     for (int i = 0; i < 3; ++i) {
         ASSERT_NO_FATAL_FAILURE(c.send("CsTopic", "m" + std::to_string(i), "TagA"));
     }
@@ -258,19 +259,19 @@ TEST(QueueAdminIt, ConsumerStatusShowsAPushConsumersRunningInfo) {
     client::DefaultMqPushConsumer consumer(pc);
     consumer.subscribe("CsTopic", "TagA || TagB");
     std::atomic<int> consumed{0};
-    consumer.register_listener([&](const std::vector<protocol::MessageExt>& msgs,
-                                   const protocol::MessageQueue&) {
-        consumed += static_cast<int>(msgs.size());
-        return client::ConsumeStatus::kConsumeSuccess;
-    });
+    consumer.register_listener(
+        [&](const std::vector<protocol::MessageExt>& msgs, const protocol::MessageQueue&) {
+            consumed += static_cast<int>(msgs.size());
+            return client::ConsumeStatus::kConsumeSuccess;
+        });
     ASSERT_TRUE(consumer.start().is_ok());
     ASSERT_TRUE(eventually([&] { return consumed.load() >= 3; }, 30s));
     const std::string client_id = consumer.instance().client_id();
 
     // One client: its running info, the offset row showing the 3 consumed messages.
     CommandResult r;
-    const std::string offset_row = fmt::format("{:<32}  {:<32}  {:<4}  {:<20}", "CsTopic",
-                                               "broker-a", 0, 3);
+    const std::string offset_row =
+        fmt::format("{:<32}  {:<32}  {:<4}  {:<20}", "CsTopic", "broker-a", 0, 3);
     ASSERT_TRUE(eventually(
         [&] {
             r = c.mq({"consumerStatus", "-g", "CsGroup", "-i", client_id});
@@ -279,15 +280,18 @@ TEST(QueueAdminIt, ConsumerStatusShowsAPushConsumersRunningInfo) {
         20s))
         << r.out << r.err;
     EXPECT_TRUE(r.out.starts_with("#Consumer Properties#\n")) << r.out;
-    EXPECT_TRUE(contains(r.out, fmt::format("{:<40}: {}\n", "PROP_CONSUME_TYPE",
-                                            "CONSUME_PASSIVELY")));
+    EXPECT_TRUE(
+        contains(r.out, fmt::format("{:<40}: {}\n", "PROP_CONSUME_TYPE", "CONSUME_PASSIVELY")));
     EXPECT_TRUE(contains(r.out, fmt::format("{:<40}: {}\n", "consumerGroup", "CsGroup")));
     // Sorted as Java's TreeSet (topic@expression): the retry topic first.
-    EXPECT_TRUE(contains(r.out, "\n\n#Consumer Subscription#\n"
-                                "001 Topic: " + fmt::format("{:<40}", "%RETRY%CsGroup") +
-                                " ClassFilter: false    SubExpression: *\n"
-                                "002 Topic: " + fmt::format("{:<40}", "CsTopic") +
-                                " ClassFilter: false    SubExpression: TagA || TagB\n"))
+    EXPECT_TRUE(contains(r.out,
+                         "\n\n#Consumer Subscription#\n"
+                         "001 Topic: " +
+                             fmt::format("{:<40}", "%RETRY%CsGroup") +
+                             " ClassFilter: false    SubExpression: *\n"
+                             "002 Topic: " +
+                             fmt::format("{:<40}", "CsTopic") +
+                             " ClassFilter: false    SubExpression: TagA || TagB\n"))
         << r.out;
     EXPECT_TRUE(contains(r.out, "\n\n#Consumer MQ Detail#\n"));
     EXPECT_TRUE(contains(r.out, "ProcessQueueInfo [commitOffset=3, "));
@@ -312,8 +316,9 @@ TEST(QueueAdminIt, ConsumerStatusShowsAPushConsumersRunningInfo) {
     EXPECT_EQ(index, "1");
     EXPECT_EQ(id, client_id);
     EXPECT_TRUE(path.ends_with("/" + client_id)) << path;
-    EXPECT_TRUE(contains(r.out, "\n\nSame subscription in the same group of consumer\n\n"
-                                "Rebalance OK\n"))
+    EXPECT_TRUE(contains(r.out,
+                         "\n\nSame subscription in the same group of consumer\n\n"
+                         "Rebalance OK\n"))
         << r.out;
     std::ifstream file(std::filesystem::path(work) / path);
     ASSERT_TRUE(file.good()) << path;
@@ -323,10 +328,10 @@ TEST(QueueAdminIt, ConsumerStatusShowsAPushConsumersRunningInfo) {
     EXPECT_TRUE(contains(text.str(), "SubExpression: TagA || TagB"));
 
     // The connection list from the broker given with -b: the same single client.
-    r = run_command(c.dir(), {"/bin/sh", "-c",
-                              "cd '" + work + "' && exec '" + binary_path("mqadmin") +
-                                  "' consumerStatus -g CsGroup -b " + c.broker() + " -n " +
-                                  c.namesrv()});
+    r = run_command(c.dir(),
+                    {"/bin/sh", "-c",
+                     "cd '" + work + "' && exec '" + binary_path("mqadmin") +
+                         "' consumerStatus -g CsGroup -b " + c.broker() + " -n " + c.namesrv()});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_TRUE(contains(r.out, client_id)) << r.out;
     EXPECT_TRUE(contains(r.out, "Rebalance OK\n")) << r.out;
@@ -337,9 +342,10 @@ TEST(QueueAdminIt, ConsumerStatusShowsAPushConsumersRunningInfo) {
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_TRUE(r.out.starts_with("Subscription data: \n{\n")) << r.out;
     EXPECT_TRUE(contains(r.out, "\"subString\": \"TagA || TagB\"")) << r.out;
-    EXPECT_TRUE(contains(r.out, "======================================\nFilter data: \nnull\n"
-                                "======================================\nQueue data: \nmax: 3, "
-                                "min: 0\n"))
+    EXPECT_TRUE(contains(r.out,
+                         "======================================\nFilter data: \nnull\n"
+                         "======================================\nQueue data: \nmax: 3, "
+                         "min: 0\n"))
         << r.out;
 
     // A client id the group does not have: the broker's refusal, exit 1.
@@ -414,8 +420,8 @@ TEST(QueueAdminIt, QueryMsgTraceByIdPrintsPubAndSubRecords) {
         const std::time_t s2 = static_cast<std::time_t>(ms / 1000);
         std::tm tm{};
         localtime_r(&s2, &tm);
-        return fmt::format("{:04}-{:02}-{:02} {:02}:{:02}:{:02}", tm.tm_year + 1900,
-                           tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+        return fmt::format("{:04}-{:02}-{:02} {:02}:{:02}:{:02}", tm.tm_year + 1900, tm.tm_mon + 1,
+                           tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
     };
     const std::vector<std::string> want = {
         row("#Type", "#ProducerGroup", "#ClientHost", "#SendTime", "#CostTimes", "#Status"),
