@@ -24,6 +24,14 @@ function(comet_module name)
   add_library(comet::${name} ALIAS comet_${name})
 endfunction()
 
+# Unit-test binaries compile their files in batches (CMake unity build): every test file pulls
+# in the same large headers (GoogleTest, gmock, the C++20 standard library), and parsing them
+# once per batch instead of once per file is most of a cold build's saving (docs/testing.md,
+# "CI time"). A test file therefore must not rely on file-local names being unique across the
+# module: helpers live in the test's own namespace or have distinct names.
+option(COMET_UNITY_TESTS "Compile unit-test files in batches (unity build)" ON)
+set(COMET_UNITY_BATCH 8 CACHE STRING "files per unity batch of a unit-test binary")
+
 # comet_unit_tests(<module> DEPS <libs...>): one GoogleTest binary unit_<module> from
 # tests/unit/<module>/*_test.cc, registered with ctest (label "unit").
 function(comet_unit_tests module)
@@ -37,6 +45,10 @@ function(comet_unit_tests module)
   add_executable(unit_${module} ${_srcs} ${_helpers})
   target_link_libraries(unit_${module} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gmock GTest::gtest_main)
   target_compile_options(unit_${module} PRIVATE ${COMET_WARNINGS})
+  if(COMET_UNITY_TESTS)
+    set_target_properties(unit_${module} PROPERTIES UNITY_BUILD ON
+                          UNITY_BUILD_BATCH_SIZE ${COMET_UNITY_BATCH})
+  endif()
   target_compile_definitions(unit_${module} PRIVATE
     COMET_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
     COMET_BINARY_DIR="${PROJECT_BINARY_DIR}")

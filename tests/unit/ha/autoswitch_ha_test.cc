@@ -18,11 +18,13 @@
 #include "ha/ha_client.h"
 #include "ha/ha_service.h"
 #include "net/asio.h"
+#include "ha_test_helper.h"
 
 namespace comet::ha {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::wait_until;
 using store::EpochEntry;
 
 // A CommitLog as one string, read in segments of `segment` bytes (reads never cross one).
@@ -168,17 +170,6 @@ private:
     int bad_begins_ GUARDED_BY(mu_) = 0;
 };
 
-template <typename Pred>
-bool wait_until(Pred pred, std::chrono::milliseconds limit = 10s) {
-    auto end = std::chrono::steady_clock::now() + limit;
-    while (std::chrono::steady_clock::now() < end) {
-        if (pred())
-            return true;
-        std::this_thread::sleep_for(5ms);
-    }
-    return pred();
-}
-
 // Distinct bytes per position, so a misplaced copy shows.
 std::string pattern(size_t n, char tag) {
     std::string s(n, tag);
@@ -187,7 +178,7 @@ std::string pattern(size_t n, char tag) {
     return s;
 }
 
-HaServiceConfig master_config() {
+HaServiceConfig auto_switch_master_config() {
     HaServiceConfig c;
     c.broker_name = "broker-a";
     c.listen_host = "127.0.0.1";
@@ -202,7 +193,7 @@ HaServiceConfig master_config() {
     return c;
 }
 
-HaClientConfig slave_config(uint16_t port, int64_t broker_id = 2) {
+HaClientConfig auto_switch_slave_config(uint16_t port, int64_t broker_id = 2) {
     HaClientConfig c;
     c.master_host = "127.0.0.1";
     c.master_port = port;
@@ -217,11 +208,11 @@ HaClientConfig slave_config(uint16_t port, int64_t broker_id = 2) {
 }
 
 // Raw socket posing as an AutoSwitch slave.
-struct RawSlave {
+struct AutoSwitchSlave {
     asio::io_context io;
     asio::ip::tcp::socket sock{io};
     AutoSwitchMasterStreamDecoder dec;
-    explicit RawSlave(uint16_t port) { sock.connect({asio::ip::make_address("127.0.0.1"), port}); }
+    explicit AutoSwitchSlave(uint16_t port) { sock.connect({asio::ip::make_address("127.0.0.1"), port}); }
     void send(const std::string& b) { asio::write(sock, asio::buffer(b)); }
     // Next message from the master; nullopt when the master closed. Blocks on the socket (the
     // master's heartbeats or its close end the wait).
@@ -254,9 +245,9 @@ TEST(AutoSwitchHa, DivergentSlaveIsTruncatedThenFollowsTheNewEpoch) {
     FakeEpochs sep(sstore, {{1, 0}, {2, x}});
     mep.set_master_confirm(mstore.max_offset());
 
-    auto svc = HaService::start(master_config(), mstore, clock, &mep);
+    auto svc = HaService::start(auto_switch_master_config(), mstore, clock, &mep);
     ASSERT_TRUE(svc.is_ok()) << svc.status().to_string();
-    auto cli = HaClient::start(slave_config(svc.value()->port()), sstore, clock, &sep);
+    auto cli = HaClient::start(auto_switch_slave_config(svc.value()->port()), sstore, clock, &sep);
     ASSERT_TRUE(cli.is_ok()) << cli.status().to_string();
 
     ASSERT_TRUE(wait_until([&] { return sstore.all() == mstore.all(); }))
@@ -298,9 +289,9 @@ TEST(AutoSwitchHa, FramesNeverSpanTwoEpochs) {
     mstore.put(pattern(boundary, 'a') + pattern(4200, 'b'));
     FakeEpochs mep(mstore, {{1, 0}, {2, boundary}});
     mep.set_master_confirm(1234);
-    auto svc = HaService::start(master_config(), mstore, clock, &mep).value();
+    auto svc = HaService::start(auto_switch_master_config(), mstore, clock, &mep).value();
 
-    RawSlave raw(svc->port());
+    AutoSwitchSlave raw(svc->port());
     raw.send(encode_autoswitch_slave_handshake({false, true, 5}));
     auto hs = raw.next();
     ASSERT_TRUE(hs);
@@ -346,7 +337,7 @@ TEST(AutoSwitchHa, FramesNeverSpanTwoEpochs) {
     // A real empty slave ends with the master's bytes and epoch list.
     FakeStore sstore;
     FakeEpochs sep(sstore, {});
-    auto cli = HaClient::start(slave_config(svc->port(), 3), sstore, clock, &sep).value();
+    auto cli = HaClient::start(auto_switch_slave_config(svc->port(), 3), sstore, clock, &sep).value();
     ASSERT_TRUE(wait_until([&] { return sstore.all() == mstore.all(); }));
     EXPECT_EQ(sep.epochs(), mep.epochs());
     EXPECT_EQ(cli->stats().truncations, 0);
@@ -360,8 +351,8 @@ TEST(AutoSwitchHa, ConfirmOffsetReachesSlaveCappedAtItsMax) {
     FakeEpochs mep(mstore, {{1, 0}});
     FakeEpochs sep(sstore, {});
     mep.set_master_confirm(1234);
-    auto svc = HaService::start(master_config(), mstore, clock, &mep).value();
-    auto cli = HaClient::start(slave_config(svc->port()), sstore, clock, &sep).value();
+    auto svc = HaService::start(auto_switch_master_config(), mstore, clock, &mep).value();
+    auto cli = HaClient::start(auto_switch_slave_config(svc->port()), sstore, clock, &sep).value();
     ASSERT_TRUE(wait_until([&] { return sstore.all() == mstore.all(); }));
     ASSERT_TRUE(wait_until([&] { return sep.slave_confirm() == 1234; }));
 
@@ -385,8 +376,8 @@ TEST(AutoSwitchHa, SlaveWithNoCommonEpochIsRefusedAndRetries) {
     sstore.put(pattern(2000, 'z'));
     FakeEpochs mep(mstore, {{1, 0}, {2, 1000}});
     FakeEpochs sep(sstore, {{7, 0}});
-    auto svc = HaService::start(master_config(), mstore, clock, &mep).value();
-    auto cli = HaClient::start(slave_config(svc->port()), sstore, clock, &sep).value();
+    auto svc = HaService::start(auto_switch_master_config(), mstore, clock, &mep).value();
+    auto cli = HaClient::start(auto_switch_slave_config(svc->port()), sstore, clock, &sep).value();
     // Refused at least twice: it reconnected after the first refusal and was refused again.
     ASSERT_TRUE(wait_until([&] { return cli->stats().no_consistent_point >= 2; }));
     EXPECT_GE(cli->stats().connects, 2);
@@ -405,8 +396,8 @@ TEST(AutoSwitchHa, FailedTruncationClosesAndRetries) {
     FakeEpochs mep(mstore, {{1, 0}, {3, 1500}});
     FakeEpochs sep(sstore, {{1, 0}, {2, 1500}});
     sep.fail_next_truncations(1);
-    auto svc = HaService::start(master_config(), mstore, clock, &mep).value();
-    auto cli = HaClient::start(slave_config(svc->port()), sstore, clock, &sep).value();
+    auto svc = HaService::start(auto_switch_master_config(), mstore, clock, &mep).value();
+    auto cli = HaClient::start(auto_switch_slave_config(svc->port()), sstore, clock, &sep).value();
     ASSERT_TRUE(wait_until([&] { return sstore.all() == mstore.all(); }));
     EXPECT_EQ(sep.truncate_calls(), 2);
     EXPECT_GE(cli->stats().protocol_errors, 1);
@@ -423,8 +414,8 @@ TEST(AutoSwitchHa, SlaveAheadInTheSameEpochIsCutToTheMastersEnd) {
     sstore.put(common + pattern(900, 'o'));
     FakeEpochs mep(mstore, {{1, 0}, {2, 1200}});
     FakeEpochs sep(sstore, {{1, 0}});
-    auto svc = HaService::start(master_config(), mstore, clock, &mep).value();
-    auto cli = HaClient::start(slave_config(svc->port()), sstore, clock, &sep).value();
+    auto svc = HaService::start(auto_switch_master_config(), mstore, clock, &mep).value();
+    auto cli = HaClient::start(auto_switch_slave_config(svc->port()), sstore, clock, &sep).value();
     ASSERT_TRUE(wait_until([&] { return sstore.all() == mstore.all(); }));
     EXPECT_EQ(sep.epochs(), mep.epochs());
     EXPECT_EQ(cli->stats().truncations, 1);
@@ -436,8 +427,8 @@ TEST(AutoSwitchHa, EmptyNewEpochOnTheMasterReachesTheSlaveByHeartbeat) {
     mstore.put(pattern(1500, 'a'));
     FakeEpochs mep(mstore, {{1, 0}});
     FakeEpochs sep(sstore, {});
-    auto svc = HaService::start(master_config(), mstore, clock, &mep).value();
-    auto cli = HaClient::start(slave_config(svc->port()), sstore, clock, &sep).value();
+    auto svc = HaService::start(auto_switch_master_config(), mstore, clock, &mep).value();
+    auto cli = HaClient::start(auto_switch_slave_config(svc->port()), sstore, clock, &sep).value();
     ASSERT_TRUE(wait_until([&] { return sstore.all() == mstore.all(); }));
     mep.add_epoch({4, 1500});  // re-elected: a new epoch, no data yet
     ASSERT_TRUE(wait_until([&] { return sep.epochs() == mep.epochs(); }));
@@ -453,19 +444,19 @@ TEST(AutoSwitchHa, MasterRejectsBadHandshakes) {
     FakeStore mstore;
     mstore.put(pattern(100, 'a'));
     FakeEpochs mep(mstore, {{1, 0}});
-    auto svc = HaService::start(master_config(), mstore, clock, &mep).value();
+    auto svc = HaService::start(auto_switch_master_config(), mstore, clock, &mep).value();
     {
-        RawSlave zero(svc->port());  // brokerControllerId 0
+        AutoSwitchSlave zero(svc->port());  // brokerControllerId 0
         zero.send(encode_autoswitch_slave_handshake({false, false, 0}));
         EXPECT_FALSE(zero.next());
     }
     {
-        RawSlave eager(svc->port());  // reports before its handshake
+        AutoSwitchSlave eager(svc->port());  // reports before its handshake
         eager.send(encode_autoswitch_report(0));
         EXPECT_FALSE(eager.next());
     }
     {
-        RawSlave classic(svc->port());  // a classic 8-byte report: state 0 = READY
+        AutoSwitchSlave classic(svc->port());  // a classic 8-byte report: state 0 = READY
         classic.send(std::string(12, '\0'));
         EXPECT_FALSE(classic.next());
     }
@@ -478,8 +469,8 @@ TEST(AutoSwitchHa, SyncFromLastFileStartsAtTheLastSegment) {
     FakeStore mstore(1000);
     mstore.put(pattern(3400, 'a'));
     FakeEpochs mep(mstore, {{1, 0}});
-    auto svc = HaService::start(master_config(), mstore, clock, &mep).value();
-    RawSlave raw(svc->port());
+    auto svc = HaService::start(auto_switch_master_config(), mstore, clock, &mep).value();
+    AutoSwitchSlave raw(svc->port());
     raw.send(encode_autoswitch_slave_handshake({true, false, 9}));
     ASSERT_TRUE(raw.next());  // handshake
     raw.send(encode_autoswitch_report(0));
@@ -496,9 +487,9 @@ TEST(AutoSwitchHa, ClassicModeFillsCaughtUpToo) {
     SystemClock& clock = SystemClock::instance();
     FakeStore mstore, sstore;
     mstore.put(pattern(5000, 'a'));
-    HaServiceConfig mc = master_config();
+    HaServiceConfig mc = auto_switch_master_config();
     mc.auto_switch = false;
-    HaClientConfig sc = slave_config(0);
+    HaClientConfig sc = auto_switch_slave_config(0);
     sc.auto_switch = false;
     auto svc = HaService::start(mc, mstore, clock).value();
     sc.master_port = svc->port();
@@ -513,8 +504,8 @@ TEST(AutoSwitchHa, ClassicModeFillsCaughtUpToo) {
 TEST(AutoSwitchHa, AutoSwitchNeedsAnEpochPort) {
     SystemClock& clock = SystemClock::instance();
     FakeStore store;
-    EXPECT_FALSE(HaService::start(master_config(), store, clock).is_ok());
-    EXPECT_FALSE(HaClient::start(slave_config(1), store, clock).is_ok());
+    EXPECT_FALSE(HaService::start(auto_switch_master_config(), store, clock).is_ok());
+    EXPECT_FALSE(HaClient::start(auto_switch_slave_config(1), store, clock).is_ok());
 }
 
 }  // namespace
@@ -533,10 +524,10 @@ TEST(AutoSwitchHa, OnlySlavesTheAckFilterAcceptsCountTowardsAPut) {
     FakeEpochs in_ep(in_set, {});
     FakeEpochs out_ep(outside, {});
     mep.set_master_confirm(4000);
-    auto svc = HaService::start(master_config(), mstore, clock, &mep).value();
+    auto svc = HaService::start(auto_switch_master_config(), mstore, clock, &mep).value();
     std::atomic<bool> accept_2{false};
     svc->set_ack_filter([&](int64_t id) { return id == 2 && accept_2.load(); });
-    auto outsider = HaClient::start(slave_config(svc->port(), 3), outside, clock, &out_ep).value();
+    auto outsider = HaClient::start(auto_switch_slave_config(svc->port(), 3), outside, clock, &out_ep).value();
     ASSERT_TRUE(wait_until([&] { return outside.max_offset() == mstore.max_offset(); }));
     std::atomic<int> done{0};
     std::atomic<int> status{-1};
@@ -545,7 +536,7 @@ TEST(AutoSwitchHa, OnlySlavesTheAckFilterAcceptsCountTowardsAPut) {
         ++done;
     });
     EXPECT_TRUE(svc->slave_ack_offsets().empty());  // slave 3 is not counted
-    auto member = HaClient::start(slave_config(svc->port(), 2), in_set, clock, &in_ep).value();
+    auto member = HaClient::start(auto_switch_slave_config(svc->port(), 2), in_set, clock, &in_ep).value();
     ASSERT_TRUE(wait_until([&] { return in_set.max_offset() == mstore.max_offset(); }));
     EXPECT_EQ(done.load(), 0);  // slave 2 holds it but is not a member yet
     accept_2 = true;

@@ -17,11 +17,13 @@
 #include "store/commit_log.h"
 #include "store/commit_log_running_flags.h"
 #include "store/store_checkpoint.h"
+#include "ha_test_helper.h"
 
 namespace comet::ha {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::wait_until;
 using store::testing::sample_message;
 using store::testing::small_config;
 using store::testing::TempDir;
@@ -68,17 +70,6 @@ struct LogBox {
         return out;
     }
 };
-
-template <typename Pred>
-bool wait_until(Pred pred, std::chrono::milliseconds limit = 10s) {
-    auto end = std::chrono::steady_clock::now() + limit;
-    while (std::chrono::steady_clock::now() < end) {
-        if (pred())
-            return true;
-        std::this_thread::sleep_for(5ms);
-    }
-    return pred();
-}
 
 HaServiceConfig master_config() {
     HaServiceConfig c;

@@ -18,8 +18,8 @@ using protocol::RemotingCommand;
 using testing::Latch;
 using testing::make_request;
 
-constexpr int32_t kEcho = 7101;
-constexpr int32_t kHold = 7102;
+constexpr int32_t kClientEcho = 7101;
+constexpr int32_t kClientHold = 7102;
 
 // A server with an echo processor and a processor that keeps its Responders (answers later, or
 // never: a long poll, or a lost request).
@@ -33,14 +33,14 @@ protected:
         server_ = std::make_unique<RemotingServer>(sc);
         auto pool = std::make_shared<ThreadPoolExecutor>("CliTestProc", 2);
         server_->register_processor(
-            kEcho, make_processor([](const ConnectionPtr&, RemotingCommand req, Responder r) {
+            kClientEcho, make_processor([](const ConnectionPtr&, RemotingCommand req, Responder r) {
                 auto response = RemotingCommand::response_to(req, 0);
                 response.body = std::move(req.body);
                 r(std::move(response));
             }),
             pool);
         server_->register_processor(
-            kHold, make_processor([this](const ConnectionPtr&, RemotingCommand, Responder r) {
+            kClientHold, make_processor([this](const ConnectionPtr&, RemotingCommand, Responder r) {
                 std::lock_guard<std::mutex> lock(held_mu_);
                 held_.push_back(std::move(r));
                 held_count_.fetch_add(1);
@@ -76,7 +76,7 @@ protected:
 };
 
 TEST_F(RemotingClientTest, InvokeSyncRoundTrip) {
-    auto r = client_.invoke_sync(addr_, make_request(kEcho, "k", "hello"), 5s);
+    auto r = client_.invoke_sync(addr_, make_request(kClientEcho, "k", "hello"), 5s);
     ASSERT_TRUE(r.is_ok()) << r.status().to_string();
     EXPECT_TRUE(r->is_response());
     EXPECT_EQ(r->body, "hello");
@@ -88,7 +88,7 @@ TEST_F(RemotingClientTest, TimeoutFiresExactlyOnceAndLateAnswerIsDropped) {
     Latch done(1);
     Status status;
     const auto t0 = std::chrono::steady_clock::now();
-    client_.invoke_async(addr_, make_request(kHold, "never"), 150ms,
+    client_.invoke_async(addr_, make_request(kClientHold, "never"), 150ms,
                          [&](Result<RemotingCommand> r) {
                              calls.fetch_add(1);
                              status = r.status();
@@ -106,7 +106,7 @@ TEST_F(RemotingClientTest, TimeoutFiresExactlyOnceAndLateAnswerIsDropped) {
         held_[0].respond(0, "late");
     }
     // A round trip after the late answer proves it was read (same connection, in order).
-    auto r = client_.invoke_sync(addr_, make_request(kEcho, "k", "after"), 5s);
+    auto r = client_.invoke_sync(addr_, make_request(kClientEcho, "k", "after"), 5s);
     ASSERT_TRUE(r.is_ok());
     EXPECT_EQ(r->body, "after");
     EXPECT_EQ(calls.load(), 1);
@@ -119,7 +119,7 @@ TEST_F(RemotingClientTest, ManyTimeoutsWithDifferentDeadlinesEachFireOnce) {
     std::atomic<int> timeouts{0};
     for (int i = 0; i < kN; ++i) {
         // Later requests get earlier deadlines, so the timer is re-armed again and again.
-        client_.invoke_async(addr_, make_request(kHold, std::to_string(i)),
+        client_.invoke_async(addr_, make_request(kClientHold, std::to_string(i)),
                              std::chrono::milliseconds(300 - 5 * i),
                              [&, i](Result<RemotingCommand> r) {
                                  calls[i].fetch_add(1);
@@ -138,7 +138,7 @@ TEST_F(RemotingClientTest, ManyTimeoutsWithDifferentDeadlinesEachFireOnce) {
             r.respond(0);
         }
     }
-    ASSERT_TRUE(client_.invoke_sync(addr_, make_request(kEcho, "k"), 5s).is_ok());
+    ASSERT_TRUE(client_.invoke_sync(addr_, make_request(kClientEcho, "k"), 5s).is_ok());
     for (int i = 0; i < kN; ++i) {
         EXPECT_EQ(calls[i].load(), 1) << i;
     }
@@ -149,7 +149,7 @@ TEST_F(RemotingClientTest, DroppedConnectionFailsEveryRequestInFlight) {
     Latch done(kN);
     std::atomic<int> unavailable{0};
     for (int i = 0; i < kN; ++i) {
-        client_.invoke_async(addr_, make_request(kHold, std::to_string(i)), 1h,
+        client_.invoke_async(addr_, make_request(kClientHold, std::to_string(i)), 1h,
                              [&](Result<RemotingCommand> r) {
                                  if (!r.is_ok() && r.status().code() == Errc::kUnavailable) {
                                      unavailable.fetch_add(1);
@@ -165,7 +165,7 @@ TEST_F(RemotingClientTest, DroppedConnectionFailsEveryRequestInFlight) {
     ASSERT_TRUE(done.wait_for(60s));
     EXPECT_EQ(unavailable.load(), kN);
     // The next call reconnects.
-    auto r = client_.invoke_sync(addr_, make_request(kEcho, "k", "again"), 5s);
+    auto r = client_.invoke_sync(addr_, make_request(kClientEcho, "k", "again"), 5s);
     ASSERT_TRUE(r.is_ok()) << r.status().to_string();
     EXPECT_EQ(r->body, "again");
 }
@@ -173,20 +173,20 @@ TEST_F(RemotingClientTest, DroppedConnectionFailsEveryRequestInFlight) {
 TEST_F(RemotingClientTest, ConnectRefusedFailsQuicklyAsUnavailable) {
     const std::string dead = "127.0.0.1:" + std::to_string(testing::unused_port());
     // kUnavailable (not kTimeout): the refused connect failed the call, not its deadline.
-    auto r = client_.invoke_sync(dead, make_request(kEcho, "k"), 60s);
+    auto r = client_.invoke_sync(dead, make_request(kClientEcho, "k"), 60s);
     ASSERT_FALSE(r.is_ok());
     EXPECT_EQ(r.status().code(), Errc::kUnavailable);
     EXPECT_NE(r.status().message().find(dead), std::string::npos) << r.status().message();
-    Status oneway = client_.invoke_oneway(dead, make_request(kEcho, "k"), 5s);
+    Status oneway = client_.invoke_oneway(dead, make_request(kClientEcho, "k"), 5s);
     EXPECT_EQ(oneway.code(), Errc::kUnavailable);
     // The client stays usable for other addresses.
-    EXPECT_TRUE(client_.invoke_sync(addr_, make_request(kEcho, "k"), 5s).is_ok());
+    EXPECT_TRUE(client_.invoke_sync(addr_, make_request(kClientEcho, "k"), 5s).is_ok());
 }
 
 TEST_F(RemotingClientTest, BadAddressIsInvalidArgument) {
     for (const std::string bad :
          {"nocolon", "127.0.0.1:", ":80", "127.0.0.1:70000", "127.0.0.1:12x"}) {
-        auto r = client_.invoke_sync(bad, make_request(kEcho, "k"), 1s);
+        auto r = client_.invoke_sync(bad, make_request(kClientEcho, "k"), 1s);
         ASSERT_FALSE(r.is_ok()) << bad;
         EXPECT_EQ(r.status().code(), Errc::kInvalidArgument) << bad;
     }
@@ -198,7 +198,7 @@ TEST_F(RemotingClientTest, BadAddressIsInvalidArgument) {
 
 TEST_F(RemotingClientTest, HostNameIsResolved) {
     auto r = client_.invoke_sync("localhost:" + std::to_string(server_->port()),
-                                 make_request(kEcho, "k", "by name"), 5s);
+                                 make_request(kClientEcho, "k", "by name"), 5s);
     ASSERT_TRUE(r.is_ok()) << r.status().to_string();
     EXPECT_EQ(r->body, "by name");
 }
@@ -213,7 +213,7 @@ TEST_F(RemotingClientTest, ConnectionIsReusedAndReconnectedAfterClose) {
     });
     ASSERT_TRUE(got.wait_for(5s));
     for (int i = 0; i < 5; ++i) {
-        ASSERT_TRUE(client_.invoke_sync(addr_, make_request(kEcho, "k"), 5s).is_ok());
+        ASSERT_TRUE(client_.invoke_sync(addr_, make_request(kClientEcho, "k"), 5s).is_ok());
     }
     EXPECT_EQ(server_->connection_count(), 1u);
     client_.close_connection(addr_);
@@ -221,7 +221,7 @@ TEST_F(RemotingClientTest, ConnectionIsReusedAndReconnectedAfterClose) {
         std::this_thread::sleep_for(1ms);
     }
     EXPECT_FALSE(first->is_open());
-    ASSERT_TRUE(client_.invoke_sync(addr_, make_request(kEcho, "k"), 5s).is_ok());
+    ASSERT_TRUE(client_.invoke_sync(addr_, make_request(kClientEcho, "k"), 5s).is_ok());
     Latch got2(1);
     ConnectionPtr second;
     client_.get_connection(addr_, [&](Result<ConnectionPtr> c) {
@@ -237,7 +237,7 @@ TEST_F(RemotingClientTest, ShutdownFailsRequestsInFlight) {
     Latch done(3);
     std::atomic<int> unavailable{0};
     for (int i = 0; i < 3; ++i) {
-        client_.invoke_async(addr_, make_request(kHold, std::to_string(i)), 30s,
+        client_.invoke_async(addr_, make_request(kClientHold, std::to_string(i)), 30s,
                              [&](Result<RemotingCommand> r) {
                                  if (!r.is_ok() && r.status().code() == Errc::kUnavailable) {
                                      unavailable.fetch_add(1);
@@ -250,16 +250,16 @@ TEST_F(RemotingClientTest, ShutdownFailsRequestsInFlight) {
     ASSERT_TRUE(done.wait_for(5s));
     EXPECT_EQ(unavailable.load(), 3);
     // After shutdown every call fails at once.
-    auto r = client_.invoke_sync(addr_, make_request(kEcho, "k"), 1s);
+    auto r = client_.invoke_sync(addr_, make_request(kClientEcho, "k"), 1s);
     EXPECT_EQ(r.status().code(), Errc::kUnavailable);
 }
 
 TEST_F(RemotingClientTest, SyncCallFromAnIoThreadIsRefused) {
     Latch done(1);
     Status inner;
-    client_.invoke_async(addr_, make_request(kEcho, "k"), 5s, [&](Result<RemotingCommand>) {
+    client_.invoke_async(addr_, make_request(kClientEcho, "k"), 5s, [&](Result<RemotingCommand>) {
         // Callbacks run on an I/O thread; blocking there would deadlock the connection.
-        inner = client_.invoke_sync(addr_, make_request(kEcho, "k"), 1s).status();
+        inner = client_.invoke_sync(addr_, make_request(kClientEcho, "k"), 1s).status();
         done.count_down();
     });
     ASSERT_TRUE(done.wait_for(5s));

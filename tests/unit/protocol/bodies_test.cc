@@ -11,14 +11,6 @@
 namespace comet::protocol {
 namespace {
 
-RemotingCommand load(const std::string& name) {
-    std::string frame = testing::read_frame(name);
-    EXPECT_FALSE(frame.empty()) << name;
-    auto cmd = decode_frame_payload(std::string_view(frame).substr(4));
-    EXPECT_TRUE(cmd.is_ok()) << name;
-    return cmd.is_ok() ? *cmd : RemotingCommand{};
-}
-
 // decode -> encode -> decode gives an equal value.
 template <typename T>
 T reencode_equal(const T& value) {
@@ -34,13 +26,13 @@ T reencode_equal(const T& value) {
 TEST(BodiesTest, RouteWithQuotedKeysIsReproducedByteForByte) {
     for (const char* name : {"0008-s2c-GET_ROUTEINFO_BY_TOPIC-resp-SUCCESS.bin",
                              "0300-s2c-GET_ROUTEINFO_BY_TOPIC-resp-SUCCESS.bin"}) {
-        RemotingCommand cmd = load(name);
+        RemotingCommand cmd = testing::load_command(name);
         auto r = TopicRouteData::decode(cmd.body);
         ASSERT_TRUE(r.is_ok()) << name << r.status().to_string();
         EXPECT_EQ(r->encode(), cmd.body) << name;
         reencode_equal(*r);
     }
-    auto r = TopicRouteData::decode(load("0300-s2c-GET_ROUTEINFO_BY_TOPIC-resp-SUCCESS.bin").body);
+    auto r = TopicRouteData::decode(testing::load_command("0300-s2c-GET_ROUTEINFO_BY_TOPIC-resp-SUCCESS.bin").body);
     ASSERT_TRUE(r.is_ok());
     ASSERT_EQ(r->broker_datas.size(), 1u);
     EXPECT_EQ(r->broker_datas[0].broker_addrs.at(0), "127.0.0.1:10911");
@@ -52,7 +44,7 @@ TEST(BodiesTest, RouteWithQuotedKeysIsReproducedByteForByte) {
 }
 
 TEST(BodiesTest, RouteWithUnquotedFastjsonKeys) {
-    RemotingCommand cmd = load("0165-s2c-GET_ROUTEINFO_BY_TOPIC-resp-SUCCESS.bin");
+    RemotingCommand cmd = testing::load_command("0165-s2c-GET_ROUTEINFO_BY_TOPIC-resp-SUCCESS.bin");
     ASSERT_NE(cmd.body.find("{0:"), std::string::npos);
     auto r = TopicRouteData::decode(cmd.body);
     ASSERT_TRUE(r.is_ok()) << r.status().to_string();
@@ -67,12 +59,12 @@ TEST(BodiesTest, RouteWithUnquotedFastjsonKeys) {
     EXPECT_NE(r->encode().find("{\"0\":\"127.0.0.1:10911\"}"), std::string::npos);
     reencode_equal(*r);
     // ROCKETMQ-serialized route response carries the same body type.
-    auto rmq = TopicRouteData::decode(load("0141-s2c-GET_ROUTEINFO_BY_TOPIC-resp-SUCCESS-RMQ.bin").body);
+    auto rmq = TopicRouteData::decode(testing::load_command("0141-s2c-GET_ROUTEINFO_BY_TOPIC-resp-SUCCESS-RMQ.bin").body);
     ASSERT_TRUE(rmq.is_ok());
 }
 
 TEST(BodiesTest, RegisterBrokerBodyPlainAndCompressed) {
-    RemotingCommand cmd = load("0001-c2s-REGISTER_BROKER.bin");
+    RemotingCommand cmd = testing::load_command("0001-c2s-REGISTER_BROKER.bin");
     auto h = RegisterBrokerRequestHeader::from_ext(cmd);
     ASSERT_TRUE(h.is_ok());
     auto b = RegisterBrokerBody::decode_body(cmd.body, h->compressed);
@@ -128,7 +120,7 @@ TEST(BodiesTest, TopicConfigTextForm) {
 }
 
 TEST(BodiesTest, HeartbeatFromJavaIsReproducedByteForByte) {
-    RemotingCommand cmd = load("0045-c2s-HEART_BEAT.bin");
+    RemotingCommand cmd = testing::load_command("0045-c2s-HEART_BEAT.bin");
     auto h = HeartbeatData::decode(cmd.body);
     ASSERT_TRUE(h.is_ok()) << h.status().to_string();
     EXPECT_EQ(h->client_id, "127.0.0.1@vec-consumer");
@@ -149,7 +141,7 @@ TEST(BodiesTest, HeartbeatFromJavaIsReproducedByteForByte) {
 }
 
 TEST(BodiesTest, HeartbeatFromAliOnsAndRocketMqHeader) {
-    auto h = HeartbeatData::decode(load("0186-c2s-HEART_BEAT.bin").body);
+    auto h = HeartbeatData::decode(testing::load_command("0186-c2s-HEART_BEAT.bin").body);
     ASSERT_TRUE(h.is_ok()) << h.status().to_string();
     EXPECT_EQ(h->client_id, "127.0.0.1@vec-ali");
     ASSERT_EQ(h->producer_data_set.size(), 2u);
@@ -157,7 +149,7 @@ TEST(BodiesTest, HeartbeatFromAliOnsAndRocketMqHeader) {
     ASSERT_EQ(h->consumer_data_set.size(), 1u);
     EXPECT_EQ(h->consumer_data_set[0].subscription_data_set[0].expression_type, "TAG");
     reencode_equal(*h);
-    auto rmq = HeartbeatData::decode(load("0142-c2s-HEART_BEAT-RMQ.bin").body);
+    auto rmq = HeartbeatData::decode(testing::load_command("0142-c2s-HEART_BEAT-RMQ.bin").body);
     ASSERT_TRUE(rmq.is_ok()) << rmq.status().to_string();
     reencode_equal(*rmq);
 
@@ -179,7 +171,7 @@ TEST(BodiesTest, HeartbeatFromAliOnsAndRocketMqHeader) {
 TEST(BodiesTest, ConsumerListBody) {
     for (const char* name : {"0050-s2c-GET_CONSUMER_LIST_BY_GROUP-resp-SUCCESS.bin",
                              "0194-s2c-GET_CONSUMER_LIST_BY_GROUP-resp-SUCCESS.bin"}) {
-        RemotingCommand cmd = load(name);
+        RemotingCommand cmd = testing::load_command(name);
         auto b = ConsumerListBody::decode(cmd.body);
         ASSERT_TRUE(b.is_ok());
         ASSERT_EQ(b->consumer_id_list.size(), 1u);
@@ -249,7 +241,7 @@ TEST(BodiesTest, ClusterInfoTopicListKvTableMemberGroup) {
 }
 
 TEST(BodiesTest, RegisterBrokerResult) {
-    RemotingCommand resp = load("0290-s2c-REGISTER_BROKER-resp-SUCCESS.bin");
+    RemotingCommand resp = testing::load_command("0290-s2c-REGISTER_BROKER-resp-SUCCESS.bin");
     auto r = RegisterBrokerResult::from_response(resp);
     ASSERT_TRUE(r.is_ok());
     EXPECT_EQ(r->master_addr, "127.0.0.1:10911");

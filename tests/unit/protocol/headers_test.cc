@@ -11,19 +11,11 @@
 namespace comet::protocol {
 namespace {
 
-RemotingCommand load(const std::string& name) {
-    std::string frame = testing::read_frame(name);
-    EXPECT_FALSE(frame.empty()) << name;
-    auto cmd = decode_frame_payload(std::string_view(frame).substr(4));
-    EXPECT_TRUE(cmd.is_ok()) << name << ": " << cmd.status().to_string();
-    return cmd.is_ok() ? *cmd : RemotingCommand{};
-}
-
 // Decodes header T from a captured Java frame, re-encodes it and expects the same extFields
 // (Java writes every non-null field, so a complete struct reproduces them exactly).
 template <typename T>
 T java_round_trip(const std::string& name) {
-    RemotingCommand cmd = load(name);
+    RemotingCommand cmd = testing::load_command(name);
     auto h = T::from_ext(cmd);
     EXPECT_TRUE(h.is_ok()) << name << ": " << h.status().to_string();
     if (!h.is_ok()) {
@@ -38,7 +30,7 @@ T java_round_trip(const std::string& name) {
 }
 
 TEST(HeadersTest, SendMessageV2FromJavaClient) {
-    RemotingCommand cmd = load("0021-c2s-SEND_MESSAGE_V2.bin");
+    RemotingCommand cmd = testing::load_command("0021-c2s-SEND_MESSAGE_V2.bin");
     auto v2 = java_round_trip<SendMessageRequestHeaderV2>("0021-c2s-SEND_MESSAGE_V2.bin");
     EXPECT_EQ(v2.a, "VecProducerGroup");
     auto h = decode_send_message_header(cmd);
@@ -77,7 +69,7 @@ TEST(HeadersTest, SendMessageV2FromJavaClient) {
 }
 
 TEST(HeadersTest, SendBatchAndResponse) {
-    RemotingCommand cmd = load("0026-c2s-SEND_BATCH_MESSAGE.bin");
+    RemotingCommand cmd = testing::load_command("0026-c2s-SEND_BATCH_MESSAGE.bin");
     auto h = decode_send_message_header(cmd);
     ASSERT_TRUE(h.is_ok());
     EXPECT_EQ(h->queue_id, 1);
@@ -88,13 +80,13 @@ TEST(HeadersTest, SendBatchAndResponse) {
     EXPECT_EQ(r.queue_offset, 0);
     EXPECT_EQ(r.msg_region, "DefaultRegion");
     EXPECT_EQ(r.trace_on, "true");
-    auto b = SendMessageResponseHeader::from_ext(load("0027-s2c-SEND_BATCH_MESSAGE-resp-SUCCESS.bin"));
+    auto b = SendMessageResponseHeader::from_ext(testing::load_command("0027-s2c-SEND_BATCH_MESSAGE-resp-SUCCESS.bin"));
     ASSERT_TRUE(b.is_ok());
     EXPECT_NE(b->msg_id.find(','), std::string::npos);
 }
 
 TEST(HeadersTest, SendMessageFromAliOnsNumbers) {
-    RemotingCommand cmd = load("0168-c2s-SEND_MESSAGE_V2.bin");
+    RemotingCommand cmd = testing::load_command("0168-c2s-SEND_MESSAGE_V2.bin");
     auto h = decode_send_message_header(cmd);
     ASSERT_TRUE(h.is_ok()) << h.status().to_string();
     EXPECT_EQ(h->producer_group, "VecAliProducerGroup");
@@ -106,7 +98,7 @@ TEST(HeadersTest, SendMessageFromAliOnsNumbers) {
 }
 
 TEST(HeadersTest, SendFromRocketMqSerialization) {
-    RemotingCommand cmd = load("0144-c2s-SEND_MESSAGE_V2-RMQ.bin");
+    RemotingCommand cmd = testing::load_command("0144-c2s-SEND_MESSAGE_V2-RMQ.bin");
     EXPECT_EQ(cmd.serialize_type, SerializeType::kRocketMq);
     auto h = decode_send_message_header(cmd);
     ASSERT_TRUE(h.is_ok()) << h.status().to_string();
@@ -126,13 +118,13 @@ TEST(HeadersTest, PullRequestAndResponse) {
     EXPECT_EQ(p.expression_type, "TAG");
     EXPECT_FALSE(p.subscription.has_value());
 
-    auto ali = PullMessageRequestHeader::from_ext(load("0202-c2s-PULL_MESSAGE.bin"));
+    auto ali = PullMessageRequestHeader::from_ext(testing::load_command("0202-c2s-PULL_MESSAGE.bin"));
     ASSERT_TRUE(ali.is_ok()) << ali.status().to_string();
     EXPECT_EQ(ali->sys_flag, 6);
     EXPECT_EQ(ali->subscription, "*");
     EXPECT_EQ(ali->sub_version, 1796061462218);
 
-    auto rmq = PullMessageRequestHeader::from_ext(load("0151-c2s-PULL_MESSAGE-RMQ.bin"));
+    auto rmq = PullMessageRequestHeader::from_ext(testing::load_command("0151-c2s-PULL_MESSAGE-RMQ.bin"));
     ASSERT_TRUE(rmq.is_ok());
     EXPECT_EQ(rmq->queue_id, 3);
     EXPECT_EQ(rmq->suspend_timeout_millis, 20000);
@@ -140,32 +132,32 @@ TEST(HeadersTest, PullRequestAndResponse) {
     auto r = java_round_trip<PullMessageResponseHeader>("0068-s2c-PULL_MESSAGE-resp-SUCCESS.bin");
     EXPECT_EQ(r.next_begin_offset, 3);
     EXPECT_EQ(r.max_offset, 3);
-    auto nf = PullMessageResponseHeader::from_ext(load("0093-s2c-PULL_MESSAGE-resp-PULL_NOT_FOUND.bin"));
+    auto nf = PullMessageResponseHeader::from_ext(testing::load_command("0093-s2c-PULL_MESSAGE-resp-PULL_NOT_FOUND.bin"));
     ASSERT_TRUE(nf.is_ok());
     EXPECT_EQ(nf->next_begin_offset, 3);
 }
 
 TEST(HeadersTest, ConsumerHeadersFromCapturedFrames) {
-    auto q = QueryConsumerOffsetRequestHeader::from_ext(load("0057-c2s-QUERY_CONSUMER_OFFSET.bin"));
+    auto q = QueryConsumerOffsetRequestHeader::from_ext(testing::load_command("0057-c2s-QUERY_CONSUMER_OFFSET.bin"));
     ASSERT_TRUE(q.is_ok());
     EXPECT_EQ(q->consumer_group, "VecConsumerGroup");
     EXPECT_EQ(q->queue_id, 0);
-    auto qa = QueryConsumerOffsetRequestHeader::from_ext(load("0196-c2s-QUERY_CONSUMER_OFFSET.bin"));
+    auto qa = QueryConsumerOffsetRequestHeader::from_ext(testing::load_command("0196-c2s-QUERY_CONSUMER_OFFSET.bin"));
     ASSERT_TRUE(qa.is_ok());
     EXPECT_EQ(qa->consumer_group, "VecAliConsumerGroup");
 
     auto off = java_round_trip<OffsetResponseHeader>("0082-s2c-GET_MAX_OFFSET-resp-SUCCESS.bin");
     EXPECT_EQ(off.offset, 3);
-    auto mx = GetMaxOffsetRequestHeader::from_ext(load("0081-c2s-GET_MAX_OFFSET.bin"));
+    auto mx = GetMaxOffsetRequestHeader::from_ext(testing::load_command("0081-c2s-GET_MAX_OFFSET.bin"));
     ASSERT_TRUE(mx.is_ok());
     EXPECT_EQ(mx->topic, "VecTopic");
     EXPECT_FALSE(mx->committed.has_value());
 
     auto u = UpdateConsumerOffsetRequestHeader::from_ext(
-        load("0085-c2s-UPDATE_CONSUMER_OFFSET-oneway.bin"));
+        testing::load_command("0085-c2s-UPDATE_CONSUMER_OFFSET-oneway.bin"));
     ASSERT_TRUE(u.is_ok());
     EXPECT_EQ(u->queue_id, 3);
-    auto ua = UpdateConsumerOffsetRequestHeader::from_ext(load("0224-c2s-UPDATE_CONSUMER_OFFSET.bin"));
+    auto ua = UpdateConsumerOffsetRequestHeader::from_ext(testing::load_command("0224-c2s-UPDATE_CONSUMER_OFFSET.bin"));
     ASSERT_TRUE(ua.is_ok());
     EXPECT_EQ(ua->commit_offset, 3);
 
@@ -173,14 +165,14 @@ TEST(HeadersTest, ConsumerHeadersFromCapturedFrames) {
     EXPECT_EQ(un.client_id, "127.0.0.1@vec-consumer");
     EXPECT_FALSE(un.producer_group.has_value());
 
-    auto sb = ConsumerSendMsgBackRequestHeader::from_ext(load("0073-c2s-CONSUMER_SEND_MSG_BACK.bin"));
+    auto sb = ConsumerSendMsgBackRequestHeader::from_ext(testing::load_command("0073-c2s-CONSUMER_SEND_MSG_BACK.bin"));
     ASSERT_TRUE(sb.is_ok());
     EXPECT_EQ(sb->offset, 476);
     EXPECT_EQ(sb->group, "VecConsumerGroup");
     EXPECT_EQ(sb->delay_level, 0);
     EXPECT_EQ(sb->max_reconsume_times, 16);
     EXPECT_EQ(sb->origin_topic, "VecTopic");
-    auto sba = ConsumerSendMsgBackRequestHeader::from_ext(load("0246-c2s-CONSUMER_SEND_MSG_BACK.bin"));
+    auto sba = ConsumerSendMsgBackRequestHeader::from_ext(testing::load_command("0246-c2s-CONSUMER_SEND_MSG_BACK.bin"));
     ASSERT_TRUE(sba.is_ok());
     EXPECT_EQ(sba->offset, 3107);
     EXPECT_EQ(sba->unit_mode, false);
@@ -207,7 +199,7 @@ TEST(HeadersTest, NamesrvHeaders) {
         "0290-s2c-REGISTER_BROKER-resp-SUCCESS.bin");
     EXPECT_EQ(resp.ha_server_addr, "192.0.2.2:10912");
     EXPECT_EQ(resp.master_addr, "127.0.0.1:10911");
-    auto empty = RegisterBrokerResponseHeader::from_ext(load("0002-s2c-REGISTER_BROKER-resp-SUCCESS.bin"));
+    auto empty = RegisterBrokerResponseHeader::from_ext(testing::load_command("0002-s2c-REGISTER_BROKER-resp-SUCCESS.bin"));
     ASSERT_TRUE(empty.is_ok());
     EXPECT_FALSE(empty->master_addr.has_value());
 
@@ -267,7 +259,7 @@ TEST(HeadersTest, SyntheticRoundTrips) {
 }
 
 TEST(HeadersTest, MissingRequiredFieldIsJavaMessage) {
-    RemotingCommand cmd = load("0063-c2s-PULL_MESSAGE.bin");
+    RemotingCommand cmd = testing::load_command("0063-c2s-PULL_MESSAGE.bin");
     cmd.ext_fields.erase("topic");
     auto h = PullMessageRequestHeader::from_ext(cmd);
     ASSERT_FALSE(h.is_ok());
@@ -284,7 +276,7 @@ TEST(HeadersTest, MissingRequiredFieldIsJavaMessage) {
 }
 
 TEST(HeadersTest, UnparsableNumberNamesFieldAndValue) {
-    RemotingCommand cmd = load("0063-c2s-PULL_MESSAGE.bin");
+    RemotingCommand cmd = testing::load_command("0063-c2s-PULL_MESSAGE.bin");
     cmd.set_ext("queueId", "x1");
     auto h = PullMessageRequestHeader::from_ext(cmd);
     ASSERT_FALSE(h.is_ok());

@@ -1,5 +1,7 @@
 #include "vectors_helper.h"
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -32,6 +34,14 @@ std::string read_frame(const std::string& name) {
     std::ostringstream ss;
     ss << in.rdbuf();
     return ss.str();
+}
+
+RemotingCommand load_command(const std::string& name) {
+    const std::string frame = read_frame(name);
+    EXPECT_FALSE(frame.empty()) << name;
+    auto cmd = decode_frame_payload(std::string_view(frame).substr(std::min<size_t>(4, frame.size())));
+    EXPECT_TRUE(cmd.is_ok()) << name << ": " << cmd.status().to_string();
+    return cmd.is_ok() ? *cmd : RemotingCommand{};
 }
 
 }  // namespace comet::protocol::testing

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "protocol/remoting_command.h"
+
 namespace comet::protocol::testing {
 
 std::string vectors_dir();
@@ -12,5 +14,8 @@ std::string vectors_dir();
 std::vector<std::string> all_frame_names();
 // Whole frame bytes of `name` (e.g. "0005-c2s-GET_ROUTEINFO_BY_TOPIC.bin"); empty if missing.
 std::string read_frame(const std::string& name);
+// The command in frame `name`, decoded; a failed read or decode fails the calling test (and
+// returns an empty command).
+RemotingCommand load_command(const std::string& name);
 
 }  // namespace comet::protocol::testing

@@ -17,6 +17,9 @@
 
 namespace comet::raft::testing {
 
+// `count` normal entries of term `term` from index `first`, payload "p<index>".
+std::vector<Entry> make_entries(int64_t first, int64_t count, int64_t term);
+
 class TestCluster {
 public:
     // Nodes get ids 1..n. `tweak` edits each node's config before open.

@@ -2,17 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include "cluster_helper.h"
+
 namespace comet::raft {
 namespace {
 
-std::vector<Entry> make_entries(int64_t first, int64_t count, int64_t term) {
-    std::vector<Entry> out;
-    for (int64_t i = 0; i < count; ++i) {
-        out.push_back(Entry{Term(term), LogIndex(first + i), EntryType::kNormal,
-                            SharedBytes::copy_of("p" + std::to_string(first + i))});
-    }
-    return out;
-}
+using testing::make_entries;
 
 TEST(MemoryLogStorageTest, AppendReadTermAndTruncate) {
     MemoryLogStorage s;

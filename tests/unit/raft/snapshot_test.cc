@@ -9,16 +9,8 @@
 namespace comet::raft {
 namespace {
 
+using testing::make_entries;
 using testing::TestCluster;
-
-std::vector<Entry> make_entries(int64_t first, int64_t count, int64_t term) {
-    std::vector<Entry> out;
-    for (int64_t i = 0; i < count; ++i) {
-        out.push_back(Entry{Term(term), LogIndex(first + i), EntryType::kNormal,
-                            SharedBytes::copy_of("p" + std::to_string(first + i))});
-    }
-    return out;
-}
 
 std::vector<std::string> payloads(int from, int to) {
     std::vector<std::string> out;

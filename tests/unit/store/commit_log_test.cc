@@ -23,12 +23,12 @@
 namespace comet::store {
 namespace {
 
+using testing::kSeg;
+
 using testing::sample_message;
 using testing::small_config;
 using testing::TempDir;
 namespace pm = comet::protocol;
-
-constexpr int64_t kSeg = 64 * 1024;
 
 class CommitLogTest : public ::testing::Test {
 protected:

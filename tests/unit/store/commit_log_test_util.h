@@ -5,6 +5,8 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include "protocol/message_ext.h"
@@ -31,6 +33,23 @@ public:
 private:
     std::string path_;
 };
+
+// The segment size most store tests use (small, so tests cross segments quickly).
+inline constexpr int64_t kSeg = 64 * 1024;
+
+// RocketMQ 4.9.8's store files captured for golden tests (../shared/reference/vectors/store,
+// or beside COMET_VECTORS_DIR).
+inline std::string store_vectors_dir() {
+    if (const char* env = std::getenv("COMET_VECTORS_DIR")) {
+        return std::string(env) + "/../store";
+    }
+    return COMET_SOURCE_DIR "/../shared/reference/vectors/store";
+}
+
+inline std::string read_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
 
 inline MessageStoreConfig small_config(const std::string& root, int64_t segment = 64 * 1024) {
     MessageStoreConfig c;

@@ -7,27 +7,19 @@
 #include <iterator>
 #include <thread>
 
+#include "commit_log_test_util.h"
 #include "store/consume_queue_store.h"
 #include "store/consume_queue_unit.h"
 
 namespace comet::store {
 namespace {
 
+using testing::read_file;
+using testing::store_vectors_dir;
+
 namespace fs = std::filesystem;
 
 // Captured RocketMQ 4.9.8 store files (see ../shared/reference/vectors/INDEX.md §3).
-std::string store_vectors_dir() {
-    if (const char* env = std::getenv("COMET_VECTORS_DIR")) {
-        return std::string(env) + "/../store";
-    }
-    return COMET_SOURCE_DIR "/../shared/reference/vectors/store";
-}
-
-std::string read_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
 class ConsumeQueueTest : public ::testing::Test {
 protected:
     void SetUp() override {

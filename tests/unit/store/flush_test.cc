@@ -16,9 +16,9 @@
 namespace comet::store {
 namespace {
 
-using testing::TempDir;
+using testing::kSeg;
 
-constexpr int64_t kSeg = 64 * 1024;
+using testing::TempDir;
 
 struct Outcome {
     int calls = 0;

@@ -9,6 +9,7 @@
 #include <iterator>
 #include <map>
 
+#include "commit_log_test_util.h"
 #include "base/bytes.h"
 #include "base/clock.h"
 #include "store/index_file_service.h"
@@ -16,19 +17,10 @@
 namespace comet::store {
 namespace {
 
+using testing::read_file;
+using testing::store_vectors_dir;
+
 namespace fs = std::filesystem;
-
-std::string store_vectors_dir() {
-    if (const char* env = std::getenv("COMET_VECTORS_DIR")) {
-        return std::string(env) + "/../store";
-    }
-    return COMET_SOURCE_DIR "/../shared/reference/vectors/store";
-}
-
-std::string read_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
 
 // The fields of a v1/IPv4 stored record (reference §5.1) that indexing needs.
 struct RawRecord {

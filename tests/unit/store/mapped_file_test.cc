@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "commit_log_test_util.h"
 #include "base/bytes.h"
 #include "store/mapped_file_allocator.h"
 #include "store/mapped_file_queue.h"
@@ -18,27 +19,10 @@
 namespace comet::store {
 namespace {
 
+using testing::kSeg;
+using testing::TempDir;
+
 namespace fs = std::filesystem;
-
-constexpr int64_t kSeg = 64 * 1024;
-
-class TempDir {
-public:
-    TempDir() {
-        std::string tmpl = (fs::temp_directory_path() / "comet-mf-XXXXXX").string();
-        char* p = ::mkdtemp(tmpl.data());
-        EXPECT_NE(p, nullptr);
-        path_ = tmpl;
-    }
-    ~TempDir() {
-        std::error_code ec;
-        fs::remove_all(path_, ec);
-    }
-    const std::string& path() const { return path_; }
-
-private:
-    std::string path_;
-};
 
 TEST(MappedFileName, FormatsAndParses) {
     EXPECT_EQ(offset_to_file_name(0), "00000000000000000000");

@@ -249,6 +249,35 @@ TEST_F(MessageStoreTest, DispatchLimitHoldsBackUncommittedRecords) {
     store->shutdown();
 }
 
+// DLedger's contract (MessageStoreOptions::only_limit_raises_wake_dispatch): appends wake
+// nobody, the owner of the limit wakes the dispatcher after raising it, and the running
+// dispatcher then reaches the new limit.
+TEST_F(MessageStoreTest, TheLimitOwnersWakeUpDispatchesWhenAppendsWakeNobody) {
+    ManualClock clock;
+    std::atomic<int64_t> limit{0};
+    MessageStoreOptions opts;
+    opts.dispatch_limit = [&] { return PhysicalOffset(limit.load()); };
+    opts.only_limit_raises_wake_dispatch = true;
+    auto store = open_store(clock, tiny_config(root_), opts);
+    ASSERT_NE(store, nullptr);
+    auto r1 = put(*store, make_message("T", 0, "one"));
+    auto r2 = put(*store, make_message("T", 0, "two"));
+    ASSERT_TRUE(r1.ok() && r2.ok());
+    EXPECT_EQ(store->dispatched_offset().value(), 0);
+    for (const auto& r : {r1, r2}) {
+        limit = r.append.end_offset().value();
+        store->wake_dispatch();
+        const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        while (store->dispatched_offset() < r.append.end_offset() &&
+               std::chrono::steady_clock::now() < give_up) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+        EXPECT_EQ(store->dispatched_offset(), r.append.end_offset());
+    }
+    EXPECT_EQ(store->get_max_offset_in_queue("T", 0).value(), 2);
+    store->shutdown();
+}
+
 TEST_F(MessageStoreTest, RecoversAfterCleanShutdownAndAfterCrash) {
     ManualClock clock;
     const auto config = tiny_config(root_);

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "commit_log_test_util.h"
 #include "base/bytes.h"
 #include "base/clock.h"
 #include "protocol/message_decoder.h"
@@ -16,19 +17,10 @@
 namespace comet::store {
 namespace {
 
+using testing::read_file;
+using testing::store_vectors_dir;
+
 namespace fs = std::filesystem;
-
-std::string store_vectors_dir() {
-    if (const char* env = std::getenv("COMET_VECTORS_DIR")) {
-        return std::string(env) + "/../store";
-    }
-    return COMET_SOURCE_DIR "/../shared/reference/vectors/store";
-}
-
-std::string read_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
 
 // A CommitLog held in a string, cut into segments of segment_size bytes.
 class StringCommitLog final : public CommitLogReader {
