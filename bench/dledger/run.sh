@@ -4,7 +4,10 @@
 #   dledger  mqnamesrv + a 3-peer DLedger group (every ack after fsync on a majority)
 #   relaxed  the same group with dLegerSyncBeforeAck=false (acks from the page cache)
 # Loads: "4x64" (4 threads, window 64) and "1x1" (1 thread, window 1), 1 KiB bodies, mqbench
-# producer through the name server. Prints msgs/s, p50/p99 and the ratio dledger/single.
+# producer through the name server. Prints msgs/s, p50/p99, the ratio dledger/single and the
+# brokers' CPU per acknowledged message (utime+stime of every broker process of the target over
+# the timed run, /proc/PID/stat; for a group the sum over its three peers): the figure that stays
+# comparable when the machine is shared.
 # Usage: bench/dledger/run.sh BUILD_DIR [--duration SEC]
 # Builds nothing; every process it starts is stopped on exit. Needs python3 (free ports).
 set -euo pipefail
@@ -23,6 +26,8 @@ MB=$BUILD/apps/mqbench/mqbench
 for b in "$NS" "$BR" "$MB"; do [[ -x $b ]] || { echo "missing $b" >&2; exit 2; }; done
 TMP=$(mktemp -d /tmp/comet_bench_dledger.XXXXXX)
 PIDS=()
+BROKERS=()  # broker pids of the target being measured
+CLK_TCK=$(getconf CLK_TCK)
 cleanup() {
     for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
     for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
@@ -35,6 +40,15 @@ stop_all() {
     for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
     for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
     PIDS=()
+    BROKERS=()
+}
+# brokers_cpu : user+system CPU ticks of every broker of the current target.
+brokers_cpu() {
+    local t=0 p
+    for p in "${BROKERS[@]}"; do
+        t=$((t + $(awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$p/stat" 2>/dev/null || echo 0)))
+    done
+    echo "$t"
 }
 start_ns() {
     NSP=$(port)
@@ -42,11 +56,19 @@ start_ns() {
     PIDS+=($!)
     wait_port "$NSP"
 }
-# run LABEL THREADS WINDOW -> "tps p50 p99"
+# run LABEL THREADS WINDOW -> "tps p50 p99 failed cpu_us_per_msg"
 run() {
+    local c0 c1
+    c0=$(brokers_cpu)
     "$MB" producer -n "127.0.0.1:$NSP" -t BenchDl --threads "$2" --window "$3" -s 1024 \
-        --duration "$DURATION" --json 2> "$TMP/$1.err" | tail -1 |
-        python3 -c 'import json,sys;d=json.loads(sys.stdin.read());print(d.get("tps",0),d.get("p50_ms",0),d.get("p99_ms",0),d.get("failed",0))'
+        --duration "$DURATION" --json 2> "$TMP/$1.err" | tail -1 > "$TMP/$1.json"
+    c1=$(brokers_cpu)
+    python3 -c 'import json,sys
+d=json.load(open(sys.argv[1]))
+ok=max(d.get("ok",0),1)
+cpu=(int(sys.argv[2])-int(sys.argv[3]))/int(sys.argv[4])*1e6/ok
+print(d.get("tps",0),d.get("p50_ms",0),d.get("p99_ms",0),d.get("failed",0),f"{cpu:.1f}")' \
+        "$TMP/$1.json" "$c1" "$c0" "$CLK_TCK"
 }
 declare -A RES
 measure() {  # label
@@ -62,6 +84,7 @@ P=$(port)
     --brokerIP1=127.0.0.1 --haListenPort="$(port)" --storePathRootDir="$TMP/single" --logDir="$TMP/logs" \
     > "$TMP/single.log" 2>&1 &
 PIDS+=($!)
+BROKERS+=($!)
 wait_port "$P"; sleep 1
 measure single
 stop_all
@@ -78,6 +101,7 @@ start_group() {
             --logDir="$TMP/logs" --enableDLegerCommitLog=true --dLegerGroup="$label" \
             --dLegerPeers="$peers" --dLegerSelfId=n$i "$@" > "$TMP/$label$i.log" 2>&1 &
         PIDS+=($!)
+        BROKERS+=($!)
     done
     for i in 0 1 2; do wait_port "${bp[$i]}"; done
     sleep 2
@@ -88,13 +112,13 @@ stop_all
 start_group relaxed --dLegerSyncBeforeAck=false
 measure relaxed
 stop_all
-printf '| load | target | msgs/s | ratio to single | p50 / p99 ms |\n|---|---|---:|---:|---|\n'
+printf '| load | target | msgs/s | ratio to single | p50 / p99 ms | brokers CPU µs/msg |\n|---|---|---:|---:|---|---:|\n'
 for l in 4x64 1x1; do
-    read -r st sp50 sp99 sf <<< "${RES[single-$l]}"
+    read -r st sp50 sp99 sf scpu <<< "${RES[single-$l]}"
     for t in single dledger relaxed; do
-        read -r tt tp50 tp99 tf <<< "${RES[$t-$l]}"
+        read -r tt tp50 tp99 tf tcpu <<< "${RES[$t-$l]}"
         ratio=$(python3 -c "print(f'{float($tt)/max(float($st),1):.2f}')")
-        printf '| %s | %s | %.0f | %s | %s / %s |\n' "$l" "$t" "$tt" "$ratio" "$tp50" "$tp99"
+        printf '| %s | %s | %.0f | %s | %s / %s | %s |\n' "$l" "$t" "$tt" "$ratio" "$tp50" "$tp99" "$tcpu"
         if [[ $tf != 0 ]]; then echo "($l $t: $tf failed sends)"; fi
     done
 done

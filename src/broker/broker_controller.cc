@@ -585,6 +585,8 @@ Status BrokerController::open_dledger_log(const BrokerConfig& cfg,
         }
         return dledger::committed_end_at_open(*entries);
     };
+    // DLedgerServer::publish_commit wakes the dispatcher at every commit.
+    options->only_limit_raises_wake_dispatch = true;
     return Status::ok();
 }
 

@@ -33,8 +33,9 @@ Status CommitLogStorage::append(std::span<const raft::Entry> entries) {
                                          r.start, r.end(), cl_end);
                 }
             } else {
-                COMET_RETURN_IF_ERROR(
-                    cl.append_data(store::PhysicalOffset(r.start), e.payload.view()));
+                // Made durable by the driver's flush thread (sync_data) before the ack.
+                COMET_RETURN_IF_ERROR(cl.append_data(store::PhysicalOffset(r.start),
+                                                     e.payload.view(), /*wake_flush=*/false));
             }
         }
         COMET_RETURN_IF_ERROR(log_.append(r));

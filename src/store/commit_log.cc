@@ -1001,7 +1001,7 @@ bool CommitLog::commit_round_locked() {
     return true;
 }
 
-Status CommitLog::append_data(PhysicalOffset start, std::string_view data) {
+Status CommitLog::append_data(PhysicalOffset start, std::string_view data, bool wake_flush) {
     MutexLock l(put_mu_);
     if (!flags_->is_writeable()) {
         return Status::error(Errc::kFailedPrecondition, "store is not writeable");
@@ -1052,7 +1052,9 @@ Status CommitLog::append_data(PhysicalOffset start, std::string_view data) {
     if (listener_) {
         listener_(PhysicalOffset(max_offset_.load()));
     }
-    flush_->wakeup();
+    if (wake_flush) {
+        flush_->wakeup();
+    }
     return Status::ok();
 }
 

@@ -139,7 +139,9 @@ public:
 
     // HA slave: appends raw CommitLog bytes received from the master at `start`, which must be
     // max_offset(). Records and fillers must be whole per segment, as the master wrote them.
-    Status append_data(PhysicalOffset start, std::string_view data);
+    // wake_flush=false: the caller makes the bytes durable itself (a DLedger follower's flush
+    // thread syncs them before its ack), so the flush service is not woken for them.
+    Status append_data(PhysicalOffset start, std::string_view data, bool wake_flush = true);
     // Cuts the log at `end` (a record boundary at or below max_offset()): bytes past it are
     // zeroed and made durable, later segments deleted, max/reserved/flushed positions set to
     // `end`. Puts queued in the write buffer are written first. Callers stop puts beforehand

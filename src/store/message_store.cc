@@ -208,7 +208,9 @@ Status MessageStore::load_and_recover() {
     hooks.commit_log_min_offset = [this] { return commit_log_->min_offset(); };
     clean_ = std::make_unique<CleanService>(config_, clock_, flags_, probe_, std::move(hooks),
                                             *cqs_, *index_);
-    commit_log_->set_append_listener([this](PhysicalOffset) { reput_->wakeup(); });
+    if (!options_.only_limit_raises_wake_dispatch) {
+        commit_log_->set_append_listener([this](PhysicalOffset) { reput_->wakeup(); });
+    }
     COMET_RETURN_IF_ERROR(create_abort_file());
     opened_ = true;
     return Status::ok();

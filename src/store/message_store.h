@@ -68,6 +68,10 @@ struct MessageStoreOptions {
     // Dispatch limit in force from the start, recovery's redispatch included (DLedger: the
     // committed offset read from its own files before the store opens). Empty: the write end.
     std::function<PhysicalOffset()> dispatch_limit;
+    // The owner of dispatch_limit calls wake_dispatch() after every raise of the limit, and
+    // appended bytes are never dispatchable before that (DLedger: only a commit makes them
+    // so): appends do not wake the dispatcher, so an append costs it no wake-up.
+    bool only_limit_raises_wake_dispatch = false;
     // Called once during recovery with the recovered CommitLog end E; returns the offset the
     // log must be cut to (<= E; DLedger: the end of its last entry, so bytes a crashed leader
     // wrote but never proposed are gone). Empty: keep E. An error fails open().
