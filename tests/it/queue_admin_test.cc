@@ -297,6 +297,10 @@ TEST(QueueAdminIt, ConsumerStatusShowsAPushConsumersRunningInfo) {
         << r.out;
     EXPECT_TRUE(contains(r.out, "\n\n#Consumer MQ Detail#\n"));
     EXPECT_TRUE(contains(r.out, "ProcessQueueInfo [commitOffset=3, "));
+    // The queue's times are real (they were 0, printed as 1970, before the client kept them).
+    for (const char* t : {"lastLockTimestamp=19", "lastPullTimestamp=19", "lastConsumeTimestamp=19"}) {
+        EXPECT_FALSE(contains(r.out, t)) << r.out;
+    }
     EXPECT_TRUE(contains(r.out, "\n\n#Consumer RT&TPS#\n"));
     EXPECT_TRUE(contains(r.out, fmt::format("{:<32}  {:>14.2f}", "CsTopic", 0.0)));
 
