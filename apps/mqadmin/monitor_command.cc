@@ -74,7 +74,8 @@ bool wait_until(Clock::time_point t) {
         if (now >= t) {
             return true;
         }
-        std::this_thread::sleep_for(std::min<Clock::duration>(t - now, std::chrono::milliseconds(50)));
+        std::this_thread::sleep_for(
+            std::min<Clock::duration>(t - now, std::chrono::milliseconds(50)));
     }
     return false;
 }
@@ -104,9 +105,9 @@ struct UndoneMsgs {
 
 // Java MonitorService#computeUndoneMsgs over the queues of one topic. The delay reads the
 // queue's last message (at brokerOffset - 1, Java asks maxOffset first; the stats carry it).
-UndoneMsgs compute_undone(AdminClient& admin, const std::string& group, const std::string& topic,
-                          const std::vector<std::pair<protocol::MessageQueue,
-                                                      protocol::OffsetWrapper>>& queues) {
+UndoneMsgs compute_undone(
+    AdminClient& admin, const std::string& group, const std::string& topic,
+    const std::vector<std::pair<protocol::MessageQueue, protocol::OffsetWrapper>>& queues) {
     UndoneMsgs u{group, topic};
     for (const auto& [mq, w] : queues) {
         const int64_t diff = w.broker_offset - w.consumer_offset;
@@ -132,7 +133,8 @@ void report_group(AdminClient& admin, const std::string& group, std::FILE* out) 
         return;
     }
     if (auto cs = admin.consume_stats(group); cs.is_ok()) {
-        std::map<std::string, std::vector<std::pair<protocol::MessageQueue, protocol::OffsetWrapper>>>
+        std::map<std::string,
+                 std::vector<std::pair<protocol::MessageQueue, protocol::OffsetWrapper>>>
             by_topic;
         for (const auto& [mq, w] : cs->offset_table) {
             by_topic[mq.topic].emplace_back(mq, w);
@@ -165,10 +167,10 @@ void report_group(AdminClient& admin, const std::string& group, std::FILE* out) 
                    kPrefix, group, c.client_id, c.consume_type, c.consume_orderly,
                    fmt::join(c.subscriptions, ", "), c.mq_count, c.cached_msg_count);
         if (!c.process_queue_report.empty()) {
-            std::string text = fmt::format("{}reportConsumerRunningInfo: ConsumerGroup: {}, "
-                                           "ClientId: {}, {}",
-                                           kNotify, first_group, c.client_id,
-                                           c.process_queue_report);
+            std::string text = fmt::format(
+                "{}reportConsumerRunningInfo: ConsumerGroup: {}, "
+                "ClientId: {}, {}",
+                kNotify, first_group, c.client_id, c.process_queue_report);
             if (!text.ends_with('\n')) {
                 text += '\n';
             }
@@ -230,7 +232,8 @@ std::vector<Command> monitor_commands() {
     return {
         {"startMonitoring",
          "Start Monitoring",
-         {opt('r', "rounds", false, "Comet: stop after this many rounds (default 0: until stopped)"),
+         {opt('r', "rounds", false,
+              "Comet: stop after this many rounds (default 0: until stopped)"),
           opt('i', "interval", false, "Comet: milliseconds between rounds (default 60000)"),
           opt('d', "delay", false, "Comet: milliseconds before the first round (default 20000)")},
          cmd_start_monitoring},

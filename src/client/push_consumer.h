@@ -110,7 +110,10 @@ public:
 private:
     struct ProcessQueue {
         ProcessQueue(MessageQueue q, int64_t now_ms)
-            : mq(std::move(q)), last_pull_ms(now_ms), last_consume_ms(now_ms), last_lock_ms(now_ms) {}
+            : mq(std::move(q)),
+              last_pull_ms(now_ms),
+              last_consume_ms(now_ms),
+              last_lock_ms(now_ms) {}
         const MessageQueue mq;
         // Wall-clock ms of the last pull sent, batch consumed and lock granted (Java
         // ProcessQueue's last*Timestamp, all starting at creation); for the running info.

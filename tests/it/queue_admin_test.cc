@@ -298,7 +298,8 @@ TEST(QueueAdminIt, ConsumerStatusShowsAPushConsumersRunningInfo) {
     EXPECT_TRUE(contains(r.out, "\n\n#Consumer MQ Detail#\n"));
     EXPECT_TRUE(contains(r.out, "ProcessQueueInfo [commitOffset=3, "));
     // The queue's times are real (they were 0, printed as 1970, before the client kept them).
-    for (const char* t : {"lastLockTimestamp=19", "lastPullTimestamp=19", "lastConsumeTimestamp=19"}) {
+    for (const char* t :
+         {"lastLockTimestamp=19", "lastPullTimestamp=19", "lastConsumeTimestamp=19"}) {
         EXPECT_FALSE(contains(r.out, t)) << r.out;
     }
     EXPECT_TRUE(contains(r.out, "\n\n#Consumer RT&TPS#\n"));
@@ -453,7 +454,6 @@ TEST(QueueAdminIt, QueryMsgTraceByIdPrintsPubAndSubRecords) {
     producer.shutdown();
 }
 
-
 // ---- startMonitoring ----
 
 constexpr const char* kBeginRound = "[MONITOR] =========================================beginRound";
@@ -473,8 +473,11 @@ TEST(QueueAdminIt, StartMonitoringReportsTheBacklogAndTheClients) {
     ASSERT_NO_FATAL_FAILURE(c.start_all());
     ASSERT_TRUE(eventually([&] { return contains(c.mq({"clusterList"}).out, "broker-a"); }, 15s));
     ASSERT_NO_FATAL_FAILURE(c.create_topic("MonTopic"));
-    ASSERT_TRUE(eventually([&] { return c.mq({"topicRoute", "-t", "MonTopic"}).exit_code == 0; },
-                           10s));
+    ASSERT_TRUE(eventually(
+        [&] {
+            return c.mq({"topicRoute", "-t", "MonTopic"}).exit_code == 0;
+        },
+        10s));
 
     client::PushConsumerConfig pc;
     pc.client.namesrv_addr = c.namesrv();
@@ -559,8 +562,9 @@ TEST(QueueAdminIt, StartMonitoringReportsTheBacklogAndTheClients) {
                              "ClientId: " +
                              client_id + ", ")) {
             ++client_lines;
-            EXPECT_TRUE(contains(line, "ConsumeType: CONSUME_PASSIVELY, ConsumeOrderly: false, "
-                                       "Subscriptions: [%RETRY%MonGroup@*, MonTopic@*], MQs: "))
+            EXPECT_TRUE(contains(line,
+                                 "ConsumeType: CONSUME_PASSIVELY, ConsumeOrderly: false, "
+                                 "Subscriptions: [%RETRY%MonGroup@*, MonTopic@*], MQs: "))
                 << line;
         }
         // A fresh consumer: nothing for the analyses to notify.
