@@ -9,7 +9,9 @@
 
 #include <atomic>
 #include <filesystem>
+#include <ctime>
 #include <fstream>
+#include <iomanip>
 #include <sstream>
 #include <thread>
 
@@ -465,6 +467,29 @@ std::string progress_row(const std::string& topic, int64_t broker_offset, int64_
                        broker_offset, consumer_offset, broker_offset - consumer_offset);
 }
 
+// The store time queryMsgByOffset prints for queue 0 of `topic` at `offset` (local time, read
+// back to ms); -1 when it prints none.
+int64_t store_millis(Cluster& c, const std::string& topic, int64_t offset) {
+    const CommandResult r = c.mq({"queryMsgByOffset", "-t", topic, "-b", "broker-a", "-i", "0",
+                                  "-o", std::to_string(offset)});
+    for (const auto& line : lines_of(r.out)) {
+        if (!line.starts_with("Store Timestamp:")) {
+            continue;
+        }
+        std::istringstream in(line.substr(line.find(':') + 1));
+        std::tm tm{};
+        char comma = 0;
+        int64_t ms = -1;
+        in >> std::ws >> std::get_time(&tm, "%Y-%m-%d %H:%M:%S") >> comma >> ms;
+        if (in.fail() || comma != ',') {
+            return -1;
+        }
+        tm.tm_isdst = -1;
+        return static_cast<int64_t>(std::mktime(&tm)) * 1000 + ms;
+    }
+    return -1;
+}
+
 // startMonitoring against a C++ push consumer holding a backlog: 2 messages consumed, then 5
 // more held in its listener, so the broker keeps the group's offset at 2 of 7. One round
 // reports the backlog (consumerProgress shows the same numbers) and the client's running info.
@@ -554,8 +579,12 @@ TEST(QueueAdminIt, StartMonitoringReportsTheBacklogAndTheClients) {
     for (const auto& line : lines) {
         if (line.starts_with(undone)) {
             ++undone_lines;
-            // Store time of message 6 minus that of message 1 (the last consumed one).
-            EXPECT_GE(std::stoll(line.substr(undone.size())), 0) << line;
+            // Store time of message 6 (the last) minus that of message 1 (the last consumed).
+            const int64_t last = store_millis(c, "MonTopic", 6);
+            const int64_t consumed_at = store_millis(c, "MonTopic", 1);
+            ASSERT_GT(last, 0);
+            ASSERT_GT(consumed_at, 0);
+            EXPECT_EQ(std::stoll(line.substr(undone.size())), last - consumed_at) << line;
             EXPECT_TRUE(line.ends_with("]")) << line;
         }
         if (line.starts_with("[MONITOR] reportConsumerRunningInfo: ConsumerGroup: MonGroup, "
