@@ -621,6 +621,12 @@ TEST(QueueAdminIt, StartMonitoringWithoutGroupsPrintsEmptyRounds) {
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(r.out, fmt::format("{0}\n{1}\n{0}\n{1}\n", kBeginRound, kEndRound));
 
+    // Listed by `mqadmin help` with RocketMQ's description.
+    r = run_command(c.dir(), {binary_path("mqadmin"), "help"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_TRUE(contains(r.out, fmt::format("   {:<25} {}\n", "startMonitoring", "Start Monitoring")))
+        << r.out;
+
     r = c.mq({"startMonitoring", "--rounds", "-1"});
     EXPECT_EQ(r.exit_code, 1);
     EXPECT_TRUE(contains(r.err, "--rounds")) << r.err;
