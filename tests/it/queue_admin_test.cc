@@ -624,7 +624,8 @@ TEST(QueueAdminIt, StartMonitoringWithoutGroupsPrintsEmptyRounds) {
     // Listed by `mqadmin help` with RocketMQ's description.
     r = run_command(c.dir(), {binary_path("mqadmin"), "help"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    EXPECT_TRUE(contains(r.out, fmt::format("   {:<25} {}\n", "startMonitoring", "Start Monitoring")))
+    EXPECT_TRUE(
+        contains(r.out, fmt::format("   {:<25} {}\n", "startMonitoring", "Start Monitoring")))
         << r.out;
 
     r = c.mq({"startMonitoring", "--rounds", "-1"});
