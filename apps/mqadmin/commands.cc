@@ -852,6 +852,9 @@ const std::vector<Command>& commands() {
         for (Command& c : queue_commands()) {
             v.push_back(std::move(c));
         }
+        for (Command& c : monitor_commands()) {
+            v.push_back(std::move(c));
+        }
         return v;
     }();
     return all;

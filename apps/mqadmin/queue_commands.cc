@@ -24,6 +24,7 @@
 #include "client/admin_client.h"
 #include "mqadmin/admin_util.h"
 #include "mqadmin/commands.h"
+#include "mqadmin/running_info.h"
 #include "protocol/admin_bodies.h"
 #include "protocol/json_body.h"
 #include "protocol/json_text.h"
@@ -693,6 +694,43 @@ std::vector<Command> queue_commands() {
           opt('t', "traceTopic", false, "The name value of message trace topic")},
          cmd_query_msg_trace_by_id},
     };
+}
+
+GroupRunningReport analyze_group_running_info(AdminClient& admin, const std::string& group,
+                                              const std::vector<std::string>& client_ids,
+                                              int64_t now_ms) {
+    std::map<std::string, ConsumerRunningInfo> table;
+    for (const auto& id : client_ids) {
+        if (auto info = running_info(admin, group, id, false); info.is_ok()) {
+            table.emplace(id, std::move(info).value());
+        }
+    }
+    GroupRunningReport report;
+    if (table.empty()) {
+        return report;
+    }
+    report.same_subscription = analyze_subscription(table, now_ms);
+    for (const auto& [id, info] : table) {
+        ClientRunningSummary c;
+        c.client_id = id;
+        auto prop = [&info](const char* key) {
+            auto it = info.properties.find(key);
+            return it != info.properties.end() ? it->second : std::string();
+        };
+        c.consumer_group = prop("consumerGroup");
+        c.consume_type = prop("PROP_CONSUME_TYPE");
+        c.consume_orderly = prop("PROP_CONSUMEORDERLY") == "true";
+        for (const auto& s : info.subscriptions) {
+            c.subscriptions.push_back(s.topic + "@" + s.sub_string);
+        }
+        c.mq_count = info.mq_table.size();
+        for (const auto& [mq, pq] : info.mq_table) {
+            c.cached_msg_count += pq.cached_count;
+        }
+        c.process_queue_report = analyze_process_queue(id, info, now_ms);
+        report.clients.push_back(std::move(c));
+    }
+    return report;
 }
 
 }  // namespace comet::mqadmin

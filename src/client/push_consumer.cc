@@ -229,7 +229,7 @@ void DefaultMqPushConsumer::reset_offset(const std::string& topic,
             spdlog::warn("reset offset of {}:{}:{} to {}: {}", old->mq.topic, old->mq.broker_name,
                          old->mq.queue_id, off, st.to_string());
         }
-        auto pq = std::make_shared<ProcessQueue>(old->mq);
+        auto pq = std::make_shared<ProcessQueue>(old->mq, SystemClock::instance().wall_millis());
         pq->next_offset = off;
         pq->consumed_offset = off;
         pq->locked = old->locked.load();
@@ -290,9 +290,9 @@ std::string DefaultMqPushConsumer::running_info_json() const {
                 .member("cachedMsgSizeInMiB", int32_t{0})
                 .member("commitOffset", pq->consumed_offset.load())
                 .member("droped", pq->dropped.load())
-                .member("lastConsumeTimestamp", int64_t{0})
-                .member("lastLockTimestamp", int64_t{0})
-                .member("lastPullTimestamp", int64_t{0})
+                .member("lastConsumeTimestamp", pq->last_consume_ms.load())
+                .member("lastLockTimestamp", pq->last_lock_ms.load())
+                .member("lastPullTimestamp", pq->last_pull_ms.load())
                 .member("locked", pq->locked.load())
                 .member("transactionMsgCount", int32_t{0})
                 .member("transactionMsgMaxOffset", int64_t{0})
@@ -494,7 +494,7 @@ void DefaultMqPushConsumer::rebalance_topic(const std::string& topic) {
                          mq.broker_name, mq.queue_id, from.status().to_string());
             continue;
         }
-        auto pq = std::make_shared<ProcessQueue>(mq);
+        auto pq = std::make_shared<ProcessQueue>(mq, SystemClock::instance().wall_millis());
         pq->next_offset = *from;
         pq->consumed_offset = *from;
         {
@@ -533,6 +533,9 @@ void DefaultMqPushConsumer::lock_queues(const std::vector<PqPtr>& pqs) {
         for (const auto& pq : pqs) {
             if (pq->mq.broker_name == broker) {
                 pq->locked = locked.is_ok() && locked->count(pq->mq) != 0;
+                if (pq->locked) {
+                    pq->last_lock_ms = SystemClock::instance().wall_millis();
+                }
             }
         }
     }
@@ -590,6 +593,7 @@ void DefaultMqPushConsumer::pull(const PqPtr& pq) {
     }
     const protocol::SubscriptionData* sub = subscription(pq->mq.topic);
     COMET_CHECK(sub != nullptr, "pulling unsubscribed topic {}", pq->mq.topic);
+    pq->last_pull_ms = SystemClock::instance().wall_millis();
     protocol::PullMessageRequestHeader h;
     h.consumer_group = config_.group;
     h.topic = pq->mq.topic;
@@ -691,6 +695,7 @@ void DefaultMqPushConsumer::drain(const PqPtr& pq) {
                                                   [this, pq] { submit_drain(pq); });
             return;
         }
+        pq->last_consume_ms = SystemClock::instance().wall_millis();
         MutexLock lock(pq->mu);
         pq->pending.erase(pq->pending.begin(),
                           pq->pending.begin() + static_cast<ptrdiff_t>(batch.size()));

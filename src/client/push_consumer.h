@@ -109,8 +109,17 @@ public:
 
 private:
     struct ProcessQueue {
-        explicit ProcessQueue(MessageQueue q) : mq(std::move(q)) {}
+        ProcessQueue(MessageQueue q, int64_t now_ms)
+            : mq(std::move(q)),
+              last_pull_ms(now_ms),
+              last_consume_ms(now_ms),
+              last_lock_ms(now_ms) {}
         const MessageQueue mq;
+        // Wall-clock ms of the last pull sent, batch consumed and lock granted (Java
+        // ProcessQueue's last*Timestamp, all starting at creation); for the running info.
+        std::atomic<int64_t> last_pull_ms;
+        std::atomic<int64_t> last_consume_ms;
+        std::atomic<int64_t> last_lock_ms;
         std::atomic<bool> dropped{false};
         std::atomic<bool> locked{false};
         std::atomic<int64_t> consumed_offset{-1};  // next offset to commit

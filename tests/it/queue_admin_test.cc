@@ -1,15 +1,19 @@
 // Integration tests of mqadmin's queue and consumer inspection commands
-// (apps/mqadmin/queue_commands.cc) against real mqnamesrv + mqbroker processes on 127.0.0.1:
-// queryCq (QUERY_CONSUME_QUEUE), cleanExpiredCQ (CLEAN_EXPIRED_CONSUMEQUEUE) and
-// consumerStatus (GET_CONSUMER_RUNNING_INFO through the broker to a C++ push consumer).
+// (apps/mqadmin/queue_commands.cc, monitor_command.cc) against real mqnamesrv + mqbroker
+// processes on 127.0.0.1: queryCq (QUERY_CONSUME_QUEUE), cleanExpiredCQ
+// (CLEAN_EXPIRED_CONSUMEQUEUE), consumerStatus (GET_CONSUMER_RUNNING_INFO through the broker to
+// a C++ push consumer) and startMonitoring (a backlog held by a push consumer, empty rounds).
 // Each command runs as a subprocess (bounded by run_command's timeout).
 
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <iomanip>
 #include <sstream>
+#include <thread>
 
 #include "client/producer.h"
 #include "client/push_consumer.h"
@@ -295,6 +299,11 @@ TEST(QueueAdminIt, ConsumerStatusShowsAPushConsumersRunningInfo) {
         << r.out;
     EXPECT_TRUE(contains(r.out, "\n\n#Consumer MQ Detail#\n"));
     EXPECT_TRUE(contains(r.out, "ProcessQueueInfo [commitOffset=3, "));
+    // The queue's times are real (they were 0, printed as 1970, before the client kept them).
+    for (const char* t :
+         {"lastLockTimestamp=19", "lastPullTimestamp=19", "lastConsumeTimestamp=19"}) {
+        EXPECT_FALSE(contains(r.out, t)) << r.out;
+    }
     EXPECT_TRUE(contains(r.out, "\n\n#Consumer RT&TPS#\n"));
     EXPECT_TRUE(contains(r.out, fmt::format("{:<32}  {:>14.2f}", "CsTopic", 0.0)));
 
@@ -445,6 +454,200 @@ TEST(QueueAdminIt, QueryMsgTraceByIdPrintsPubAndSubRecords) {
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(r.out, "");
     producer.shutdown();
+}
+
+// ---- startMonitoring ----
+
+constexpr const char* kBeginRound = "[MONITOR] =========================================beginRound";
+constexpr const char* kEndRound = "[MONITOR] =========================================endRound";
+
+// consumerProgress's row of queue 0 of `topic` on broker-a.
+std::string progress_row(const std::string& topic, int64_t broker_offset, int64_t consumer_offset) {
+    return fmt::format("{:<64}  {:<32}  {:<4}  {:<20}  {:<20}  {:<20}", topic, "broker-a", 0,
+                       broker_offset, consumer_offset, broker_offset - consumer_offset);
+}
+
+// The store time queryMsgByOffset prints for queue 0 of `topic` at `offset` (local time, read
+// back to ms); -1 when it prints none.
+int64_t store_millis(Cluster& c, const std::string& topic, int64_t offset) {
+    const CommandResult r = c.mq({"queryMsgByOffset", "-t", topic, "-b", "broker-a", "-i", "0",
+                                  "-o", std::to_string(offset)});
+    for (const auto& line : lines_of(r.out)) {
+        if (!line.starts_with("Store Timestamp:")) {
+            continue;
+        }
+        std::istringstream in(line.substr(line.find(':') + 1));
+        std::tm tm{};
+        char comma = 0;
+        int64_t ms = -1;
+        in >> std::ws >> std::get_time(&tm, "%Y-%m-%d %H:%M:%S") >> comma >> ms;
+        if (in.fail() || comma != ',') {
+            return -1;
+        }
+        tm.tm_isdst = -1;
+        return static_cast<int64_t>(std::mktime(&tm)) * 1000 + ms;
+    }
+    return -1;
+}
+
+// startMonitoring against a C++ push consumer holding a backlog: 2 messages consumed, then 5
+// more held in its listener, so the broker keeps the group's offset at 2 of 7. One round
+// reports the backlog (consumerProgress shows the same numbers) and the client's running info.
+TEST(QueueAdminIt, StartMonitoringReportsTheBacklogAndTheClients) {
+    Cluster c("comet_it_monitor");
+    ASSERT_NO_FATAL_FAILURE(c.start_all());
+    ASSERT_TRUE(eventually([&] { return contains(c.mq({"clusterList"}).out, "broker-a"); }, 15s));
+    ASSERT_NO_FATAL_FAILURE(c.create_topic("MonTopic"));
+    ASSERT_TRUE(eventually(
+        [&] {
+            return c.mq({"topicRoute", "-t", "MonTopic"}).exit_code == 0;
+        },
+        10s));
+
+    client::PushConsumerConfig pc;
+    pc.client.namesrv_addr = c.namesrv();
+    pc.group = "MonGroup";
+    pc.consume_from_where = client::ConsumeFromWhere::kFirstOffset;
+    pc.rebalance_interval = 1s;
+    pc.broker_suspend_max = 2s;
+    pc.pull_timeout_when_suspend = 5s;
+    pc.pull_delay_on_error = 200ms;
+    pc.client.persist_consumer_offset_interval = 300ms;
+    client::DefaultMqPushConsumer consumer(pc);
+    consumer.subscribe("MonTopic", "*");
+    std::atomic<bool> hold{false};
+    std::atomic<bool> release{false};
+    std::atomic<int> consumed{0};
+    std::atomic<int> held{0};
+    consumer.register_listener(
+        [&](const std::vector<protocol::MessageExt>& msgs, const protocol::MessageQueue&) {
+            if (!hold.load()) {
+                consumed += static_cast<int>(msgs.size());
+                return client::ConsumeStatus::kConsumeSuccess;
+            }
+            held += static_cast<int>(msgs.size());
+            // Bounded: the test releases it before shutting the consumer down.
+            for (int i = 0; i < 600 && !release.load(); ++i) {
+                std::this_thread::sleep_for(100ms);
+            }
+            return client::ConsumeStatus::kConsumeSuccess;
+        });
+    ASSERT_TRUE(consumer.start().is_ok());
+    const std::string client_id = consumer.instance().client_id();
+    struct Release {
+        std::atomic<bool>& flag;
+        ~Release() { flag.store(true); }
+    } release_on_exit{release};
+
+    for (int i = 0; i < 2; ++i) {
+        ASSERT_NO_FATAL_FAILURE(c.send("MonTopic", "done-" + std::to_string(i), "TagA"));
+    }
+    ASSERT_TRUE(eventually([&] { return consumed.load() == 2; }, 30s));
+    CommandResult r;
+    ASSERT_TRUE(eventually(
+        [&] {
+            r = c.mq({"consumerProgress", "-g", "MonGroup"});
+            return contains(r.out, progress_row("MonTopic", 2, 2));
+        },
+        20s))
+        << r.out << r.err;
+    hold = true;
+    for (int i = 0; i < 5; ++i) {
+        ASSERT_NO_FATAL_FAILURE(c.send("MonTopic", "undone-" + std::to_string(i), "TagA"));
+    }
+    ASSERT_TRUE(eventually([&] { return held.load() >= 1; }, 30s));
+    // The real backlog, as the broker reports it: 7 messages, the group's offset at 2.
+    ASSERT_TRUE(eventually(
+        [&] {
+            r = c.mq({"consumerProgress", "-g", "MonGroup"});
+            return contains(r.out, progress_row("MonTopic", 7, 2));
+        },
+        20s))
+        << r.out << r.err;
+
+    r = c.mq({"startMonitoring", "--rounds", "1", "--delay", "0", "--interval", "100"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto lines = lines_of(r.out);
+    ASSERT_GE(lines.size(), 4u) << r.out;
+    EXPECT_EQ(lines.front(), kBeginRound) << r.out;
+    EXPECT_EQ(lines.back(), kEndRound) << r.out;
+    const std::string undone =
+        "[MONITOR] reportUndoneMsgs: UndoneMsgs [consumerGroup=MonGroup, topic=MonTopic, "
+        "undoneMsgsTotal=5, undoneMsgsSingleMQ=5, undoneMsgsDelayTimeMills=";
+    int undone_lines = 0;
+    int client_lines = 0;
+    for (const auto& line : lines) {
+        if (line.starts_with(undone)) {
+            ++undone_lines;
+            // Store time of message 6 (the last) minus that of message 1 (the last consumed).
+            const int64_t last = store_millis(c, "MonTopic", 6);
+            const int64_t consumed_at = store_millis(c, "MonTopic", 1);
+            ASSERT_GT(last, 0);
+            ASSERT_GT(consumed_at, 0);
+            EXPECT_EQ(std::stoll(line.substr(undone.size())), last - consumed_at) << line;
+            EXPECT_TRUE(line.ends_with("]")) << line;
+        }
+        if (line.starts_with("[MONITOR] reportConsumerRunningInfo: ConsumerGroup: MonGroup, "
+                             "ClientId: " +
+                             client_id + ", ")) {
+            ++client_lines;
+            EXPECT_TRUE(contains(line,
+                                 "ConsumeType: CONSUME_PASSIVELY, ConsumeOrderly: false, "
+                                 "Subscriptions: [%RETRY%MonGroup@*, MonTopic@*], MQs: "))
+                << line;
+        }
+        // A fresh consumer: nothing for the analyses to notify.
+        EXPECT_FALSE(contains(line, "[NOTIFY]")) << line;
+    }
+    EXPECT_EQ(undone_lines, 1) << r.out;
+    EXPECT_EQ(client_lines, 1) << r.out;
+
+    release = true;
+    consumer.shutdown();
+}
+
+// startMonitoring without consumer groups: empty rounds, exit 0; until stopped (SIGTERM ends it
+// with exit 0); bad bounds refused.
+TEST(QueueAdminIt, StartMonitoringWithoutGroupsPrintsEmptyRounds) {
+    Cluster c("comet_it_monitor_empty");
+    ASSERT_NO_FATAL_FAILURE(c.start_all());
+    ASSERT_TRUE(eventually([&] { return contains(c.mq({"clusterList"}).out, "broker-a"); }, 15s));
+
+    CommandResult r = c.mq({"startMonitoring", "-r", "1", "-d", "0"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, std::string(kBeginRound) + "\n" + kEndRound + "\n");
+
+    r = c.mq({"startMonitoring", "--rounds", "2", "--delay", "0", "--interval", "50"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, fmt::format("{0}\n{1}\n{0}\n{1}\n", kBeginRound, kEndRound));
+
+    // Listed by `mqadmin help` with RocketMQ's description.
+    r = run_command(c.dir(), {binary_path("mqadmin"), "help"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_TRUE(
+        contains(r.out, fmt::format("   {:<25} {}\n", "startMonitoring", "Start Monitoring")))
+        << r.out;
+
+    r = c.mq({"startMonitoring", "--rounds", "-1"});
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_TRUE(contains(r.err, "--rounds")) << r.err;
+
+    // No --rounds: it runs until SIGTERM.
+    ProcessOptions po;
+    po.name = "monitor";
+    po.binary = binary_path("mqadmin");
+    po.pass_config = false;
+    po.args = {"startMonitoring", "-n", c.namesrv(), "--delay", "0", "--interval", "100"};
+    auto p = Process::start(po, c.dir().path());
+    ASSERT_TRUE(p.is_ok()) << p.status().to_string();
+    auto& monitor = *p.value();
+    ASSERT_TRUE(eventually([&] { return contains(monitor.log(), kEndRound); }, 15s))
+        << monitor.log_tail();
+    monitor.sigterm();
+    auto code = monitor.wait_exit(10s);
+    ASSERT_TRUE(code.is_ok()) << code.status().to_string();
+    EXPECT_EQ(*code, 0) << monitor.log_tail();
+    EXPECT_TRUE(monitor.log().starts_with(kBeginRound)) << monitor.log_tail();
 }
 
 }  // namespace
