@@ -117,10 +117,17 @@ Status SubscriptionGroupManager::decode(std::string_view json) {
             loaded[c->group_name] = std::move(c).value();
         }
     }
+    std::optional<DataVersion> version;
+    if (const rapidjson::Value* dv = protocol::find_member(doc, "dataVersion")) {
+        auto v = DataVersion::from_json(*dv);
+        if (!v.is_ok()) {
+            return Status::error(Errc::kCorruption, "{}: {}", "subscriptionGroup.json", v.status().message());
+        }
+        version = std::move(v).value();
+    }
     MutexLock l(mu_);
-    auto dv = doc.FindMember("dataVersion");
-    if (dv != doc.MemberEnd()) {
-        version_ = DataVersion::from_json(dv->value);
+    if (version) {
+        version_ = *version;
     }
     table_ = std::move(loaded);
     add_system_groups_locked();
@@ -128,18 +135,19 @@ Status SubscriptionGroupManager::decode(std::string_view json) {
 }
 
 std::string SubscriptionGroupManager::encode(bool pretty) const {
-    rapidjson::Document doc(rapidjson::kObjectType);
-    auto& a = doc.GetAllocator();
+    rapidjson::Document scratch;  // allocator for the entries' DOM form
+    protocol::JsonWriter w;
     {
         MutexLock l(mu_);
-        doc.AddMember("dataVersion", version_.to_json(a), a);
-        rapidjson::Value table(rapidjson::kObjectType);
+        w.begin_object().key("dataVersion");
+        version_.write_json(w);
+        w.key("subscriptionGroupTable").begin_object();
         for (const auto& [name, c] : table_) {
-            table.AddMember(rapidjson::Value(name.c_str(), a), c.to_json(a), a);
+            w.key(name).raw(to_json(c.to_json(scratch.GetAllocator())));
         }
-        doc.AddMember("subscriptionGroupTable", table, a);
+        w.end_object().end_object();
     }
-    return to_json(doc, pretty);
+    return format_json(w.take(), pretty);
 }
 
 Status SubscriptionGroupManager::persist() {
@@ -164,7 +172,7 @@ std::optional<SubscriptionGroupConfig> SubscriptionGroupManager::find(const std:
         created.group_name = group;
         created.retry_max_times = default_retry_max_times_;
         table_[group] = created;
-        version_.next(clock_.wall_millis());
+        version_.next_version(clock_.wall_millis());
     }
     spdlog::info("auto create subscription group {}", group);
     Status st = persist();
@@ -190,7 +198,7 @@ Status SubscriptionGroupManager::update(const SubscriptionGroupConfig& config) {
     {
         MutexLock l(mu_);
         table_[config.group_name] = config;
-        version_.next(clock_.wall_millis());
+        version_.next_version(clock_.wall_millis());
     }
     spdlog::info("update subscription group {}", config.group_name);
     return persist();
@@ -202,7 +210,7 @@ bool SubscriptionGroupManager::remove(const std::string& group) {
         if (table_.erase(group) == 0) {
             return false;
         }
-        version_.next(clock_.wall_millis());
+        version_.next_version(clock_.wall_millis());
     }
     Status st = persist();
     if (!st.is_ok()) {

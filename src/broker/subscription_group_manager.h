@@ -15,9 +15,11 @@
 #include "base/clock.h"
 #include "base/mutex.h"
 #include "base/status.h"
-#include "broker/data_version.h"
+#include "protocol/route_bodies.h"
 
 namespace comet::broker {
+
+using protocol::DataVersion;
 
 struct SubscriptionGroupConfig {
     std::string group_name;

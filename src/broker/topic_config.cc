@@ -1,25 +1,8 @@
 #include "broker/topic_config.h"
 
-#include "broker/data_version.h"
 #include "broker/json_file.h"
 
 namespace comet::broker {
-
-rapidjson::Value DataVersion::to_json(rapidjson::Document::AllocatorType& a) const {
-    rapidjson::Value v(rapidjson::kObjectType);
-    v.AddMember("counter", counter, a);
-    v.AddMember("stateVersion", state_version, a);
-    v.AddMember("timestamp", timestamp, a);
-    return v;
-}
-
-DataVersion DataVersion::from_json(const rapidjson::Value& v) {
-    DataVersion d;
-    d.counter = json_int(v, "counter", 0);
-    d.state_version = json_int(v, "stateVersion", 0);
-    d.timestamp = json_int(v, "timestamp", 0);
-    return d;
-}
 
 std::string retry_topic(std::string_view group) {
     return std::string(kRetryGroupTopicPrefix) + std::string(group);

@@ -89,10 +89,17 @@ Status TopicConfigManager::decode(std::string_view json) {
             loaded[c->topic_name] = std::move(c).value();
         }
     }
+    std::optional<DataVersion> version;
+    if (const rapidjson::Value* dv = protocol::find_member(doc, "dataVersion")) {
+        auto v = DataVersion::from_json(*dv);
+        if (!v.is_ok()) {
+            return Status::error(Errc::kCorruption, "{}: {}", path_, v.status().message());
+        }
+        version = std::move(v).value();
+    }
     MutexLock l(mu_);
-    auto dv = doc.FindMember("dataVersion");
-    if (dv != doc.MemberEnd()) {
-        version_ = DataVersion::from_json(dv->value);
+    if (version) {
+        version_ = *version;
     }
     table_ = std::move(loaded);
     system_topics_.clear();
@@ -101,18 +108,19 @@ Status TopicConfigManager::decode(std::string_view json) {
 }
 
 std::string TopicConfigManager::encode(bool pretty) const {
-    rapidjson::Document doc(rapidjson::kObjectType);
-    auto& a = doc.GetAllocator();
+    rapidjson::Document scratch;  // allocator for the entries' DOM form
+    protocol::JsonWriter w;
     {
         MutexLock l(mu_);
-        doc.AddMember("dataVersion", version_.to_json(a), a);
-        rapidjson::Value table(rapidjson::kObjectType);
+        w.begin_object().key("dataVersion");
+        version_.write_json(w);
+        w.key("topicConfigTable").begin_object();
         for (const auto& [name, c] : table_) {
-            table.AddMember(rapidjson::Value(name.c_str(), a), c.to_json(a), a);
+            w.key(name).raw(to_json(c.to_json(scratch.GetAllocator())));
         }
-        doc.AddMember("topicConfigTable", table, a);
+        w.end_object().end_object();
     }
-    return to_json(doc, pretty);
+    return format_json(w.take(), pretty);
 }
 
 Status TopicConfigManager::persist() {
@@ -191,7 +199,7 @@ TopicConfigManager::CreateResult TopicConfigManager::create_in_send(
         c.topic_sys_flag = topic_sys_flag;
         c.topic_filter_type = def->second.topic_filter_type;
         put_locked(c);
-        version_.next(clock_.wall_millis());
+        version_.next_version(clock_.wall_millis());
         r.config = std::move(c);
         r.created = true;
     }
@@ -220,7 +228,7 @@ TopicConfigManager::CreateResult TopicConfigManager::create_in_send_back(const s
         c.perm = perm;
         c.topic_sys_flag = topic_sys_flag;
         put_locked(c);
-        version_.next(clock_.wall_millis());
+        version_.next_version(clock_.wall_millis());
         r.config = std::move(c);
         r.created = true;
     }
@@ -240,7 +248,7 @@ Status TopicConfigManager::update(const TopicConfig& config) {
     {
         MutexLock l(mu_);
         put_locked(config);
-        version_.next(clock_.wall_millis());
+        version_.next_version(clock_.wall_millis());
     }
     spdlog::info("update topic {}: read {} write {} perm {}", config.topic_name,
                  config.read_queue_nums, config.write_queue_nums, config.perm);
@@ -253,7 +261,7 @@ bool TopicConfigManager::remove(const std::string& topic) {
         if (table_.erase(topic) == 0) {
             return false;
         }
-        version_.next(clock_.wall_millis());
+        version_.next_version(clock_.wall_millis());
     }
     spdlog::info("delete topic {}", topic);
     persist_or_log();

@@ -16,10 +16,12 @@
 #include "base/clock.h"
 #include "base/mutex.h"
 #include "broker/broker_config.h"
-#include "broker/data_version.h"
 #include "broker/topic_config.h"
+#include "protocol/route_bodies.h"
 
 namespace comet::broker {
+
+using protocol::DataVersion;
 
 class TopicConfigManager {
 public:

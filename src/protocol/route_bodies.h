@@ -29,10 +29,18 @@ inline constexpr int32_t kPermInherit = 1;
 // Java PermName.perm2String: "RWX" with '-' for an absent bit (priority not shown).
 std::string perm_to_string(int32_t perm);
 
+// Java DataVersion: the change counter of a config table ({"counter","stateVersion","timestamp"}).
+// The name server refreshes a broker's queue data when it changes; slaves copy a table when it
+// differs from the master's. Value type; the owning table guards it with its own mutex.
 struct DataVersion {
     int64_t state_version = 0;
-    int64_t timestamp = 0;
+    int64_t timestamp = 0;  // wall ms of the last change
     int64_t counter = 0;
+    // Java DataVersion#nextVersion: one more change, made at `wall_millis`.
+    void next_version(int64_t wall_millis) {
+        ++counter;
+        timestamp = wall_millis;
+    }
     bool operator==(const DataVersion&) const = default;
     COMET_JSON_BODY(DataVersion)
 };
