@@ -325,8 +325,7 @@ void AdminBrokerProcessor::create_topic(const RemotingCommand& req, const Reply&
     c.read_queue_nums = h.read_queue_nums;
     c.write_queue_nums = h.write_queue_nums;
     c.perm = h.perm;
-    c.topic_filter_type =
-        h.topic_filter_type == "MULTI_TAG" ? TopicFilterType::kMultiTag : TopicFilterType::kSingleTag;
+    c.topic_filter_type = protocol::topic_filter_type_from_name(h.topic_filter_type);
     c.topic_sys_flag = h.topic_sys_flag.value_or(0);
     c.order = h.order;
     if (auto old = ctx_.topics->select(h.topic)) {

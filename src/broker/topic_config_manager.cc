@@ -1,8 +1,5 @@
 #include "broker/topic_config_manager.h"
 
-#include <rapidjson/prettywriter.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -72,34 +69,24 @@ Status TopicConfigManager::load() {
 }
 
 Status TopicConfigManager::decode(std::string_view json) {
-    rapidjson::Document doc;
-    COMET_RETURN_IF_ERROR(parse_lenient_json(json, path_.empty() ? "topics" : path_, &doc));
-    if (!doc.IsObject()) {
-        return Status::error(Errc::kCorruption, "{}: top level is not an object", path_);
+    const std::string_view what = path_.empty() ? std::string_view("topics") : path_;
+    auto doc = protocol::parse_json_body(json);
+    auto wrapper = doc.is_ok() ? protocol::TopicConfigSerializeWrapper::from_json(doc.value())
+                               : Result<protocol::TopicConfigSerializeWrapper>(doc.status());
+    if (!wrapper.is_ok()) {
+        return Status::error(Errc::kCorruption, "{}: {}", what, wrapper.status().message());
     }
     std::map<std::string, TopicConfig> loaded;
-    auto it = doc.FindMember("topicConfigTable");
-    if (it != doc.MemberEnd() && it->value.IsObject()) {
-        for (const auto& m : it->value.GetObject()) {
-            auto c = TopicConfig::from_json(m.value);
-            if (!c.is_ok()) {
-                return Status::error(Errc::kCorruption, "{}: topic '{}': {}", path_,
-                                     m.name.GetString(), c.status().message());
-            }
-            loaded[c->topic_name] = std::move(c).value();
+    for (auto& [name, c] : wrapper->topic_config_table) {
+        if (c.topic_name.empty()) {
+            return Status::error(Errc::kCorruption, "{}: topic '{}': topic config without topicName",
+                                 what, name);
         }
-    }
-    std::optional<DataVersion> version;
-    if (const rapidjson::Value* dv = protocol::find_member(doc, "dataVersion")) {
-        auto v = DataVersion::from_json(*dv);
-        if (!v.is_ok()) {
-            return Status::error(Errc::kCorruption, "{}: {}", path_, v.status().message());
-        }
-        version = std::move(v).value();
+        loaded[c.topic_name] = std::move(c);
     }
     MutexLock l(mu_);
-    if (version) {
-        version_ = *version;
+    if (protocol::find_member(doc.value(), "dataVersion") != nullptr) {
+        version_ = wrapper->data_version;
     }
     table_ = std::move(loaded);
     system_topics_.clear();
@@ -108,19 +95,13 @@ Status TopicConfigManager::decode(std::string_view json) {
 }
 
 std::string TopicConfigManager::encode(bool pretty) const {
-    rapidjson::Document scratch;  // allocator for the entries' DOM form
-    protocol::JsonWriter w;
+    protocol::TopicConfigSerializeWrapper wrapper;
     {
         MutexLock l(mu_);
-        w.begin_object().key("dataVersion");
-        version_.write_json(w);
-        w.key("topicConfigTable").begin_object();
-        for (const auto& [name, c] : table_) {
-            w.key(name).raw(to_json(c.to_json(scratch.GetAllocator())));
-        }
-        w.end_object().end_object();
+        wrapper.data_version = version_;
+        wrapper.topic_config_table = table_;
     }
-    return format_json(w.take(), pretty);
+    return format_json(wrapper.encode(), pretty);
 }
 
 Status TopicConfigManager::persist() {

@@ -83,6 +83,14 @@ std::string perm_to_string(int32_t perm) {
     return s;
 }
 
+std::string_view topic_filter_type_name(TopicFilterType t) {
+    return t == TopicFilterType::kMultiTag ? "MULTI_TAG" : "SINGLE_TAG";
+}
+
+TopicFilterType topic_filter_type_from_name(std::string_view name) {
+    return name == "MULTI_TAG" ? TopicFilterType::kMultiTag : TopicFilterType::kSingleTag;
+}
+
 // ---- DataVersion ----
 void DataVersion::write_json(JsonWriter& w) const {
     w.begin_object()
@@ -295,7 +303,7 @@ void TopicConfig::write_json(JsonWriter& w) const {
     w.member("order", order)
         .member("perm", perm)
         .member("readQueueNums", read_queue_nums)
-        .member("topicFilterType", topic_filter_type)
+        .member("topicFilterType", topic_filter_type_name(topic_filter_type))
         .member("topicName", topic_name)
         .member("topicSysFlag", topic_sys_flag)
         .member("writeQueueNums", write_queue_nums)
@@ -309,7 +317,11 @@ Result<TopicConfig> TopicConfig::from_json(const JsonValue& v) {
     COMET_RETURN_IF_ERROR(read_bool(v, "order", &t.order));
     COMET_RETURN_IF_ERROR(read_int32(v, "perm", &t.perm));
     COMET_RETURN_IF_ERROR(read_int32(v, "readQueueNums", &t.read_queue_nums));
-    COMET_RETURN_IF_ERROR(read_string(v, "topicFilterType", &t.topic_filter_type));
+    std::optional<std::string> filter_type;
+    COMET_RETURN_IF_ERROR(read_string(v, "topicFilterType", &filter_type));
+    if (filter_type) {
+        t.topic_filter_type = topic_filter_type_from_name(*filter_type);
+    }
     COMET_RETURN_IF_ERROR(read_string(v, "topicName", &t.topic_name));
     COMET_RETURN_IF_ERROR(read_int32(v, "topicSysFlag", &t.topic_sys_flag));
     COMET_RETURN_IF_ERROR(read_int32(v, "writeQueueNums", &t.write_queue_nums));
@@ -317,14 +329,19 @@ Result<TopicConfig> TopicConfig::from_json(const JsonValue& v) {
 }
 
 std::string TopicConfig::encode_text() const {
-    JsonWriter attrs;
-    attrs.begin_object();
-    for (const auto& [k, val] : attributes) {
-        attrs.member(k, val);
+    std::string text = fmt::format("{} {} {} {} {}", topic_name, read_queue_nums, write_queue_nums,
+                                   perm, topic_filter_type_name(topic_filter_type));
+    if (!attributes.empty()) {
+        JsonWriter attrs;
+        attrs.begin_object();
+        for (const auto& [k, val] : attributes) {
+            attrs.member(k, val);
+        }
+        attrs.end_object();
+        text += ' ';
+        text += attrs.str();
     }
-    attrs.end_object();
-    return fmt::format("{} {} {} {} {} {}", topic_name, read_queue_nums, write_queue_nums, perm,
-                       topic_filter_type, attrs.str());
+    return text;
 }
 
 Result<TopicConfig> TopicConfig::decode_text(std::string_view text) {
@@ -349,7 +366,7 @@ Result<TopicConfig> TopicConfig::decode_text(std::string_view text) {
     COMET_ASSIGN_OR_RETURN(t.read_queue_nums, parse_ext_int32("readQueueNums", parts[1]));
     COMET_ASSIGN_OR_RETURN(t.write_queue_nums, parse_ext_int32("writeQueueNums", parts[2]));
     COMET_ASSIGN_OR_RETURN(t.perm, parse_ext_int32("perm", parts[3]));
-    t.topic_filter_type = std::string(parts[4]);
+    t.topic_filter_type = topic_filter_type_from_name(parts[4]);
     std::string_view rest = pos < text.size() ? text.substr(pos) : std::string_view();
     if (!rest.empty()) {
         COMET_ASSIGN_OR_RETURN(auto doc, parse_json_body(rest));

@@ -26,8 +26,17 @@ inline constexpr int32_t kPermPriority = 8;
 inline constexpr int32_t kPermRead = 4;
 inline constexpr int32_t kPermWrite = 2;
 inline constexpr int32_t kPermInherit = 1;
+inline bool perm_readable(int32_t p) { return (p & kPermRead) != 0; }
+inline bool perm_writeable(int32_t p) { return (p & kPermWrite) != 0; }
+inline bool perm_inherit(int32_t p) { return (p & kPermInherit) != 0; }
 // Java PermName.perm2String: "RWX" with '-' for an absent bit (priority not shown).
 std::string perm_to_string(int32_t perm);
+
+// Java TopicFilterType.
+enum class TopicFilterType { kSingleTag, kMultiTag };
+std::string_view topic_filter_type_name(TopicFilterType t);  // "SINGLE_TAG" / "MULTI_TAG"
+// "MULTI_TAG" -> kMultiTag; any other name reads as the default kSingleTag.
+TopicFilterType topic_filter_type_from_name(std::string_view name);
 
 // Java DataVersion: the change counter of a config table ({"counter","stateVersion","timestamp"}).
 // The name server refreshes a broker's queue data when it changes; slaves copy a table when it
@@ -94,12 +103,17 @@ struct KvTable {
     COMET_JSON_BODY(KvTable)
 };
 
+// Java TopicConfig: one topic's queue counts, permission and filter type, as the broker keeps it
+// (topics.json), registers it and answers GET_ALL_TOPIC_CONFIG with.
+// JSON: {"attributes":{..},"order","perm","readQueueNums","topicFilterType","topicName",
+// "topicSysFlag","writeQueueNums"}; "attributes" (5.x) is written only when not empty, so a
+// topic without attributes is byte-identical to RocketMQ 4.9.8's.
 struct TopicConfig {
     std::string topic_name;
     int32_t read_queue_nums = 16;
     int32_t write_queue_nums = 16;
     int32_t perm = kPermRead | kPermWrite;
-    std::string topic_filter_type = "SINGLE_TAG";
+    TopicFilterType topic_filter_type = TopicFilterType::kSingleTag;
     int32_t topic_sys_flag = 0;
     bool order = false;
     std::map<std::string, std::string> attributes;
@@ -107,7 +121,8 @@ struct TopicConfig {
     COMET_JSON_BODY(TopicConfig)
 
     // Java TopicConfig#encode/#decode text form used inside the compressed RegisterBrokerBody:
-    // "name read write perm filterType attributesJson" (space separated).
+    // "name read write perm filterType" (4.9.8), plus " attributesJson" (5.x) only when there are
+    // attributes. decode_text() accepts both.
     std::string encode_text() const;
     static Result<TopicConfig> decode_text(std::string_view text);
 };

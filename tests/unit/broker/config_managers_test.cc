@@ -232,6 +232,36 @@ TEST(TopicConfigManager, LoadsRocketMqFile) {
     EXPECT_EQ(m.data_version().timestamp, 1796061470949);
 }
 
+// The register body and GET_ALL_TOPIC_CONFIG carry this wrapper: a topic without attributes is
+// written as 4.9.8 writes it (no "attributes" member), one with attributes keeps them.
+TEST(TopicConfigManager, EncodesTopicsAsRocketMq498) {
+    ManualClock clock;
+    BrokerConfig cfg;
+    TopicConfigManager m(cfg, clock, "");
+    TopicConfig plain;
+    plain.topic_name = "Plain";
+    plain.read_queue_nums = 4;
+    plain.write_queue_nums = 4;
+    ASSERT_TRUE(m.update(plain).is_ok());
+    TopicConfig tagged = plain;
+    tagged.topic_name = "Tagged";
+    tagged.attributes["+message.type"] = "NORMAL";
+    ASSERT_TRUE(m.update(tagged).is_ok());
+    const std::string body = m.encode(false);
+    EXPECT_NE(body.find(R"("Plain":{"order":false,"perm":6,"readQueueNums":4,)"
+                        R"("topicFilterType":"SINGLE_TAG","topicName":"Plain","topicSysFlag":0,)"
+                        R"("writeQueueNums":4})"),
+              std::string::npos)
+        << body;
+    EXPECT_NE(body.find(R"("Tagged":{"attributes":{"+message.type":"NORMAL"},"order":false,)"),
+              std::string::npos)
+        << body;
+    TopicConfigManager copy(cfg, clock, "");
+    ASSERT_TRUE(copy.decode(m.encode(true)).is_ok());
+    EXPECT_EQ(copy.select("Tagged"), tagged);
+    EXPECT_EQ(copy.data_version(), m.data_version());
+}
+
 TEST(TopicValidator, Names) {
     EXPECT_TRUE(validate_topic("Topic_A-1%|").is_ok());
     EXPECT_FALSE(validate_topic("").is_ok());
