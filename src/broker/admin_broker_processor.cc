@@ -164,18 +164,17 @@ void AdminBrokerProcessor::process(const RequestContext& rc, RemotingCommand req
             return;
         }
         case Req::kUpdateAndCreateSubscriptionGroup: {
-            rapidjson::Document doc;
-            Status st = parse_lenient_json(req.body, "SubscriptionGroupConfig", &doc);
-            if (!st.is_ok()) {
-                reply_code(reply, req, RC::kSystemError, st.message());
-                return;
-            }
-            auto c = SubscriptionGroupConfig::from_json(doc);
+            auto c = SubscriptionGroupConfig::decode(req.body);
             if (!c.is_ok()) {
                 reply_code(reply, req, RC::kSystemError, c.status().message());
                 return;
             }
-            st = ctx_.groups->update(c.value());
+            if (c->group_name.empty()) {
+                reply_code(reply, req, RC::kSystemError,
+                           "subscription group config without groupName");
+                return;
+            }
+            Status st = ctx_.groups->update(c.value());
             if (!st.is_ok()) {
                 reply_code(reply, req, RC::kSystemError, st.message());
                 return;

@@ -1,8 +1,5 @@
 #include "broker/subscription_group_manager.h"
 
-#include <rapidjson/prettywriter.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 #include <spdlog/spdlog.h>
 
 #include <array>
@@ -17,46 +14,6 @@ constexpr std::array<const char*, 8> kSystemGroups = {
     "CID_ONSAPI_OWNER",      "CID_SYS_RMQ_TRANS",
 };
 }  // namespace
-
-rapidjson::Value SubscriptionGroupConfig::to_json(rapidjson::Document::AllocatorType& a) const {
-    rapidjson::Value v(rapidjson::kObjectType);
-    v.AddMember("brokerId", broker_id, a);
-    v.AddMember("consumeBroadcastEnable", consume_broadcast_enable, a);
-    v.AddMember("consumeEnable", consume_enable, a);
-    v.AddMember("consumeFromMinEnable", consume_from_min_enable, a);
-    v.AddMember("consumeMessageOrderly", consume_message_orderly, a);
-    v.AddMember("consumeTimeoutMinute", consume_timeout_minute, a);
-    v.AddMember("groupName", rapidjson::Value(group_name.c_str(), a), a);
-    v.AddMember("groupSysFlag", group_sys_flag, a);
-    v.AddMember("notifyConsumerIdsChangedEnable", notify_consumer_ids_changed_enable, a);
-    v.AddMember("retryMaxTimes", retry_max_times, a);
-    v.AddMember("retryQueueNums", retry_queue_nums, a);
-    v.AddMember("whichBrokerWhenConsumeSlowly", which_broker_when_consume_slowly, a);
-    return v;
-}
-
-Result<SubscriptionGroupConfig> SubscriptionGroupConfig::from_json(const rapidjson::Value& v) {
-    if (!v.IsObject()) {
-        return Status::error(Errc::kInvalidArgument, "subscription group config is not an object");
-    }
-    SubscriptionGroupConfig c;
-    c.group_name = json_string(v, "groupName");
-    if (c.group_name.empty()) {
-        return Status::error(Errc::kInvalidArgument, "subscription group config without groupName");
-    }
-    c.consume_enable = json_bool(v, "consumeEnable", true);
-    c.consume_from_min_enable = json_bool(v, "consumeFromMinEnable", true);
-    c.consume_broadcast_enable = json_bool(v, "consumeBroadcastEnable", true);
-    c.consume_message_orderly = json_bool(v, "consumeMessageOrderly", false);
-    c.retry_queue_nums = static_cast<int32_t>(json_int(v, "retryQueueNums", 1));
-    c.retry_max_times = static_cast<int32_t>(json_int(v, "retryMaxTimes", 16));
-    c.broker_id = json_int(v, "brokerId", 0);
-    c.which_broker_when_consume_slowly = json_int(v, "whichBrokerWhenConsumeSlowly", 1);
-    c.notify_consumer_ids_changed_enable = json_bool(v, "notifyConsumerIdsChangedEnable", true);
-    c.group_sys_flag = static_cast<int32_t>(json_int(v, "groupSysFlag", 0));
-    c.consume_timeout_minute = static_cast<int32_t>(json_int(v, "consumeTimeoutMinute", 15));
-    return c;
-}
 
 SubscriptionGroupManager::SubscriptionGroupManager(Clock& clock, std::string path,
                                                    bool auto_create,
@@ -100,34 +57,26 @@ Status SubscriptionGroupManager::load() {
 }
 
 Status SubscriptionGroupManager::decode(std::string_view json) {
-    rapidjson::Document doc;
-    COMET_RETURN_IF_ERROR(parse_lenient_json(json, "subscriptionGroup.json", &doc));
-    if (!doc.IsObject()) {
-        return Status::error(Errc::kCorruption, "subscriptionGroup.json: not an object");
+    auto doc = protocol::parse_json_body(json);
+    auto wrapper = doc.is_ok() ? protocol::SubscriptionGroupWrapper::from_json(doc.value())
+                               : Result<protocol::SubscriptionGroupWrapper>(doc.status());
+    if (!wrapper.is_ok()) {
+        return Status::error(Errc::kCorruption, "subscriptionGroup.json: {}",
+                             wrapper.status().message());
     }
     std::map<std::string, SubscriptionGroupConfig> loaded;
-    auto it = doc.FindMember("subscriptionGroupTable");
-    if (it != doc.MemberEnd() && it->value.IsObject()) {
-        for (const auto& m : it->value.GetObject()) {
-            auto c = SubscriptionGroupConfig::from_json(m.value);
-            if (!c.is_ok()) {
-                return Status::error(Errc::kCorruption, "subscriptionGroup.json: group '{}': {}",
-                                     m.name.GetString(), c.status().message());
-            }
-            loaded[c->group_name] = std::move(c).value();
+    for (auto& [name, c] : wrapper->subscription_group_table) {
+        if (c.group_name.empty()) {
+            return Status::error(Errc::kCorruption,
+                                 "subscriptionGroup.json: group '{}': subscription group config "
+                                 "without groupName",
+                                 name);
         }
-    }
-    std::optional<DataVersion> version;
-    if (const rapidjson::Value* dv = protocol::find_member(doc, "dataVersion")) {
-        auto v = DataVersion::from_json(*dv);
-        if (!v.is_ok()) {
-            return Status::error(Errc::kCorruption, "{}: {}", "subscriptionGroup.json", v.status().message());
-        }
-        version = std::move(v).value();
+        loaded[c.group_name] = std::move(c);
     }
     MutexLock l(mu_);
-    if (version) {
-        version_ = *version;
+    if (protocol::find_member(doc.value(), "dataVersion") != nullptr) {
+        version_ = wrapper->data_version;
     }
     table_ = std::move(loaded);
     add_system_groups_locked();
@@ -135,19 +84,13 @@ Status SubscriptionGroupManager::decode(std::string_view json) {
 }
 
 std::string SubscriptionGroupManager::encode(bool pretty) const {
-    rapidjson::Document scratch;  // allocator for the entries' DOM form
-    protocol::JsonWriter w;
+    protocol::SubscriptionGroupWrapper wrapper;
     {
         MutexLock l(mu_);
-        w.begin_object().key("dataVersion");
-        version_.write_json(w);
-        w.key("subscriptionGroupTable").begin_object();
-        for (const auto& [name, c] : table_) {
-            w.key(name).raw(to_json(c.to_json(scratch.GetAllocator())));
-        }
-        w.end_object().end_object();
+        wrapper.data_version = version_;
+        wrapper.subscription_group_table = table_;
     }
-    return format_json(w.take(), pretty);
+    return format_json(wrapper.encode(), pretty);
 }
 
 Status SubscriptionGroupManager::persist() {

@@ -5,8 +5,6 @@
 // {"dataVersion":..,"subscriptionGroupTable":{name: SubscriptionGroupConfig}}, atomically.
 // Thread-safety: any thread; mu_ guards the table; file writes outside it under persist_mu_.
 
-#include <rapidjson/document.h>
-
 #include <map>
 #include <optional>
 #include <string>
@@ -15,30 +13,13 @@
 #include "base/clock.h"
 #include "base/mutex.h"
 #include "base/status.h"
+#include "protocol/admin_bodies.h"
 #include "protocol/route_bodies.h"
 
 namespace comet::broker {
 
 using protocol::DataVersion;
-
-struct SubscriptionGroupConfig {
-    std::string group_name;
-    bool consume_enable = true;
-    bool consume_from_min_enable = true;
-    bool consume_broadcast_enable = true;
-    bool consume_message_orderly = false;
-    int32_t retry_queue_nums = 1;
-    int32_t retry_max_times = 16;
-    int64_t broker_id = 0;
-    int64_t which_broker_when_consume_slowly = 1;
-    bool notify_consumer_ids_changed_enable = true;
-    int32_t group_sys_flag = 0;
-    int32_t consume_timeout_minute = 15;
-
-    bool operator==(const SubscriptionGroupConfig&) const = default;
-    rapidjson::Value to_json(rapidjson::Document::AllocatorType& a) const;
-    static Result<SubscriptionGroupConfig> from_json(const rapidjson::Value& v);
-};
+using protocol::SubscriptionGroupConfig;  // JSON codec: protocol/admin_bodies.h
 
 class SubscriptionGroupManager {
 public:

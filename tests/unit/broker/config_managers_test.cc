@@ -291,6 +291,31 @@ TEST(SubscriptionGroupManager, AutoCreatePersistReload) {
     EXPECT_TRUE(again.find("SELF_TEST_C_GROUP").has_value());  // system group
 }
 
+// GET_ALL_SUBSCRIPTIONGROUP_CONFIG and subscriptionGroup.json: 4.9.8 has no group attributes, so
+// the (5.x) member is written only when a group has some; both forms survive a reload.
+TEST(SubscriptionGroupManager, WritesAttributesOnlyWhenPresent) {
+    ManualClock clock;
+    SubscriptionGroupManager m(clock, "", false);
+    SubscriptionGroupConfig plain;
+    plain.group_name = "Plain";
+    ASSERT_TRUE(m.update(plain).is_ok());
+    SubscriptionGroupConfig tagged;
+    tagged.group_name = "Tagged";
+    tagged.attributes["+k"] = "v";
+    ASSERT_TRUE(m.update(tagged).is_ok());
+    const std::string body = m.encode(false);
+    EXPECT_NE(body.find(R"("Plain":{"brokerId":0,"consumeBroadcastEnable":true,)"),
+              std::string::npos)
+        << body;
+    EXPECT_NE(body.find(R"("Tagged":{"attributes":{"+k":"v"},"brokerId":0,)"), std::string::npos)
+        << body;
+    SubscriptionGroupManager copy(clock, "", false);
+    ASSERT_TRUE(copy.decode(m.encode(true)).is_ok());
+    EXPECT_EQ(copy.get("Tagged"), tagged);
+    EXPECT_EQ(copy.get("Plain"), plain);
+    EXPECT_EQ(copy.data_version(), m.data_version());
+}
+
 TEST(SubscriptionGroupManager, LoadsRocketMqFile) {
     ManualClock clock;
     SubscriptionGroupManager m(clock, vector_file("subscriptionGroup.json"), false);
