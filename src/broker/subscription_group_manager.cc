@@ -19,7 +19,7 @@ SubscriptionGroupManager::SubscriptionGroupManager(Clock& clock, std::string pat
                                                    bool auto_create,
                                                    int32_t default_retry_max_times)
     : clock_(clock),
-      path_(std::move(path)),
+      file_(std::move(path)),
       auto_create_(auto_create),
       default_retry_max_times_(default_retry_max_times) {
     MutexLock l(mu_);
@@ -46,14 +46,7 @@ bool SubscriptionGroupManager::is_system_group(const std::string& group) {
 }
 
 Status SubscriptionGroupManager::load() {
-    if (path_.empty()) {
-        return Status::ok();
-    }
-    auto text = read_config_file(path_);
-    if (!text.is_ok()) {
-        return text.status().code() == Errc::kNotFound ? Status::ok() : text.status();
-    }
-    return decode(text.value());
+    return file_.load([this](std::string_view text) { return decode(text); });
 }
 
 Status SubscriptionGroupManager::decode(std::string_view json) {
@@ -94,11 +87,7 @@ std::string SubscriptionGroupManager::encode(bool pretty) const {
 }
 
 Status SubscriptionGroupManager::persist() {
-    if (path_.empty()) {
-        return Status::ok();
-    }
-    MutexLock pl(persist_mu_);
-    return write_file_atomic(path_, encode(true));
+    return file_.persist([this] { return encode(false); });
 }
 
 std::optional<SubscriptionGroupConfig> SubscriptionGroupManager::find(const std::string& group) {

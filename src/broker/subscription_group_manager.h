@@ -2,8 +2,9 @@
 // SubscriptionGroupManager: consumer group settings (Java SubscriptionGroupManager). Groups are
 // created on demand when autoCreateSubscriptionGroup is on (or the group is a system group), and
 // persisted to <storeRoot>/config/subscriptionGroup.json as
-// {"dataVersion":..,"subscriptionGroupTable":{name: SubscriptionGroupConfig}}, atomically.
-// Thread-safety: any thread; mu_ guards the table; file writes outside it under persist_mu_.
+// {"dataVersion":..,"subscriptionGroupTable":{name: SubscriptionGroupConfig}}, atomically
+// (ConfigFile). Thread-safety: any thread; mu_ guards the table; file writes outside it, serialised
+// by the ConfigFile.
 
 #include <map>
 #include <optional>
@@ -13,6 +14,7 @@
 #include "base/clock.h"
 #include "base/mutex.h"
 #include "base/status.h"
+#include "broker/config_file.h"
 #include "protocol/admin_bodies.h"
 #include "protocol/route_bodies.h"
 
@@ -48,13 +50,12 @@ private:
     void add_system_groups_locked() REQUIRES(mu_);
 
     Clock& clock_;
-    const std::string path_;
+    ConfigFile file_;
     const bool auto_create_;
     const int32_t default_retry_max_times_;
     mutable Mutex mu_;
     std::map<std::string, SubscriptionGroupConfig> table_ GUARDED_BY(mu_);
     DataVersion version_ GUARDED_BY(mu_);
-    Mutex persist_mu_;
 };
 
 }  // namespace comet::broker

@@ -9,7 +9,7 @@
 namespace comet::broker {
 
 TopicConfigManager::TopicConfigManager(const BrokerConfig& config, Clock& clock, std::string path)
-    : config_(config), clock_(clock), path_(std::move(path)) {
+    : config_(config), clock_(clock), file_(std::move(path)) {
     MutexLock l(mu_);
     add_system_topics_locked();
 }
@@ -53,23 +53,19 @@ void TopicConfigManager::add_system_topics_locked() {
 }
 
 Status TopicConfigManager::load() {
-    if (path_.empty()) {
-        return Status::ok();
+    bool found = false;
+    COMET_RETURN_IF_ERROR(file_.load([&](std::string_view text) {
+        found = true;
+        return decode(text);
+    }));
+    if (found) {
+        spdlog::info("TopicConfigManager: loaded {} topics from {}", all().size(), file_.path());
     }
-    auto text = read_config_file(path_);
-    if (!text.is_ok()) {
-        if (text.status().code() == Errc::kNotFound) {
-            return Status::ok();
-        }
-        return text.status();
-    }
-    COMET_RETURN_IF_ERROR(decode(text.value()));
-    spdlog::info("TopicConfigManager: loaded {} topics from {}", all().size(), path_);
     return Status::ok();
 }
 
 Status TopicConfigManager::decode(std::string_view json) {
-    const std::string_view what = path_.empty() ? std::string_view("topics") : path_;
+    const std::string_view what = file_.path().empty() ? std::string_view("topics") : file_.path();
     auto doc = protocol::parse_json_body(json);
     auto wrapper = doc.is_ok() ? protocol::TopicConfigSerializeWrapper::from_json(doc.value())
                                : Result<protocol::TopicConfigSerializeWrapper>(doc.status());
@@ -105,17 +101,13 @@ std::string TopicConfigManager::encode(bool pretty) const {
 }
 
 Status TopicConfigManager::persist() {
-    if (path_.empty()) {
-        return Status::ok();
-    }
-    MutexLock pl(persist_mu_);
-    return write_file_atomic(path_, encode(true));
+    return file_.persist([this] { return encode(false); });
 }
 
 void TopicConfigManager::persist_or_log() {
     Status st = persist();
     if (!st.is_ok()) {
-        spdlog::error("TopicConfigManager: persist {} failed: {}", path_, st.to_string());
+        spdlog::error("TopicConfigManager: persist {} failed: {}", file_.path(), st.to_string());
     }
 }
 

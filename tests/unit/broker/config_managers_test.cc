@@ -5,6 +5,7 @@
 
 #include "base/clock.h"
 #include "broker/broker_config.h"
+#include "broker/config_file.h"
 #include "broker/consumer_offset_manager.h"
 #include "broker/delay_levels.h"
 #include "broker/json_file.h"
@@ -53,6 +54,35 @@ TEST(JsonFile, AtomicWriteKeepsBackup) {
     std::ofstream(p, std::ios::trunc) << "{\"v\":";
     EXPECT_EQ(read_config_file(p).value(), "{\"v\":1}");
     EXPECT_EQ(read_config_file(dir.file("missing.json")).status().code(), Errc::kNotFound);
+}
+
+// The cycle every config table goes through: nothing to load on a fresh store, an indented file
+// with the previous version kept as .bak, the backup when the file is torn; "" = memory only.
+TEST(ConfigFile, LoadsPersistsAndFallsBackToTheBackup) {
+    TempDir dir;
+    ConfigFile file(dir.file("config/t.json"));
+    int decoded = 0;
+    std::string seen;
+    auto decode = [&](std::string_view text) {
+        ++decoded;
+        seen = std::string(text);
+        return Status::ok();
+    };
+    ASSERT_TRUE(file.load(decode).is_ok());
+    EXPECT_EQ(decoded, 0);
+    ASSERT_TRUE(file.persist([] { return std::string(R"({"a":{"b":1}})"); }).is_ok());
+    ASSERT_TRUE(file.persist([] { return std::string(R"({"a":{"b":2}})"); }).is_ok());
+    EXPECT_EQ(read_file(file.path()).value(), "{\n    \"a\": {\n        \"b\": 2\n    }\n}");
+    std::ofstream(file.path(), std::ios::trunc) << "{\"a\":";
+    ASSERT_TRUE(file.load(decode).is_ok());
+    EXPECT_EQ(decoded, 1);
+    EXPECT_EQ(seen, "{\n    \"a\": {\n        \"b\": 1\n    }\n}");
+    EXPECT_EQ(file.load([](std::string_view) { return Status(Errc::kCorruption, "bad"); }).code(),
+              Errc::kCorruption);
+    ConfigFile memory("");
+    EXPECT_TRUE(memory.persist([] { return std::string("{}"); }).is_ok());
+    EXPECT_TRUE(memory.load(decode).is_ok());
+    EXPECT_EQ(decoded, 1);
 }
 
 TEST(BrokerConfig, DefaultsMatchRocketMq) {
