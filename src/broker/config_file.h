@@ -4,7 +4,8 @@
 //   load():    the file, or <file>.bak when the file is missing or does not parse; neither is a
 //              fresh store, not an error.
 //   persist(): the table's JSON, indented, written atomically (<file>.tmp, fsync, old file kept
-//              as <file>.bak, rename, directory fsync). Layout: docs/formats/broker-config-files.md.
+//              as <file>.bak, rename, directory fsync).
+// Layout: docs/formats/broker-config-files.md.
 // An empty path keeps the table in memory only (tests): both calls do nothing.
 // Thread-safety: any thread. persist() calls are serialised (encode runs under persist_mu_, so the
 // last snapshot taken is the last one written); the owner guards its table with its own mutex,

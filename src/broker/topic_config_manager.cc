@@ -75,8 +75,8 @@ Status TopicConfigManager::decode(std::string_view json) {
     std::map<std::string, TopicConfig> loaded;
     for (auto& [name, c] : wrapper->topic_config_table) {
         if (c.topic_name.empty()) {
-            return Status::error(Errc::kCorruption, "{}: topic '{}': topic config without topicName",
-                                 what, name);
+            return Status::error(Errc::kCorruption,
+                                 "{}: topic '{}': topic config without topicName", what, name);
         }
         loaded[c.topic_name] = std::move(c);
     }

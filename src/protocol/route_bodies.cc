@@ -11,11 +11,19 @@ namespace {
 
 // Decompressed RegisterBrokerBody larger than this is rejected (zip-bomb guard).
 constexpr size_t kMaxInflatedBytes = 64 * 1024 * 1024;
+constexpr int32_t kVersionV4_9_4 = 401;
+constexpr int32_t kVersionV5_0_0 = 413;
 
-void write_long_string_map(JsonWriter& w, const std::map<int64_t, std::string>& m) {
+void write_long_string_map(JsonWriter& w, const std::map<int64_t, std::string>& m,
+                           RouteKeyStyle style = RouteKeyStyle::kStandard) {
     w.begin_object();
     for (const auto& [k, v] : m) {
-        w.member(std::to_string(k), v);
+        if (style == RouteKeyStyle::kStandard) {
+            w.key(std::to_string(k));
+        } else {
+            w.raw_key(std::to_string(k));
+        }
+        w.value(v);
     }
     w.end_object();
 }
@@ -133,10 +141,18 @@ Result<QueueData> QueueData::from_json(const JsonValue& v) {
     return q;
 }
 
+RouteKeyStyle route_key_style(int32_t request_version, bool accept_standard_json_only) {
+    return request_version >= kVersionV4_9_4 || accept_standard_json_only
+               ? RouteKeyStyle::kStandard
+               : RouteKeyStyle::kFastjson;
+}
+
 // ---- BrokerData ----
-void BrokerData::write_json(JsonWriter& w) const {
+void BrokerData::write_json(JsonWriter& w) const { write_json(w, RouteKeyStyle::kStandard); }
+
+void BrokerData::write_json(JsonWriter& w, RouteKeyStyle style) const {
     w.begin_object().key("brokerAddrs");
-    write_long_string_map(w, broker_addrs);
+    write_long_string_map(w, broker_addrs, style);
     w.member("brokerName", broker_name).member("cluster", cluster);
     if (enable_acting_master) {
         w.member("enableActingMaster", *enable_acting_master);
@@ -159,10 +175,12 @@ Result<BrokerData> BrokerData::from_json(const JsonValue& v) {
 }
 
 // ---- TopicRouteData ----
-void TopicRouteData::write_json(JsonWriter& w) const {
+void TopicRouteData::write_json(JsonWriter& w) const { write_json(w, RouteKeyStyle::kStandard); }
+
+void TopicRouteData::write_json(JsonWriter& w, RouteKeyStyle style) const {
     w.begin_object().key("brokerDatas").begin_array();
     for (const auto& b : broker_datas) {
-        b.write_json(w);
+        b.write_json(w, style);
     }
     w.end_array().key("filterServerTable").begin_object();
     for (const auto& [broker, servers] : filter_server_table) {
@@ -276,11 +294,9 @@ Result<TopicList> TopicList::from_json(const JsonValue& v) {
 
 // ---- KvTable ----
 void KvTable::write_json(JsonWriter& w) const {
-    w.begin_object().key("table").begin_object();
-    for (const auto& [k, val] : table) {
-        w.member(k, val);
-    }
-    w.end_object().end_object();
+    w.begin_object().key("table");
+    write_string_map(w, table);
+    w.end_object();
 }
 
 Result<KvTable> KvTable::from_json(const JsonValue& v) {
@@ -293,13 +309,7 @@ Result<KvTable> KvTable::from_json(const JsonValue& v) {
 // ---- TopicConfig ----
 void TopicConfig::write_json(JsonWriter& w) const {
     w.begin_object();
-    if (!attributes.empty()) {
-        w.key("attributes").begin_object();
-        for (const auto& [k, val] : attributes) {
-            w.member(k, val);
-        }
-        w.end_object();
-    }
+    write_attributes(w, attributes);
     w.member("order", order)
         .member("perm", perm)
         .member("readQueueNums", read_queue_nums)
@@ -333,11 +343,7 @@ std::string TopicConfig::encode_text() const {
                                    perm, topic_filter_type_name(topic_filter_type));
     if (!attributes.empty()) {
         JsonWriter attrs;
-        attrs.begin_object();
-        for (const auto& [k, val] : attributes) {
-            attrs.member(k, val);
-        }
-        attrs.end_object();
+        write_string_map(attrs, attributes);
         text += ' ';
         text += attrs.str();
     }
@@ -434,7 +440,7 @@ Result<RegisterBrokerBody> RegisterBrokerBody::from_json(const JsonValue& v) {
     return b;
 }
 
-std::string RegisterBrokerBody::encode_compressed() const {
+std::string RegisterBrokerBody::encode_compressed(int32_t request_version) const {
     std::string raw;
     put_len_prefixed(&raw, topic_config_serialize_wrapper.data_version.encode());
     ByteWriter w(&raw);
@@ -449,7 +455,9 @@ std::string RegisterBrokerBody::encode_compressed() const {
     }
     fs.end_array();
     put_len_prefixed(&raw, fs.str());
-    w.be32(0);  // no static-topic mapping entries
+    if (request_version >= kVersionV5_0_0) {
+        w.be32(0);  // no static-topic mapping entries
+    }
     uLongf bound = compressBound(static_cast<uLong>(raw.size()));
     std::string out(bound, '\0');
     int rc = compress2(reinterpret_cast<Bytef*>(out.data()), &bound,
@@ -460,7 +468,8 @@ std::string RegisterBrokerBody::encode_compressed() const {
     return out;
 }
 
-Result<RegisterBrokerBody> RegisterBrokerBody::decode_compressed(std::string_view body) {
+Result<RegisterBrokerBody> RegisterBrokerBody::decode_compressed(std::string_view body,
+                                                                int32_t request_version) {
     COMET_ASSIGN_OR_RETURN(std::string raw, inflate_all(body));
     ByteReader r(raw);
     RegisterBrokerBody b;
@@ -489,18 +498,25 @@ Result<RegisterBrokerBody> RegisterBrokerBody::decode_compressed(std::string_vie
         return Status::error(Errc::kInvalidArgument,
                              "compressed RegisterBrokerBody: truncated filterServerList");
     }
-    COMET_ASSIGN_OR_RETURN(auto doc, parse_json_body(part));
-    if (!doc.IsArray()) {
-        return Status::error(Errc::kInvalidArgument,
-                             "compressed RegisterBrokerBody: filterServerList is not an array");
+    if (!part.empty() && part != "null") {
+        COMET_ASSIGN_OR_RETURN(auto doc, parse_json_body(part));
+        if (!doc.IsArray()) {
+            return Status::error(Errc::kInvalidArgument,
+                                 "compressed RegisterBrokerBody: filterServerList is not an array");
+        }
+        for (const auto& s : doc.GetArray()) {
+            COMET_ASSIGN_OR_RETURN(std::string text, json_to_string(s, "filterServerList"));
+            b.filter_server_list.push_back(std::move(text));
+        }
     }
-    for (const auto& s : doc.GetArray()) {
-        COMET_ASSIGN_OR_RETURN(std::string text, json_to_string(s, "filterServerList"));
-        b.filter_server_list.push_back(std::move(text));
-    }
-    // Optional tail (brokers >= 5.0.0): mapping count + entries, validated and skipped.
-    uint32_t mappings = 0;
-    if (r.be32(&mappings)) {
+    // Brokers >= 5.0.0: mapping count + entries (Comet serves no static topics: framing is
+    // validated, the entries skipped).
+    if (request_version >= kVersionV5_0_0) {
+        uint32_t mappings = 0;
+        if (!r.be32(&mappings)) {
+            return Status::error(Errc::kInvalidArgument,
+                                 "compressed RegisterBrokerBody: truncated mapping count");
+        }
         for (uint32_t i = 0; i < mappings; ++i) {
             if (!get_len_prefixed(r, &part)) {
                 return Status::error(Errc::kInvalidArgument,
@@ -511,8 +527,9 @@ Result<RegisterBrokerBody> RegisterBrokerBody::decode_compressed(std::string_vie
     return b;
 }
 
-Result<RegisterBrokerBody> RegisterBrokerBody::decode_body(std::string_view body, bool compressed) {
-    return compressed ? decode_compressed(body) : decode(body);
+Result<RegisterBrokerBody> RegisterBrokerBody::decode_body(std::string_view body, bool compressed,
+                                                           int32_t request_version) {
+    return compressed ? decode_compressed(body, request_version) : decode(body);
 }
 
 // ---- RegisterBrokerResult ----

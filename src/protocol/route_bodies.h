@@ -5,7 +5,10 @@
 //   void write_json(JsonWriter&) const;  static Result<T> from_json(const JsonValue&);
 //   std::string encode() const;          static Result<T> decode(std::string_view body);
 // encode() emits standard compact JSON with sorted keys (map keys quoted: {"0":"addr"});
-// decode() is lenient (fastjson unquoted keys). Plain values, no threads.
+// TopicRouteData::encode(RouteKeyStyle) also writes fastjson's unquoted brokerAddrs keys for old
+// clients; decode() is lenient (fastjson unquoted keys). These are the only types and codec of
+// these bodies: the broker's topics.json and the name server's tables use them too. Plain values,
+// no threads.
 
 #include <cstdint>
 #include <map>
@@ -54,6 +57,12 @@ struct DataVersion {
     COMET_JSON_BODY(DataVersion)
 };
 
+// How brokerAddrs map keys are written in a route body: fastjson's default unquoted integer keys
+// ({0:"a"}), or standard JSON ({"0":"a"}) for requests with version >= 401 (V4_9_4) or
+// acceptStandardJsonOnly=true (reference §3 item 4). encode() / write_json(w) write kStandard.
+enum class RouteKeyStyle { kFastjson, kStandard };
+RouteKeyStyle route_key_style(int32_t request_version, bool accept_standard_json_only);
+
 struct QueueData {
     std::string broker_name;
     int32_t read_queue_nums = 0;
@@ -68,10 +77,13 @@ struct BrokerData {
     std::string cluster;
     std::string broker_name;
     std::map<int64_t, std::string> broker_addrs;  // brokerId -> ip:port; 0 = master
+    // 5.x only: 4.9.8 has no such field, so the name server leaves it unset (not written) unless
+    // the broker asked for acting master, keeping bodies byte-identical to 4.9.8's.
     std::optional<bool> enable_acting_master;
     std::optional<std::string> zone_name;
     bool operator==(const BrokerData&) const = default;
     COMET_JSON_BODY(BrokerData)
+    void write_json(JsonWriter& w, RouteKeyStyle style) const;
 };
 
 struct TopicRouteData {
@@ -81,6 +93,12 @@ struct TopicRouteData {
     std::map<std::string, std::vector<std::string>> filter_server_table;
     bool operator==(const TopicRouteData&) const = default;
     COMET_JSON_BODY(TopicRouteData)
+    void write_json(JsonWriter& w, RouteKeyStyle style) const;
+    std::string encode(RouteKeyStyle style) const {
+        JsonWriter w;
+        write_json(w, style);
+        return w.take();
+    }
 };
 
 struct ClusterInfo {
@@ -143,11 +161,15 @@ struct RegisterBrokerBody {
     COMET_JSON_BODY(RegisterBrokerBody)
 
     // Compressed form (header compressed=true): a zlib stream of int32-length-prefixed parts,
-    // see docs/formats/json-bodies.md. Static-topic mapping entries are skipped on decode.
-    std::string encode_compressed() const;
-    static Result<RegisterBrokerBody> decode_compressed(std::string_view body);
+    // see docs/formats/json-bodies.md. The static-topic mapping section exists when the
+    // request's version is >= 413 (V5_0_0), as in Java RegisterBrokerBody#decode: it is written
+    // empty, and its entries are skipped on decode. Errors: kInvalidArgument naming the part.
+    std::string encode_compressed(int32_t request_version) const;
+    static Result<RegisterBrokerBody> decode_compressed(std::string_view body,
+                                                        int32_t request_version);
     // Picks the form from the request header flag.
-    static Result<RegisterBrokerBody> decode_body(std::string_view body, bool compressed);
+    static Result<RegisterBrokerBody> decode_body(std::string_view body, bool compressed,
+                                                  int32_t request_version);
 };
 
 // What the name server answers to REGISTER_BROKER: HA addresses in the header (slave only) and the

@@ -75,7 +75,7 @@ TEST(BodiesTest, RegisterBrokerBodyPlainAndCompressed) {
     RemotingCommand cmd = load("0001-c2s-REGISTER_BROKER.bin");
     auto h = RegisterBrokerRequestHeader::from_ext(cmd);
     ASSERT_TRUE(h.is_ok());
-    auto b = RegisterBrokerBody::decode_body(cmd.body, h->compressed);
+    auto b = RegisterBrokerBody::decode_body(cmd.body, h->compressed, cmd.version);
     ASSERT_TRUE(b.is_ok()) << b.status().to_string();
     const auto& table = b->topic_config_serialize_wrapper.topic_config_table;
     EXPECT_EQ(table.size(), 8u);
@@ -93,8 +93,8 @@ TEST(BodiesTest, RegisterBrokerBodyPlainAndCompressed) {
     RegisterBrokerBody with_attrs = *b;
     with_attrs.topic_config_serialize_wrapper.topic_config_table["TBW102"].attributes["+a"] = "b c";
     with_attrs.filter_server_list = {"10.0.0.1:1"};
-    std::string z = with_attrs.encode_compressed();
-    auto back = RegisterBrokerBody::decode_body(z, true);
+    std::string z = with_attrs.encode_compressed(413);
+    auto back = RegisterBrokerBody::decode_body(z, true, 413);
     ASSERT_TRUE(back.is_ok()) << back.status().to_string();
     // The text form carries name, queue numbers, perm, filter type and attributes only.
     EXPECT_EQ(back->filter_server_list, with_attrs.filter_server_list);
@@ -110,8 +110,8 @@ TEST(BodiesTest, RegisterBrokerBodyPlainAndCompressed) {
         EXPECT_EQ(got.topic_filter_type, tc.topic_filter_type);
         EXPECT_EQ(got.attributes, tc.attributes);
     }
-    EXPECT_FALSE(RegisterBrokerBody::decode_body("not zlib", true).is_ok());
-    EXPECT_FALSE(RegisterBrokerBody::decode_body(z.substr(0, z.size() / 2), true).is_ok());
+    EXPECT_FALSE(RegisterBrokerBody::decode_body("not zlib", true, 413).is_ok());
+    EXPECT_FALSE(RegisterBrokerBody::decode_body(z.substr(0, z.size() / 2), true, 413).is_ok());
 }
 
 TEST(BodiesTest, TopicConfigTextForm) {
