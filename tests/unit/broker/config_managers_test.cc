@@ -290,6 +290,14 @@ TEST(TopicConfigManager, EncodesTopicsAsRocketMq498) {
     ASSERT_TRUE(copy.decode(m.encode(true)).is_ok());
     EXPECT_EQ(copy.select("Tagged"), tagged);
     EXPECT_EQ(copy.data_version(), m.data_version());
+    // The same decoder as the wire (fastjson-like): numeric strings read as numbers, anything
+    // else is a corrupt file rather than a silent 0.
+    ASSERT_TRUE(
+        copy.decode(R"({"dataVersion":{"counter":"7","timestamp":5},"topicConfigTable":{}})")
+            .is_ok());
+    EXPECT_EQ(copy.data_version(), (DataVersion{.timestamp = 5, .counter = 7}));
+    EXPECT_EQ(copy.decode(R"({"dataVersion":{"counter":"x"}})").code(), Errc::kCorruption);
+    EXPECT_EQ(copy.decode(R"({"topicConfigTable":{"T":{"perm":6}}})").code(), Errc::kCorruption);
 }
 
 TEST(TopicValidator, Names) {
