@@ -36,17 +36,30 @@ namespace {
 namespace Req = protocol::RequestCode;
 using client::AdminClient;
 
-std::string json_text(const rapidjson::Value& v, const char* name, const std::string& fallback) {
-    auto it = v.FindMember(name);
-    if (it == v.MemberEnd() || !it->value.IsString()) {
+// Member readers for bodies shown as they came: numbers and numeric strings convert like
+// fastjson; an absent, null or unreadable member gives 0 / false / `fallback`.
+int64_t member_int(const rapidjson::Value& v, const char* key) {
+    int64_t out = 0;
+    (void)protocol::read_int64(v, key, &out);
+    return out;
+}
+double member_double(const rapidjson::Value& v, const char* key) {
+    double out = 0;
+    (void)protocol::read_double(v, key, &out);
+    return out;
+}
+bool member_bool(const rapidjson::Value& v, const char* key) {
+    bool out = false;
+    (void)protocol::read_bool(v, key, &out);
+    return out;
+}
+std::string member_string(const rapidjson::Value& v, const char* key,
+                          const std::string& fallback = {}) {
+    std::string out = fallback;
+    if (!protocol::read_string(v, key, &out).is_ok()) {
         return fallback;
     }
-    return std::string(it->value.GetString(), it->value.GetStringLength());
-}
-
-int64_t json_number(const rapidjson::Value& v, const char* name) {
-    auto it = v.FindMember(name);
-    return it != v.MemberEnd() && it->value.IsInt64() ? it->value.GetInt64() : 0;
+    return out;
 }
 
 // Like fastjson's JSON.toJSONString(value, true): tab-indented.
@@ -103,8 +116,8 @@ Status cmd_query_cq(Context& ctx) {
     if (filter != doc.MemberEnd() && filter->value.IsString()) {
         fmt::print(ctx.out, "Filter data: \n{}\n{}", filter->value.GetString(), kRule);
     }
-    fmt::print(ctx.out, "Queue data: \nmax: {}, min: {}\n{}", json_number(doc, "maxQueueIndex"),
-               json_number(doc, "minQueueIndex"), kRule);
+    fmt::print(ctx.out, "Queue data: \nmax: {}, min: {}\n{}", member_int(doc, "maxQueueIndex"),
+               member_int(doc, "minQueueIndex"), kRule);
     auto data = doc.FindMember("queueData");
     if (data != doc.MemberEnd() && data->value.IsArray()) {
         int64_t i = index;
@@ -113,13 +126,13 @@ Status cmd_query_cq(Context& ctx) {
             fmt::print(ctx.out,
                        "idx: {}\nConsumeQueueData{{physicOffset={}, physicSize={}, tagsCode={}, "
                        "extendDataJson='{}', bitMap='{}', eval={}, msg='{}'}}\n{}",
-                       i, json_number(u, "physicOffset"), json_number(u, "physicSize"),
-                       json_number(u, "tagsCode"), json_text(u, "extendDataJson", "null"),
-                       json_text(u, "bitMap", "null"),
+                       i, member_int(u, "physicOffset"), member_int(u, "physicSize"),
+                       member_int(u, "tagsCode"), member_string(u, "extendDataJson", "null"),
+                       member_string(u, "bitMap", "null"),
                        eval != u.MemberEnd() && eval->value.IsBool() && eval->value.GetBool()
                            ? "true"
                            : "false",
-                       json_text(u, "msg", "null"), kRule);
+                       member_string(u, "msg", "null"), kRule);
             ++i;
         }
     }
@@ -179,27 +192,6 @@ std::string compact_time(int64_t ms) {
     localtime_r(&secs, &tm);
     return fmt::format("{:04}{:02}{:02}{:02}{:02}{:02}{:03}", tm.tm_year + 1900, tm.tm_mon + 1,
                        tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms % 1000);
-}
-
-int64_t member_int(const rapidjson::Value& v, const char* key) {
-    int64_t out = 0;
-    (void)protocol::read_int64(v, key, &out);
-    return out;
-}
-double member_double(const rapidjson::Value& v, const char* key) {
-    double out = 0;
-    (void)protocol::read_double(v, key, &out);
-    return out;
-}
-bool member_bool(const rapidjson::Value& v, const char* key) {
-    bool out = false;
-    (void)protocol::read_bool(v, key, &out);
-    return out;
-}
-std::string member_string(const rapidjson::Value& v, const char* key) {
-    std::string out;
-    (void)protocol::read_string(v, key, &out);
-    return out;
 }
 
 struct ProcessQueueInfo {

@@ -164,18 +164,17 @@ void AdminBrokerProcessor::process(const RequestContext& rc, RemotingCommand req
             return;
         }
         case Req::kUpdateAndCreateSubscriptionGroup: {
-            rapidjson::Document doc;
-            Status st = parse_lenient_json(req.body, "SubscriptionGroupConfig", &doc);
-            if (!st.is_ok()) {
-                reply_code(reply, req, RC::kSystemError, st.message());
-                return;
-            }
-            auto c = SubscriptionGroupConfig::from_json(doc);
+            auto c = SubscriptionGroupConfig::decode(req.body);
             if (!c.is_ok()) {
                 reply_code(reply, req, RC::kSystemError, c.status().message());
                 return;
             }
-            st = ctx_.groups->update(c.value());
+            if (c->group_name.empty()) {
+                reply_code(reply, req, RC::kSystemError,
+                           "subscription group config without groupName");
+                return;
+            }
+            Status st = ctx_.groups->update(c.value());
             if (!st.is_ok()) {
                 reply_code(reply, req, RC::kSystemError, st.message());
                 return;
@@ -325,8 +324,7 @@ void AdminBrokerProcessor::create_topic(const RemotingCommand& req, const Reply&
     c.read_queue_nums = h.read_queue_nums;
     c.write_queue_nums = h.write_queue_nums;
     c.perm = h.perm;
-    c.topic_filter_type =
-        h.topic_filter_type == "MULTI_TAG" ? TopicFilterType::kMultiTag : TopicFilterType::kSingleTag;
+    c.topic_filter_type = protocol::topic_filter_type_from_name(h.topic_filter_type);
     c.topic_sys_flag = h.topic_sys_flag.value_or(0);
     c.order = h.order;
     if (auto old = ctx_.topics->select(h.topic)) {

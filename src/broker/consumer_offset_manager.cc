@@ -8,6 +8,7 @@
 #include <charconv>
 
 #include "broker/json_file.h"
+#include "protocol/admin_bodies.h"
 
 namespace comet::broker {
 namespace {
@@ -46,33 +47,17 @@ Result<std::map<int32_t, int64_t>> int_map_from_json(const rapidjson::Value& v,
 }  // namespace
 
 Status ConsumerOffsetManager::load() {
-    if (path_.empty()) {
-        return Status::ok();
-    }
-    auto text = read_config_file(path_);
-    if (!text.is_ok()) {
-        return text.status().code() == Errc::kNotFound ? Status::ok() : text.status();
-    }
-    return decode(text.value());
+    return file_.load([this](std::string_view text) { return decode(text); });
 }
 
 Status ConsumerOffsetManager::decode(std::string_view json) {
-    rapidjson::Document doc;
-    COMET_RETURN_IF_ERROR(parse_lenient_json(json, "consumerOffset.json", &doc));
-    if (!doc.IsObject()) {
-        return Status::error(Errc::kCorruption, "consumerOffset.json: not an object");
-    }
-    std::map<std::string, std::map<int32_t, int64_t>> loaded;
-    auto it = doc.FindMember("offsetTable");
-    if (it != doc.MemberEnd() && it->value.IsObject()) {
-        for (const auto& m : it->value.GetObject()) {
-            COMET_ASSIGN_OR_RETURN(auto offsets,
-                                   int_map_from_json(m.value, "consumerOffset.json"));
-            loaded[m.name.GetString()] = std::move(offsets);
-        }
+    auto wrapper = protocol::ConsumerOffsetSerializeWrapper::decode(json);
+    if (!wrapper.is_ok()) {
+        return Status::error(Errc::kCorruption, "consumerOffset.json: {}",
+                             wrapper.status().message());
     }
     MutexLock l(mu_);
-    table_ = std::move(loaded);
+    table_ = std::move(wrapper->offset_table);
     return Status::ok();
 }
 
@@ -82,25 +67,13 @@ std::map<std::string, std::map<int32_t, int64_t>> ConsumerOffsetManager::table()
 }
 
 std::string ConsumerOffsetManager::encode(bool pretty) const {
-    rapidjson::Document doc(rapidjson::kObjectType);
-    auto& a = doc.GetAllocator();
-    rapidjson::Value table(rapidjson::kObjectType);
-    {
-        MutexLock l(mu_);
-        for (const auto& [k, m] : table_) {
-            table.AddMember(rapidjson::Value(k.c_str(), a), int_map_to_json(m, a), a);
-        }
-    }
-    doc.AddMember("offsetTable", table, a);
-    return to_json(doc, pretty);
+    protocol::ConsumerOffsetSerializeWrapper wrapper;
+    wrapper.offset_table = table();
+    return format_json(wrapper.encode(), pretty);
 }
 
 Status ConsumerOffsetManager::persist() {
-    if (path_.empty()) {
-        return Status::ok();
-    }
-    MutexLock pl(persist_mu_);
-    return write_file_atomic(path_, encode(true));
+    return file_.persist([this] { return encode(false); });
 }
 
 void ConsumerOffsetManager::commit_offset(const std::string& group, const std::string& topic,

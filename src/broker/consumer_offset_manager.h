@@ -2,8 +2,10 @@
 // ConsumerOffsetManager: committed consume offsets, "topic@group" -> {queueId -> offset}
 // (Java ConsumerOffsetManager). Persisted to <storeRoot>/config/consumerOffset.json as
 // {"offsetTable":{"T@G":{"0":5,"1":7}}} (standard JSON; Java's unquoted-key form is accepted on
-// load), atomically, by BrokerController every flushConsumerOffsetInterval and at shutdown.
-// Thread-safety: any thread; mu_ guards the table; file writes outside it under persist_mu_.
+// load), atomically (ConfigFile), by BrokerController every flushConsumerOffsetInterval and at
+// shutdown; the codec is protocol::ConsumerOffsetSerializeWrapper (GET_ALL_CONSUMER_OFFSET body).
+// Thread-safety: any thread; mu_ guards the table; file writes outside it, serialised by the
+// ConfigFile.
 
 #include <cstdint>
 #include <map>
@@ -12,12 +14,13 @@
 
 #include "base/mutex.h"
 #include "base/status.h"
+#include "broker/config_file.h"
 
 namespace comet::broker {
 
 class ConsumerOffsetManager {
 public:
-    explicit ConsumerOffsetManager(std::string path) : path_(std::move(path)) {}
+    explicit ConsumerOffsetManager(std::string path) : file_(std::move(path)) {}
 
     Status load();
     Status persist();
@@ -47,10 +50,9 @@ private:
         return topic + "@" + group;
     }
 
-    const std::string path_;
+    ConfigFile file_;
     mutable Mutex mu_;
     std::map<std::string, std::map<int32_t, int64_t>> table_ GUARDED_BY(mu_);
-    Mutex persist_mu_;
 };
 
 // Encodes / decodes {"offsetTable":{"<int>":<long>,...}} (delayOffset.json: level -> offset).

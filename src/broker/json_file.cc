@@ -12,6 +12,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/check.h"
 #include "base/file_io.h"
 
 namespace comet::broker {
@@ -151,6 +152,16 @@ std::string to_json(const rapidjson::Value& v, bool pretty) {
         v.Accept(w);
     }
     return std::string(buf.GetString(), buf.GetSize());
+}
+
+std::string format_json(std::string compact, bool pretty) {
+    if (!pretty) {
+        return compact;
+    }
+    rapidjson::Document doc;
+    doc.Parse(compact.data(), compact.size());
+    COMET_CHECK(!doc.HasParseError(), "format_json: invalid JSON at byte {}", doc.GetErrorOffset());
+    return to_json(doc, true);
 }
 
 int64_t json_int(const rapidjson::Value& obj, const char* key, int64_t dflt) {

@@ -34,6 +34,9 @@ Result<std::string> read_config_file(const std::string& path);
 
 // JSON text of a value: compact, or indented like RocketMQ's config files when `pretty`.
 std::string to_json(const rapidjson::Value& v, bool pretty = false);
+// `compact` (standard JSON, as protocol::JsonWriter writes it) unchanged, or indented like
+// to_json(.., true) when `pretty`. Requires: `compact` is valid JSON.
+std::string format_json(std::string compact, bool pretty);
 
 // Field readers that tolerate numbers sent as strings and vice versa (Java headers and bodies).
 int64_t json_int(const rapidjson::Value& obj, const char* key, int64_t dflt);

@@ -13,29 +13,21 @@ namespace comet::broker {
 
 ScheduleMessageService::ScheduleMessageService(Clock& clock, MessageStorePort& store,
                                                DelayLevels levels, std::string path)
-    : clock_(clock), store_(store), levels_(std::move(levels)), path_(std::move(path)) {}
+    : clock_(clock), store_(store), levels_(std::move(levels)), file_(std::move(path)) {}
 
 ScheduleMessageService::~ScheduleMessageService() { shutdown(); }
 
 Status ScheduleMessageService::load() {
-    if (path_.empty()) {
+    return file_.load([this](std::string_view text) -> Status {
+        COMET_ASSIGN_OR_RETURN(auto table, decode_int_offset_table(text, file_.path()));
+        MutexLock l(mu_);
+        offsets_ = std::move(table);
         return Status::ok();
-    }
-    auto text = read_config_file(path_);
-    if (!text.is_ok()) {
-        return text.status().code() == Errc::kNotFound ? Status::ok() : text.status();
-    }
-    COMET_ASSIGN_OR_RETURN(auto table, decode_int_offset_table(text.value(), path_));
-    MutexLock l(mu_);
-    offsets_ = std::move(table);
-    return Status::ok();
+    });
 }
 
 Status ScheduleMessageService::persist() {
-    if (path_.empty()) {
-        return Status::ok();
-    }
-    return write_file_atomic(path_, encode(true));
+    return file_.persist([this] { return encode(false); });
 }
 
 std::string ScheduleMessageService::encode(bool pretty) const {
@@ -166,7 +158,7 @@ void ScheduleMessageService::shutdown() {
         thread_.join();
         Status st = persist();
         if (!st.is_ok()) {
-            spdlog::error("persist {} failed: {}", path_, st.to_string());
+            spdlog::error("persist {} failed: {}", file_.path(), st.to_string());
         }
     }
 }
@@ -186,7 +178,7 @@ void ScheduleMessageService::run(Duration tick, Duration persist_every) {
             last_persist = clock_.now();
             Status st = persist();
             if (!st.is_ok()) {
-                spdlog::error("persist {} failed: {}", path_, st.to_string());
+                spdlog::error("persist {} failed: {}", file_.path(), st.to_string());
             }
         }
         MutexLock l(mu_);

@@ -17,6 +17,7 @@
 
 #include "base/clock.h"
 #include "base/mutex.h"
+#include "broker/config_file.h"
 #include "broker/delay_levels.h"
 #include "broker/message_store_port.h"
 
@@ -56,7 +57,7 @@ private:
     Clock& clock_;
     MessageStorePort& store_;
     const DelayLevels levels_;
-    const std::string path_;
+    ConfigFile file_;
     mutable Mutex mu_;
     std::map<int32_t, int64_t> offsets_ GUARDED_BY(mu_);
     bool stopping_ GUARDED_BY(mu_) = false;

@@ -4,7 +4,6 @@
 #include <spdlog/spdlog.h>
 
 #include "broker/consumer_offset_manager.h"
-#include "broker/data_version.h"
 #include "broker/json_file.h"
 #include "broker/schedule_message_service.h"
 #include "broker/subscription_group_manager.h"
@@ -31,7 +30,11 @@ Result<std::optional<DataVersion>> body_version(std::string_view body, std::stri
     if (dv == doc.MemberEnd() || !dv->value.IsObject()) {
         return std::optional<DataVersion>{};
     }
-    return std::optional<DataVersion>{DataVersion::from_json(dv->value)};
+    auto version = DataVersion::from_json(dv->value);
+    if (!version.is_ok()) {
+        return Status::error(Errc::kCorruption, "{}: {}", what, version.status().message());
+    }
+    return std::optional<DataVersion>{std::move(version).value()};
 }
 
 using OffsetTable = std::map<std::string, std::map<int32_t, int64_t>>;

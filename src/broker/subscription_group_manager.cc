@@ -1,8 +1,5 @@
 #include "broker/subscription_group_manager.h"
 
-#include <rapidjson/prettywriter.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 #include <spdlog/spdlog.h>
 
 #include <array>
@@ -18,51 +15,11 @@ constexpr std::array<const char*, 8> kSystemGroups = {
 };
 }  // namespace
 
-rapidjson::Value SubscriptionGroupConfig::to_json(rapidjson::Document::AllocatorType& a) const {
-    rapidjson::Value v(rapidjson::kObjectType);
-    v.AddMember("brokerId", broker_id, a);
-    v.AddMember("consumeBroadcastEnable", consume_broadcast_enable, a);
-    v.AddMember("consumeEnable", consume_enable, a);
-    v.AddMember("consumeFromMinEnable", consume_from_min_enable, a);
-    v.AddMember("consumeMessageOrderly", consume_message_orderly, a);
-    v.AddMember("consumeTimeoutMinute", consume_timeout_minute, a);
-    v.AddMember("groupName", rapidjson::Value(group_name.c_str(), a), a);
-    v.AddMember("groupSysFlag", group_sys_flag, a);
-    v.AddMember("notifyConsumerIdsChangedEnable", notify_consumer_ids_changed_enable, a);
-    v.AddMember("retryMaxTimes", retry_max_times, a);
-    v.AddMember("retryQueueNums", retry_queue_nums, a);
-    v.AddMember("whichBrokerWhenConsumeSlowly", which_broker_when_consume_slowly, a);
-    return v;
-}
-
-Result<SubscriptionGroupConfig> SubscriptionGroupConfig::from_json(const rapidjson::Value& v) {
-    if (!v.IsObject()) {
-        return Status::error(Errc::kInvalidArgument, "subscription group config is not an object");
-    }
-    SubscriptionGroupConfig c;
-    c.group_name = json_string(v, "groupName");
-    if (c.group_name.empty()) {
-        return Status::error(Errc::kInvalidArgument, "subscription group config without groupName");
-    }
-    c.consume_enable = json_bool(v, "consumeEnable", true);
-    c.consume_from_min_enable = json_bool(v, "consumeFromMinEnable", true);
-    c.consume_broadcast_enable = json_bool(v, "consumeBroadcastEnable", true);
-    c.consume_message_orderly = json_bool(v, "consumeMessageOrderly", false);
-    c.retry_queue_nums = static_cast<int32_t>(json_int(v, "retryQueueNums", 1));
-    c.retry_max_times = static_cast<int32_t>(json_int(v, "retryMaxTimes", 16));
-    c.broker_id = json_int(v, "brokerId", 0);
-    c.which_broker_when_consume_slowly = json_int(v, "whichBrokerWhenConsumeSlowly", 1);
-    c.notify_consumer_ids_changed_enable = json_bool(v, "notifyConsumerIdsChangedEnable", true);
-    c.group_sys_flag = static_cast<int32_t>(json_int(v, "groupSysFlag", 0));
-    c.consume_timeout_minute = static_cast<int32_t>(json_int(v, "consumeTimeoutMinute", 15));
-    return c;
-}
-
 SubscriptionGroupManager::SubscriptionGroupManager(Clock& clock, std::string path,
                                                    bool auto_create,
                                                    int32_t default_retry_max_times)
     : clock_(clock),
-      path_(std::move(path)),
+      file_(std::move(path)),
       auto_create_(auto_create),
       default_retry_max_times_(default_retry_max_times) {
     MutexLock l(mu_);
@@ -89,38 +46,30 @@ bool SubscriptionGroupManager::is_system_group(const std::string& group) {
 }
 
 Status SubscriptionGroupManager::load() {
-    if (path_.empty()) {
-        return Status::ok();
-    }
-    auto text = read_config_file(path_);
-    if (!text.is_ok()) {
-        return text.status().code() == Errc::kNotFound ? Status::ok() : text.status();
-    }
-    return decode(text.value());
+    return file_.load([this](std::string_view text) { return decode(text); });
 }
 
 Status SubscriptionGroupManager::decode(std::string_view json) {
-    rapidjson::Document doc;
-    COMET_RETURN_IF_ERROR(parse_lenient_json(json, "subscriptionGroup.json", &doc));
-    if (!doc.IsObject()) {
-        return Status::error(Errc::kCorruption, "subscriptionGroup.json: not an object");
+    auto doc = protocol::parse_json_body(json);
+    auto wrapper = doc.is_ok() ? protocol::SubscriptionGroupWrapper::from_json(doc.value())
+                               : Result<protocol::SubscriptionGroupWrapper>(doc.status());
+    if (!wrapper.is_ok()) {
+        return Status::error(Errc::kCorruption, "subscriptionGroup.json: {}",
+                             wrapper.status().message());
     }
     std::map<std::string, SubscriptionGroupConfig> loaded;
-    auto it = doc.FindMember("subscriptionGroupTable");
-    if (it != doc.MemberEnd() && it->value.IsObject()) {
-        for (const auto& m : it->value.GetObject()) {
-            auto c = SubscriptionGroupConfig::from_json(m.value);
-            if (!c.is_ok()) {
-                return Status::error(Errc::kCorruption, "subscriptionGroup.json: group '{}': {}",
-                                     m.name.GetString(), c.status().message());
-            }
-            loaded[c->group_name] = std::move(c).value();
+    for (auto& [name, c] : wrapper->subscription_group_table) {
+        if (c.group_name.empty()) {
+            return Status::error(Errc::kCorruption,
+                                 "subscriptionGroup.json: group '{}': subscription group config "
+                                 "without groupName",
+                                 name);
         }
+        loaded[c.group_name] = std::move(c);
     }
     MutexLock l(mu_);
-    auto dv = doc.FindMember("dataVersion");
-    if (dv != doc.MemberEnd()) {
-        version_ = DataVersion::from_json(dv->value);
+    if (protocol::find_member(doc.value(), "dataVersion") != nullptr) {
+        version_ = wrapper->data_version;
     }
     table_ = std::move(loaded);
     add_system_groups_locked();
@@ -128,26 +77,17 @@ Status SubscriptionGroupManager::decode(std::string_view json) {
 }
 
 std::string SubscriptionGroupManager::encode(bool pretty) const {
-    rapidjson::Document doc(rapidjson::kObjectType);
-    auto& a = doc.GetAllocator();
+    protocol::SubscriptionGroupWrapper wrapper;
     {
         MutexLock l(mu_);
-        doc.AddMember("dataVersion", version_.to_json(a), a);
-        rapidjson::Value table(rapidjson::kObjectType);
-        for (const auto& [name, c] : table_) {
-            table.AddMember(rapidjson::Value(name.c_str(), a), c.to_json(a), a);
-        }
-        doc.AddMember("subscriptionGroupTable", table, a);
+        wrapper.data_version = version_;
+        wrapper.subscription_group_table = table_;
     }
-    return to_json(doc, pretty);
+    return format_json(wrapper.encode(), pretty);
 }
 
 Status SubscriptionGroupManager::persist() {
-    if (path_.empty()) {
-        return Status::ok();
-    }
-    MutexLock pl(persist_mu_);
-    return write_file_atomic(path_, encode(true));
+    return file_.persist([this] { return encode(false); });
 }
 
 std::optional<SubscriptionGroupConfig> SubscriptionGroupManager::find(const std::string& group) {
@@ -164,7 +104,7 @@ std::optional<SubscriptionGroupConfig> SubscriptionGroupManager::find(const std:
         created.group_name = group;
         created.retry_max_times = default_retry_max_times_;
         table_[group] = created;
-        version_.next(clock_.wall_millis());
+        version_.next_version(clock_.wall_millis());
     }
     spdlog::info("auto create subscription group {}", group);
     Status st = persist();
@@ -190,7 +130,7 @@ Status SubscriptionGroupManager::update(const SubscriptionGroupConfig& config) {
     {
         MutexLock l(mu_);
         table_[config.group_name] = config;
-        version_.next(clock_.wall_millis());
+        version_.next_version(clock_.wall_millis());
     }
     spdlog::info("update subscription group {}", config.group_name);
     return persist();
@@ -202,7 +142,7 @@ bool SubscriptionGroupManager::remove(const std::string& group) {
         if (table_.erase(group) == 0) {
             return false;
         }
-        version_.next(clock_.wall_millis());
+        version_.next_version(clock_.wall_millis());
     }
     Status st = persist();
     if (!st.is_ok()) {

@@ -2,10 +2,9 @@
 // SubscriptionGroupManager: consumer group settings (Java SubscriptionGroupManager). Groups are
 // created on demand when autoCreateSubscriptionGroup is on (or the group is a system group), and
 // persisted to <storeRoot>/config/subscriptionGroup.json as
-// {"dataVersion":..,"subscriptionGroupTable":{name: SubscriptionGroupConfig}}, atomically.
-// Thread-safety: any thread; mu_ guards the table; file writes outside it under persist_mu_.
-
-#include <rapidjson/document.h>
+// {"dataVersion":..,"subscriptionGroupTable":{name: SubscriptionGroupConfig}}, atomically
+// (ConfigFile). Thread-safety: any thread; mu_ guards the table; file writes outside it, serialised
+// by the ConfigFile.
 
 #include <map>
 #include <optional>
@@ -15,28 +14,14 @@
 #include "base/clock.h"
 #include "base/mutex.h"
 #include "base/status.h"
-#include "broker/data_version.h"
+#include "broker/config_file.h"
+#include "protocol/admin_bodies.h"
+#include "protocol/route_bodies.h"
 
 namespace comet::broker {
 
-struct SubscriptionGroupConfig {
-    std::string group_name;
-    bool consume_enable = true;
-    bool consume_from_min_enable = true;
-    bool consume_broadcast_enable = true;
-    bool consume_message_orderly = false;
-    int32_t retry_queue_nums = 1;
-    int32_t retry_max_times = 16;
-    int64_t broker_id = 0;
-    int64_t which_broker_when_consume_slowly = 1;
-    bool notify_consumer_ids_changed_enable = true;
-    int32_t group_sys_flag = 0;
-    int32_t consume_timeout_minute = 15;
-
-    bool operator==(const SubscriptionGroupConfig&) const = default;
-    rapidjson::Value to_json(rapidjson::Document::AllocatorType& a) const;
-    static Result<SubscriptionGroupConfig> from_json(const rapidjson::Value& v);
-};
+using protocol::DataVersion;
+using protocol::SubscriptionGroupConfig;  // JSON codec: protocol/admin_bodies.h
 
 class SubscriptionGroupManager {
 public:
@@ -65,13 +50,12 @@ private:
     void add_system_groups_locked() REQUIRES(mu_);
 
     Clock& clock_;
-    const std::string path_;
+    ConfigFile file_;
     const bool auto_create_;
     const int32_t default_retry_max_times_;
     mutable Mutex mu_;
     std::map<std::string, SubscriptionGroupConfig> table_ GUARDED_BY(mu_);
     DataVersion version_ GUARDED_BY(mu_);
-    Mutex persist_mu_;
 };
 
 }  // namespace comet::broker

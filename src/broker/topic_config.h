@@ -1,27 +1,26 @@
 #pragma once
-// TopicConfig (per-topic queue counts, permission, filter type) and the rules around topic names:
-// PermName bits, TopicValidator, system topic names, retry/DLQ naming (MixAll). Value types and
-// pure functions.
-
-#include <rapidjson/document.h>
+// The rules around topic names: TopicValidator, system topic names, retry/DLQ naming (MixAll).
+// Pure functions. TopicConfig and the PermName bits are protocol's (protocol/route_bodies.h).
 
 #include <cstdint>
-#include <map>
 #include <string>
 #include <string_view>
 
 #include "base/status.h"
+#include "protocol/route_bodies.h"
 
 namespace comet::broker {
 
-// PermName bits.
-inline constexpr int32_t kPermPriority = 8;
-inline constexpr int32_t kPermRead = 4;
-inline constexpr int32_t kPermWrite = 2;
-inline constexpr int32_t kPermInherit = 1;
-inline bool perm_readable(int32_t p) { return (p & kPermRead) != 0; }
-inline bool perm_writeable(int32_t p) { return (p & kPermWrite) != 0; }
-inline bool perm_inherit(int32_t p) { return (p & kPermInherit) != 0; }
+using protocol::kPermInherit;
+using protocol::kPermPriority;
+using protocol::kPermRead;
+using protocol::kPermWrite;
+using protocol::perm_inherit;
+using protocol::perm_readable;
+using protocol::perm_writeable;
+using protocol::TopicConfig;
+using protocol::TopicFilterType;
+using protocol::topic_filter_type_name;
 
 // Well-known topic and group names (TopicValidator, MixAll).
 inline constexpr std::string_view kAutoCreateTopicKeyTopic = "TBW102";
@@ -49,26 +48,5 @@ Status validate_topic(std::string_view topic);
 
 // True for topics producers may not send to directly (SCHEDULE_TOPIC_XXXX, transaction topics).
 bool is_not_allowed_send_topic(std::string_view topic);
-
-enum class TopicFilterType { kSingleTag, kMultiTag };
-std::string_view topic_filter_type_name(TopicFilterType t);  // "SINGLE_TAG" / "MULTI_TAG"
-
-struct TopicConfig {
-    std::string topic_name;
-    int32_t read_queue_nums = 16;
-    int32_t write_queue_nums = 16;
-    int32_t perm = kPermRead | kPermWrite;
-    TopicFilterType topic_filter_type = TopicFilterType::kSingleTag;
-    int32_t topic_sys_flag = 0;
-    bool order = false;
-    std::map<std::string, std::string> attributes;
-
-    bool operator==(const TopicConfig&) const = default;
-
-    // RocketMQ's TopicConfig JSON object (attributes, order, perm, readQueueNums,
-    // topicFilterType, topicName, topicSysFlag, writeQueueNums).
-    rapidjson::Value to_json(rapidjson::Document::AllocatorType& a) const;
-    static Result<TopicConfig> from_json(const rapidjson::Value& v);
-};
 
 }  // namespace comet::broker

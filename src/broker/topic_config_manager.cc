@@ -1,8 +1,5 @@
 #include "broker/topic_config_manager.h"
 
-#include <rapidjson/prettywriter.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -12,7 +9,7 @@
 namespace comet::broker {
 
 TopicConfigManager::TopicConfigManager(const BrokerConfig& config, Clock& clock, std::string path)
-    : config_(config), clock_(clock), path_(std::move(path)) {
+    : config_(config), clock_(clock), file_(std::move(path)) {
     MutexLock l(mu_);
     add_system_topics_locked();
 }
@@ -56,43 +53,36 @@ void TopicConfigManager::add_system_topics_locked() {
 }
 
 Status TopicConfigManager::load() {
-    if (path_.empty()) {
-        return Status::ok();
+    bool found = false;
+    COMET_RETURN_IF_ERROR(file_.load([&](std::string_view text) {
+        found = true;
+        return decode(text);
+    }));
+    if (found) {
+        spdlog::info("TopicConfigManager: loaded {} topics from {}", all().size(), file_.path());
     }
-    auto text = read_config_file(path_);
-    if (!text.is_ok()) {
-        if (text.status().code() == Errc::kNotFound) {
-            return Status::ok();
-        }
-        return text.status();
-    }
-    COMET_RETURN_IF_ERROR(decode(text.value()));
-    spdlog::info("TopicConfigManager: loaded {} topics from {}", all().size(), path_);
     return Status::ok();
 }
 
 Status TopicConfigManager::decode(std::string_view json) {
-    rapidjson::Document doc;
-    COMET_RETURN_IF_ERROR(parse_lenient_json(json, path_.empty() ? "topics" : path_, &doc));
-    if (!doc.IsObject()) {
-        return Status::error(Errc::kCorruption, "{}: top level is not an object", path_);
+    const std::string_view what = file_.path().empty() ? std::string_view("topics") : file_.path();
+    auto doc = protocol::parse_json_body(json);
+    auto wrapper = doc.is_ok() ? protocol::TopicConfigSerializeWrapper::from_json(doc.value())
+                               : Result<protocol::TopicConfigSerializeWrapper>(doc.status());
+    if (!wrapper.is_ok()) {
+        return Status::error(Errc::kCorruption, "{}: {}", what, wrapper.status().message());
     }
     std::map<std::string, TopicConfig> loaded;
-    auto it = doc.FindMember("topicConfigTable");
-    if (it != doc.MemberEnd() && it->value.IsObject()) {
-        for (const auto& m : it->value.GetObject()) {
-            auto c = TopicConfig::from_json(m.value);
-            if (!c.is_ok()) {
-                return Status::error(Errc::kCorruption, "{}: topic '{}': {}", path_,
-                                     m.name.GetString(), c.status().message());
-            }
-            loaded[c->topic_name] = std::move(c).value();
+    for (auto& [name, c] : wrapper->topic_config_table) {
+        if (c.topic_name.empty()) {
+            return Status::error(Errc::kCorruption,
+                                 "{}: topic '{}': topic config without topicName", what, name);
         }
+        loaded[c.topic_name] = std::move(c);
     }
     MutexLock l(mu_);
-    auto dv = doc.FindMember("dataVersion");
-    if (dv != doc.MemberEnd()) {
-        version_ = DataVersion::from_json(dv->value);
+    if (protocol::find_member(doc.value(), "dataVersion") != nullptr) {
+        version_ = wrapper->data_version;
     }
     table_ = std::move(loaded);
     system_topics_.clear();
@@ -101,32 +91,23 @@ Status TopicConfigManager::decode(std::string_view json) {
 }
 
 std::string TopicConfigManager::encode(bool pretty) const {
-    rapidjson::Document doc(rapidjson::kObjectType);
-    auto& a = doc.GetAllocator();
+    protocol::TopicConfigSerializeWrapper wrapper;
     {
         MutexLock l(mu_);
-        doc.AddMember("dataVersion", version_.to_json(a), a);
-        rapidjson::Value table(rapidjson::kObjectType);
-        for (const auto& [name, c] : table_) {
-            table.AddMember(rapidjson::Value(name.c_str(), a), c.to_json(a), a);
-        }
-        doc.AddMember("topicConfigTable", table, a);
+        wrapper.data_version = version_;
+        wrapper.topic_config_table = table_;
     }
-    return to_json(doc, pretty);
+    return format_json(wrapper.encode(), pretty);
 }
 
 Status TopicConfigManager::persist() {
-    if (path_.empty()) {
-        return Status::ok();
-    }
-    MutexLock pl(persist_mu_);
-    return write_file_atomic(path_, encode(true));
+    return file_.persist([this] { return encode(false); });
 }
 
 void TopicConfigManager::persist_or_log() {
     Status st = persist();
     if (!st.is_ok()) {
-        spdlog::error("TopicConfigManager: persist {} failed: {}", path_, st.to_string());
+        spdlog::error("TopicConfigManager: persist {} failed: {}", file_.path(), st.to_string());
     }
 }
 
@@ -191,7 +172,7 @@ TopicConfigManager::CreateResult TopicConfigManager::create_in_send(
         c.topic_sys_flag = topic_sys_flag;
         c.topic_filter_type = def->second.topic_filter_type;
         put_locked(c);
-        version_.next(clock_.wall_millis());
+        version_.next_version(clock_.wall_millis());
         r.config = std::move(c);
         r.created = true;
     }
@@ -220,7 +201,7 @@ TopicConfigManager::CreateResult TopicConfigManager::create_in_send_back(const s
         c.perm = perm;
         c.topic_sys_flag = topic_sys_flag;
         put_locked(c);
-        version_.next(clock_.wall_millis());
+        version_.next_version(clock_.wall_millis());
         r.config = std::move(c);
         r.created = true;
     }
@@ -240,7 +221,7 @@ Status TopicConfigManager::update(const TopicConfig& config) {
     {
         MutexLock l(mu_);
         put_locked(config);
-        version_.next(clock_.wall_millis());
+        version_.next_version(clock_.wall_millis());
     }
     spdlog::info("update topic {}: read {} write {} perm {}", config.topic_name,
                  config.read_queue_nums, config.write_queue_nums, config.perm);
@@ -253,7 +234,7 @@ bool TopicConfigManager::remove(const std::string& topic) {
         if (table_.erase(topic) == 0) {
             return false;
         }
-        version_.next(clock_.wall_millis());
+        version_.next_version(clock_.wall_millis());
     }
     spdlog::info("delete topic {}", topic);
     persist_or_log();

@@ -3,9 +3,9 @@
 // system topics at start, auto-creates topics on send through the default topic (TBW102) and on
 // send-back (%RETRY% / %DLQ%), and persists the table to <storeRoot>/config/topics.json in
 // RocketMQ's format ({"dataVersion":{..},"topicConfigTable":{name: TopicConfig}}), written
-// atomically. Every change bumps dataVersion.
+// atomically through ConfigFile. Every change bumps dataVersion.
 // Thread-safety: all methods may be called from any thread; one mutex guards the table; file
-// writes happen outside it, serialised by persist_mu_.
+// writes happen outside it, serialised by the ConfigFile.
 
 #include <functional>
 #include <map>
@@ -16,10 +16,13 @@
 #include "base/clock.h"
 #include "base/mutex.h"
 #include "broker/broker_config.h"
-#include "broker/data_version.h"
+#include "broker/config_file.h"
 #include "broker/topic_config.h"
+#include "protocol/route_bodies.h"
 
 namespace comet::broker {
+
+using protocol::DataVersion;
 
 class TopicConfigManager {
 public:
@@ -66,12 +69,11 @@ private:
 
     const BrokerConfig config_;
     Clock& clock_;
-    const std::string path_;
+    ConfigFile file_;
     mutable Mutex mu_;
     std::map<std::string, TopicConfig> table_ GUARDED_BY(mu_);
     std::vector<std::string> system_topics_ GUARDED_BY(mu_);
     DataVersion version_ GUARDED_BY(mu_);
-    Mutex persist_mu_;
 };
 
 }  // namespace comet::broker

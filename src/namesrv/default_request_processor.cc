@@ -3,9 +3,9 @@
 #include "base/crc32.h"
 #include "base/logging.h"
 #include "base/properties.h"
-#include "namesrv/route_json.h"
 #include "protocol/ha_headers.h"
 #include "protocol/namesrv_headers.h"
+#include "protocol/route_bodies.h"
 #include "protocol/request_code.h"
 #include "protocol/response_code.h"
 
@@ -29,6 +29,36 @@ RemotingCommand ok(const RemotingCommand& req) {
 // RemotingCommandException does.
 RemotingCommand bad_header(const RemotingCommand& req, const Status& st) {
     return error(req, rs::kSystemError, st.message());
+}
+
+// Moves a decoded REGISTER_BROKER body into the request: topics keyed by their topicName (the
+// table key when a config names none); a topic without any name is refused.
+Status take_topic_configs(protocol::RegisterBrokerBody* body, RegisterBrokerRequest* r) {
+    auto& wrapper = body->topic_config_serialize_wrapper;
+    for (auto& [name, tc] : wrapper.topic_config_table) {
+        if (tc.topic_name.empty()) {
+            tc.topic_name = name;
+        }
+        if (tc.topic_name.empty()) {
+            return Status::error(Errc::kInvalidArgument, "topicConfigTable.{}: empty topicName",
+                                 name);
+        }
+        std::string key = tc.topic_name;
+        r->topic_config_table[std::move(key)] = std::move(tc);
+    }
+    r->data_version = wrapper.data_version;
+    r->filter_server_list = std::move(body->filter_server_list);
+    return Status::ok();
+}
+
+// TopicList body; brokerAddr is left out when empty (null in Java).
+std::string topic_list_body(std::vector<std::string> topics, const std::string& broker_addr) {
+    protocol::TopicList list;
+    list.topic_list = std::move(topics);
+    if (!broker_addr.empty()) {
+        list.broker_addr = broker_addr;
+    }
+    return list.encode();
 }
 
 }  // namespace
@@ -142,7 +172,7 @@ RemotingCommand DefaultRequestProcessor::get_kv_list_by_namespace(const Remoting
                      fmt::format("No config item, Namespace: {}", h->name_space));
     }
     RemotingCommand resp = ok(req);
-    resp.body = encode_kv_table(*table);
+    resp.body = protocol::KvTable{*table}.encode();
     return resp;
 }
 
@@ -171,18 +201,15 @@ RemotingCommand DefaultRequestProcessor::register_broker(const RemotingCommand& 
     r.zone_name = h->zone_name;
     r.channel = channel;
     if (!req.body.empty()) {
-        Result<RegisterBrokerBody> body =
-            h->compressed ? decode_compressed_register_broker_body(req.body, req.version)
-                          : decode_register_broker_body(req.body);
-        if (!body.is_ok()) {
+        Result<protocol::RegisterBrokerBody> body =
+            protocol::RegisterBrokerBody::decode_body(req.body, h->compressed, req.version);
+        Status topics = body.is_ok() ? take_topic_configs(&body.value(), &r) : body.status();
+        if (!topics.is_ok()) {
             spdlog::warn("register broker {} {}: bad body: {}", h->broker_name, h->broker_addr,
-                         body.status().message());
+                         topics.message());
             return error(req, rs::kSystemError,
-                         fmt::format("register broker body: {}", body.status().message()));
+                         fmt::format("register broker body: {}", topics.message()));
         }
-        r.data_version = body->data_version;
-        r.topic_config_table = std::move(body->topic_config_table);
-        r.filter_server_list = std::move(body->filter_server_list);
     }
     Result<RegisterBrokerResult> result = routes_.register_broker(r);
     if (after_membership_change_) {
@@ -203,7 +230,7 @@ RemotingCommand DefaultRequestProcessor::register_broker(const RemotingCommand& 
     out.to_ext(resp);
     if (config_.return_order_topic_config_to_broker.load()) {
         if (auto table = kv_.list(kNamespaceOrderTopicConfig)) {
-            resp.body = encode_kv_table(*table);
+            resp.body = protocol::KvTable{*table}.encode();
         }
     }
     return resp;
@@ -238,14 +265,14 @@ RemotingCommand DefaultRequestProcessor::get_route_info_by_topic(const RemotingC
         route->order_topic_conf = kv_.get(kNamespaceOrderTopicConfig, h->topic);
     }
     RemotingCommand resp = ok(req);
-    resp.body = encode_topic_route_data(
-        *route, route_key_style(req.version, h->accept_standard_json_only.value_or(false)));
+    resp.body = route->encode(
+        protocol::route_key_style(req.version, h->accept_standard_json_only.value_or(false)));
     return resp;
 }
 
 RemotingCommand DefaultRequestProcessor::get_broker_cluster_info(const RemotingCommand& req) {
     RemotingCommand resp = ok(req);
-    resp.body = encode_cluster_info(routes_.get_all_cluster_info());
+    resp.body = routes_.get_all_cluster_info().encode();
     return resp;
 }
 
@@ -254,7 +281,7 @@ RemotingCommand DefaultRequestProcessor::get_all_topic_list(const RemotingComman
         return error(req, rs::kSystemError, "disable");
     }
     RemotingCommand resp = ok(req);
-    resp.body = encode_topic_list(routes_.get_all_topic_list());
+    resp.body = topic_list_body(routes_.get_all_topic_list(), {});
     return resp;
 }
 
@@ -264,7 +291,7 @@ RemotingCommand DefaultRequestProcessor::get_topics_by_cluster(const RemotingCom
         return error(req, rs::kSystemError, "the custom field cluster is null");
     }
     RemotingCommand resp = ok(req);
-    resp.body = encode_topic_list(routes_.get_topics_by_cluster(*cluster));
+    resp.body = topic_list_body(routes_.get_topics_by_cluster(*cluster), {});
     return resp;
 }
 
@@ -287,7 +314,7 @@ RemotingCommand DefaultRequestProcessor::get_system_topic_list(const RemotingCom
     std::string broker_addr;
     std::vector<std::string> topics = routes_.get_system_topic_list(&broker_addr);
     RemotingCommand resp = ok(req);
-    resp.body = encode_topic_list(topics, broker_addr);
+    resp.body = topic_list_body(std::move(topics), broker_addr);
     return resp;
 }
 
@@ -306,9 +333,9 @@ RemotingCommand DefaultRequestProcessor::get_broker_member_group(const RemotingC
         return bad_header(req, h.status());
     }
     RemotingCommand resp = ok(req);
-    resp.body =
-        encode_broker_member_group(routes_.get_broker_member_group(h->cluster_name,
-                                                                   h->broker_name));
+    resp.body = protocol::GetBrokerMemberGroupResponseBody{
+        routes_.get_broker_member_group(h->cluster_name, h->broker_name)}
+                    .encode();
     return resp;
 }
 
@@ -319,7 +346,7 @@ RemotingCommand DefaultRequestProcessor::query_data_version(const RemotingComman
     }
     DataVersion version;
     if (!req.body.empty()) {
-        auto v = decode_data_version(req.body);
+        auto v = DataVersion::decode(req.body);
         if (!v.is_ok()) {
             return error(req, rs::kSystemError,
                          fmt::format("bad DataVersion body: {}", v.status().message()));
@@ -336,7 +363,7 @@ RemotingCommand DefaultRequestProcessor::query_data_version(const RemotingComman
     out.changed = changed;
     out.to_ext(resp);
     if (auto stored = routes_.query_broker_topic_config(h->cluster_name, h->broker_addr)) {
-        resp.body = encode_data_version(*stored);
+        resp.body = stored->encode();
     }
     return resp;
 }

@@ -71,7 +71,9 @@ Result<RegisterBrokerResult> RouteInfoManager::register_broker(const RegisterBro
         bd.cluster = req.cluster_name;
         bd.broker_name = req.broker_name;
     }
-    bd.enable_acting_master = req.enable_acting_master;
+    // Unset (not written) when false: 4.9.8's BrokerData has no such field.
+    bd.enable_acting_master =
+        req.enable_acting_master ? std::optional<bool>(true) : std::optional<bool>();
     // A smaller brokerId than every registered one: the group's minimum changes.
     const bool min_id_changed =
         !bd.broker_addrs.empty() && req.broker_id < bd.broker_addrs.begin()->first;
@@ -152,7 +154,7 @@ Result<RegisterBrokerResult> RouteInfoManager::register_broker(const RegisterBro
             }
         }
     }
-    if (min_id_changed && bd.enable_acting_master) {
+    if (min_id_changed && bd.enable_acting_master.value_or(false)) {
         MinBrokerIdChange change;
         change.cluster_name = req.cluster_name;
         change.broker_name = req.broker_name;
@@ -211,7 +213,7 @@ void RouteInfoManager::remove_broker_locked(const LiveKey& key) {
             was_min = bd.broker_addrs.begin()->second == key.addr;
             const size_t erased = std::erase_if(
                 bd.broker_addrs, [&](const auto& e) { return e.second == key.addr; });
-            if (erased > 0 && !bd.broker_addrs.empty() && bd.enable_acting_master) {
+            if (erased > 0 && !bd.broker_addrs.empty() && bd.enable_acting_master.value_or(false)) {
                 on_member_removed_locked(bd, key, was_min);
             }
         }
@@ -311,7 +313,7 @@ std::optional<TopicRouteData> RouteInfoManager::pick_topic_route_data(
         // queues are read-only, shows its smallest brokerId as the master (id 0).
         for (BrokerData& bd : route.broker_datas) {
             if (bd.broker_addrs.empty() || bd.broker_addrs.contains(kMasterId) ||
-                !bd.enable_acting_master) {
+                !bd.enable_acting_master.value_or(false)) {
                 continue;
             }
             for (const QueueData& qd : route.queue_datas) {

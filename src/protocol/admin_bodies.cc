@@ -114,13 +114,7 @@ Result<LockBatchResponseBody> LockBatchResponseBody::from_json(const JsonValue& 
 
 void SubscriptionGroupConfig::write_json(JsonWriter& w) const {
     w.begin_object();
-    if (!attributes.empty()) {
-        w.key("attributes").begin_object();
-        for (const auto& [k, val] : attributes) {
-            w.member(k, val);
-        }
-        w.end_object();
-    }
+    write_attributes(w, attributes);
     w.member("brokerId", broker_id)
         .member("consumeBroadcastEnable", consume_broadcast_enable)
         .member("consumeEnable", consume_enable)

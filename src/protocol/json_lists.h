@@ -54,6 +54,24 @@ void write_object_list(JsonWriter& w, const std::vector<T>& items) {
     w.end_array();
 }
 
+// {"k":"v",...} in key order.
+inline void write_string_map(JsonWriter& w, const std::map<std::string, std::string>& m) {
+    w.begin_object();
+    for (const auto& [k, v] : m) {
+        w.member(k, v);
+    }
+    w.end_object();
+}
+
+// The 5.x "attributes" member of TopicConfig / SubscriptionGroupConfig: written only when there
+// are some (4.9.8 has no such member).
+inline void write_attributes(JsonWriter& w, const std::map<std::string, std::string>& attributes) {
+    if (!attributes.empty()) {
+        w.key("attributes");
+        write_string_map(w, attributes);
+    }
+}
+
 template <typename C>
 void write_value_list(JsonWriter& w, const C& items) {
     w.begin_array();

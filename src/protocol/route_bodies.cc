@@ -11,11 +11,19 @@ namespace {
 
 // Decompressed RegisterBrokerBody larger than this is rejected (zip-bomb guard).
 constexpr size_t kMaxInflatedBytes = 64 * 1024 * 1024;
+constexpr int32_t kVersionV4_9_4 = 401;
+constexpr int32_t kVersionV5_0_0 = 413;
 
-void write_long_string_map(JsonWriter& w, const std::map<int64_t, std::string>& m) {
+void write_long_string_map(JsonWriter& w, const std::map<int64_t, std::string>& m,
+                           RouteKeyStyle style = RouteKeyStyle::kStandard) {
     w.begin_object();
     for (const auto& [k, v] : m) {
-        w.member(std::to_string(k), v);
+        if (style == RouteKeyStyle::kStandard) {
+            w.key(std::to_string(k));
+        } else {
+            w.raw_key(std::to_string(k));
+        }
+        w.value(v);
     }
     w.end_object();
 }
@@ -83,6 +91,14 @@ std::string perm_to_string(int32_t perm) {
     return s;
 }
 
+std::string_view topic_filter_type_name(TopicFilterType t) {
+    return t == TopicFilterType::kMultiTag ? "MULTI_TAG" : "SINGLE_TAG";
+}
+
+TopicFilterType topic_filter_type_from_name(std::string_view name) {
+    return name == "MULTI_TAG" ? TopicFilterType::kMultiTag : TopicFilterType::kSingleTag;
+}
+
 // ---- DataVersion ----
 void DataVersion::write_json(JsonWriter& w) const {
     w.begin_object()
@@ -125,10 +141,18 @@ Result<QueueData> QueueData::from_json(const JsonValue& v) {
     return q;
 }
 
+RouteKeyStyle route_key_style(int32_t request_version, bool accept_standard_json_only) {
+    return request_version >= kVersionV4_9_4 || accept_standard_json_only
+               ? RouteKeyStyle::kStandard
+               : RouteKeyStyle::kFastjson;
+}
+
 // ---- BrokerData ----
-void BrokerData::write_json(JsonWriter& w) const {
+void BrokerData::write_json(JsonWriter& w) const { write_json(w, RouteKeyStyle::kStandard); }
+
+void BrokerData::write_json(JsonWriter& w, RouteKeyStyle style) const {
     w.begin_object().key("brokerAddrs");
-    write_long_string_map(w, broker_addrs);
+    write_long_string_map(w, broker_addrs, style);
     w.member("brokerName", broker_name).member("cluster", cluster);
     if (enable_acting_master) {
         w.member("enableActingMaster", *enable_acting_master);
@@ -151,10 +175,12 @@ Result<BrokerData> BrokerData::from_json(const JsonValue& v) {
 }
 
 // ---- TopicRouteData ----
-void TopicRouteData::write_json(JsonWriter& w) const {
+void TopicRouteData::write_json(JsonWriter& w) const { write_json(w, RouteKeyStyle::kStandard); }
+
+void TopicRouteData::write_json(JsonWriter& w, RouteKeyStyle style) const {
     w.begin_object().key("brokerDatas").begin_array();
     for (const auto& b : broker_datas) {
-        b.write_json(w);
+        b.write_json(w, style);
     }
     w.end_array().key("filterServerTable").begin_object();
     for (const auto& [broker, servers] : filter_server_table) {
@@ -268,11 +294,9 @@ Result<TopicList> TopicList::from_json(const JsonValue& v) {
 
 // ---- KvTable ----
 void KvTable::write_json(JsonWriter& w) const {
-    w.begin_object().key("table").begin_object();
-    for (const auto& [k, val] : table) {
-        w.member(k, val);
-    }
-    w.end_object().end_object();
+    w.begin_object().key("table");
+    write_string_map(w, table);
+    w.end_object();
 }
 
 Result<KvTable> KvTable::from_json(const JsonValue& v) {
@@ -285,17 +309,11 @@ Result<KvTable> KvTable::from_json(const JsonValue& v) {
 // ---- TopicConfig ----
 void TopicConfig::write_json(JsonWriter& w) const {
     w.begin_object();
-    if (!attributes.empty()) {
-        w.key("attributes").begin_object();
-        for (const auto& [k, val] : attributes) {
-            w.member(k, val);
-        }
-        w.end_object();
-    }
+    write_attributes(w, attributes);
     w.member("order", order)
         .member("perm", perm)
         .member("readQueueNums", read_queue_nums)
-        .member("topicFilterType", topic_filter_type)
+        .member("topicFilterType", topic_filter_type_name(topic_filter_type))
         .member("topicName", topic_name)
         .member("topicSysFlag", topic_sys_flag)
         .member("writeQueueNums", write_queue_nums)
@@ -309,7 +327,11 @@ Result<TopicConfig> TopicConfig::from_json(const JsonValue& v) {
     COMET_RETURN_IF_ERROR(read_bool(v, "order", &t.order));
     COMET_RETURN_IF_ERROR(read_int32(v, "perm", &t.perm));
     COMET_RETURN_IF_ERROR(read_int32(v, "readQueueNums", &t.read_queue_nums));
-    COMET_RETURN_IF_ERROR(read_string(v, "topicFilterType", &t.topic_filter_type));
+    std::optional<std::string> filter_type;
+    COMET_RETURN_IF_ERROR(read_string(v, "topicFilterType", &filter_type));
+    if (filter_type) {
+        t.topic_filter_type = topic_filter_type_from_name(*filter_type);
+    }
     COMET_RETURN_IF_ERROR(read_string(v, "topicName", &t.topic_name));
     COMET_RETURN_IF_ERROR(read_int32(v, "topicSysFlag", &t.topic_sys_flag));
     COMET_RETURN_IF_ERROR(read_int32(v, "writeQueueNums", &t.write_queue_nums));
@@ -317,14 +339,15 @@ Result<TopicConfig> TopicConfig::from_json(const JsonValue& v) {
 }
 
 std::string TopicConfig::encode_text() const {
-    JsonWriter attrs;
-    attrs.begin_object();
-    for (const auto& [k, val] : attributes) {
-        attrs.member(k, val);
+    std::string text = fmt::format("{} {} {} {} {}", topic_name, read_queue_nums, write_queue_nums,
+                                   perm, topic_filter_type_name(topic_filter_type));
+    if (!attributes.empty()) {
+        JsonWriter attrs;
+        write_string_map(attrs, attributes);
+        text += ' ';
+        text += attrs.str();
     }
-    attrs.end_object();
-    return fmt::format("{} {} {} {} {} {}", topic_name, read_queue_nums, write_queue_nums, perm,
-                       topic_filter_type, attrs.str());
+    return text;
 }
 
 Result<TopicConfig> TopicConfig::decode_text(std::string_view text) {
@@ -349,7 +372,7 @@ Result<TopicConfig> TopicConfig::decode_text(std::string_view text) {
     COMET_ASSIGN_OR_RETURN(t.read_queue_nums, parse_ext_int32("readQueueNums", parts[1]));
     COMET_ASSIGN_OR_RETURN(t.write_queue_nums, parse_ext_int32("writeQueueNums", parts[2]));
     COMET_ASSIGN_OR_RETURN(t.perm, parse_ext_int32("perm", parts[3]));
-    t.topic_filter_type = std::string(parts[4]);
+    t.topic_filter_type = topic_filter_type_from_name(parts[4]);
     std::string_view rest = pos < text.size() ? text.substr(pos) : std::string_view();
     if (!rest.empty()) {
         COMET_ASSIGN_OR_RETURN(auto doc, parse_json_body(rest));
@@ -417,7 +440,7 @@ Result<RegisterBrokerBody> RegisterBrokerBody::from_json(const JsonValue& v) {
     return b;
 }
 
-std::string RegisterBrokerBody::encode_compressed() const {
+std::string RegisterBrokerBody::encode_compressed(int32_t request_version) const {
     std::string raw;
     put_len_prefixed(&raw, topic_config_serialize_wrapper.data_version.encode());
     ByteWriter w(&raw);
@@ -432,7 +455,9 @@ std::string RegisterBrokerBody::encode_compressed() const {
     }
     fs.end_array();
     put_len_prefixed(&raw, fs.str());
-    w.be32(0);  // no static-topic mapping entries
+    if (request_version >= kVersionV5_0_0) {
+        w.be32(0);  // no static-topic mapping entries
+    }
     uLongf bound = compressBound(static_cast<uLong>(raw.size()));
     std::string out(bound, '\0');
     int rc = compress2(reinterpret_cast<Bytef*>(out.data()), &bound,
@@ -443,7 +468,8 @@ std::string RegisterBrokerBody::encode_compressed() const {
     return out;
 }
 
-Result<RegisterBrokerBody> RegisterBrokerBody::decode_compressed(std::string_view body) {
+Result<RegisterBrokerBody> RegisterBrokerBody::decode_compressed(std::string_view body,
+                                                                int32_t request_version) {
     COMET_ASSIGN_OR_RETURN(std::string raw, inflate_all(body));
     ByteReader r(raw);
     RegisterBrokerBody b;
@@ -472,18 +498,25 @@ Result<RegisterBrokerBody> RegisterBrokerBody::decode_compressed(std::string_vie
         return Status::error(Errc::kInvalidArgument,
                              "compressed RegisterBrokerBody: truncated filterServerList");
     }
-    COMET_ASSIGN_OR_RETURN(auto doc, parse_json_body(part));
-    if (!doc.IsArray()) {
-        return Status::error(Errc::kInvalidArgument,
-                             "compressed RegisterBrokerBody: filterServerList is not an array");
+    if (!part.empty() && part != "null") {
+        COMET_ASSIGN_OR_RETURN(auto doc, parse_json_body(part));
+        if (!doc.IsArray()) {
+            return Status::error(Errc::kInvalidArgument,
+                                 "compressed RegisterBrokerBody: filterServerList is not an array");
+        }
+        for (const auto& s : doc.GetArray()) {
+            COMET_ASSIGN_OR_RETURN(std::string text, json_to_string(s, "filterServerList"));
+            b.filter_server_list.push_back(std::move(text));
+        }
     }
-    for (const auto& s : doc.GetArray()) {
-        COMET_ASSIGN_OR_RETURN(std::string text, json_to_string(s, "filterServerList"));
-        b.filter_server_list.push_back(std::move(text));
-    }
-    // Optional tail (brokers >= 5.0.0): mapping count + entries, validated and skipped.
-    uint32_t mappings = 0;
-    if (r.be32(&mappings)) {
+    // Brokers >= 5.0.0: mapping count + entries (Comet serves no static topics: framing is
+    // validated, the entries skipped).
+    if (request_version >= kVersionV5_0_0) {
+        uint32_t mappings = 0;
+        if (!r.be32(&mappings)) {
+            return Status::error(Errc::kInvalidArgument,
+                                 "compressed RegisterBrokerBody: truncated mapping count");
+        }
         for (uint32_t i = 0; i < mappings; ++i) {
             if (!get_len_prefixed(r, &part)) {
                 return Status::error(Errc::kInvalidArgument,
@@ -494,8 +527,9 @@ Result<RegisterBrokerBody> RegisterBrokerBody::decode_compressed(std::string_vie
     return b;
 }
 
-Result<RegisterBrokerBody> RegisterBrokerBody::decode_body(std::string_view body, bool compressed) {
-    return compressed ? decode_compressed(body) : decode(body);
+Result<RegisterBrokerBody> RegisterBrokerBody::decode_body(std::string_view body, bool compressed,
+                                                           int32_t request_version) {
+    return compressed ? decode_compressed(body, request_version) : decode(body);
 }
 
 // ---- RegisterBrokerResult ----

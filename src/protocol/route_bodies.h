@@ -5,7 +5,10 @@
 //   void write_json(JsonWriter&) const;  static Result<T> from_json(const JsonValue&);
 //   std::string encode() const;          static Result<T> decode(std::string_view body);
 // encode() emits standard compact JSON with sorted keys (map keys quoted: {"0":"addr"});
-// decode() is lenient (fastjson unquoted keys). Plain values, no threads.
+// TopicRouteData::encode(RouteKeyStyle) also writes fastjson's unquoted brokerAddrs keys for old
+// clients; decode() is lenient (fastjson unquoted keys). These are the only types and codec of
+// these bodies: the broker's topics.json and the name server's tables use them too. Plain values,
+// no threads.
 
 #include <cstdint>
 #include <map>
@@ -26,16 +29,39 @@ inline constexpr int32_t kPermPriority = 8;
 inline constexpr int32_t kPermRead = 4;
 inline constexpr int32_t kPermWrite = 2;
 inline constexpr int32_t kPermInherit = 1;
+inline bool perm_readable(int32_t p) { return (p & kPermRead) != 0; }
+inline bool perm_writeable(int32_t p) { return (p & kPermWrite) != 0; }
+inline bool perm_inherit(int32_t p) { return (p & kPermInherit) != 0; }
 // Java PermName.perm2String: "RWX" with '-' for an absent bit (priority not shown).
 std::string perm_to_string(int32_t perm);
 
+// Java TopicFilterType.
+enum class TopicFilterType { kSingleTag, kMultiTag };
+std::string_view topic_filter_type_name(TopicFilterType t);  // "SINGLE_TAG" / "MULTI_TAG"
+// "MULTI_TAG" -> kMultiTag; any other name reads as the default kSingleTag.
+TopicFilterType topic_filter_type_from_name(std::string_view name);
+
+// Java DataVersion: the change counter of a config table ({"counter","stateVersion","timestamp"}).
+// The name server refreshes a broker's queue data when it changes; slaves copy a table when it
+// differs from the master's. Value type; the owning table guards it with its own mutex.
 struct DataVersion {
     int64_t state_version = 0;
-    int64_t timestamp = 0;
+    int64_t timestamp = 0;  // wall ms of the last change
     int64_t counter = 0;
+    // Java DataVersion#nextVersion: one more change, made at `wall_millis`.
+    void next_version(int64_t wall_millis) {
+        ++counter;
+        timestamp = wall_millis;
+    }
     bool operator==(const DataVersion&) const = default;
     COMET_JSON_BODY(DataVersion)
 };
+
+// How brokerAddrs map keys are written in a route body: fastjson's default unquoted integer keys
+// ({0:"a"}), or standard JSON ({"0":"a"}) for requests with version >= 401 (V4_9_4) or
+// acceptStandardJsonOnly=true (reference §3 item 4). encode() / write_json(w) write kStandard.
+enum class RouteKeyStyle { kFastjson, kStandard };
+RouteKeyStyle route_key_style(int32_t request_version, bool accept_standard_json_only);
 
 struct QueueData {
     std::string broker_name;
@@ -51,10 +77,13 @@ struct BrokerData {
     std::string cluster;
     std::string broker_name;
     std::map<int64_t, std::string> broker_addrs;  // brokerId -> ip:port; 0 = master
+    // 5.x only: 4.9.8 has no such field, so the name server leaves it unset (not written) unless
+    // the broker asked for acting master, keeping bodies byte-identical to 4.9.8's.
     std::optional<bool> enable_acting_master;
     std::optional<std::string> zone_name;
     bool operator==(const BrokerData&) const = default;
     COMET_JSON_BODY(BrokerData)
+    void write_json(JsonWriter& w, RouteKeyStyle style) const;
 };
 
 struct TopicRouteData {
@@ -64,6 +93,12 @@ struct TopicRouteData {
     std::map<std::string, std::vector<std::string>> filter_server_table;
     bool operator==(const TopicRouteData&) const = default;
     COMET_JSON_BODY(TopicRouteData)
+    void write_json(JsonWriter& w, RouteKeyStyle style) const;
+    std::string encode(RouteKeyStyle style) const {
+        JsonWriter w;
+        write_json(w, style);
+        return w.take();
+    }
 };
 
 struct ClusterInfo {
@@ -86,12 +121,17 @@ struct KvTable {
     COMET_JSON_BODY(KvTable)
 };
 
+// Java TopicConfig: one topic's queue counts, permission and filter type, as the broker keeps it
+// (topics.json), registers it and answers GET_ALL_TOPIC_CONFIG with.
+// JSON: {"attributes":{..},"order","perm","readQueueNums","topicFilterType","topicName",
+// "topicSysFlag","writeQueueNums"}; "attributes" (5.x) is written only when not empty, so a
+// topic without attributes is byte-identical to RocketMQ 4.9.8's.
 struct TopicConfig {
     std::string topic_name;
     int32_t read_queue_nums = 16;
     int32_t write_queue_nums = 16;
     int32_t perm = kPermRead | kPermWrite;
-    std::string topic_filter_type = "SINGLE_TAG";
+    TopicFilterType topic_filter_type = TopicFilterType::kSingleTag;
     int32_t topic_sys_flag = 0;
     bool order = false;
     std::map<std::string, std::string> attributes;
@@ -99,7 +139,8 @@ struct TopicConfig {
     COMET_JSON_BODY(TopicConfig)
 
     // Java TopicConfig#encode/#decode text form used inside the compressed RegisterBrokerBody:
-    // "name read write perm filterType attributesJson" (space separated).
+    // "name read write perm filterType" (4.9.8), plus " attributesJson" (5.x) only when there are
+    // attributes. decode_text() accepts both.
     std::string encode_text() const;
     static Result<TopicConfig> decode_text(std::string_view text);
 };
@@ -120,11 +161,15 @@ struct RegisterBrokerBody {
     COMET_JSON_BODY(RegisterBrokerBody)
 
     // Compressed form (header compressed=true): a zlib stream of int32-length-prefixed parts,
-    // see docs/formats/json-bodies.md. Static-topic mapping entries are skipped on decode.
-    std::string encode_compressed() const;
-    static Result<RegisterBrokerBody> decode_compressed(std::string_view body);
+    // see docs/formats/json-bodies.md. The static-topic mapping section exists when the
+    // request's version is >= 413 (V5_0_0), as in Java RegisterBrokerBody#decode: it is written
+    // empty, and its entries are skipped on decode. Errors: kInvalidArgument naming the part.
+    std::string encode_compressed(int32_t request_version) const;
+    static Result<RegisterBrokerBody> decode_compressed(std::string_view body,
+                                                        int32_t request_version);
     // Picks the form from the request header flag.
-    static Result<RegisterBrokerBody> decode_body(std::string_view body, bool compressed);
+    static Result<RegisterBrokerBody> decode_body(std::string_view body, bool compressed,
+                                                  int32_t request_version);
 };
 
 // What the name server answers to REGISTER_BROKER: HA addresses in the header (slave only) and the

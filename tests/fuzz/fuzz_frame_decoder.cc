@@ -153,7 +153,7 @@ void check_command(const RemotingCommand& cmd) {
     try_body<ProducerConnection>(cmd.body);
     try_body<SyncStateSet>(cmd.body);
     try_body<ElectMasterResponseBody>(cmd.body);
-    (void)RegisterBrokerBody::decode_compressed(cmd.body);
+    (void)RegisterBrokerBody::decode_compressed(cmd.body, cmd.version);
     (void)RegisterBrokerResult::from_response(cmd);
     auto props = parse_properties_text(cmd.body);
     (void)encode_properties_text(props);

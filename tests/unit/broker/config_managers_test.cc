@@ -5,6 +5,7 @@
 
 #include "base/clock.h"
 #include "broker/broker_config.h"
+#include "broker/config_file.h"
 #include "broker/consumer_offset_manager.h"
 #include "broker/delay_levels.h"
 #include "broker/json_file.h"
@@ -53,6 +54,35 @@ TEST(JsonFile, AtomicWriteKeepsBackup) {
     std::ofstream(p, std::ios::trunc) << "{\"v\":";
     EXPECT_EQ(read_config_file(p).value(), "{\"v\":1}");
     EXPECT_EQ(read_config_file(dir.file("missing.json")).status().code(), Errc::kNotFound);
+}
+
+// The cycle every config table goes through: nothing to load on a fresh store, an indented file
+// with the previous version kept as .bak, the backup when the file is torn; "" = memory only.
+TEST(ConfigFile, LoadsPersistsAndFallsBackToTheBackup) {
+    TempDir dir;
+    ConfigFile file(dir.file("config/t.json"));
+    int decoded = 0;
+    std::string seen;
+    auto decode = [&](std::string_view text) {
+        ++decoded;
+        seen = std::string(text);
+        return Status::ok();
+    };
+    ASSERT_TRUE(file.load(decode).is_ok());
+    EXPECT_EQ(decoded, 0);
+    ASSERT_TRUE(file.persist([] { return std::string(R"({"a":{"b":1}})"); }).is_ok());
+    ASSERT_TRUE(file.persist([] { return std::string(R"({"a":{"b":2}})"); }).is_ok());
+    EXPECT_EQ(read_file(file.path()).value(), "{\n    \"a\": {\n        \"b\": 2\n    }\n}");
+    std::ofstream(file.path(), std::ios::trunc) << "{\"a\":";
+    ASSERT_TRUE(file.load(decode).is_ok());
+    EXPECT_EQ(decoded, 1);
+    EXPECT_EQ(seen, "{\n    \"a\": {\n        \"b\": 1\n    }\n}");
+    EXPECT_EQ(file.load([](std::string_view) { return Status(Errc::kCorruption, "bad"); }).code(),
+              Errc::kCorruption);
+    ConfigFile memory("");
+    EXPECT_TRUE(memory.persist([] { return std::string("{}"); }).is_ok());
+    EXPECT_TRUE(memory.load(decode).is_ok());
+    EXPECT_EQ(decoded, 1);
 }
 
 TEST(BrokerConfig, DefaultsMatchRocketMq) {
@@ -232,6 +262,44 @@ TEST(TopicConfigManager, LoadsRocketMqFile) {
     EXPECT_EQ(m.data_version().timestamp, 1796061470949);
 }
 
+// The register body and GET_ALL_TOPIC_CONFIG carry this wrapper: a topic without attributes is
+// written as 4.9.8 writes it (no "attributes" member), one with attributes keeps them.
+TEST(TopicConfigManager, EncodesTopicsAsRocketMq498) {
+    ManualClock clock;
+    BrokerConfig cfg;
+    TopicConfigManager m(cfg, clock, "");
+    TopicConfig plain;
+    plain.topic_name = "Plain";
+    plain.read_queue_nums = 4;
+    plain.write_queue_nums = 4;
+    ASSERT_TRUE(m.update(plain).is_ok());
+    TopicConfig tagged = plain;
+    tagged.topic_name = "Tagged";
+    tagged.attributes["+message.type"] = "NORMAL";
+    ASSERT_TRUE(m.update(tagged).is_ok());
+    const std::string body = m.encode(false);
+    EXPECT_NE(body.find(R"("Plain":{"order":false,"perm":6,"readQueueNums":4,)"
+                        R"("topicFilterType":"SINGLE_TAG","topicName":"Plain","topicSysFlag":0,)"
+                        R"("writeQueueNums":4})"),
+              std::string::npos)
+        << body;
+    EXPECT_NE(body.find(R"("Tagged":{"attributes":{"+message.type":"NORMAL"},"order":false,)"),
+              std::string::npos)
+        << body;
+    TopicConfigManager copy(cfg, clock, "");
+    ASSERT_TRUE(copy.decode(m.encode(true)).is_ok());
+    EXPECT_EQ(copy.select("Tagged"), tagged);
+    EXPECT_EQ(copy.data_version(), m.data_version());
+    // The same decoder as the wire (fastjson-like): numeric strings read as numbers, anything
+    // else is a corrupt file rather than a silent 0.
+    ASSERT_TRUE(
+        copy.decode(R"({"dataVersion":{"counter":"7","timestamp":5},"topicConfigTable":{}})")
+            .is_ok());
+    EXPECT_EQ(copy.data_version(), (DataVersion{.timestamp = 5, .counter = 7}));
+    EXPECT_EQ(copy.decode(R"({"dataVersion":{"counter":"x"}})").code(), Errc::kCorruption);
+    EXPECT_EQ(copy.decode(R"({"topicConfigTable":{"T":{"perm":6}}})").code(), Errc::kCorruption);
+}
+
 TEST(TopicValidator, Names) {
     EXPECT_TRUE(validate_topic("Topic_A-1%|").is_ok());
     EXPECT_FALSE(validate_topic("").is_ok());
@@ -259,6 +327,31 @@ TEST(SubscriptionGroupManager, AutoCreatePersistReload) {
     EXPECT_TRUE(again.get("CG").has_value());
     EXPECT_FALSE(again.find("Other").has_value());  // auto-create off
     EXPECT_TRUE(again.find("SELF_TEST_C_GROUP").has_value());  // system group
+}
+
+// GET_ALL_SUBSCRIPTIONGROUP_CONFIG and subscriptionGroup.json: 4.9.8 has no group attributes, so
+// the (5.x) member is written only when a group has some; both forms survive a reload.
+TEST(SubscriptionGroupManager, WritesAttributesOnlyWhenPresent) {
+    ManualClock clock;
+    SubscriptionGroupManager m(clock, "", false);
+    SubscriptionGroupConfig plain;
+    plain.group_name = "Plain";
+    ASSERT_TRUE(m.update(plain).is_ok());
+    SubscriptionGroupConfig tagged;
+    tagged.group_name = "Tagged";
+    tagged.attributes["+k"] = "v";
+    ASSERT_TRUE(m.update(tagged).is_ok());
+    const std::string body = m.encode(false);
+    EXPECT_NE(body.find(R"("Plain":{"brokerId":0,"consumeBroadcastEnable":true,)"),
+              std::string::npos)
+        << body;
+    EXPECT_NE(body.find(R"("Tagged":{"attributes":{"+k":"v"},"brokerId":0,)"), std::string::npos)
+        << body;
+    SubscriptionGroupManager copy(clock, "", false);
+    ASSERT_TRUE(copy.decode(m.encode(true)).is_ok());
+    EXPECT_EQ(copy.get("Tagged"), tagged);
+    EXPECT_EQ(copy.get("Plain"), plain);
+    EXPECT_EQ(copy.data_version(), m.data_version());
 }
 
 TEST(SubscriptionGroupManager, LoadsRocketMqFile) {

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "base/crc32.h"
-#include "namesrv/route_json.h"
+#include "protocol/route_bodies.h"
 #include "namesrv_test_helper.h"
 #include "protocol/request_code.h"
 #include "protocol/response_code.h"
@@ -122,10 +122,10 @@ TEST_F(DefaultRequestProcessorTest, RegisterBrokerErrors) {
 
 TEST_F(DefaultRequestProcessorTest, CompressedRegistrationWithCrc) {
     auto good = read_frame("0001-c2s-REGISTER_BROKER.bin");
-    auto body = decode_register_broker_body(good.body).value();
+    auto body = protocol::RegisterBrokerBody::decode(good.body).value();
     auto req = good;
     req.version = 479;
-    req.body = encode_compressed_register_broker_body(body, 479);
+    req.body = body.encode_compressed(479);
     req.ext_fields["compressed"] = "true";
     req.ext_fields["bodyCrc32"] = std::to_string(crc32(req.body) & 0x7FFFFFFF);
     auto r = call(req);
@@ -188,7 +188,7 @@ TEST_F(DefaultRequestProcessorTest, ClusterTopicListMemberGroupDeleteTopic) {
     call(read_frame("0289-c2s-REGISTER_BROKER.bin"), 2);
     auto info = call(request(rc::kGetBrokerClusterInfo));
     EXPECT_EQ(info.code, rs::kSuccess);
-    auto decoded = decode_cluster_info(info.body).value();
+    auto decoded = protocol::ClusterInfo::decode(info.body).value();
     EXPECT_EQ(decoded.broker_addr_table.at("broker-a").broker_addrs.size(), 2u);
     EXPECT_EQ(decoded.cluster_addr_table.at("DefaultCluster").count("broker-a"), 1u);
 

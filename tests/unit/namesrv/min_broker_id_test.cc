@@ -32,7 +32,7 @@ RegisterBrokerRequest member(int64_t id, const std::string& addr, bool acting = 
     r.ha_server_addr = addr + "-ha";
     r.enable_acting_master = acting;
     r.channel = channel;
-    r.data_version = DataVersion{1, 1, 0};
+    r.data_version = DataVersion{.timestamp = 1, .counter = 1};
     TopicConfig tc;
     tc.topic_name = "T";
     tc.read_queue_nums = 4;

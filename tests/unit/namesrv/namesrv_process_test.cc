@@ -18,7 +18,7 @@
 #include <optional>
 #include <thread>
 
-#include "namesrv/route_json.h"
+#include "protocol/route_bodies.h"
 #include "namesrv_test_helper.h"
 #include "protocol/remoting_command.h"
 #include "protocol/response_code.h"

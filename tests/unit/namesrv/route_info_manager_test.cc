@@ -26,7 +26,7 @@ RegisterBrokerRequest broker(const std::string& name, int64_t id, const std::str
     r.broker_id = id;
     r.broker_addr = addr;
     r.ha_server_addr = addr + "-ha";
-    r.data_version = DataVersion{1796061409236, counter, 0};
+    r.data_version = DataVersion{.timestamp = 1796061409236, .counter = counter};
     r.channel = channel;
     for (auto& t : topics) {
         r.topic_config_table[t.topic_name] = t;
@@ -242,7 +242,7 @@ TEST_F(RouteInfoManagerTest, BrokerMemberGroupListsLiveMembers) {
 
 TEST_F(RouteInfoManagerTest, DataVersionQueries) {
     reg(broker("broker-a", 0, "m:1", {}, 3));
-    DataVersion v{1796061409236, 3, 0};
+    DataVersion v{.timestamp = 1796061409236, .counter = 3};
     EXPECT_FALSE(rim_.is_broker_topic_config_changed("DefaultCluster", "m:1", v));
     v.counter = 4;
     EXPECT_TRUE(rim_.is_broker_topic_config_changed("DefaultCluster", "m:1", v));

@@ -67,7 +67,7 @@ TEST(BodiesTest, RegisterBrokerBodyPlainAndCompressed) {
     RemotingCommand cmd = testing::load_command("0001-c2s-REGISTER_BROKER.bin");
     auto h = RegisterBrokerRequestHeader::from_ext(cmd);
     ASSERT_TRUE(h.is_ok());
-    auto b = RegisterBrokerBody::decode_body(cmd.body, h->compressed);
+    auto b = RegisterBrokerBody::decode_body(cmd.body, h->compressed, cmd.version);
     ASSERT_TRUE(b.is_ok()) << b.status().to_string();
     const auto& table = b->topic_config_serialize_wrapper.topic_config_table;
     EXPECT_EQ(table.size(), 8u);
@@ -75,7 +75,7 @@ TEST(BodiesTest, RegisterBrokerBodyPlainAndCompressed) {
     EXPECT_EQ(tbw.topic_name, "TBW102");
     EXPECT_EQ(tbw.perm, 7);
     EXPECT_EQ(tbw.read_queue_nums, 8);
-    EXPECT_EQ(tbw.topic_filter_type, "SINGLE_TAG");
+    EXPECT_EQ(tbw.topic_filter_type, TopicFilterType::kSingleTag);
     EXPECT_FALSE(tbw.order);
     EXPECT_EQ(table.at("SCHEDULE_TOPIC_XXXX").read_queue_nums, 18);
     EXPECT_EQ(b->topic_config_serialize_wrapper.data_version.timestamp, 1796061409236);
@@ -85,8 +85,8 @@ TEST(BodiesTest, RegisterBrokerBodyPlainAndCompressed) {
     RegisterBrokerBody with_attrs = *b;
     with_attrs.topic_config_serialize_wrapper.topic_config_table["TBW102"].attributes["+a"] = "b c";
     with_attrs.filter_server_list = {"10.0.0.1:1"};
-    std::string z = with_attrs.encode_compressed();
-    auto back = RegisterBrokerBody::decode_body(z, true);
+    std::string z = with_attrs.encode_compressed(413);
+    auto back = RegisterBrokerBody::decode_body(z, true, 413);
     ASSERT_TRUE(back.is_ok()) << back.status().to_string();
     // The text form carries name, queue numbers, perm, filter type and attributes only.
     EXPECT_EQ(back->filter_server_list, with_attrs.filter_server_list);
@@ -102,8 +102,8 @@ TEST(BodiesTest, RegisterBrokerBodyPlainAndCompressed) {
         EXPECT_EQ(got.topic_filter_type, tc.topic_filter_type);
         EXPECT_EQ(got.attributes, tc.attributes);
     }
-    EXPECT_FALSE(RegisterBrokerBody::decode_body("not zlib", true).is_ok());
-    EXPECT_FALSE(RegisterBrokerBody::decode_body(z.substr(0, z.size() / 2), true).is_ok());
+    EXPECT_FALSE(RegisterBrokerBody::decode_body("not zlib", true, 413).is_ok());
+    EXPECT_FALSE(RegisterBrokerBody::decode_body(z.substr(0, z.size() / 2), true, 413).is_ok());
 }
 
 TEST(BodiesTest, TopicConfigTextForm) {
@@ -115,8 +115,33 @@ TEST(BodiesTest, TopicConfigTextForm) {
     EXPECT_EQ(t2->write_queue_nums, 2);
     EXPECT_EQ(t2->attributes.at("+k"), "v");
     EXPECT_EQ(t2->encode_text(), "T 4 2 6 MULTI_TAG {\"+k\":\"v\"}");
+    // 4.9.8's TopicConfig#decode wants exactly five fields: no attributes, no trailing space.
+    EXPECT_EQ(t->encode_text(), "T 4 4 6 SINGLE_TAG");
+    EXPECT_EQ(TopicConfig::decode_text("T 4 4 6 FOO")->topic_filter_type,
+              TopicFilterType::kSingleTag);
     EXPECT_FALSE(TopicConfig::decode_text("T 4 4").is_ok());
     EXPECT_FALSE(TopicConfig::decode_text("T x 4 6 SINGLE_TAG").is_ok());
+}
+
+// 4.9.8's TopicConfig has no attributes: a topic without any is written exactly as Java wrote
+// it in REGISTER_BROKER (the 5.x "attributes" member appears only when there are some).
+TEST(BodiesTest, TopicConfigWithoutAttributesIsReproducedByteForByte) {
+    RemotingCommand cmd = load("0001-c2s-REGISTER_BROKER.bin");
+    auto b = RegisterBrokerBody::decode(cmd.body);
+    ASSERT_TRUE(b.is_ok()) << b.status().to_string();
+    for (const auto& [name, tc] : b->topic_config_serialize_wrapper.topic_config_table) {
+        EXPECT_TRUE(tc.attributes.empty());
+        EXPECT_NE(cmd.body.find("\"" + name + "\":" + tc.encode()), std::string::npos) << name;
+    }
+    TopicConfig with;
+    with.topic_name = "T";
+    with.topic_filter_type = TopicFilterType::kMultiTag;
+    with.attributes["+k"] = "v";
+    EXPECT_EQ(with.encode(),
+              R"({"attributes":{"+k":"v"},"order":false,"perm":6,"readQueueNums":16,)"
+              R"("topicFilterType":"MULTI_TAG","topicName":"T","topicSysFlag":0,)"
+              R"("writeQueueNums":16})");
+    reencode_equal(with);
 }
 
 TEST(BodiesTest, HeartbeatFromJavaIsReproducedByteForByte) {

@@ -64,7 +64,7 @@ Status check_request(const RemotingCommand& cmd) {
             return body_round_trip<HeartbeatData>(cmd.body);
         case RequestCode::kRegisterBroker: {
             COMET_ASSIGN_OR_RETURN(auto h, RegisterBrokerRequestHeader::from_ext(cmd));
-            return RegisterBrokerBody::decode_body(cmd.body, h.compressed).status();
+            return RegisterBrokerBody::decode_body(cmd.body, h.compressed, cmd.version).status();
         }
         default:
             return Status(Errc::kNotFound, "no check for this code");
