@@ -23,9 +23,12 @@ build: deps
 	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Release -DCOMET_WERROR=$(WERROR)
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
-# Only the unit-test binaries: the sanitizer stage runs the tests labelled "unit".
+# Only the unit-test binaries: the sanitizer stage runs the tests labelled "unit". clang at -O0
+# compiles them about 2.5 times faster than g++ at -O1 (docs/testing.md); g++ builds the rest.
+SAN_CXX ?= clang++
 build-sanitize: deps
-	cmake -S . -B $(SAN_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Sanitize -DCOMET_WERROR=$(WERROR) -DCOMET_BUILD_BENCH=OFF
+	cmake -S . -B $(SAN_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Sanitize -DCMAKE_CXX_COMPILER=$(SAN_CXX) \
+	  -DCOMET_WERROR=$(WERROR) -DCOMET_BUILD_BENCH=OFF
 	cmake --build $(SAN_DIR) -j $(JOBS) --target unit_tests
 
 build-tsan: deps

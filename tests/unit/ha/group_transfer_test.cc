@@ -12,6 +12,8 @@ namespace {
 using namespace std::chrono_literals;
 using store::PutMessageStatus;
 
+// Outcomes are declared before the GroupTransfer of a test: its destructor fails the puts still
+// waiting, which writes into their Outcome.
 struct Outcome {
     std::optional<PutMessageStatus> status;
     GroupTransfer::Completion cb() {
@@ -24,8 +26,8 @@ struct Outcome {
 
 TEST(GroupTransfer, CompletesWhenKthHighestSlaveAckReachesOffset) {
     ManualClock clock;
-    GroupTransfer gt(clock);
     Outcome a, b, c;
+    GroupTransfer gt(clock);
     gt.put_request(100, 2, 3s, a.cb());  // master + 1 slave
     gt.put_request(200, 3, 3s, b.cb());  // master + 2 slaves
     gt.put_request(300, 2, 3s, c.cb());
@@ -49,8 +51,8 @@ TEST(GroupTransfer, CompletesWhenKthHighestSlaveAckReachesOffset) {
 
 TEST(GroupTransfer, TimesOutAtDeadlineOnly) {
     ManualClock clock;
-    GroupTransfer gt(clock);
     Outcome a, b;
+    GroupTransfer gt(clock);
     gt.put_request(100, 2, 3000ms, a.cb());
     clock.advance(1000ms);
     gt.put_request(100, 2, 3000ms, b.cb());
@@ -71,8 +73,8 @@ TEST(GroupTransfer, TimesOutAtDeadlineOnly) {
 
 TEST(GroupTransfer, NotEnoughSlavesConnectedWaitsThenTimesOut) {
     ManualClock clock;
-    GroupTransfer gt(clock);
     Outcome a;
+    GroupTransfer gt(clock);
     gt.put_request(10, 3, 1s, a.cb());
     std::vector<int64_t> acks{1000};  // only one slave: master + 1 < 3
     gt.on_acks(acks);
@@ -84,10 +86,10 @@ TEST(GroupTransfer, NotEnoughSlavesConnectedWaitsThenTimesOut) {
 
 TEST(GroupTransfer, AlreadyCoveredCompletesAtOnce) {
     ManualClock clock;
+    Outcome a, b;
     GroupTransfer gt(clock);
     std::vector<int64_t> acks{500, 400};
     gt.on_acks(acks);
-    Outcome a, b;
     gt.put_request(400, 3, 1s, a.cb());
     EXPECT_EQ(a.status, PutMessageStatus::kPutOk);
     gt.put_request(401, 3, 1s, b.cb());
@@ -110,9 +112,9 @@ TEST(GroupTransfer, ShutdownFailsWaitingPuts) {
 TEST(GroupTransfer, APutAfterShutdownFailsAtOnceInsteadOfWaitingForever) {
     // Nothing expires requests once the HA driver stopped (a master that lost its role).
     ManualClock clock;
+    Outcome late;
     GroupTransfer gt(clock);
     gt.shutdown();
-    Outcome late;
     gt.put_request(10, 2, 1s, late.cb());
     ASSERT_TRUE(late.status.has_value());
     EXPECT_EQ(*late.status, PutMessageStatus::kServiceNotAvailable);
@@ -122,8 +124,8 @@ TEST(GroupTransfer, APutAfterShutdownFailsAtOnceInsteadOfWaitingForever) {
 TEST(GroupTransfer, CompletionMayRegisterAnotherPut) {
     // Completions run outside the lock: re-entering is safe.
     ManualClock clock;
-    GroupTransfer gt(clock);
     Outcome inner;
+    GroupTransfer gt(clock);
     bool outer_done = false;
     gt.put_request(10, 2, 1s, [&](PutMessageStatus) {
         outer_done = true;

@@ -126,7 +126,7 @@ TEST(BodiesTest, TopicConfigTextForm) {
 // 4.9.8's TopicConfig has no attributes: a topic without any is written exactly as Java wrote
 // it in REGISTER_BROKER (the 5.x "attributes" member appears only when there are some).
 TEST(BodiesTest, TopicConfigWithoutAttributesIsReproducedByteForByte) {
-    RemotingCommand cmd = load("0001-c2s-REGISTER_BROKER.bin");
+    RemotingCommand cmd = testing::load_command("0001-c2s-REGISTER_BROKER.bin");
     auto b = RegisterBrokerBody::decode(cmd.body);
     ASSERT_TRUE(b.is_ok()) << b.status().to_string();
     for (const auto& [name, tc] : b->topic_config_serialize_wrapper.topic_config_table) {
