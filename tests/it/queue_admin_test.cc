@@ -109,6 +109,26 @@ private:
     std::unique_ptr<Process> broker_;
 };
 
+// A push consumer that rebalances, pulls and commits offsets quickly (tests wait on all three).
+client::PushConsumerConfig quick_push_config(const Cluster& c, const std::string& group) {
+    client::PushConsumerConfig pc;
+    pc.client.namesrv_addr = c.namesrv();
+    pc.group = group;
+    pc.consume_from_where = client::ConsumeFromWhere::kFirstOffset;
+    pc.rebalance_interval = 1s;
+    pc.broker_suspend_max = 2s;
+    pc.pull_timeout_when_suspend = 5s;
+    pc.pull_delay_on_error = 200ms;
+    pc.client.persist_consumer_offset_interval = 300ms;
+    return pc;
+}
+
+// Creates `topic` and waits until the name server routes it.
+void create_routed_topic(Cluster& c, const std::string& topic) {
+    ASSERT_NO_FATAL_FAILURE(c.create_topic(topic));
+    ASSERT_TRUE(eventually([&] { return c.mq({"topicRoute", "-t", topic}).exit_code == 0; }, 10s));
+}
+
 // Java "TagA".hashCode(): the tagsCode of the ConsumeQueue unit.
 constexpr int64_t kTagAHash = 2598919;
 
@@ -241,25 +261,12 @@ TEST(QueueAdminIt, ConsumerStatusShowsAPushConsumersRunningInfo) {
     Cluster c("comet_it_consumer_status");
     ASSERT_NO_FATAL_FAILURE(c.start_all());
     ASSERT_TRUE(eventually([&] { return contains(c.mq({"clusterList"}).out, "broker-a"); }, 15s));
-    ASSERT_NO_FATAL_FAILURE(c.create_topic("CsTopic"));
-    ASSERT_TRUE(eventually(
-        [&] {
-            return c.mq({"topicRoute", "-t", "CsTopic"}).exit_code == 0;
-        },
-        10s));
+    ASSERT_NO_FATAL_FAILURE(create_routed_topic(c, "CsTopic"));
     for (int i = 0; i < 3; ++i) {
         ASSERT_NO_FATAL_FAILURE(c.send("CsTopic", "m" + std::to_string(i), "TagA"));
     }
 
-    client::PushConsumerConfig pc;
-    pc.client.namesrv_addr = c.namesrv();
-    pc.group = "CsGroup";
-    pc.consume_from_where = client::ConsumeFromWhere::kFirstOffset;
-    pc.rebalance_interval = 1s;
-    pc.broker_suspend_max = 2s;
-    pc.pull_timeout_when_suspend = 5s;
-    pc.pull_delay_on_error = 200ms;
-    pc.client.persist_consumer_offset_interval = 300ms;
+    client::PushConsumerConfig pc = quick_push_config(c, "CsGroup");
     client::DefaultMqPushConsumer consumer(pc);
     consumer.subscribe("CsTopic", "TagA || TagB");
     std::atomic<int> consumed{0};
@@ -497,22 +504,9 @@ TEST(QueueAdminIt, StartMonitoringReportsTheBacklogAndTheClients) {
     Cluster c("comet_it_monitor");
     ASSERT_NO_FATAL_FAILURE(c.start_all());
     ASSERT_TRUE(eventually([&] { return contains(c.mq({"clusterList"}).out, "broker-a"); }, 15s));
-    ASSERT_NO_FATAL_FAILURE(c.create_topic("MonTopic"));
-    ASSERT_TRUE(eventually(
-        [&] {
-            return c.mq({"topicRoute", "-t", "MonTopic"}).exit_code == 0;
-        },
-        10s));
+    ASSERT_NO_FATAL_FAILURE(create_routed_topic(c, "MonTopic"));
 
-    client::PushConsumerConfig pc;
-    pc.client.namesrv_addr = c.namesrv();
-    pc.group = "MonGroup";
-    pc.consume_from_where = client::ConsumeFromWhere::kFirstOffset;
-    pc.rebalance_interval = 1s;
-    pc.broker_suspend_max = 2s;
-    pc.pull_timeout_when_suspend = 5s;
-    pc.pull_delay_on_error = 200ms;
-    pc.client.persist_consumer_offset_interval = 300ms;
+    client::PushConsumerConfig pc = quick_push_config(c, "MonGroup");
     client::DefaultMqPushConsumer consumer(pc);
     consumer.subscribe("MonTopic", "*");
     std::atomic<bool> hold{false};
