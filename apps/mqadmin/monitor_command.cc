@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/clock.h"
 #include "client/admin_client.h"
 #include "mqadmin/admin_util.h"
 #include "mqadmin/commands.h"
@@ -78,12 +79,6 @@ bool wait_until(Clock::time_point t) {
             std::min<Clock::duration>(t - now, std::chrono::milliseconds(50)));
     }
     return false;
-}
-
-int64_t wall_millis() {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(
-               std::chrono::system_clock::now().time_since_epoch())
-        .count();
 }
 
 // Java UndoneMsgs: one consumer group's backlog on one topic.
@@ -150,7 +145,8 @@ void report_group(AdminClient& admin, const std::string& group, std::FILE* out) 
             ids.push_back(c.client_id);
         }
     }
-    const GroupRunningReport report = analyze_group_running_info(admin, group, ids, wall_millis());
+    const GroupRunningReport report =
+        analyze_group_running_info(admin, group, ids, SystemClock::instance().wall_millis());
     if (report.clients.empty()) {
         return;
     }
