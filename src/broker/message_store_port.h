@@ -21,7 +21,7 @@ namespace comet::broker {
 
 class MessageStorePort {
 public:
-    using PutCallback = std::function<void(store::PutMessageResult)>;
+    using PutCallback = store::PutCompletion;
     // A unit was appended to a ConsumeQueue (dispatch thread): topic, queue id, new max offset
     // (next offset to write), tagsCode of the unit.
     using ArrivalListener = std::function<void(const std::string&, int32_t, int64_t, int64_t)>;

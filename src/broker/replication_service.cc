@@ -280,7 +280,8 @@ uint16_t ReplicationService::ha_port() const {
 
 void ReplicationService::put_dledger(bool wait_store_msg_ok, const PutFn& put, Done done) {
     const auto majority = static_cast<int32_t>(dledger_->config().peers.size() / 2 + 1);
-    put([this, wait_store_msg_ok, majority, done = std::move(done)](store::PutMessageResult r) {
+    put([this, wait_store_msg_ok, majority,
+         done = std::move(done)](store::PutMessageResult r) mutable {
         if (r.status == PutMessageStatus::kServiceNotAvailable) {
             counters_.slave_refused.fetch_add(1, std::memory_order_relaxed);
         }
@@ -289,7 +290,9 @@ void ReplicationService::put_dledger(bool wait_store_msg_ok, const PutFn& put, D
             return;
         }
         const int64_t end = r.append.end_offset().value();
-        dledger_->wait_committed(end, [this, r, majority, done](PutMessageStatus st) mutable {
+        // The commit waiter is a (copyable) std::function: it shares the send's completion.
+        auto shared = std::make_shared<Done>(std::move(done));
+        dledger_->wait_committed(end, [this, r, majority, shared](PutMessageStatus st) mutable {
             if (st == PutMessageStatus::kPutOk) {
                 counters_.quorum_acks.fetch_add(1, std::memory_order_relaxed);
             } else {
@@ -300,8 +303,8 @@ void ReplicationService::put_dledger(bool wait_store_msg_ok, const PutFn& put, D
                                : "not stored: leadership lost before replication";
             }
             r.status = st;
-            done(std::move(r),
-                 SendDurability{st == PutMessageStatus::kPutOk ? majority : 1, majority, false});
+            (*shared)(std::move(r),
+                      SendDurability{st == PutMessageStatus::kPutOk ? majority : 1, majority, false});
         });
     });
 }
@@ -342,7 +345,7 @@ void ReplicationService::put(bool wait_store_msg_ok, const PutFn& put, Done done
         done(std::move(r), SendDurability{1, d.need_ack_nums, d.degraded});
         return;
     }
-    put([this, d, replicas, done = std::move(done)](store::PutMessageResult r) mutable {
+    auto appended = [this, d, replicas, done = std::move(done)](store::PutMessageResult r) mutable {
         if (replicas != nullptr && store::is_stored(r.status)) {
             replicas->notify_new_data();
         }
@@ -370,7 +373,10 @@ void ReplicationService::put(bool wait_store_msg_ok, const PutFn& put, Done done
                 done(std::move(r), SendDurability{1, d.need_ack_nums, d.degraded});
                 return;
         }
-    });
+    };
+    static_assert(PutCallback::fits_inline<decltype(appended)>(),
+                  "the replication step must fit the store's completion inline (no allocation)");
+    put(std::move(appended));
 }
 
 void ReplicationService::refuse_as_slave(const Done& done) {
@@ -456,9 +462,8 @@ void ReplicationService::wait_for_replicas(ReplicaSet* replicas, store::PutMessa
     const int64_t end = r.append.end_offset().value();
     replicas->group_transfer().put_request(
         end, d.need_ack_nums, config_.slave_timeout,
-        [this, r = std::move(r), d, done = std::move(done)](PutMessageStatus status) mutable {
-            finish_wait(std::move(r), d, status, done);
-        });
+        [this, r = std::move(r), d, done = std::make_shared<Done>(std::move(done))](
+            PutMessageStatus status) mutable { finish_wait(std::move(r), d, status, *done); });
 }
 
 void ReplicationService::finish_wait(store::PutMessageResult r, const ha::QuorumDecision& d,

@@ -97,9 +97,12 @@ struct SendDurability {
 class ReplicationService {
 public:
     using AliveReplicaFn = std::function<int32_t()>;
-    using PutCallback = std::function<void(store::PutMessageResult)>;
-    using PutFn = std::function<void(PutCallback)>;
-    using Done = std::function<void(store::PutMessageResult, SendDurability)>;
+    using PutCallback = store::PutCompletion;
+    // The append: runs at most once, before put() returns (no allocation: a reference-sized
+    // capture fits inline).
+    using PutFn = InlineFunction<void(PutCallback), 48>;
+    // Room for the send path's reply completion inline.
+    using Done = InlineFunction<void(store::PutMessageResult, SendDurability), 320>;
 
     // `store`: the local CommitLog (source on a master, sink on a slave); must outlive this.
     // `alive`: alive replicas in the group, master included (GET_BROKER_MEMBER_GROUP); empty

@@ -432,7 +432,9 @@ void SendMessageProcessor::send_decoded(const RequestContext& rc,
             type != MT::kNormal ? msg.property(protocol::property::kRealTopic) : nullptr;
         metrics_in = ctx_.metrics->topic_in(real != nullptr ? *real : msg.topic, type);
     }
-    auto done = [this, req = std::move(req), reply, transaction_id, answered_queue,
+    // `reply` is copied into a non-const member (a copy capture of the const& would be a const
+    // member: the closure could not move, and would not fit Done inline).
+    auto done = [this, req = std::move(req), reply = Reply(reply), transaction_id, answered_queue,
                  cfg = std::move(cfg_snapshot), oneway, metrics_in, started,
                  body_bytes](store::PutMessageResult r, SendDurability dur) {
         const std::string& region = cfg->region_id;
@@ -471,6 +473,8 @@ void SendMessageProcessor::send_decoded(const RequestContext& rc,
         }
         reply(std::move(resp), {});
     };
+    static_assert(ReplicationService::Done::fits_inline<decltype(done)>(),
+                  "the send completion must fit ReplicationService::Done inline (no allocation)");
     put_through(ctx_, std::move(msg), batch, wait_store_msg_ok, std::move(done));
 }
 

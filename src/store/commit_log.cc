@@ -790,12 +790,14 @@ Status CommitLog::write_direct_locked(int64_t at, std::string_view bytes) {
 void CommitLog::finish_put(PutMessageResult& r, bool wait_store_msg_ok, PutCompletion& done) {
     if (config_.flush_disk_type == FlushDiskType::kSyncFlush && wait_store_msg_ok) {
         const PhysicalOffset end_offset = r.append.end_offset();
+        // SYNC_FLUSH waits in FlushService's (copyable) completion: the put's is shared.
         flush_->wait_for_flush(end_offset,
-                               [r = std::move(r), done = std::move(done)](
+                               [r = std::move(r), done = std::make_shared<PutCompletion>(
+                                                      std::move(done))](
                                    PutMessageStatus status, const std::string& remark) mutable {
                                    r.status = status;
                                    r.remark = remark;
-                                   done(r);
+                                   (*done)(r);
                                });
         return;
     }

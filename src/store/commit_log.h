@@ -96,7 +96,8 @@ struct RecoveryResult {
 
 class CommitLog {
 public:
-    using PutCompletion = std::function<void(const PutMessageResult&)>;
+    // Room for a store::PutCompletion and MessageStore's statistics around it, inline.
+    using PutCompletion = InlineFunction<void(const PutMessageResult&), 512>;
     // Called outside the put lock with the new max offset whenever bytes are published: on the
     // put thread (mapping path, inline commit), the commit thread or the HA thread (append_data).
     using AppendListener = std::function<void(PhysicalOffset max_offset)>;

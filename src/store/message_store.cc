@@ -490,8 +490,8 @@ std::optional<PutMessageResult> MessageStore::check_store_status() const {
     return std::nullopt;
 }
 
-MessageStore::PutCompletion MessageStore::wrap_completion(PutCompletion done, TimePoint begin) {
-    return [this, done = std::move(done), begin](const PutMessageResult& r) {
+CommitLog::PutCompletion MessageStore::wrap_completion(PutCompletion done, TimePoint begin) {
+    auto wrapped = [this, done = std::move(done), begin](const PutMessageResult& r) {
         if (is_stored(r.status)) {
             const int64_t elapsed_ms =
                 std::chrono::duration_cast<std::chrono::milliseconds>(clock_.now() - begin).count();
@@ -504,6 +504,9 @@ MessageStore::PutCompletion MessageStore::wrap_completion(PutCompletion done, Ti
         }
         done(r);
     };
+    static_assert(CommitLog::PutCompletion::fits_inline<decltype(wrapped)>(),
+                  "a put's completion with its statistics must fit inline (no allocation)");
+    return wrapped;
 }
 
 void MessageStore::put_message(protocol::MessageExt msg, PutCompletion done) {

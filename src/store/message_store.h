@@ -80,7 +80,7 @@ struct MessageStoreOptions {
 
 class MessageStore {
 public:
-    using PutCompletion = CommitLog::PutCompletion;
+    using PutCompletion = store::PutCompletion;
 
     // Loads and recovers the store under config.store_path_root_dir. The clock must outlive
     // the store. Errors: unreadable/inconsistent files, a root that cannot be created.
@@ -223,7 +223,7 @@ private:
     Status load_and_recover();
     Status dispatch(const DispatchRequest& req);
     std::optional<PutMessageResult> check_store_status() const;
-    PutCompletion wrap_completion(PutCompletion done, TimePoint begin);
+    CommitLog::PutCompletion wrap_completion(PutCompletion done, TimePoint begin);
     int64_t store_time_of(const CqUnit& unit) const;
     QueueOffset next_offset_correction(QueueOffset old_offset, QueueOffset new_offset) const;
     bool is_in_disk(int64_t phy_offset, int64_t max_phy) const;

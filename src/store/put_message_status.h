@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "base/inline_function.h"
 #include "base/strong_id.h"
 
 namespace comet::store {
@@ -73,5 +74,10 @@ struct PutMessageResult {
     std::string remark;  // human-readable reason when not OK
     bool ok() const { return status == PutMessageStatus::kPutOk; }
 };
+
+// Completion of a put (MessageStore, the broker's store port): runs once with the final result.
+// Callables up to the capacity are held inline, so the send path's completion chain allocates
+// nothing (issue 16).
+using PutCompletion = InlineFunction<void(const PutMessageResult&), 448>;
 
 }  // namespace comet::store
