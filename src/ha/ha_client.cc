@@ -1,7 +1,5 @@
 #include "ha/ha_client.h"
 
-#include <pthread.h>
-
 #include <algorithm>
 #include <array>
 #include <deque>
@@ -9,20 +7,32 @@
 #include "base/logging.h"
 #include "ha/autoswitch_codec.h"
 #include "ha/ha_codec.h"
+#include "ha/loop_step.h"
 #include "net/asio.h"
+#include "net/io_loop.h"
 
 namespace comet::ha {
 
 using asio::ip::tcp;
 
-// Everything here runs on the "HaClient" io thread.
-struct HaClient::Impl {
-    explicit Impl(HaClient& c) : client(c) {}
+// Everything here runs on the client's loop (one io_context of the group, for the client's
+// whole life). Handlers hold the Impl (shared_ptr) and check `stopping` before using `client`.
+struct HaClient::Impl : std::enable_shared_from_this<HaClient::Impl> {
+    Impl(HaClient& c, std::shared_ptr<net::IoLoopGroup> group, bool own)
+        : loops(std::move(group)),
+          own_loops(own),
+          loop(loops->next()),
+          io(loops->context(loop)),
+          client(c),
+          tick(io) {}
 
-    HaClient& client;
-    asio::io_context io;
-    asio::executor_work_guard<asio::io_context::executor_type> work{io.get_executor()};
-    asio::steady_timer tick{io};
+    // Declared first: destroyed last, after the sockets and timer that use its context.
+    std::shared_ptr<net::IoLoopGroup> loops;
+    const bool own_loops;
+    const size_t loop;
+    asio::io_context& io;
+    HaClient& client;  // only while !stopping (set by shutdown's step on this loop)
+    asio::steady_timer tick;
     std::shared_ptr<tcp::socket> sock;     // null when disconnected; replaced per connection
     std::shared_ptr<tcp::socket> pending;  // socket of a connect in progress
     bool connecting = false;
@@ -82,7 +92,8 @@ struct HaClient::Impl {
         connecting = true;
         auto s = std::make_shared<tcp::socket>(io);
         pending = s;
-        s->async_connect(tcp::endpoint(addr, port), [this, s](std::error_code cec) {
+        s->async_connect(tcp::endpoint(addr, port), [this, self = shared_from_this(),
+                                                     s](std::error_code cec) {
             connecting = false;
             pending.reset();
             if (stopping)
@@ -127,9 +138,10 @@ struct HaClient::Impl {
             return;
         writing = true;
         auto s = sock;
-        asio::async_write(*s, asio::buffer(out.front()), [this, s](std::error_code ec, size_t) {
-            if (s != sock)
-                return;  // connection replaced meanwhile
+        asio::async_write(*s, asio::buffer(out.front()), [this, self = shared_from_this(),
+                                                          s](std::error_code ec, size_t) {
+            if (stopping || s != sock)
+                return;  // stopped, or connection replaced meanwhile
             writing = false;
             if (ec) {
                 disconnect("write failed");
@@ -148,8 +160,9 @@ struct HaClient::Impl {
     }
 
     void read_more(const std::shared_ptr<tcp::socket>& s) {
-        s->async_read_some(asio::buffer(rbuf), [this, s](std::error_code ec, size_t n) {
-            if (s != sock)
+        s->async_read_some(asio::buffer(rbuf), [this, self = shared_from_this(),
+                                                s](std::error_code ec, size_t n) {
+            if (stopping || s != sock)
                 return;
             if (ec) {
                 disconnect(ec == asio::error::eof ? "closed by master" : "read failed");
@@ -390,7 +403,7 @@ struct HaClient::Impl {
 
     void arm_tick() {
         tick.expires_after(client.config_.tick_interval);
-        tick.async_wait([this](std::error_code ec) {
+        tick.async_wait([this, self = shared_from_this()](std::error_code ec) {
             if (ec || stopping)
                 return;
             on_tick();
@@ -403,11 +416,11 @@ HaClient::HaClient(HaClientConfig config, HaStorePort& store, Clock& clock, Epoc
     : config_(std::move(config)),
       store_(store),
       clock_(clock),
-      epochs_(epochs),
-      impl_(std::make_unique<Impl>(*this)) {}
+      epochs_(epochs) {}
 
 Result<std::unique_ptr<HaClient>> HaClient::start(HaClientConfig config, HaStorePort& store,
-                                                  Clock& clock, EpochPort* epochs) {
+                                                  Clock& clock, EpochPort* epochs,
+                                                  std::shared_ptr<net::IoLoopGroup> loops) {
     if (config.broker_id <= 0) {
         return Status::error(Errc::kInvalidArgument, "brokerId={} must be > 0 on a slave",
                              config.broker_id);
@@ -420,17 +433,23 @@ Result<std::unique_ptr<HaClient>> HaClient::start(HaClientConfig config, HaStore
                              "HaClient: AutoSwitch mode (controller mode) needs an EpochPort");
     }
     std::unique_ptr<HaClient> c(new HaClient(std::move(config), store, clock, epochs));
-    Impl* im = c->impl_.get();
+    const bool own = loops == nullptr;
+    if (own) {
+        loops = std::make_shared<net::IoLoopGroup>("HaClient", 1);
+    }
+    c->impl_ = std::make_shared<Impl>(*c, loops, own);
+    std::shared_ptr<Impl> im = c->impl_;
     im->host = c->config_.master_host;
     im->port = c->config_.master_port;
     asio::post(im->io, [im] {
+        if (im->stopping)
+            return;
         im->connect();
         im->arm_tick();
     });
-    c->thread_ = std::thread([im] {
-        pthread_setname_np(pthread_self(), "HaClient");
-        im->io.run();
-    });
+    if (own) {
+        loops->start();
+    }
     return c;
 }
 
@@ -443,25 +462,27 @@ void HaClient::shutdown() {
             return;
         stopped_ = true;
     }
-    Impl* im = impl_.get();
-    asio::post(im->io, [im] {
+    std::shared_ptr<Impl> im = impl_;
+    if (im == nullptr)
+        return;
+    // After this step no handler of the client's loop touches the store, the epochs or *this.
+    detail::run_on_loop_and_wait(*im->loops, im->loop, [im] {
+        im->disconnect("shutdown");
         im->stopping = true;
         im->tick.cancel();
         if (im->pending) {
             std::error_code ec;
             im->pending->close(ec);
         }
-        im->disconnect("shutdown");
     });
-    im->work.reset();
-    if (thread_.joinable())
-        thread_.join();
+    if (im->own_loops)
+        im->loops->shutdown();
 }
 
 void HaClient::update_master_address(std::string host, uint16_t port) {
-    Impl* im = impl_.get();
+    std::shared_ptr<Impl> im = impl_;
     asio::post(im->io, [im, host = std::move(host), port] {
-        if (im->host == host && im->port == port)
+        if (im->stopping || (im->host == host && im->port == port))
             return;
         im->disconnect("master address changed");
         if (im->pending) {  // its handler sees the abort and retries at the new address
