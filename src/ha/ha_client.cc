@@ -43,15 +43,16 @@ struct HaClient::Impl : std::enable_shared_from_this<HaClient::Impl> {
     TimePoint last_read{};
     TimePoint last_report{};
     int64_t reported = -1;
-    std::array<char, 64 * 1024> rbuf{};
+    static constexpr size_t kReadChunk = 64 * 1024;  // room offered to each read
     TransferDecoder decoder;
     AutoSwitchMasterStreamDecoder as_decoder;
     // Reports go out (classic: from connecting on; AutoSwitch: once the master's handshake was
     // applied and the consistent point reported).
     bool reporting = false;
     int64_t last_epoch = -1;  // AutoSwitch: epoch of the last local entry, -1 = none
-    std::deque<std::string> out;
+    std::deque<std::string> out;  // front() is being written while `writing`
     bool writing = false;
+    bool back_is_report = false;  // out.back() is a report not yet handed to the socket
 
     TimePoint now() const { return client.clock_.now(); }
 
@@ -72,6 +73,7 @@ struct HaClient::Impl : std::enable_shared_from_this<HaClient::Impl> {
         sock.reset();
         out.clear();
         writing = false;
+        back_is_report = false;
         decoder = TransferDecoder();
         as_decoder = AutoSwitchMasterStreamDecoder();
         reporting = false;
@@ -128,8 +130,15 @@ struct HaClient::Impl : std::enable_shared_from_this<HaClient::Impl> {
         });
     }
 
-    void send(std::string bytes) {
+    void send(std::string bytes, bool is_report = false) {
+        // A newer report replaces one still waiting behind the write in flight: the master
+        // only needs the latest offset (fewer acks to read and fewer put completions to run).
+        if (is_report && back_is_report && out.size() > 1) {
+            out.back() = std::move(bytes);
+            return;
+        }
         out.push_back(std::move(bytes));
+        back_is_report = is_report;
         flush();
     }
 
@@ -156,12 +165,16 @@ struct HaClient::Impl : std::enable_shared_from_this<HaClient::Impl> {
         int64_t max = client.store_.max_offset();
         reported = max;
         last_report = now();
-        send(client.config_.auto_switch ? encode_autoswitch_report(max) : encode_report(max));
+        send(client.config_.auto_switch ? encode_autoswitch_report(max) : encode_report(max),
+             true);
     }
 
+    // Reads straight into the decoder's buffer (no copy before the append into the log).
     void read_more(const std::shared_ptr<tcp::socket>& s) {
-        s->async_read_some(asio::buffer(rbuf), [this, self = shared_from_this(),
-                                                s](std::error_code ec, size_t n) {
+        char* room = client.config_.auto_switch ? as_decoder.prepare(kReadChunk)
+                                                : decoder.prepare(kReadChunk);
+        s->async_read_some(asio::buffer(room, kReadChunk), [this, self = shared_from_this(),
+                                                            s](std::error_code ec, size_t n) {
             if (stopping || s != sock)
                 return;
             if (ec) {
@@ -169,13 +182,12 @@ struct HaClient::Impl : std::enable_shared_from_this<HaClient::Impl> {
                 return;
             }
             last_read = now();
-            std::string_view in(rbuf.data(), n);
             if (client.config_.auto_switch) {
-                as_decoder.feed(in);
+                as_decoder.commit(n);
                 if (!drain_autoswitch())
                     return;
             } else {
-                decoder.feed(in);
+                decoder.commit(n);
                 if (!drain())
                     return;
             }
@@ -188,7 +200,7 @@ struct HaClient::Impl : std::enable_shared_from_this<HaClient::Impl> {
     // Applies every complete frame. Returns false after disconnecting on an error.
     bool drain() {
         for (;;) {
-            auto r = decoder.next();
+            auto r = decoder.next_view();
             if (!r.is_ok()) {
                 spdlog::error("HaClient: bad frame from master {}:{}: {}", host, port,
                               r.status().to_string());
@@ -241,7 +253,7 @@ struct HaClient::Impl : std::enable_shared_from_this<HaClient::Impl> {
     bool drain_autoswitch() {
         using Kind = AutoSwitchMasterStreamDecoder::Message::Kind;
         for (;;) {
-            auto r = as_decoder.next();
+            auto r = as_decoder.next_view();
             if (!r.is_ok()) {
                 spdlog::error("HaClient: bad message from master {}:{}: {}", host, port,
                               r.status().to_string());
@@ -261,7 +273,7 @@ struct HaClient::Impl : std::enable_shared_from_this<HaClient::Impl> {
                 return false;
             }
             bool ok = m.kind == Kind::kHandshake ? on_master_handshake(m.handshake)
-                                                 : on_autoswitch_frame(m.header, m.data);
+                                                 : on_autoswitch_frame(m.header, m.body);
             if (!ok)
                 return false;
         }
@@ -333,7 +345,7 @@ struct HaClient::Impl : std::enable_shared_from_this<HaClient::Impl> {
     }
 
     // One transfer frame: epoch change, append, confirm offset.
-    bool on_autoswitch_frame(const AutoSwitchTransferHeader& h, const std::string& data) {
+    bool on_autoswitch_frame(const AutoSwitchTransferHeader& h, std::string_view data) {
         EpochPort& ep = *client.epochs_;
         int64_t local = client.store_.max_offset();
         if (data.empty()) {
