@@ -10,6 +10,7 @@
 #include "ha/loop_step.h"
 #include "net/asio.h"
 #include "net/io_loop.h"
+#include "net/thread_pool_executor.h"
 
 namespace comet::ha {
 
@@ -52,6 +53,10 @@ struct HaClient::Impl : std::enable_shared_from_this<HaClient::Impl> {
     int64_t last_epoch = -1;  // AutoSwitch: epoch of the last local entry, -1 = none
     std::deque<std::string> out;  // front() is being written while `writing`
     bool writing = false;
+    // AutoSwitch: EpochPort calls that cut files or fsync (truncate_to, begin_epoch) run here,
+    // not on the loop (run_blocking). Shut down by HaClient::shutdown().
+    std::unique_ptr<net::ThreadPoolExecutor> blocking;
+    bool suspended = false;  // such a call is in flight: the stream waits for it
     bool back_is_report = false;  // out.back() is a report not yet handed to the socket
 
     TimePoint now() const { return client.clock_.now(); }
@@ -82,7 +87,7 @@ struct HaClient::Impl : std::enable_shared_from_this<HaClient::Impl> {
     }
 
     void connect() {
-        if (stopping || sock || connecting || now() < next_connect)
+        if (stopping || sock || connecting || suspended || now() < next_connect)
             return;
         std::error_code ec;
         auto addr = asio::ip::make_address(host, ec);
@@ -191,6 +196,8 @@ struct HaClient::Impl : std::enable_shared_from_this<HaClient::Impl> {
                 if (!drain())
                     return;
             }
+            if (suspended)
+                return;  // resume() reads on
             if (reporting && client.store_.max_offset() != reported)
                 report();
             read_more(s);
@@ -253,6 +260,8 @@ struct HaClient::Impl : std::enable_shared_from_this<HaClient::Impl> {
     bool drain_autoswitch() {
         using Kind = AutoSwitchMasterStreamDecoder::Message::Kind;
         for (;;) {
+            if (suspended)
+                return true;  // resume() goes on once the blocking call is back
             auto r = as_decoder.next_view();
             if (!r.is_ok()) {
                 spdlog::error("HaClient: bad message from master {}:{}: {}", host, port,
@@ -279,7 +288,44 @@ struct HaClient::Impl : std::enable_shared_from_this<HaClient::Impl> {
         }
     }
 
-    // Finds the consistent point, cuts the local log back to it and reports it.
+    // Runs `call` (an EpochPort call that cuts files or fsyncs) on the blocking executor
+    // while the stream waits: no read, no frame applied, no reconnect until it is back. `then`
+    // continues on this loop with its status unless the connection went meanwhile. `then`
+    // must not own the Impl (it may be destroyed on the executor's thread).
+    void run_blocking(std::function<Status()> call, std::function<void(Status)> then) {
+        suspended = true;
+        std::weak_ptr<Impl> weak = weak_from_this();
+        bool queued = blocking->execute([call = std::move(call), then = std::move(then), weak,
+                                         group = loops, index = loop, s = sock]() mutable {
+            Status st = call();
+            asio::post(group->context(index), [weak, s, st = std::move(st),
+                                               then = std::move(then)]() mutable {
+                std::shared_ptr<Impl> im = weak.lock();
+                if (im == nullptr)
+                    return;
+                im->suspended = false;
+                if (im->stopping || s != im->sock)
+                    return;  // disconnected meanwhile; the tick reconnects
+                then(std::move(st));
+            });
+        });
+        if (!queued) {
+            suspended = false;
+            count_error();
+            disconnect("EpochPort executor unavailable");
+        }
+    }
+
+    // The stream goes on after a blocking call: the rest of the buffered frames, then reads.
+    void resume() {
+        if (!sock || suspended || !drain_autoswitch() || suspended)
+            return;
+        if (reporting && client.store_.max_offset() != reported)
+            report();
+        read_more(sock);
+    }
+
+    // Finds the consistent point, cuts the local log back to it (off the loop) and reports it.
     bool on_master_handshake(const AutoSwitchMasterHandshake& hs) {
         EpochPort& ep = *client.epochs_;
         std::vector<store::EpochEntry> local = ep.epochs();
@@ -305,36 +351,50 @@ struct HaClient::Impl : std::enable_shared_from_this<HaClient::Impl> {
             !local.empty() && local.back().start_offset >= *point &&
             std::find(hs.epochs.begin(), hs.epochs.end(), local.back()) == hs.epochs.end();
         if (*point < local_max || empty_tail_epoch) {
-            Status st = ep.truncate_to(*point);
-            if (!st.is_ok()) {
-                spdlog::error(
-                    "HaClient: truncating the local log from {} to the consistent "
-                    "point {} (master {}:{}) failed: {}",
-                    local_max, *point, host, port, st.to_string());
-                count_error();
-                disconnect("truncate failed");
-                return false;
-            }
-            spdlog::info(
-                "HaClient: truncated the local log from {} to {}: local epochs were {}, "
-                "master {}:{} has {} (max offset {})",
-                local_max, *point, format_epochs(local), host, port, format_epochs(hs.epochs),
-                hs.max_offset);
-            MutexLock l(client.mu_);
-            ++client.stats_.truncations;
+            const int64_t p = *point;
+            EpochPort* port_ptr = client.epochs_;
+            run_blocking([port_ptr, p] { return port_ptr->truncate_to(p); },
+                         [this, hs, p, local_max, local](Status st) {
+                             if (!st.is_ok()) {
+                                 spdlog::error(
+                                     "HaClient: truncating the local log from {} to the "
+                                     "consistent point {} (master {}:{}) failed: {}",
+                                     local_max, p, host, port, st.to_string());
+                                 count_error();
+                                 disconnect("truncate failed");
+                                 return;
+                             }
+                             spdlog::info(
+                                 "HaClient: truncated the local log from {} to {}: local "
+                                 "epochs were {}, master {}:{} has {} (max offset {})",
+                                 local_max, p, format_epochs(local), host, port,
+                                 format_epochs(hs.epochs), hs.max_offset);
+                             {
+                                 MutexLock l(client.mu_);
+                                 ++client.stats_.truncations;
+                             }
+                             if (finish_handshake(p))
+                                 resume();
+                         });
+            return true;
         }
+        return finish_handshake(*point);
+    }
+
+    // After any cut: the local end must be the point; then reports start.
+    bool finish_handshake(int64_t point) {
         int64_t now_max = client.store_.max_offset();
-        if (now_max != *point) {
-            spdlog::error("HaClient: after truncating to {} the local CommitLog ends at {}", *point,
+        if (now_max != point) {
+            spdlog::error("HaClient: after truncating to {} the local CommitLog ends at {}", point,
                           now_max);
             count_error();
             disconnect("truncate left the wrong end");
             return false;
         }
-        local = ep.epochs();
+        std::vector<store::EpochEntry> local = client.epochs_->epochs();
         last_epoch = local.empty() ? -1 : local.back().epoch;
         spdlog::info("HaClient: master {}:{} handshake done, streaming from {} (local epochs {})",
-                     host, port, *point, format_epochs(local));
+                     host, port, point, format_epochs(local));
         {
             MutexLock l(client.mu_);
             ++client.stats_.handshakes;
@@ -344,9 +404,9 @@ struct HaClient::Impl : std::enable_shared_from_this<HaClient::Impl> {
         return true;
     }
 
-    // One transfer frame: epoch change, append, confirm offset.
+    // One transfer frame: epoch change (off the loop), append, confirm offset. `data` views the
+    // decoder's buffer, which stays put while the stream waits for begin_epoch.
     bool on_autoswitch_frame(const AutoSwitchTransferHeader& h, std::string_view data) {
-        EpochPort& ep = *client.epochs_;
         int64_t local = client.store_.max_offset();
         if (data.empty()) {
             {
@@ -355,8 +415,8 @@ struct HaClient::Impl : std::enable_shared_from_this<HaClient::Impl> {
             }
             // A heartbeat describing our end may start a newer epoch that has no data yet.
             if (h.offset == local && h.epoch > last_epoch && h.epoch_start_offset <= local) {
-                if (!begin_epoch(ep, h))
-                    return false;
+                begin_epoch_then(h, [this, h] { return confirm(h); });
+                return true;
             }
         } else {
             if (!starts_at_local_end(h.offset))
@@ -370,30 +430,46 @@ struct HaClient::Impl : std::enable_shared_from_this<HaClient::Impl> {
                 disconnect("bad epoch");
                 return false;
             }
-            if (h.epoch != last_epoch && !begin_epoch(ep, h))
-                return false;
+            if (h.epoch != last_epoch) {
+                begin_epoch_then(h, [this, h, data] { return append(h.offset, data) && confirm(h); });
+                return true;
+            }
             if (!append(h.offset, data))
                 return false;
         }
+        return confirm(h);
+    }
+
+    bool confirm(const AutoSwitchTransferHeader& h) {
         if (h.confirm_offset >= 0) {  // -1: the master does not know it yet
-            ep.set_confirm_offset(std::min(h.confirm_offset, client.store_.max_offset()));
+            client.epochs_->set_confirm_offset(
+                std::min(h.confirm_offset, client.store_.max_offset()));
         }
         return true;
     }
 
-    bool begin_epoch(EpochPort& ep, const AutoSwitchTransferHeader& h) {
-        Status st = ep.begin_epoch(h.epoch, h.epoch_start_offset);
-        if (!st.is_ok()) {
-            spdlog::error("HaClient: starting epoch {} at {} (master {}:{}) failed: {}", h.epoch,
-                          h.epoch_start_offset, host, port, st.to_string());
-            count_error();
-            disconnect("begin epoch failed");
-            return false;
-        }
-        spdlog::info("HaClient: epoch {} starts at {} (was {}), from master {}:{}", h.epoch,
-                     h.epoch_start_offset, last_epoch, host, port);
-        last_epoch = h.epoch;
-        return true;
+    // Starts the frame's epoch locally (the epoch file is replaced durably: off the loop), then
+    // `rest` applies the frame and the stream resumes.
+    void begin_epoch_then(const AutoSwitchTransferHeader& h, std::function<bool()> rest) {
+        EpochPort* port_ptr = client.epochs_;
+        run_blocking(
+            [port_ptr, epoch = h.epoch, start = h.epoch_start_offset] {
+                return port_ptr->begin_epoch(epoch, start);
+            },
+            [this, h, rest = std::move(rest)](Status st) {
+                if (!st.is_ok()) {
+                    spdlog::error("HaClient: starting epoch {} at {} (master {}:{}) failed: {}",
+                                  h.epoch, h.epoch_start_offset, host, port, st.to_string());
+                    count_error();
+                    disconnect("begin epoch failed");
+                    return;
+                }
+                spdlog::info("HaClient: epoch {} starts at {} (was {}), from master {}:{}",
+                             h.epoch, h.epoch_start_offset, last_epoch, host, port);
+                last_epoch = h.epoch;
+                if (rest())
+                    resume();
+            });
     }
 
     void count_error() {
@@ -451,6 +527,9 @@ Result<std::unique_ptr<HaClient>> HaClient::start(HaClientConfig config, HaStore
     }
     c->impl_ = std::make_shared<Impl>(*c, loops, own);
     std::shared_ptr<Impl> im = c->impl_;
+    if (c->config_.auto_switch) {
+        im->blocking = std::make_unique<net::ThreadPoolExecutor>("HaEpochStore", 1, 16);
+    }
     im->host = c->config_.master_host;
     im->port = c->config_.master_port;
     asio::post(im->io, [im] {
@@ -487,6 +566,9 @@ void HaClient::shutdown() {
             im->pending->close(ec);
         }
     });
+    // A cut or epoch-file write in flight finishes here; its continuation finds `stopping`.
+    if (im->blocking)
+        im->blocking->shutdown();
     if (im->own_loops)
         im->loops->shutdown();
 }
