@@ -15,9 +15,10 @@
 // every frame's confirm offset, capped at the local max offset, goes to set_confirm_offset().
 // Threads: one io_context of a net::IoLoopGroup (the broker's remoting loops, picked round robin
 // once, for the client's life; or a one-thread "HaClient" group of its own when none is given)
-// runs the socket, the tick and every store / EpochPort call (append, truncate_to, begin_epoch,
-// set_confirm_offset; see src/ha/README.md for why they may run there). Public methods from
-// any thread, shutdown() not on an I/O thread; mu_ guards the stats (leaf).
+// runs the socket, the tick, the store's append and EpochPort::set_confirm_offset. AutoSwitch:
+// truncate_to and begin_epoch (file cuts, fsync) run on a one-thread "HaEpochStore" executor
+// while the stream waits (src/ha/README.md). Public methods from any thread, shutdown() not on
+// an I/O thread; mu_ guards the stats (leaf).
 // Lifetime: handlers hold the shared Impl; shutdown() runs a stop step on the loop and waits for
 // it, after which no handler touches the store, the epochs or this object.
 
