@@ -11,7 +11,7 @@
 //   ever waits: completions run on the store's or the HA thread.
 // Threads: put() from the send executors or I/O threads; completions on the store's threads or
 // the I/O loop of the slave connection whose ack completed them (HA runs on the loops given by
-// set_io_loops, the broker's remoting loops; docs/decisions/029-ha-on-the-net-loops.md);
+// set_io_loops, the broker's remoting loops; docs/decisions/030-ha-on-the-net-loops.md);
 // on_register_result() from the broker scheduler; everything else from any thread.
 // Locks: mu_ (master address, alive-count function, slave client) is a leaf, never held across
 // a store call, HA call or completion. Counters are atomics.
