@@ -281,6 +281,8 @@ Status BrokerController::initialize() {
                                 ? static_cast<size_t>(cfg.server_selector_threads)
                                 : std::max<size_t>(1, std::thread::hardware_concurrency());
     server_ = std::make_unique<net::RemotingServer>(server_cfg, &clock_);
+    // Replication runs its sockets on the same I/O loops (docs/decisions/030).
+    replication_->set_io_loops(server_->loop_group());
     server_->set_connection_listener(std::make_shared<ChannelListener>(*this));
     server_->set_rpc_observer(metrics_->rpc_observer());
     // The sends of one socket read commit to the CommitLog together, on the I/O thread, and
@@ -1201,14 +1203,17 @@ void BrokerController::shutdown() {
     if (holds_) {
         holds_->shutdown();
     }
+    if (replication_) {
+        // Before the server, whose I/O loops HA runs on (they must run until HA stopped), and
+        // before the store: the slave's HaClient appends to it. Puts still waiting for slaves
+        // complete with SERVICE_NOT_AVAILABLE and are answered while the server drains.
+        replication_->shutdown();
+    }
     if (server_) {
         server_->shutdown();
     }
     if (namesrv_client_) {
         namesrv_client_->shutdown();
-    }
-    if (replication_) {
-        replication_->shutdown();  // before the store: the slave's HaClient appends to it
     }
     if (dledger_) {
         dledger_->shutdown();  // before the store: a follower appends to it

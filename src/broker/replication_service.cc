@@ -8,6 +8,7 @@
 #include "broker/controller_store.h"
 #include "broker/master_lease.h"
 #include "dledger/dledger_server.h"
+#include "net/io_loop.h"
 #include "protocol/json_body.h"
 
 namespace comet::broker {
@@ -171,7 +172,8 @@ Status ReplicationService::start_ha_service(bool auto_switch) {
         hc.quorum.enable_auto_in_sync_replicas = false;
     }
     hc.auto_switch = auto_switch;
-    auto svc = ha::HaService::start(hc, store_, clock_, auto_switch ? controller_store_ : nullptr);
+    auto svc = ha::HaService::start(hc, store_, clock_, auto_switch ? controller_store_ : nullptr,
+                                    loops_);
     if (!svc.is_ok()) {
         return Status::error(svc.status().code(), "start HA service on {}:{} (haListenPort): {}",
                              config_.listen_host, config_.ha_listen_port,
@@ -208,7 +210,7 @@ void ReplicationService::stop_ha_client() {
         master_addr_.reset();
     }
     if (client) {
-        client->shutdown();  // joins its thread: no append after this
+        client->shutdown();  // waits for its stop step on the loop: no append after this
     }
 }
 
@@ -539,7 +541,7 @@ void ReplicationService::connect_slave(const std::string& ha_addr) {
     hc.sync_from_last_file = config_.sync_from_last_file;
     hc.async_learner = config_.async_learner;
     auto client = ha::HaClient::start(hc, store_, clock_,
-                                      config_.controller_mode ? controller_store_ : nullptr);
+                                      config_.controller_mode ? controller_store_ : nullptr, loops_);
     if (!client.is_ok()) {
         spdlog::error("slave {}/{}: cannot start the HA client towards {}: {}",
                       config_.broker_name, config_.broker_id, ha_addr,

@@ -9,7 +9,9 @@
 //   the store answered (after its flush wait), a kWaitForSlaves put registers with
 //   GroupTransfer and completes on the acks or at slaveTimeout (FLUSH_SLAVE_TIMEOUT). No thread
 //   ever waits: completions run on the store's or the HA thread.
-// Threads: put() from the send executors; completions on store / HaService threads;
+// Threads: put() from the send executors or I/O threads; completions on the store's threads or
+// the I/O loop of the slave connection whose ack completed them (HA runs on the loops given by
+// set_io_loops, the broker's remoting loops; docs/decisions/030-ha-on-the-net-loops.md);
 // on_register_result() from the broker scheduler; everything else from any thread.
 // Locks: mu_ (master address, alive-count function, slave client) is a leaf, never held across
 // a store call, HA call or completion. Counters are atomics.
@@ -38,6 +40,9 @@
 
 namespace comet::dledger {
 class DLedgerServer;
+}
+namespace comet::net {
+class IoLoopGroup;
 }
 
 namespace comet::broker {
@@ -125,6 +130,10 @@ public:
     // are committed by a majority of the group (FLUSH_SLAVE_TIMEOUT after slaveTimeout or
     // when leadership is lost first). Set before start().
     void set_dledger(dledger::DLedgerServer* dledger) { dledger_ = dledger; }
+    // The I/O loops HaService and HaClient run on (the broker's remoting server's); set before
+    // start(). The group must run until shutdown() returned. Unset: each HA object runs a
+    // one-thread group of its own (tests).
+    void set_io_loops(std::shared_ptr<net::IoLoopGroup> loops) { loops_ = std::move(loops); }
     dledger::DLedgerServer* dledger() const { return dledger_; }
 
     void set_alive_replica_fn(AliveReplicaFn alive);
@@ -215,6 +224,7 @@ private:
     std::atomic<bool> controller_master_{false};
     std::atomic<int64_t> controller_id_{0};
     dledger::DLedgerServer* dledger_ = nullptr;
+    std::shared_ptr<net::IoLoopGroup> loops_;  // set before start(); null = own groups
     Counters counters_;
 
     mutable Mutex mu_;

@@ -114,14 +114,13 @@ Result<std::optional<AutoSwitchSlaveStreamDecoder::Event>> AutoSwitchSlaveStream
 }
 
 Result<std::optional<AutoSwitchMasterStreamDecoder::Message>>
-AutoSwitchMasterStreamDecoder::next() {
-    compact(buf_, pos_);
-    size_t avail = buf_.size() - pos_;
+AutoSwitchMasterStreamDecoder::next_view() {
+    size_t avail = buf_.size();
     if (avail < 8) {
         return std::optional<Message>();
     }
-    auto state = static_cast<int32_t>(get_be32(at(buf_, pos_)));
-    auto body = static_cast<int32_t>(get_be32(at(buf_, pos_ + 4)));
+    auto state = static_cast<int32_t>(get_be32(buf_.at(0)));
+    auto body = static_cast<int32_t>(get_be32(buf_.at(4)));
     if (state != kStateHandshake && state != kStateTransfer) {
         return Status::error(Errc::kCorruption,
                              "AutoSwitch HA master message with state {} (want 1 HANDSHAKE or 2 "
@@ -144,9 +143,9 @@ AutoSwitchMasterStreamDecoder::next() {
         if (avail < kAutoSwitchMasterHandshakeHeaderSize + body_size) {
             return std::optional<Message>();
         }
-        Message m{Message::Kind::kHandshake, {}, {}, {}};
-        m.handshake.max_offset = static_cast<int64_t>(get_be64(at(buf_, pos_ + 8)));
-        m.handshake.last_epoch = static_cast<int32_t>(get_be32(at(buf_, pos_ + 16)));
+        Message m{Message::Kind::kHandshake, {}, {}, {}, {}};
+        m.handshake.max_offset = static_cast<int64_t>(get_be64(buf_.at(8)));
+        m.handshake.last_epoch = static_cast<int32_t>(get_be32(buf_.at(16)));
         if (m.handshake.max_offset < 0) {
             return Status::error(Errc::kCorruption,
                                  "AutoSwitch HA master handshake with negative max offset {}",
@@ -154,7 +153,7 @@ AutoSwitchMasterStreamDecoder::next() {
         }
         const size_t n = body_size / kAutoSwitchEpochEntrySize;
         m.handshake.epochs.reserve(n);
-        const uint8_t* p = at(buf_, pos_ + kAutoSwitchMasterHandshakeHeaderSize);
+        const uint8_t* p = buf_.at(kAutoSwitchMasterHandshakeHeaderSize);
         for (size_t i = 0; i < n; ++i, p += kAutoSwitchEpochEntrySize) {
             store::EpochEntry e;
             e.epoch = static_cast<int32_t>(get_be32(p));
@@ -167,18 +166,18 @@ AutoSwitchMasterStreamDecoder::next() {
             }
             m.handshake.epochs.push_back(e);
         }
-        pos_ += kAutoSwitchMasterHandshakeHeaderSize + body_size;
+        buf_.consume(kAutoSwitchMasterHandshakeHeaderSize + body_size);
         return std::optional<Message>(std::move(m));
     }
     if (avail < kAutoSwitchTransferHeaderSize) {
         return std::optional<Message>();
     }
-    Message m{Message::Kind::kTransfer, {}, {}, {}};
+    Message m{Message::Kind::kTransfer, {}, {}, {}, {}};
     AutoSwitchTransferHeader& h = m.header;
-    h.offset = static_cast<int64_t>(get_be64(at(buf_, pos_ + 8)));
-    h.epoch = static_cast<int32_t>(get_be32(at(buf_, pos_ + 16)));
-    h.epoch_start_offset = static_cast<int64_t>(get_be64(at(buf_, pos_ + 20)));
-    h.confirm_offset = static_cast<int64_t>(get_be64(at(buf_, pos_ + 28)));
+    h.offset = static_cast<int64_t>(get_be64(buf_.at(8)));
+    h.epoch = static_cast<int32_t>(get_be32(buf_.at(16)));
+    h.epoch_start_offset = static_cast<int64_t>(get_be64(buf_.at(20)));
+    h.confirm_offset = static_cast<int64_t>(get_be64(buf_.at(28)));
     if (h.offset < 0 || h.epoch_start_offset < 0 || h.confirm_offset < -1) {
         return Status::error(Errc::kCorruption,
                              "AutoSwitch HA transfer frame with offset {} epoch {} "
@@ -188,9 +187,18 @@ AutoSwitchMasterStreamDecoder::next() {
     if (avail < kAutoSwitchTransferHeaderSize + body_size) {
         return std::optional<Message>();
     }
-    m.data.assign(buf_, pos_ + kAutoSwitchTransferHeaderSize, body_size);
-    pos_ += kAutoSwitchTransferHeaderSize + body_size;
+    m.body = buf_.view(kAutoSwitchTransferHeaderSize, body_size);
+    buf_.consume(kAutoSwitchTransferHeaderSize + body_size);
     return std::optional<Message>(std::move(m));
+}
+
+Result<std::optional<AutoSwitchMasterStreamDecoder::Message>>
+AutoSwitchMasterStreamDecoder::next() {
+    auto r = next_view();
+    if (r.is_ok() && r.value() && r.value()->kind == Message::Kind::kTransfer) {
+        r.value()->data.assign(r.value()->body);
+    }
+    return r;
 }
 
 std::optional<int64_t> compute_consistent_point(const std::vector<store::EpochEntry>& local,

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "ha/stream_buffer.h"
 #include "store/epoch_file.h"
 
 namespace comet::ha {
@@ -90,20 +91,27 @@ public:
         enum class Kind { kHandshake, kTransfer } kind;
         AutoSwitchMasterHandshake handshake;  // kHandshake
         AutoSwitchTransferHeader header;      // kTransfer
-        std::string data;                     // kTransfer; empty = heartbeat
+        std::string data;                     // kTransfer, next() only; empty = heartbeat
+        // kTransfer: the data as a view of the decoder's buffer (next() and next_view()),
+        // valid until the next feed() / prepare().
+        std::string_view body;
     };
     explicit AutoSwitchMasterStreamDecoder(int32_t max_body_bytes = 64 * 1024 * 1024)
         : max_body_bytes_(max_body_bytes) {}
     void feed(std::string_view bytes) { buf_.append(bytes); }
+    // Without a copy: read the socket into prepare(n), then commit(read).
+    char* prepare(size_t n) { return buf_.prepare(n); }
+    void commit(size_t n) { buf_.commit(n); }
     // Errors (kCorruption): a state other than HANDSHAKE/TRANSFER; a negative or oversized body
     // (handshake: also not a multiple of 12); a negative offset, max offset, epoch start offset
     // or entry start offset; a confirm offset below -1.
     Result<std::optional<Message>> next();
-    size_t buffered() const { return buf_.size() - pos_; }
+    // As next() without copying a frame's data (`data` stays empty; use `body`).
+    Result<std::optional<Message>> next_view();
+    size_t buffered() const { return buf_.size(); }
 
 private:
-    std::string buf_;
-    size_t pos_ = 0;
+    StreamBuffer buf_;
     int32_t max_body_bytes_;
 };
 

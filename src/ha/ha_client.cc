@@ -1,7 +1,5 @@
 #include "ha/ha_client.h"
 
-#include <pthread.h>
-
 #include <algorithm>
 #include <array>
 #include <deque>
@@ -9,20 +7,33 @@
 #include "base/logging.h"
 #include "ha/autoswitch_codec.h"
 #include "ha/ha_codec.h"
+#include "ha/loop_step.h"
 #include "net/asio.h"
+#include "net/io_loop.h"
+#include "net/thread_pool_executor.h"
 
 namespace comet::ha {
 
 using asio::ip::tcp;
 
-// Everything here runs on the "HaClient" io thread.
-struct HaClient::Impl {
-    explicit Impl(HaClient& c) : client(c) {}
+// Everything here runs on the client's loop (one io_context of the group, for the client's
+// whole life). Handlers hold the Impl (shared_ptr) and check `stopping` before using `client`.
+struct HaClient::Impl : std::enable_shared_from_this<HaClient::Impl> {
+    Impl(HaClient& c, std::shared_ptr<net::IoLoopGroup> group, bool own)
+        : loops(std::move(group)),
+          own_loops(own),
+          loop(loops->next()),
+          io(loops->context(loop)),
+          client(c),
+          tick(io) {}
 
-    HaClient& client;
-    asio::io_context io;
-    asio::executor_work_guard<asio::io_context::executor_type> work{io.get_executor()};
-    asio::steady_timer tick{io};
+    // Declared first: destroyed last, after the sockets and timer that use its context.
+    std::shared_ptr<net::IoLoopGroup> loops;
+    const bool own_loops;
+    const size_t loop;
+    asio::io_context& io;
+    HaClient& client;  // only while !stopping (set by shutdown's step on this loop)
+    asio::steady_timer tick;
     std::shared_ptr<tcp::socket> sock;     // null when disconnected; replaced per connection
     std::shared_ptr<tcp::socket> pending;  // socket of a connect in progress
     bool connecting = false;
@@ -33,15 +44,20 @@ struct HaClient::Impl {
     TimePoint last_read{};
     TimePoint last_report{};
     int64_t reported = -1;
-    std::array<char, 64 * 1024> rbuf{};
+    static constexpr size_t kReadChunk = 64 * 1024;  // room offered to each read
     TransferDecoder decoder;
     AutoSwitchMasterStreamDecoder as_decoder;
     // Reports go out (classic: from connecting on; AutoSwitch: once the master's handshake was
     // applied and the consistent point reported).
     bool reporting = false;
     int64_t last_epoch = -1;  // AutoSwitch: epoch of the last local entry, -1 = none
-    std::deque<std::string> out;
+    std::deque<std::string> out;  // front() is being written while `writing`
     bool writing = false;
+    // AutoSwitch: EpochPort calls that cut files or fsync (truncate_to, begin_epoch) run here,
+    // not on the loop (run_blocking). Shut down by HaClient::shutdown().
+    std::unique_ptr<net::ThreadPoolExecutor> blocking;
+    bool suspended = false;  // such a call is in flight: the stream waits for it
+    bool back_is_report = false;  // out.back() is a report not yet handed to the socket
 
     TimePoint now() const { return client.clock_.now(); }
 
@@ -62,6 +78,7 @@ struct HaClient::Impl {
         sock.reset();
         out.clear();
         writing = false;
+        back_is_report = false;
         decoder = TransferDecoder();
         as_decoder = AutoSwitchMasterStreamDecoder();
         reporting = false;
@@ -70,7 +87,7 @@ struct HaClient::Impl {
     }
 
     void connect() {
-        if (stopping || sock || connecting || now() < next_connect)
+        if (stopping || sock || connecting || suspended || now() < next_connect)
             return;
         std::error_code ec;
         auto addr = asio::ip::make_address(host, ec);
@@ -82,7 +99,8 @@ struct HaClient::Impl {
         connecting = true;
         auto s = std::make_shared<tcp::socket>(io);
         pending = s;
-        s->async_connect(tcp::endpoint(addr, port), [this, s](std::error_code cec) {
+        s->async_connect(tcp::endpoint(addr, port), [this, self = shared_from_this(),
+                                                     s](std::error_code cec) {
             connecting = false;
             pending.reset();
             if (stopping)
@@ -117,8 +135,15 @@ struct HaClient::Impl {
         });
     }
 
-    void send(std::string bytes) {
+    void send(std::string bytes, bool is_report = false) {
+        // A newer report replaces one still waiting behind the write in flight: the master
+        // only needs the latest offset (fewer acks to read and fewer put completions to run).
+        if (is_report && back_is_report && out.size() > 1) {
+            out.back() = std::move(bytes);
+            return;
+        }
         out.push_back(std::move(bytes));
+        back_is_report = is_report;
         flush();
     }
 
@@ -127,9 +152,10 @@ struct HaClient::Impl {
             return;
         writing = true;
         auto s = sock;
-        asio::async_write(*s, asio::buffer(out.front()), [this, s](std::error_code ec, size_t) {
-            if (s != sock)
-                return;  // connection replaced meanwhile
+        asio::async_write(*s, asio::buffer(out.front()), [this, self = shared_from_this(),
+                                                          s](std::error_code ec, size_t) {
+            if (stopping || s != sock)
+                return;  // stopped, or connection replaced meanwhile
             writing = false;
             if (ec) {
                 disconnect("write failed");
@@ -144,28 +170,34 @@ struct HaClient::Impl {
         int64_t max = client.store_.max_offset();
         reported = max;
         last_report = now();
-        send(client.config_.auto_switch ? encode_autoswitch_report(max) : encode_report(max));
+        send(client.config_.auto_switch ? encode_autoswitch_report(max) : encode_report(max),
+             true);
     }
 
+    // Reads straight into the decoder's buffer (no copy before the append into the log).
     void read_more(const std::shared_ptr<tcp::socket>& s) {
-        s->async_read_some(asio::buffer(rbuf), [this, s](std::error_code ec, size_t n) {
-            if (s != sock)
+        char* room = client.config_.auto_switch ? as_decoder.prepare(kReadChunk)
+                                                : decoder.prepare(kReadChunk);
+        s->async_read_some(asio::buffer(room, kReadChunk), [this, self = shared_from_this(),
+                                                            s](std::error_code ec, size_t n) {
+            if (stopping || s != sock)
                 return;
             if (ec) {
                 disconnect(ec == asio::error::eof ? "closed by master" : "read failed");
                 return;
             }
             last_read = now();
-            std::string_view in(rbuf.data(), n);
             if (client.config_.auto_switch) {
-                as_decoder.feed(in);
+                as_decoder.commit(n);
                 if (!drain_autoswitch())
                     return;
             } else {
-                decoder.feed(in);
+                decoder.commit(n);
                 if (!drain())
                     return;
             }
+            if (suspended)
+                return;  // resume() reads on
             if (reporting && client.store_.max_offset() != reported)
                 report();
             read_more(s);
@@ -175,7 +207,7 @@ struct HaClient::Impl {
     // Applies every complete frame. Returns false after disconnecting on an error.
     bool drain() {
         for (;;) {
-            auto r = decoder.next();
+            auto r = decoder.next_view();
             if (!r.is_ok()) {
                 spdlog::error("HaClient: bad frame from master {}:{}: {}", host, port,
                               r.status().to_string());
@@ -228,7 +260,9 @@ struct HaClient::Impl {
     bool drain_autoswitch() {
         using Kind = AutoSwitchMasterStreamDecoder::Message::Kind;
         for (;;) {
-            auto r = as_decoder.next();
+            if (suspended)
+                return true;  // resume() goes on once the blocking call is back
+            auto r = as_decoder.next_view();
             if (!r.is_ok()) {
                 spdlog::error("HaClient: bad message from master {}:{}: {}", host, port,
                               r.status().to_string());
@@ -248,13 +282,50 @@ struct HaClient::Impl {
                 return false;
             }
             bool ok = m.kind == Kind::kHandshake ? on_master_handshake(m.handshake)
-                                                 : on_autoswitch_frame(m.header, m.data);
+                                                 : on_autoswitch_frame(m.header, m.body);
             if (!ok)
                 return false;
         }
     }
 
-    // Finds the consistent point, cuts the local log back to it and reports it.
+    // Runs `call` (an EpochPort call that cuts files or fsyncs) on the blocking executor
+    // while the stream waits: no read, no frame applied, no reconnect until it is back. `then`
+    // continues on this loop with its status unless the connection went meanwhile. `then`
+    // must not own the Impl (it may be destroyed on the executor's thread).
+    void run_blocking(std::function<Status()> call, std::function<void(Status)> then) {
+        suspended = true;
+        std::weak_ptr<Impl> weak = weak_from_this();
+        bool queued = blocking->execute([call = std::move(call), then = std::move(then), weak,
+                                         group = loops, index = loop, s = sock]() mutable {
+            Status st = call();
+            asio::post(group->context(index), [weak, s, st = std::move(st),
+                                               then = std::move(then)]() mutable {
+                std::shared_ptr<Impl> im = weak.lock();
+                if (im == nullptr)
+                    return;
+                im->suspended = false;
+                if (im->stopping || s != im->sock)
+                    return;  // disconnected meanwhile; the tick reconnects
+                then(std::move(st));
+            });
+        });
+        if (!queued) {
+            suspended = false;
+            count_error();
+            disconnect("EpochPort executor unavailable");
+        }
+    }
+
+    // The stream goes on after a blocking call: the rest of the buffered frames, then reads.
+    void resume() {
+        if (!sock || suspended || !drain_autoswitch() || suspended)
+            return;
+        if (reporting && client.store_.max_offset() != reported)
+            report();
+        read_more(sock);
+    }
+
+    // Finds the consistent point, cuts the local log back to it (off the loop) and reports it.
     bool on_master_handshake(const AutoSwitchMasterHandshake& hs) {
         EpochPort& ep = *client.epochs_;
         std::vector<store::EpochEntry> local = ep.epochs();
@@ -280,36 +351,50 @@ struct HaClient::Impl {
             !local.empty() && local.back().start_offset >= *point &&
             std::find(hs.epochs.begin(), hs.epochs.end(), local.back()) == hs.epochs.end();
         if (*point < local_max || empty_tail_epoch) {
-            Status st = ep.truncate_to(*point);
-            if (!st.is_ok()) {
-                spdlog::error(
-                    "HaClient: truncating the local log from {} to the consistent "
-                    "point {} (master {}:{}) failed: {}",
-                    local_max, *point, host, port, st.to_string());
-                count_error();
-                disconnect("truncate failed");
-                return false;
-            }
-            spdlog::info(
-                "HaClient: truncated the local log from {} to {}: local epochs were {}, "
-                "master {}:{} has {} (max offset {})",
-                local_max, *point, format_epochs(local), host, port, format_epochs(hs.epochs),
-                hs.max_offset);
-            MutexLock l(client.mu_);
-            ++client.stats_.truncations;
+            const int64_t p = *point;
+            EpochPort* port_ptr = client.epochs_;
+            run_blocking([port_ptr, p] { return port_ptr->truncate_to(p); },
+                         [this, hs, p, local_max, local](Status st) {
+                             if (!st.is_ok()) {
+                                 spdlog::error(
+                                     "HaClient: truncating the local log from {} to the "
+                                     "consistent point {} (master {}:{}) failed: {}",
+                                     local_max, p, host, port, st.to_string());
+                                 count_error();
+                                 disconnect("truncate failed");
+                                 return;
+                             }
+                             spdlog::info(
+                                 "HaClient: truncated the local log from {} to {}: local "
+                                 "epochs were {}, master {}:{} has {} (max offset {})",
+                                 local_max, p, format_epochs(local), host, port,
+                                 format_epochs(hs.epochs), hs.max_offset);
+                             {
+                                 MutexLock l(client.mu_);
+                                 ++client.stats_.truncations;
+                             }
+                             if (finish_handshake(p))
+                                 resume();
+                         });
+            return true;
         }
+        return finish_handshake(*point);
+    }
+
+    // After any cut: the local end must be the point; then reports start.
+    bool finish_handshake(int64_t point) {
         int64_t now_max = client.store_.max_offset();
-        if (now_max != *point) {
-            spdlog::error("HaClient: after truncating to {} the local CommitLog ends at {}", *point,
+        if (now_max != point) {
+            spdlog::error("HaClient: after truncating to {} the local CommitLog ends at {}", point,
                           now_max);
             count_error();
             disconnect("truncate left the wrong end");
             return false;
         }
-        local = ep.epochs();
+        std::vector<store::EpochEntry> local = client.epochs_->epochs();
         last_epoch = local.empty() ? -1 : local.back().epoch;
         spdlog::info("HaClient: master {}:{} handshake done, streaming from {} (local epochs {})",
-                     host, port, *point, format_epochs(local));
+                     host, port, point, format_epochs(local));
         {
             MutexLock l(client.mu_);
             ++client.stats_.handshakes;
@@ -319,9 +404,9 @@ struct HaClient::Impl {
         return true;
     }
 
-    // One transfer frame: epoch change, append, confirm offset.
-    bool on_autoswitch_frame(const AutoSwitchTransferHeader& h, const std::string& data) {
-        EpochPort& ep = *client.epochs_;
+    // One transfer frame: epoch change (off the loop), append, confirm offset. `data` views the
+    // decoder's buffer, which stays put while the stream waits for begin_epoch.
+    bool on_autoswitch_frame(const AutoSwitchTransferHeader& h, std::string_view data) {
         int64_t local = client.store_.max_offset();
         if (data.empty()) {
             {
@@ -330,8 +415,8 @@ struct HaClient::Impl {
             }
             // A heartbeat describing our end may start a newer epoch that has no data yet.
             if (h.offset == local && h.epoch > last_epoch && h.epoch_start_offset <= local) {
-                if (!begin_epoch(ep, h))
-                    return false;
+                begin_epoch_then(h, [this, h] { return confirm(h); });
+                return true;
             }
         } else {
             if (!starts_at_local_end(h.offset))
@@ -345,30 +430,46 @@ struct HaClient::Impl {
                 disconnect("bad epoch");
                 return false;
             }
-            if (h.epoch != last_epoch && !begin_epoch(ep, h))
-                return false;
+            if (h.epoch != last_epoch) {
+                begin_epoch_then(h, [this, h, data] { return append(h.offset, data) && confirm(h); });
+                return true;
+            }
             if (!append(h.offset, data))
                 return false;
         }
+        return confirm(h);
+    }
+
+    bool confirm(const AutoSwitchTransferHeader& h) {
         if (h.confirm_offset >= 0) {  // -1: the master does not know it yet
-            ep.set_confirm_offset(std::min(h.confirm_offset, client.store_.max_offset()));
+            client.epochs_->set_confirm_offset(
+                std::min(h.confirm_offset, client.store_.max_offset()));
         }
         return true;
     }
 
-    bool begin_epoch(EpochPort& ep, const AutoSwitchTransferHeader& h) {
-        Status st = ep.begin_epoch(h.epoch, h.epoch_start_offset);
-        if (!st.is_ok()) {
-            spdlog::error("HaClient: starting epoch {} at {} (master {}:{}) failed: {}", h.epoch,
-                          h.epoch_start_offset, host, port, st.to_string());
-            count_error();
-            disconnect("begin epoch failed");
-            return false;
-        }
-        spdlog::info("HaClient: epoch {} starts at {} (was {}), from master {}:{}", h.epoch,
-                     h.epoch_start_offset, last_epoch, host, port);
-        last_epoch = h.epoch;
-        return true;
+    // Starts the frame's epoch locally (the epoch file is replaced durably: off the loop), then
+    // `rest` applies the frame and the stream resumes.
+    void begin_epoch_then(const AutoSwitchTransferHeader& h, std::function<bool()> rest) {
+        EpochPort* port_ptr = client.epochs_;
+        run_blocking(
+            [port_ptr, epoch = h.epoch, start = h.epoch_start_offset] {
+                return port_ptr->begin_epoch(epoch, start);
+            },
+            [this, h, rest = std::move(rest)](Status st) {
+                if (!st.is_ok()) {
+                    spdlog::error("HaClient: starting epoch {} at {} (master {}:{}) failed: {}",
+                                  h.epoch, h.epoch_start_offset, host, port, st.to_string());
+                    count_error();
+                    disconnect("begin epoch failed");
+                    return;
+                }
+                spdlog::info("HaClient: epoch {} starts at {} (was {}), from master {}:{}",
+                             h.epoch, h.epoch_start_offset, last_epoch, host, port);
+                last_epoch = h.epoch;
+                if (rest())
+                    resume();
+            });
     }
 
     void count_error() {
@@ -390,7 +491,7 @@ struct HaClient::Impl {
 
     void arm_tick() {
         tick.expires_after(client.config_.tick_interval);
-        tick.async_wait([this](std::error_code ec) {
+        tick.async_wait([this, self = shared_from_this()](std::error_code ec) {
             if (ec || stopping)
                 return;
             on_tick();
@@ -403,11 +504,11 @@ HaClient::HaClient(HaClientConfig config, HaStorePort& store, Clock& clock, Epoc
     : config_(std::move(config)),
       store_(store),
       clock_(clock),
-      epochs_(epochs),
-      impl_(std::make_unique<Impl>(*this)) {}
+      epochs_(epochs) {}
 
 Result<std::unique_ptr<HaClient>> HaClient::start(HaClientConfig config, HaStorePort& store,
-                                                  Clock& clock, EpochPort* epochs) {
+                                                  Clock& clock, EpochPort* epochs,
+                                                  std::shared_ptr<net::IoLoopGroup> loops) {
     if (config.broker_id <= 0) {
         return Status::error(Errc::kInvalidArgument, "brokerId={} must be > 0 on a slave",
                              config.broker_id);
@@ -420,17 +521,26 @@ Result<std::unique_ptr<HaClient>> HaClient::start(HaClientConfig config, HaStore
                              "HaClient: AutoSwitch mode (controller mode) needs an EpochPort");
     }
     std::unique_ptr<HaClient> c(new HaClient(std::move(config), store, clock, epochs));
-    Impl* im = c->impl_.get();
+    const bool own = loops == nullptr;
+    if (own) {
+        loops = std::make_shared<net::IoLoopGroup>("HaClient", 1);
+    }
+    c->impl_ = std::make_shared<Impl>(*c, loops, own);
+    std::shared_ptr<Impl> im = c->impl_;
+    if (c->config_.auto_switch) {
+        im->blocking = std::make_unique<net::ThreadPoolExecutor>("HaEpochStore", 1, 16);
+    }
     im->host = c->config_.master_host;
     im->port = c->config_.master_port;
     asio::post(im->io, [im] {
+        if (im->stopping)
+            return;
         im->connect();
         im->arm_tick();
     });
-    c->thread_ = std::thread([im] {
-        pthread_setname_np(pthread_self(), "HaClient");
-        im->io.run();
-    });
+    if (own) {
+        loops->start();
+    }
     return c;
 }
 
@@ -443,25 +553,30 @@ void HaClient::shutdown() {
             return;
         stopped_ = true;
     }
-    Impl* im = impl_.get();
-    asio::post(im->io, [im] {
+    std::shared_ptr<Impl> im = impl_;
+    if (im == nullptr)
+        return;
+    // After this step no handler of the client's loop touches the store, the epochs or *this.
+    detail::run_on_loop_and_wait(*im->loops, im->loop, [im] {
+        im->disconnect("shutdown");
         im->stopping = true;
         im->tick.cancel();
         if (im->pending) {
             std::error_code ec;
             im->pending->close(ec);
         }
-        im->disconnect("shutdown");
     });
-    im->work.reset();
-    if (thread_.joinable())
-        thread_.join();
+    // A cut or epoch-file write in flight finishes here; its continuation finds `stopping`.
+    if (im->blocking)
+        im->blocking->shutdown();
+    if (im->own_loops)
+        im->loops->shutdown();
 }
 
 void HaClient::update_master_address(std::string host, uint16_t port) {
-    Impl* im = impl_.get();
+    std::shared_ptr<Impl> im = impl_;
     asio::post(im->io, [im, host = std::move(host), port] {
-        if (im->host == host && im->port == port)
+        if (im->stopping || (im->host == host && im->port == port))
             return;
         im->disconnect("master address changed");
         if (im->pending) {  // its handler sees the abort and retries at the new address

@@ -13,20 +13,29 @@
 // the local log there through EpochPort::truncate_to() when it has more, reports the point and
 // then streams as above. A frame of a new epoch starts it locally (EpochPort::begin_epoch);
 // every frame's confirm offset, capped at the local max offset, goes to set_confirm_offset().
-// Threads: one "HaClient" thread runs the io_context; the store port's append() is called on
-// it. Public methods from any thread; mu_ guards the master address and counters (leaf).
+// Threads: one io_context of a net::IoLoopGroup (the broker's remoting loops, picked round robin
+// once, for the client's life; or a one-thread "HaClient" group of its own when none is given)
+// runs the socket, the tick, the store's append and EpochPort::set_confirm_offset. AutoSwitch:
+// truncate_to and begin_epoch (file cuts, fsync) run on a one-thread "HaEpochStore" executor
+// while the stream waits (src/ha/README.md). Public methods from any thread, shutdown() not on
+// an I/O thread; mu_ guards the stats (leaf).
+// Lifetime: handlers hold the shared Impl; shutdown() runs a stop step on the loop and waits for
+// it, after which no handler touches the store, the epochs or this object.
 
 #include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <thread>
 
 #include "base/clock.h"
 #include "base/mutex.h"
 #include "base/status.h"
 #include "ha/epoch_port.h"
 #include "ha/ha_store_port.h"
+
+namespace comet::net {
+class IoLoopGroup;
+}
 
 namespace comet::ha {
 
@@ -63,16 +72,20 @@ struct HaClientStats {
 
 class HaClient {
 public:
-    // Starts the "HaClient" thread; it connects at once. `store`, `clock` and `epochs` must
-    // outlive the client; `epochs` is required with auto_switch and unused otherwise. Errors:
-    // bad config.
-    static Result<std::unique_ptr<HaClient>> start(HaClientConfig config, HaStorePort& store,
-                                                   Clock& clock, EpochPort* epochs = nullptr);
+    // Starts on one loop of `loops` (null: a one-thread "HaClient" group of its own); it
+    // connects at once (or once a shared group starts). `store`, `clock` and `epochs` must
+    // outlive the client (until shutdown() returns); `epochs` is required with auto_switch and
+    // unused otherwise. Errors: bad config.
+    static Result<std::unique_ptr<HaClient>> start(
+        HaClientConfig config, HaStorePort& store, Clock& clock, EpochPort* epochs = nullptr,
+        std::shared_ptr<net::IoLoopGroup> loops = nullptr);
     ~HaClient();
     HaClient(const HaClient&) = delete;
     HaClient& operator=(const HaClient&) = delete;
 
-    void shutdown();  // closes, joins; idempotent
+    // Closes on the loop and waits for that (joins an own group); idempotent. No append or
+    // EpochPort call runs after it returns.
+    void shutdown();
     // Register result changed the master's HA address: reconnect there.
     void update_master_address(std::string host, uint16_t port);
     HaClientStats stats() const;
@@ -85,8 +98,7 @@ private:
     HaStorePort& store_;
     Clock& clock_;
     EpochPort* epochs_;  // AutoSwitch mode only
-    std::unique_ptr<Impl> impl_;
-    std::thread thread_;
+    std::shared_ptr<Impl> impl_;  // shared with the handlers on the loop
     mutable Mutex mu_;
     HaClientStats stats_ GUARDED_BY(mu_);
     bool stopped_ GUARDED_BY(mu_) = false;

@@ -82,13 +82,12 @@ Result<std::optional<SlaveStreamDecoder::Event>> SlaveStreamDecoder::next() {
     return std::optional<Event>(Event{Event::Kind::kReport, {}, offset});
 }
 
-Result<std::optional<TransferDecoder::Frame>> TransferDecoder::next() {
-    compact(buf_, pos_);
-    if (buf_.size() - pos_ < kTransferHeaderSize) {
-        return std::optional<Frame>();
+Result<std::optional<TransferDecoder::FrameView>> TransferDecoder::next_view() {
+    if (buf_.size() < kTransferHeaderSize) {
+        return std::optional<FrameView>();
     }
-    auto offset = static_cast<int64_t>(get_be64(at(buf_, pos_)));
-    auto size = static_cast<int32_t>(get_be32(at(buf_, pos_ + 8)));
+    auto offset = static_cast<int64_t>(get_be64(buf_.at(0)));
+    auto size = static_cast<int32_t>(get_be32(buf_.at(8)));
     if (offset < 0) {
         return Status::error(Errc::kCorruption, "HA transfer frame with negative offset {}",
                              offset);
@@ -98,13 +97,27 @@ Result<std::optional<TransferDecoder::Frame>> TransferDecoder::next() {
                              "HA transfer frame at offset {} has size {} (limit {})", offset, size,
                              max_body_bytes_);
     }
-    if (buf_.size() - pos_ < kTransferHeaderSize + static_cast<size_t>(size)) {
+    if (buf_.size() < kTransferHeaderSize + static_cast<size_t>(size)) {
+        return std::optional<FrameView>();
+    }
+    FrameView f;
+    f.offset = offset;
+    f.data = buf_.view(kTransferHeaderSize, static_cast<size_t>(size));
+    buf_.consume(kTransferHeaderSize + static_cast<size_t>(size));
+    return std::optional<FrameView>(f);
+}
+
+Result<std::optional<TransferDecoder::Frame>> TransferDecoder::next() {
+    auto r = next_view();
+    if (!r.is_ok()) {
+        return r.status();
+    }
+    if (!r.value()) {
         return std::optional<Frame>();
     }
     Frame f;
-    f.offset = offset;
-    f.data.assign(buf_, pos_ + kTransferHeaderSize, static_cast<size_t>(size));
-    pos_ += kTransferHeaderSize + static_cast<size_t>(size);
+    f.offset = r.value()->offset;
+    f.data.assign(r.value()->data);
     return std::optional<Frame>(std::move(f));
 }
 

@@ -15,6 +15,7 @@
 #include <string_view>
 
 #include "base/status.h"
+#include "ha/stream_buffer.h"
 
 namespace comet::ha {
 
@@ -53,23 +54,31 @@ private:
     bool any_event_ = false;
 };
 
-// Slave side: master -> slave transfer frames.
+// Slave side: master -> slave transfer frames. Bytes come in by feed() (a copy) or, without a
+// copy, by reading the socket into prepare(n) and then commit(read).
 class TransferDecoder {
 public:
     struct Frame {
         int64_t offset = 0;
         std::string data;  // empty = heartbeat
     };
+    // `data` views the decoder's buffer: valid until the next feed() / prepare().
+    struct FrameView {
+        int64_t offset = 0;
+        std::string_view data;  // empty = heartbeat
+    };
     explicit TransferDecoder(int32_t max_body_bytes = 64 * 1024 * 1024)
         : max_body_bytes_(max_body_bytes) {}
     void feed(std::string_view bytes) { buf_.append(bytes); }
+    char* prepare(size_t n) { return buf_.prepare(n); }
+    void commit(size_t n) { buf_.commit(n); }
     // Errors (kCorruption): negative offset, negative size, size above max_body_bytes.
     Result<std::optional<Frame>> next();
-    size_t buffered() const { return buf_.size() - pos_; }
+    Result<std::optional<FrameView>> next_view();
+    size_t buffered() const { return buf_.size(); }
 
 private:
-    std::string buf_;
-    size_t pos_ = 0;
+    StreamBuffer buf_;
     int32_t max_body_bytes_;
 };
 

@@ -1,7 +1,6 @@
 #include "ha/ha_service.h"
 
 #include <fmt/format.h>
-#include <pthread.h>
 
 #include <algorithm>
 #include <array>
@@ -15,31 +14,63 @@
 #include "base/progress_log.h"
 #include "ha/autoswitch_codec.h"
 #include "ha/ha_codec.h"
+#include "ha/loop_step.h"
 #include "net/asio.h"
+#include "net/io_loop.h"
 
 namespace comet::ha {
 
 using asio::ip::tcp;
 
+// Shared by the service and every handler on the loops (shared_ptr). Fields marked "home"
+// are touched on the home loop only, a Slot's non-atomic fields on its own loop only.
 struct HaService::Impl {
-    asio::io_context io;
-    asio::executor_work_guard<asio::io_context::executor_type> work{io.get_executor()};
-    tcp::acceptor acceptor{io};
-    asio::steady_timer tick{io};
-    std::set<std::shared_ptr<Connection>> conns;  // io thread only
-    // conns.size(), written by the io thread, read by puts: no wake-up without slaves.
-    std::atomic<size_t> conn_count{0};
-    uint64_t next_id = 1;                          // io thread only
-    bool stopping = false;                         // io thread only
-    // A wake-up is queued and not yet run: puts coalesce into one post (any thread).
-    std::atomic<bool> notify_pending{false};
+    // One per loop of the group: the connections bound to it.
+    struct Slot {
+        std::set<std::shared_ptr<Connection>> conns;  // its loop only
+        bool stopping = false;                        // its loop only; set by shutdown's step
+        // conns.size(), written by the loop, read by puts: no wake-up without slaves.
+        std::atomic<size_t> count{0};
+        // A wake-up is queued and not yet run: puts coalesce into one post per loop.
+        std::atomic<bool> notify_pending{false};
+    };
+
+    Impl(std::shared_ptr<net::IoLoopGroup> group, bool own, HaService* service)
+        : loops(std::move(group)),
+          own_loops(own),
+          svc(service),
+          home(loops->next()),
+          acceptor(loops->context(home)),
+          tick(loops->context(home)) {
+        for (size_t i = 0; i < loops->size(); ++i) {
+            slots.push_back(std::make_unique<Slot>());
+        }
+    }
+
+    // Declared first: destroyed last, after the sockets and timers that use its contexts.
+    std::shared_ptr<net::IoLoopGroup> loops;
+    const bool own_loops;
+    // Valid until shutdown() returns; a handler uses it only after checking its loop's
+    // stopping flag (home_stopping / Slot::stopping / Connection::closed_).
+    HaService* const svc;
+    const size_t home;       // the loop of the acceptor and the housekeeping tick
+    tcp::acceptor acceptor;  // home
+    asio::steady_timer tick;  // home
+    bool home_stopping = false;  // home
+    std::vector<std::unique_ptr<Slot>> slots;  // fixed after construction
+    std::atomic<uint64_t> next_id{1};
 };
 
 // One slave connection; lives on the io thread only (no locks).
 class HaService::Connection : public std::enable_shared_from_this<HaService::Connection> {
 public:
-    Connection(HaService& svc, tcp::socket sock, uint64_t id)
-        : svc_(svc), sock_(std::move(sock)), id_(id) {
+    Connection(std::shared_ptr<Impl> im, size_t loop, tcp::socket sock, uint64_t id)
+        : im_(std::move(im)),
+          loop_(loop),
+          svc_(*im_->svc),
+          sock_(std::move(sock)),
+          timer_(im_->loops->context(loop)),
+          id_(id) {
         std::error_code ec;
         auto ep = sock_.remote_endpoint(ec);
         info_.connection_id = id;
@@ -47,7 +78,26 @@ public:
         last_read_ = last_write_ = svc_.clock_.now();
     }
 
-    void start() { read_more(); }
+    // On its loop: registers with the loop's slot and starts reading and ticking.
+    void start() {
+        Impl::Slot& slot = *im_->slots[loop_];
+        if (slot.stopping) {  // the service stopped while this connection was handed over
+            abandon();
+            return;
+        }
+        slot.conns.insert(shared_from_this());
+        slot.count.store(slot.conns.size(), std::memory_order_release);
+        read_more();
+        arm_timer();
+    }
+
+    // Shutdown's step found it on a stopped loop before start(): close without telling the
+    // service (no slave entry exists yet).
+    void abandon() {
+        closed_ = true;
+        std::error_code ec;
+        sock_.close(ec);
+    }
 
     // Housekeeping and sending; called by the tick and by notify_new_data().
     void poll() {
@@ -68,12 +118,27 @@ public:
         std::error_code ec;
         sock_.shutdown(tcp::socket::shutdown_both, ec);
         sock_.close(ec);
+        timer_.cancel();
+        Impl::Slot& slot = *im_->slots[loop_];
+        slot.conns.erase(shared_from_this());
+        slot.count.store(slot.conns.size(), std::memory_order_release);
         svc_.on_slave_closed(id_, rejected);
     }
 
     bool closed() const { return closed_; }
 
 private:
+    // The per-connection tick: housekeeping, heartbeats and data the wake-ups missed.
+    void arm_timer() {
+        timer_.expires_after(svc_.config_.tick_interval);
+        auto self = shared_from_this();
+        timer_.async_wait([self](std::error_code ec) {
+            if (ec || self->closed_) return;
+            self->poll();
+            if (!self->closed_) self->arm_timer();
+        });
+    }
+
     void read_more() {
         auto self = shared_from_this();
         sock_.async_read_some(asio::buffer(rbuf_), [self](std::error_code ec, size_t n) {
@@ -395,8 +460,11 @@ private:
     static constexpr size_t kMaxSends = 256;
     static constexpr int64_t kCatchUpLogBytes = 64LL * 1024 * 1024;
 
-    HaService& svc_;
+    std::shared_ptr<Impl> im_;  // first: outlives the socket and timer below
+    const size_t loop_;         // the loop this connection is bound to
+    HaService& svc_;            // only while !closed_ (see Impl::svc)
     tcp::socket sock_;
+    asio::steady_timer timer_;
     uint64_t id_;
     SlaveInfo info_;
     std::array<char, 4096> rbuf_{};
@@ -424,11 +492,11 @@ HaService::HaService(HaServiceConfig config, HaStorePort& store, Clock& clock, E
       store_(store),
       clock_(clock),
       epochs_(epochs),
-      group_transfer_(clock),
-      impl_(std::make_unique<Impl>()) {}
+      group_transfer_(clock) {}
 
 Result<std::unique_ptr<HaService>> HaService::start(HaServiceConfig config, HaStorePort& store,
-                                                    Clock& clock, EpochPort* epochs) {
+                                                    Clock& clock, EpochPort* epochs,
+                                                    std::shared_ptr<net::IoLoopGroup> loops) {
     COMET_RETURN_IF_ERROR(validate_quorum_config(config.quorum, nullptr));
     if (config.transfer_batch_size <= 0) {
         return Status::error(Errc::kInvalidArgument, "haTransferBatchSize={} must be > 0",
@@ -443,6 +511,11 @@ Result<std::unique_ptr<HaService>> HaService::start(HaServiceConfig config, HaSt
                              "HaService: AutoSwitch mode (controller mode) needs an EpochPort");
     }
     std::unique_ptr<HaService> svc(new HaService(std::move(config), store, clock, epochs));
+    const bool own = loops == nullptr;
+    if (own) {
+        loops = std::make_shared<net::IoLoopGroup>("HaService", 1);
+    }
+    svc->impl_ = std::make_shared<Impl>(loops, own, svc.get());
     auto& im = *svc->impl_;
     std::error_code ec;
     auto addr = asio::ip::make_address(svc->config_.listen_host, ec);
@@ -460,47 +533,46 @@ Result<std::unique_ptr<HaService>> HaService::start(HaServiceConfig config, HaSt
                              svc->config_.listen_port, ec.message());
     }
     svc->port_ = im.acceptor.local_endpoint().port();
-    HaService* self = svc.get();
-    // Accept loop and tick, both on the io thread.
+    // Accept loop and housekeeping tick, both on the home loop; each accepted socket is
+    // created on the loop it is bound to and its connection starts there.
     struct Loops {
-        static void accept(HaService* s) {
-            s->impl_->acceptor.async_accept([s](std::error_code aec, tcp::socket sock) {
-                auto& i = *s->impl_;
-                if (aec || i.stopping) return;
-                std::error_code nec;
-                sock.set_option(tcp::no_delay(true), nec);
-                auto c = std::make_shared<Connection>(*s, std::move(sock), i.next_id++);
-                i.conns.insert(c);
-                i.conn_count.store(i.conns.size(), std::memory_order_release);
-                c->start();
-                accept(s);
-            });
+        static void accept(const std::shared_ptr<Impl>& im) {
+            const size_t index = im->loops->next();
+            im->acceptor.async_accept(
+                im->loops->context(index),
+                [im, index](std::error_code aec, tcp::socket sock) {
+                    if (aec || im->home_stopping) return;
+                    std::error_code nec;
+                    sock.set_option(tcp::no_delay(true), nec);
+                    auto c = std::make_shared<Connection>(im, index, std::move(sock),
+                                                          im->next_id.fetch_add(1));
+                    asio::post(im->loops->context(index), [c] { c->start(); });
+                    accept(im);
+                });
         }
-        static void tick(HaService* s) {
-            auto& i = *s->impl_;
-            i.tick.expires_after(s->config_.tick_interval);
-            i.tick.async_wait([s](std::error_code tec) {
-                auto& ii = *s->impl_;
-                if (tec || ii.stopping) return;
-                for (auto it = ii.conns.begin(); it != ii.conns.end();) {
-                    (*it)->poll();
-                    it = (*it)->closed() ? ii.conns.erase(it) : std::next(it);
-                }
-                ii.conn_count.store(ii.conns.size(), std::memory_order_release);
-                s->group_transfer_.expire();
-                tick(s);
+        static void tick(const std::shared_ptr<Impl>& im) {
+            im->tick.expires_after(im->svc->config_.tick_interval);
+            im->tick.async_wait([im](std::error_code tec) {
+                if (tec || im->home_stopping) return;
+                im->svc->group_transfer_.expire();
+                tick(im);
             });
         }
     };
-    Loops::accept(self);
-    Loops::tick(self);
-    svc->thread_ = std::thread([self] {
-        pthread_setname_np(pthread_self(), "HaService");
-        self->impl_->io.run();
+    // Posted: the first handlers run on the home loop, never on this thread.
+    asio::post(loops->context(im.home), [im = svc->impl_] {
+        if (im->home_stopping) return;
+        Loops::accept(im);
+        Loops::tick(im);
     });
-    spdlog::info("HaService: broker '{}' listening for slaves on port {} ({} protocol)",
+    if (own) {
+        loops->start();
+    }
+    spdlog::info("HaService: broker '{}' listening for slaves on port {} ({} protocol, {} "
+                 "loop{})",
                  svc->config_.broker_name, svc->port_,
-                 svc->config_.auto_switch ? "AutoSwitch" : "classic");
+                 svc->config_.auto_switch ? "AutoSwitch" : "classic", loops->size(),
+                 loops->size() == 1 ? "" : "s");
     return svc;
 }
 
@@ -512,39 +584,61 @@ void HaService::shutdown() {
         if (stopped_) return;
         stopped_ = true;
     }
-    Impl* im = impl_.get();
-    asio::post(im->io, [im] {
-        im->stopping = true;
-        std::error_code ec;
-        im->acceptor.close(ec);
-        im->tick.cancel();
-        for (auto& c : im->conns) c->close(false);
-        im->conns.clear();
-        im->conn_count.store(0, std::memory_order_release);
-    });
-    im->work.reset();
-    if (thread_.joinable()) thread_.join();
+    std::shared_ptr<Impl> im = impl_;
+    if (im != nullptr) {
+        // Home first: no connection is accepted after it, so every hand-over to a loop was
+        // posted before that loop's step below and runs before it.
+        detail::run_on_loop_and_wait(*im->loops, im->home, [im] {
+            im->home_stopping = true;
+            std::error_code ec;
+            im->acceptor.close(ec);
+            im->tick.cancel();
+        });
+        for (size_t i = 0; i < im->slots.size(); ++i) {
+            detail::run_on_loop_and_wait(*im->loops, i, [im, i] {
+                Impl::Slot& slot = *im->slots[i];
+                slot.stopping = true;
+                // close() erases from the set: iterate over a copy.
+                std::vector<std::shared_ptr<Connection>> conns(slot.conns.begin(),
+                                                               slot.conns.end());
+                for (auto& c : conns) c->close(false);
+                slot.conns.clear();
+                slot.count.store(0, std::memory_order_release);
+            });
+        }
+        if (im->own_loops) {
+            im->loops->shutdown();
+        }
+    }
     group_transfer_.shutdown();
 }
 
 void HaService::notify_new_data() {
     Impl* im = impl_.get();
-    // No slave: nothing to wake (a slave that connects later starts from its own offset and is
-    // served by its connection's start and the tick).
-    if (im->conn_count.load(std::memory_order_acquire) == 0) {
-        return;
+    for (size_t i = 0; i < im->slots.size(); ++i) {
+        Impl::Slot& slot = *im->slots[i];
+        // No slave on this loop: nothing to wake (a slave that connects later starts from its
+        // own offset and is served by its connection's start and tick).
+        if (slot.count.load(std::memory_order_acquire) == 0) {
+            continue;
+        }
+        // A plain load first: while a wake-up is queued, the puts of a whole commit round
+        // return here without writing the shared flag.
+        if (slot.notify_pending.load(std::memory_order_acquire) ||
+            slot.notify_pending.exchange(true, std::memory_order_acq_rel)) {
+            continue;  // the queued wake-up will see this put's data too
+        }
+        asio::post(im->loops->context(i), [keep = impl_, i] {
+            Impl::Slot& s = *keep->slots[i];
+            s.notify_pending.store(false, std::memory_order_release);
+            if (s.stopping) return;
+            // poll() may close (and erase) the connection it is called on: step first.
+            for (auto it = s.conns.begin(); it != s.conns.end();) {
+                std::shared_ptr<Connection> c = *it++;
+                c->poll();
+            }
+        });
     }
-    // A plain load first: while a wake-up is queued, the puts of a whole commit round return
-    // here without writing the shared flag.
-    if (im->notify_pending.load(std::memory_order_acquire) ||
-        im->notify_pending.exchange(true, std::memory_order_acq_rel)) {
-        return;  // the queued wake-up will see this put's data too
-    }
-    asio::post(im->io, [im] {
-        im->notify_pending.store(false, std::memory_order_release);
-        if (im->stopping) return;
-        for (auto& c : im->conns) c->poll();
-    });
 }
 
 void HaService::on_slave_update(uint64_t id, const SlaveInfo& info) {

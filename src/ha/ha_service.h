@@ -15,10 +15,18 @@
 // 12-byte reports. Frames carry the epoch of their data, that epoch's start offset and the
 // confirm offset, and never span two epochs. Everything else (pipelining, acks, timeouts,
 // GroupTransfer) is the same as in classic mode.
-// Threads: one "HaService" thread runs the asio io_context (accept, socket I/O, the tick timer,
-// GroupTransfer completions). Public methods from any thread. Locks: mu_ (slave table) is a
-// leaf; never held across I/O, store calls or completions. Invariant per connection:
-// ack_offset <= sent_end once the first report is processed.
+// Threads: the io_contexts of a net::IoLoopGroup (the broker's remoting loops, or a one-thread
+// "HaService" group of its own when none is given). The acceptor and the housekeeping tick
+// (GroupTransfer::expire) live on one loop; each slave connection is bound to one loop, picked
+// round robin, for its whole life, and all of its socket I/O, its timer and the GroupTransfer
+// completions its acks trigger run there. Nothing here blocks. Public methods from any thread
+// except the group's I/O threads for shutdown(). Locks: mu_ (slave table) is a leaf; never
+// held across I/O, store calls or completions. Invariant per connection: ack_offset <=
+// sent_end once the first report is processed.
+// Lifetime: handlers hold the shared state (Impl) and their connection; shutdown() runs a stop
+// step on every loop and waits for it, after which a late handler touches nothing but its own
+// connection. So the store, clock and epochs may go once shutdown() returned. A shared group
+// must keep running until then (the broker stops HA before its remoting server).
 
 #include <chrono>
 #include <cstdint>
@@ -26,7 +34,6 @@
 #include <map>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "base/clock.h"
@@ -36,6 +43,10 @@
 #include "ha/group_transfer.h"
 #include "ha/ha_store_port.h"
 #include "ha/quorum_policy.h"
+
+namespace comet::net {
+class IoLoopGroup;
+}
 
 namespace comet::ha {
 
@@ -71,16 +82,20 @@ struct SlaveInfo {
 
 class HaService {
 public:
-    // Binds and starts the "HaService" thread. `store`, `clock` and `epochs` must outlive the
-    // service; `epochs` is required with auto_switch and unused otherwise. Errors: bad quorum
-    // config (names the keys), auto_switch without `epochs`, bind failure (kIoError).
-    static Result<std::unique_ptr<HaService>> start(HaServiceConfig config, HaStorePort& store,
-                                                    Clock& clock, EpochPort* epochs = nullptr);
+    // Binds and starts serving on `loops` (null: a one-thread "HaService" group of its own,
+    // started here and joined by shutdown()). `store`, `clock` and `epochs` must outlive the
+    // service (until shutdown() returns); `epochs` is required with auto_switch and unused
+    // otherwise. Handlers posted before a shared group starts run once it does. Errors: bad
+    // quorum config (names the keys), auto_switch without `epochs`, bind failure (kIoError).
+    static Result<std::unique_ptr<HaService>> start(
+        HaServiceConfig config, HaStorePort& store, Clock& clock, EpochPort* epochs = nullptr,
+        std::shared_ptr<net::IoLoopGroup> loops = nullptr);
     ~HaService();  // shutdown()
     HaService(const HaService&) = delete;
     HaService& operator=(const HaService&) = delete;
 
-    // Closes every connection, fails waiting puts (SERVICE_NOT_AVAILABLE), joins. Idempotent.
+    // Closes every connection on its loop and waits for that, fails waiting puts
+    // (SERVICE_NOT_AVAILABLE), joins an own group. Idempotent. Not on an I/O thread.
     void shutdown();
     uint16_t port() const { return port_; }
 
@@ -120,9 +135,8 @@ private:
     Clock& clock_;
     EpochPort* epochs_;  // AutoSwitch mode only
     GroupTransfer group_transfer_;
-    std::unique_ptr<Impl> impl_;
+    std::shared_ptr<Impl> impl_;  // shared with the handlers on the loops
     uint16_t port_ = 0;
-    std::thread thread_;
 
     mutable Mutex mu_;
     std::map<uint64_t, SlaveInfo> slaves_ GUARDED_BY(mu_);

@@ -28,6 +28,7 @@ void IoLoopGroup::start() {
         return;
     }
     started_ = true;
+    running_.store(true, std::memory_order_release);
     for (size_t i = 0; i < loops_.size(); ++i) {
         Loop* loop = loops_[i].get();
         loop->guard.emplace(asio::make_work_guard(*loop->ctx));
@@ -67,6 +68,7 @@ void IoLoopGroup::shutdown(std::chrono::milliseconds drain_timeout) {
             loop->thread.join();
         }
     }
+    running_.store(false, std::memory_order_release);
 }
 
 size_t IoLoopGroup::next() { return next_.fetch_add(1, std::memory_order_relaxed) % loops_.size(); }

@@ -39,6 +39,11 @@ public:
     // Round-robin pick for a new connection.
     size_t next();
 
+    // True from start() until shutdown() has joined the threads: handlers posted now will run
+    // (or, during shutdown's drain, still may). Other services sharing the group (src/ha) use it
+    // to tell a drain they can wait for from one no thread will ever run.
+    bool running() const { return running_.load(std::memory_order_acquire); }
+
     // True on a thread of any IoLoopGroup (network threads must never block).
     static bool on_io_thread();
 
@@ -53,6 +58,7 @@ private:
     const std::string name_;
     std::vector<std::unique_ptr<Loop>> loops_;
     std::atomic<size_t> next_{0};
+    std::atomic<bool> running_{false};
     bool started_ = false;  // owner thread only
 };
 
