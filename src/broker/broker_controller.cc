@@ -282,7 +282,7 @@ Status BrokerController::initialize() {
                                 : std::max<size_t>(1, std::thread::hardware_concurrency());
     server_ = std::make_unique<net::RemotingServer>(server_cfg, &clock_);
     // Replication runs its sockets on the same I/O loops (docs/decisions/030).
-    replication_->set_io_loops(server_->loop_group());
+    replication_->set_io_loops(server_->loops());
     server_->set_connection_listener(std::make_shared<ChannelListener>(*this));
     server_->set_rpc_observer(metrics_->rpc_observer());
     // The sends of one socket read commit to the CommitLog together, on the I/O thread, and

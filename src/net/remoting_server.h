@@ -81,14 +81,13 @@ public:
     uint16_t port() const;
     void shutdown();
 
-    // The I/O loops, for services that run their own sockets on them (src/ha replication).
-    // Such a service must be stopped before shutdown(), which drains and joins the loops.
-    std::shared_ptr<IoLoopGroup> loop_group() const { return loops_; }
 
     std::vector<ConnectionPtr> connections() const;
     size_t connection_count() const;
     // The I/O loops (running from start() until shutdown() returns): other parts of the same
-    // peer may run on them (RemotingClientConfig::loops, timers, posted work).
+    // peer may run their sockets, timers and posted work on them (RemotingClientConfig::loops,
+    // src/ha replication, the DLedger driver). Such a part must be stopped before shutdown(),
+    // which drains and joins the loops.
     const std::shared_ptr<IoLoopGroup>& loops() const { return loops_; }
 
 private:

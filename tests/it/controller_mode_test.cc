@@ -958,12 +958,16 @@ TEST_F(ControllerModePartitionIt, APartitionedMasterStopsAcknowledgingBeforeANew
     SplitProducers producers(ports(), old);
     producers.start();
     const bool warmed = eventually([&] { return producers.old_acks() >= 20; }, guard(10000ms));
+    // Every replica in the SyncStateSet at the cut (see the isolation test below).
+    const bool full_set =
+        warmed && eventually([&] { return master_with_full_set(3) == old_master; }, guard(10000ms));
     const SteadyTime cut = std::chrono::steady_clock::now();
     partition_from_controllers(old, true);
     const bool elected =
         warmed && eventually([&] { return producers.new_acks() >= 20; }, guard(20000ms));
     producers.stop();
     ASSERT_TRUE(warmed) << logs();
+    ASSERT_TRUE(full_set) << "the SyncStateSet did not hold all three replicas\n" << logs();
     ASSERT_TRUE(elected) << "no other replica acknowledged sends after the partition\n" << logs();
 
     // The histories: every acknowledgement of the old master after the cut arrived before the
@@ -1035,12 +1039,19 @@ TEST_F(ControllerModeIsolationIt, AnIsolatedMasterCutsItsUnacknowledgedTailWhenI
     SplitProducers producers(ports(), old);
     producers.start();
     const bool warmed = eventually([&] { return producers.old_acks() >= 20; }, guard(10000ms));
-    const int64_t acked_before_cut = producers.old_acks();
+    // Cut only with every replica in the SyncStateSet: on a loaded machine a slave can fall
+    // haMaxTimeSlaveNotCatchup behind, and a set shrunk to the master just before the cut
+    // leaves the controllers no replica to elect.
+    const bool full_set =
+        warmed && eventually([&] { return master_with_full_set(3) == old_master; }, guard(10000ms));
     // The controllers first (the master cannot shrink its SyncStateSet any more), then the
     // slaves, then one send of the test's own while the lease still holds: the master appends
     // it and no slave can acknowledge it, a tail nobody acknowledged.
     partition_from_controllers(old, true);
     cut_from_slaves(old, true);
+    // The cuts are sharp (FaultProxy::drop returns once the links are closed): from here at
+    // most the send then in flight, already on the slaves, can still be acknowledged.
+    const int64_t acked_before_cut = producers.old_acks();
     // The slaves' ends at once: nothing reaches them until a new master takes writes, a
     // second or so later.
     int64_t slaves_end = -1;
@@ -1061,6 +1072,7 @@ TEST_F(ControllerModeIsolationIt, AnIsolatedMasterCutsItsUnacknowledgedTailWhenI
         warmed && eventually([&] { return producers.new_acks() >= 20; }, guard(20000ms));
     producers.stop();
     ASSERT_TRUE(warmed) << logs();
+    ASSERT_TRUE(full_set) << "the SyncStateSet did not hold all three replicas\n" << logs();
     ASSERT_TRUE(elected) << "no other replica acknowledged sends after the isolation\n" << logs();
     const SplitHistory h(producers);
     // At most the send in flight at the cut (already on the slaves) is acknowledged after it.

@@ -201,11 +201,17 @@ void FaultProxy::resume() {
 }
 
 void FaultProxy::drop() {
+    uint64_t gen = 0;
     {
         MutexLock lock(mu_);
-        ++settings_.drop_generation;
+        gen = ++settings_.drop_generation;
     }
     wake();
+    // Sharp: once drop() returns the loop has closed the connections, so nothing it read
+    // before is forwarded afterwards (bounded: a stopped loop does not hang the caller).
+    for (int i = 0; i < 5000 && drops_done_.load() < gen && !stop_.load(); ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
 }
 
 void FaultProxy::set_refuse(bool refuse) {
@@ -271,6 +277,7 @@ void FaultProxy::run() {
         if (s.drop_generation != drop_seen) {
             drop_seen = s.drop_generation;
             links.clear();
+            drops_done_.store(drop_seen);
         }
         auto now = Clock::now();
         Clock::time_point next_timer = now + kMaxPollWait;

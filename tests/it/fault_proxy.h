@@ -6,7 +6,7 @@
 //   - one-way latency per direction (each chunk is held `delay` after it was read),
 //   - bandwidth throttle per direction (token bucket, bytes/s, per connection),
 //   - pause (hold every byte, keep reading until a per-direction buffer cap, then backpressure),
-//   - drop (close every current connection; new ones are still accepted),
+//   - drop (close every current connection, before drop() returns; new ones are still accepted),
 //   - refuse (new connections are accepted and closed at once).
 // Changes apply to bytes read after the change (latency) or at once (rate, pause, drop).
 //
@@ -102,6 +102,7 @@ private:
     Settings settings_ GUARDED_BY(mu_);
 
     std::atomic<bool> stop_{false};
+    std::atomic<uint64_t> drops_done_{0};  // the last drop generation the loop carried out
     std::atomic<uint64_t> accepted_{0};
     std::atomic<uint64_t> active_{0};
     std::atomic<uint64_t> bytes_[2]{0, 0};
