@@ -117,17 +117,15 @@ Result<PullResult> process_pull_response(const protocol::RemotingCommand& resp,
     r.min_offset = h.min_offset;
     r.max_offset = h.max_offset;
     if (r.status == PullStatus::kFound) {
-        COMET_ASSIGN_OR_RETURN(auto msgs, protocol::decode_messages(resp.body));
-        for (auto& m : msgs) {
-            if (!tags_match(sub, m.tags())) {
-                continue;
-            }
+        COMET_ASSIGN_OR_RETURN(r.messages, protocol::decode_messages(resp.body));
+        // Filtered in place: the messages are not moved again when every tag matches.
+        std::erase_if(r.messages, [&](const MessageExt& m) { return !tags_match(sub, m.tags()); });
+        for (auto& m : r.messages) {
             if (const std::string* real = m.property(protocol::property::kRetryTopic)) {
                 if (m.topic.rfind(kRetryGroupTopicPrefix, 0) == 0) {
                     m.topic = *real;
                 }
             }
-            r.messages.push_back(std::move(m));
         }
         if (r.messages.empty()) {
             r.status = PullStatus::kNoMatchedMsg;

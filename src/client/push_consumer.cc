@@ -275,9 +275,15 @@ std::string DefaultMqPushConsumer::running_info_json() const {
             int32_t count = 0;
             {
                 MutexLock plock(pq->mu);
-                count = static_cast<int32_t>(pq->pending.size());
+                count = static_cast<int32_t>(pq->pending.size() + pq->in_consume);
+                if (pq->in_consume > 0) {
+                    min_off = pq->in_consume_first;
+                    max_off = pq->in_consume_last;
+                }
                 if (!pq->pending.empty()) {
-                    min_off = pq->pending.front().queue_offset;
+                    if (pq->in_consume == 0) {
+                        min_off = pq->pending.front().queue_offset;
+                    }
                     max_off = pq->pending.back().queue_offset;
                 }
             }
@@ -641,7 +647,7 @@ void DefaultMqPushConsumer::on_pull(const PqPtr& pq, Result<PullResult> r) {
                 for (auto& m : res.messages) {
                     pq->pending.push_back(std::move(m));
                 }
-                pending = pq->pending.size();
+                pending = pq->pending.size() + pq->in_consume;
                 if (!pq->consuming) {
                     pq->consuming = true;
                     submit = true;
@@ -677,32 +683,72 @@ void DefaultMqPushConsumer::submit_drain(const PqPtr& pq) {
 }
 
 void DefaultMqPushConsumer::drain(const PqPtr& pq) {
+    // Takes up to kDrainChunk messages out of `pending` under one lock (moved, not copied),
+    // consumes them in batches of consume_message_batch_max_size, and puts back what was not
+    // consumed (a batch to retry, or the rest at shutdown) at the front, in order. While
+    // `consuming` is set no other drain runs and on_pull only appends at the back, so queue
+    // order holds. Locks per chunk, not per message: the pull callback (I/O thread) and this
+    // thread meet on pq->mu only once per chunk.
+    constexpr size_t kDrainChunk = 256;
+    const size_t max_batch = std::max<size_t>(1, config_.consume_message_batch_max_size);
+    std::vector<MessageExt> taken;
+    std::vector<MessageExt> batch;
     while (!stopping_ && !pq->dropped) {
-        std::vector<MessageExt> batch;
+        taken.clear();
         {
             MutexLock lock(pq->mu);
-            const size_t n = std::min(pq->pending.size(),
-                                      std::max<size_t>(1, config_.consume_message_batch_max_size));
+            const size_t n = std::min(pq->pending.size(), kDrainChunk);
             if (n == 0) {
                 pq->consuming = false;
                 return;
             }
-            batch.assign(pq->pending.begin(), pq->pending.begin() + static_cast<ptrdiff_t>(n));
+            const auto end = pq->pending.begin() + static_cast<ptrdiff_t>(n);
+            taken.assign(std::make_move_iterator(pq->pending.begin()),
+                         std::make_move_iterator(end));
+            pq->pending.erase(pq->pending.begin(), end);
+            pq->in_consume = n;
+            pq->in_consume_first = taken.front().queue_offset;
+            pq->in_consume_last = taken.back().queue_offset;
         }
-        if (!consume_batch(pq, batch)) {
-            // Retry the same batch later, keeping queue order.
+        const int64_t last_offset = taken.back().queue_offset;
+        size_t done = 0;
+        bool retry = false;
+        while (done < taken.size() && !stopping_ && !pq->dropped) {
+            const size_t k = std::min(max_batch, taken.size() - done);
+            const auto first = taken.begin() + static_cast<ptrdiff_t>(done);
+            batch.assign(std::make_move_iterator(first),
+                         std::make_move_iterator(first + static_cast<ptrdiff_t>(k)));
+            if (!consume_batch(pq, batch)) {
+                std::move(batch.begin(), batch.end(), first);  // retry the same batch later
+                retry = true;
+                break;
+            }
+            done += k;
+            pq->last_consume_ms = SystemClock::instance().wall_millis();
+            if (done < taken.size()) {
+                // Java commits the smallest offset still in flight: the next one taken.
+                pq->consumed_offset = taken[done].queue_offset;
+            }
+        }
+        {
+            MutexLock lock(pq->mu);
+            pq->in_consume = 0;
+            if (done < taken.size()) {
+                pq->pending.insert(pq->pending.begin(),
+                                   std::make_move_iterator(taken.begin() +
+                                                           static_cast<ptrdiff_t>(done)),
+                                   std::make_move_iterator(taken.end()));
+            } else {
+                // Everything taken is consumed: the next pending message, or the pull position.
+                pq->consumed_offset =
+                    pq->pending.empty() ? last_offset + 1 : pq->pending.front().queue_offset;
+            }
+        }
+        if (retry) {
             instance_->scheduler().schedule_after(config_.suspend_current_queue_time,
                                                   [this, pq] { submit_drain(pq); });
             return;
         }
-        pq->last_consume_ms = SystemClock::instance().wall_millis();
-        MutexLock lock(pq->mu);
-        pq->pending.erase(pq->pending.begin(),
-                          pq->pending.begin() + static_cast<ptrdiff_t>(batch.size()));
-        // Java commits the smallest offset still in flight; with one batch at a time that is
-        // the next pending message, or the pull position when nothing is pending.
-        pq->consumed_offset =
-            pq->pending.empty() ? batch.back().queue_offset + 1 : pq->pending.front().queue_offset;
     }
     MutexLock lock(pq->mu);
     pq->consuming = false;

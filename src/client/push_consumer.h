@@ -128,6 +128,11 @@ private:
         Mutex mu;
         std::deque<MessageExt> pending GUARDED_BY(mu);
         bool consuming GUARDED_BY(mu) = false;
+        // The batch a drain moved out of `pending` and is consuming (count, first and last
+        // offset); counted with `pending` in the running info.
+        size_t in_consume GUARDED_BY(mu) = 0;
+        int64_t in_consume_first GUARDED_BY(mu) = 0;
+        int64_t in_consume_last GUARDED_BY(mu) = 0;
     };
     using PqPtr = std::shared_ptr<ProcessQueue>;
 
