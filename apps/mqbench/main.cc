@@ -5,6 +5,7 @@
 //                    [--duration SEC | --count N] [--keys] [--batch N] [--json]
 //   mqbench producer -b BROKER_ADDR -t TOPIC [--connections N] ...   (no name server)
 //   mqbench consumer -n NAMESRV -t TOPIC [-g GROUP] [--duration SEC | --count N] [--json]
+//                    [--from-first] [--pull-batch N]
 //
 // Every second: TPS, max RT, average RT, failures. At the end: throughput and latency
 // percentiles (p50, p99, p99.9, max); with --json one machine-readable summary line.
@@ -77,6 +78,7 @@ struct Options {
     std::string broker;  // -b: send straight to this address (no name server)
     size_t connections = 1;
     int32_t queues = 4;
+    int32_t pull_batch = 32;  // consumer: messages asked per pull (the broker caps it too)
 };
 
 // The SEND_MESSAGE_V2 frame of -b mode (JSON header, as the Java client writes it), encoded
@@ -715,6 +717,8 @@ int run_consumer(const Options& o) {
     cfg.consume_from_where =
         o.from_first ? ConsumeFromWhere::kFirstOffset : ConsumeFromWhere::kLastOffset;
     cfg.consume_threads = std::max<size_t>(1, o.threads);
+    cfg.pull_batch_size = o.pull_batch;
+    cfg.pull_threshold_for_queue = std::max<size_t>(1000, 4 * static_cast<size_t>(o.pull_batch));
     cfg.rebalance_interval = std::chrono::milliseconds(5000);
     DefaultMqPushConsumer consumer(cfg);
     consumer.subscribe(o.topic, "*");
@@ -780,6 +784,10 @@ int main(int argc, char** argv) {
     auto* cons = app.add_subcommand("consumer", "receive messages");
     add_common(cons);
     cons->add_flag("--from-first", o.from_first, "a new group starts at the first offset");
+    cons->add_option("--pull-batch", o.pull_batch,
+                     "messages asked per pull (pullBatchSize; the broker caps it with "
+                     "maxTransferCountOnMessageInMemory, 32 by default)")
+        ->check(CLI::Range(1, 1024));
     CLI11_PARSE(app, argc, argv);
 
     spdlog::set_level(spdlog::level::warn);
