@@ -268,7 +268,7 @@ TEST_F(RemotingClientTest, SyncCallFromAnIoThreadIsRefused) {
     EXPECT_EQ(inner.code(), Errc::kFailedPrecondition);
 }
 
-// ---- invoke_frame: caller-encoded frames sharing one write buffer (decision 029) ----------
+// ---- invoke_frame: caller-encoded frames sharing one write buffer (decision 030) ----------
 
 ConnectionPtr connect_now(RemotingClient& client, const std::string& addr) {
     Latch done(1);
