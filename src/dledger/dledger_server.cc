@@ -3,6 +3,7 @@
 #include <pthread.h>
 
 #include <algorithm>
+#include <future>
 #include <random>
 
 #include <spdlog/spdlog.h>
@@ -88,17 +89,29 @@ Status DLedgerServer::start() {
         net::make_processor([this](const net::ConnectionPtr&, protocol::RemotingCommand req,
                                    net::Responder) { on_message(std::move(req.body)); }));
     COMET_RETURN_IF_ERROR(server_->start());
+    // The outbound client and the driver share the server's one I/O loop (decision 029).
+    loop_ = &server_->loops()->context(0);
     net::RemotingClientConfig cc;
     cc.name = "DLedgerClient";
     cc.connect_timeout = std::chrono::milliseconds(500);
+    cc.loops = server_->loops();
     client_ = std::make_unique<net::RemotingClient>(cc);
     client_->start();
     for (const DLedgerPeer& p : config_.peers) {
         (void)links_[p.node.value()];
     }
     started_ = true;
+    next_tick_ = SteadyClock::now() + std::chrono::milliseconds(config_.tick_ms);
+    next_hard_state_ = SteadyClock::now() + std::chrono::seconds(1);
+    last_role_ = node_->role();
+    last_term_ = node_->term();
+    last_leader_ = node_->leader();
+    tick_timer_ = std::make_unique<asio::steady_timer>(*loop_);
     flusher_ = std::thread([this] { run_flusher(); });
-    driver_ = std::thread([this] { run(); });
+    asio::post(*loop_, [this] {
+        publish_status();
+        arm_tick();
+    });
     spdlog::info("DLedger peer {} of group {} listening on {}:{} ({} peers, log [{}, {}), "
                  "last index {}, term {}, commit {})",
                  config_.self_id, config_.group, config_.listen_host, server_->port(),
@@ -118,13 +131,19 @@ void DLedgerServer::shutdown() {
         MutexLock l(mu_);
         stop_ = true;
     }
-    cv_.notify_all();
-    if (driver_.joinable()) {
-        driver_.join();
+    // Wait for the round in progress (a queued one sees stop_ and returns) and stop the ticks.
+    {
+        std::promise<void> passed;
+        auto done = passed.get_future();
+        asio::post(*loop_, [this, &passed] {
+            tick_timer_->cancel();
+            passed.set_value();
+        });
+        done.wait();
     }
     // The driver may have made the leader writable again between the store above and its
     // last round (maybe_become_writable checks closing_ first, but not atomically with its
-    // store): once it is joined nothing can, so a stopped server never reports writable.
+    // store): once that round is over nothing can, so a stopped server never reports writable.
     writable_.store(false);
     {
         MutexLock l(flush_mu_);
@@ -134,8 +153,9 @@ void DLedgerServer::shutdown() {
     if (flusher_.joinable()) {
         flusher_.join();
     }
+    client_->shutdown();  // on the server's loops: before they stop
     server_->shutdown();
-    client_->shutdown();
+    tick_timer_.reset();
     (void)log_.sync_hard_state(true);
     std::multimap<int64_t, Waiter> rest;
     {
@@ -165,7 +185,7 @@ void DLedgerServer::notify_appended() {
             MutexLock l(mu_);
             wake_ = true;
         }
-        cv_.notify_one();
+        schedule_round();
     }
 }
 
@@ -194,7 +214,7 @@ Status DLedgerServer::transfer_leadership(const std::string& peer_id) {
     }
     transfer_to_ = peer_id;
     wake_ = true;
-    cv_.notify_one();
+    schedule_round();
     return Status::ok();
 }
 
@@ -255,7 +275,8 @@ void DLedgerServer::on_message(std::string body) {
         MutexLock l(mu_);
         inbox_.push_back(std::move(m).value());
     }
-    cv_.notify_one();
+    // On the loop itself: the round runs after this read's other messages are in the inbox.
+    schedule_round();
 }
 
 void DLedgerServer::send(const raft::Message& m) {
@@ -276,85 +297,93 @@ void DLedgerServer::send(const raft::Message& m) {
     });
 }
 
-void DLedgerServer::run() {
-    pthread_setname_np(pthread_self(), "DLedgerDriver");
+void DLedgerServer::schedule_round() {
+    if (round_posted_.exchange(true, std::memory_order_acq_rel)) {
+        return;
+    }
+    asio::post(*loop_, [this] {
+        round_posted_.store(false, std::memory_order_release);
+        round();
+    });
+}
+
+void DLedgerServer::arm_tick() {
+    tick_timer_->expires_at(next_tick_);
+    tick_timer_->async_wait([this](const asio::error_code& ec) {
+        if (ec) {
+            return;  // cancelled: shutting down
+        }
+        round();
+        arm_tick();
+    });
+}
+
+void DLedgerServer::round() {
+    std::vector<raft::Message> in;
+    std::string transfer;
+    {
+        MutexLock l(mu_);
+        if (stop_) {
+            return;
+        }
+        in.swap(inbox_);
+        wake_ = false;
+        transfer.swap(transfer_to_);
+    }
+    appended_.store(false);
+    for (const raft::Message& m : in) {
+        if (Status st = node_->step(m); !st.is_ok()) {
+            spdlog::debug("DLedger {}: {} from {}: {}", config_.self_id,
+                          raft::message_type_name(m.type), m.from, st.message());
+        }
+    }
     const auto tick = std::chrono::milliseconds(config_.tick_ms);
-    auto next_hard_state = SteadyClock::now() + std::chrono::seconds(1);
-    auto next_tick = SteadyClock::now() + tick;
-    raft::Role last_role = node_->role();
-    raft::Term last_term = node_->term();
-    raft::NodeId last_leader = node_->leader();
-    publish_status();
-    while (true) {
-        std::vector<raft::Message> in;
-        std::string transfer;
-        {
-            MutexLock l(mu_);
-            cv_.wait_until(mu_, next_tick,
-                           [&]() REQUIRES(mu_) { return stop_ || wake_ || !inbox_.empty(); });
-            if (stop_) {
-                break;
-            }
-            in.swap(inbox_);
-            wake_ = false;
-            transfer.swap(transfer_to_);
+    const auto now = SteadyClock::now();
+    const bool ticked = now >= next_tick_;
+    if (ticked) {
+        (void)node_->tick();
+        next_tick_ += tick;
+        if (next_tick_ < now) {
+            next_tick_ = now + tick;
         }
-        appended_.store(false);
-        for (const raft::Message& m : in) {
-            if (Status st = node_->step(m); !st.is_ok()) {
-                spdlog::debug("DLedger {}: {} from {}: {}", config_.self_id,
-                              raft::message_type_name(m.type), m.from, st.message());
-            }
+    }
+    if (!transfer.empty()) {
+        if (Status st = node_->transfer_leadership(config_.find(transfer)->node); !st.is_ok()) {
+            spdlog::warn("DLedger {}: leadership transfer to {}: {}", config_.self_id, transfer,
+                         st.message());
+        } else {
+            spdlog::info("DLedger {}: transferring leadership to {}", config_.self_id, transfer);
         }
-        const auto now = SteadyClock::now();
-        const bool ticked = now >= next_tick;
-        if (ticked) {
-            (void)node_->tick();
-            next_tick += tick;
-            if (next_tick < now) {
-                next_tick = now + tick;
-            }
-        }
-        if (!transfer.empty()) {
-            if (Status st = node_->transfer_leadership(config_.find(transfer)->node);
-                !st.is_ok()) {
-                spdlog::warn("DLedger {}: leadership transfer to {}: {}", config_.self_id,
-                             transfer, st.message());
-            } else {
-                spdlog::info("DLedger {}: transferring leadership to {}", config_.self_id,
-                             transfer);
-            }
-        }
-        propose_new_bytes();
-        drain_ready();
-        if (node_->role() != last_role || node_->term() != last_term ||
-            node_->leader() != last_leader) {
-            const raft::Role was = last_role;
-            last_role = node_->role();
-            last_term = node_->term();
-            last_leader = node_->leader();
-            on_role_change(was);
-        }
-        maybe_become_writable();
-        if (ticked) {
-            // Housekeeping once a tick, not on every wake-up (a wake-up per batch of puts).
-            if (now >= next_hard_state) {
-                // The commit index is opportunistic (raft::HardState): record it about once a
-                // second so a restart dispatches what it already knows is committed.
-                next_hard_state = now + std::chrono::seconds(1);
-                if (log_.commit_pending()) {
-                    if (Status st = log_.sync_hard_state(true); !st.is_ok()) {
-                        spdlog::warn("DLedger {}: hard state: {}", config_.self_id, st.message());
-                    }
+    }
+    propose_new_bytes();
+    drain_ready();
+    if (node_->role() != last_role_ || node_->term() != last_term_ ||
+        node_->leader() != last_leader_) {
+        const raft::Role was = last_role_;
+        last_role_ = node_->role();
+        last_term_ = node_->term();
+        last_leader_ = node_->leader();
+        on_role_change(was);
+    }
+    maybe_become_writable();
+    if (ticked) {
+        // Housekeeping once a tick, not on every round (a round per batch of puts).
+        if (now >= next_hard_state_) {
+            // The commit index is opportunistic (raft::HardState): record it about once a
+            // second so a restart dispatches what it already knows is committed.
+            next_hard_state_ = now + std::chrono::seconds(1);
+            if (log_.commit_pending()) {
+                if (Status st = log_.sync_hard_state(true); !st.is_ok()) {
+                    spdlog::warn("DLedger {}: hard state: {}", config_.self_id, st.message());
                 }
             }
-            expire_waiters();
-            publish_status();
         }
-#ifndef NDEBUG
-        node_->check_invariants();
-#endif
+        expire_waiters();
+        publish_status();
     }
+#ifndef NDEBUG
+    node_->check_invariants();
+#endif
 }
 
 void DLedgerServer::run_flusher() {
@@ -392,7 +421,7 @@ void DLedgerServer::run_flusher() {
             MutexLock l(mu_);
             wake_ = true;
         }
-        cv_.notify_one();
+        schedule_round();
     }
 }
 

@@ -4,12 +4,14 @@
 // DLedger port, fsync through the store's flush, commit -> dispatch limit), and is the send
 // path's gate: only a leader whose log is committed and dispatched up to its end accepts puts.
 //
-// Threads: "DLedgerDriver" runs the node (ticks, inbound messages, proposals, persistence,
-// role changes); the transport's I/O threads decode inbound messages into the inbox; the send
-// path (broker I/O threads) calls begin_put/end_put/wait_committed/notify_appended. Waiter
-// callbacks run on the driver thread (commit, step-down, timeout) or the caller's (already
-// committed). Locks: mu_ (inbox, wake flag) and waiters_mu_ are leaves, never held across a
-// node, store or transport call or a callback.
+// Threads: the driver runs on the one I/O thread of the peer's DLedger transport
+// ("DLedgerServer_0", which the outbound client shares): inbound messages are decoded there,
+// the node steps in rounds posted to that loop (ticks by a timer), and its outbound messages
+// are queued there, so a Raft round hands nothing between threads (decision 029). The send
+// path (broker I/O threads) calls begin_put/end_put/wait_committed/notify_appended, which post
+// a round; "DLedgerFlush" syncs. Waiter callbacks run on the driver (commit, step-down,
+// timeout) or the caller's thread (already committed). Locks: mu_ (inbox, wake flag) and
+// waiters_mu_ are leaves, never held across a node, store or transport call or a callback.
 //
 // Send path contract: begin_put() true -> the caller appends to the store, then end_put(), then
 // (for a stored record) wait_committed(end). A leader that loses leadership stops accepting at
@@ -102,7 +104,11 @@ private:
         int64_t match_offset = 0;
     };
 
-    void run();
+    // Posts one driver round to the loop unless one is already queued. Any thread.
+    void schedule_round();
+    // Driver thread: one round (inbox, tick when due, proposals, ready, role changes).
+    void round();
+    void arm_tick();
     void run_flusher();
     void drain_ready();
     void propose_new_bytes();
@@ -133,8 +139,18 @@ private:
     std::atomic<int64_t> committed_end_{0};
     std::atomic<bool> appended_{false};
 
+    // The loop the driver runs on (the DLedger server's I/O loop 0), set in start().
+    asio::io_context* loop_ = nullptr;
+    std::unique_ptr<asio::steady_timer> tick_timer_;  // driver thread, after start()
+    std::atomic<bool> round_posted_{false};
+    // Driver thread only.
+    std::chrono::steady_clock::time_point next_tick_;
+    std::chrono::steady_clock::time_point next_hard_state_;
+    raft::Role last_role_ = raft::Role::kFollower;
+    raft::Term last_term_;
+    raft::NodeId last_leader_;
+
     mutable Mutex mu_;
-    std::condition_variable_any cv_;
     std::vector<raft::Message> inbox_ GUARDED_BY(mu_);
     bool wake_ GUARDED_BY(mu_) = false;
     bool stop_ GUARDED_BY(mu_) = false;
@@ -160,7 +176,6 @@ private:
     bool flush_stop_ GUARDED_BY(flush_mu_) = false;
     std::atomic<uint64_t> flushed_seq_{0};
     std::thread flusher_;
-    std::thread driver_;
     bool started_ = false;
     bool stopped_ = false;
 };

@@ -57,8 +57,10 @@ Result<std::pair<std::string, uint16_t>> parse_address(const std::string& addr) 
 RemotingClient::RemotingClient(RemotingClientConfig config, Clock* clock)
     : config_(std::move(config)),
       clock_(clock),
-      loops_(std::make_shared<IoLoopGroup>(config_.name, std::max<size_t>(config_.io_threads, 1))) {
-}
+      loops_(config_.loops ? config_.loops
+                           : std::make_shared<IoLoopGroup>(config_.name,
+                                                           std::max<size_t>(config_.io_threads, 1))),
+      owns_loops_(!config_.loops) {}
 
 RemotingClient::~RemotingClient() { shutdown(); }
 
@@ -73,7 +75,9 @@ void RemotingClient::start() {
     MutexLock lock(mu_);
     COMET_CHECK(!running_ && !stopped_, "RemotingClient {} started twice", config_.name);
     running_ = true;
-    loops_->start();
+    if (owns_loops_) {
+        loops_->start();
+    }
 }
 
 void RemotingClient::shutdown() {
@@ -109,9 +113,29 @@ void RemotingClient::shutdown() {
         conn->close(Status::error(Errc::kUnavailable, "client {} shut down", config_.name));
     }
     processors_.shutdown_executors();
-    loops_->shutdown();
+    if (owns_loops_) {
+        loops_->shutdown();
+    } else {
+        drain_shared_loops();
+    }
     MutexLock lock(mu_);
     channels_.clear();
+}
+
+void RemotingClient::drain_shared_loops() {
+    // The closes and the connect failures above were posted to the loops; whatever they post in
+    // turn (a connection's on_closed) follows them. Two rounds of a marker on every loop, each
+    // queued behind that work, leave no handler that refers to this client.
+    for (int round = 0; round < 2; ++round) {
+        for (size_t i = 0; i < loops_->size(); ++i) {
+            std::promise<void> passed;
+            auto done = passed.get_future();
+            asio::post(loops_->context(i), [&passed] { passed.set_value(); });
+            if (done.wait_for(std::chrono::seconds(5)) != std::future_status::ready) {
+                spdlog::warn("net: {}: loop {} did not drain within 5 s", config_.name, i);
+            }
+        }
+    }
 }
 
 void RemotingClient::get_connection(const std::string& addr, ConnectCallback callback) {

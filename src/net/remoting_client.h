@@ -36,6 +36,10 @@ struct RemotingClientConfig {
     size_t io_threads = 1;
     Duration connect_timeout = std::chrono::seconds(3);  // connectTimeoutMillis
     ConnectionOptions connection;  // clientChannelMaxIdleTimeSeconds is connection.max_idle
+    // Run on these loops (another owner's, started, and running until this client's shutdown()
+    // has returned) instead of io_threads of its own: a peer whose server and client share one
+    // thread hands nothing between threads (DLedger). Empty: the client owns its loops.
+    std::shared_ptr<IoLoopGroup> loops;
 };
 
 using ConnectCallback = std::function<void(Result<ConnectionPtr>)>;
@@ -84,6 +88,7 @@ private:
     struct ConnectAttempt;
 
     void start_connect_locked(const std::string& addr) REQUIRES(mu_);
+    void drain_shared_loops();
     void finish_connect(const std::shared_ptr<ConnectAttempt>& attempt, Status status);
     ConnectionHandler* handler() { return this; }
     void on_request(const ConnectionPtr& conn, protocol::RemotingCommand request) override;
@@ -92,6 +97,7 @@ private:
     const RemotingClientConfig config_;
     Clock* const clock_;
     std::shared_ptr<IoLoopGroup> loops_;
+    const bool owns_loops_;
     ProcessorTable processors_;  // read-only after start()
 
     mutable Mutex mu_;

@@ -83,6 +83,9 @@ public:
 
     std::vector<ConnectionPtr> connections() const;
     size_t connection_count() const;
+    // The I/O loops (running from start() until shutdown() returns): other parts of the same
+    // peer may run on them (RemotingClientConfig::loops, timers, posted work).
+    const std::shared_ptr<IoLoopGroup>& loops() const { return loops_; }
 
 private:
     void do_accept();

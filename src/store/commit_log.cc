@@ -13,6 +13,7 @@
 #include "base/progress_log.h"
 #include "protocol/message_decoder.h"
 #include "protocol/message_id.h"
+#include "store/consume_queue_unit.h"
 #include "store/fast_crc32.h"
 #include "store/store_checkpoint.h"
 #include "store/stored_message_encoder.h"
@@ -226,6 +227,7 @@ CommitLog::CommitLog(const MessageStoreConfig& config, Clock* clock,
     if (const size_t cap = ring_capacity(config); cap > 0) {
         // Segments are written with pwritev(), never through the mapping: nothing to fault in.
         ring_ = std::make_unique<WriteRing>(cap);
+        hints_ = std::make_unique<DispatchHints>();
         slots_ = std::make_unique<PendingPut[]>(kPendingSlots);
         batch_pos_ = std::make_unique<std::vector<uint32_t>[]>(kPendingSlots);
     } else {
@@ -336,8 +338,23 @@ void CommitLog::put_message(const pm::MessageExt& msg, PutCompletion done) {
                         fmt::format("message record of {} bytes is too large", total)));
             return;
         }
+        // What dispatch will need, from the properties already in cache (outside the put
+        // lock). The schedule topic's tags code depends on the delay table: decoded instead.
+        thread_local DispatchRequest hint;
+        const bool hinted = hints_ != nullptr && msg.topic != kScheduleTopic;
+        if (hinted) {
+            const DispatchProperties p = scan_dispatch_properties(props);
+            hint.topic.assign(msg.topic);
+            hint.queue_id = msg.queue_id;
+            hint.sys_flag = layout.value().sys_flag;
+            hint.prepared_transaction_offset = msg.prepared_transaction_offset;
+            hint.tags_code = tags_string_to_tags_code(p.tags);
+            hint.keys.assign(p.keys);
+            hint.uniq_key.assign(p.uniq_key);
+        }
         const SingleRecord single{&msg, props, layout.value(),
-                                  static_cast<uint32_t>(fast_body_crc32(msg.body))};
+                                  static_cast<uint32_t>(fast_body_crc32(msg.body)),
+                                  hinted ? &hint : nullptr};
         slices.assign(1, Slice{0, static_cast<int32_t>(total), layout.value().sys_flag});
         append_and_complete(nullptr, &single, slices, tls_queue_key(msg.topic, msg.queue_id),
                             msg.wait_store_msg_ok(), std::move(done));
@@ -678,6 +695,26 @@ std::optional<PutMessageResult> CommitLog::append_to_ring_locked(
     }
     p.done = std::move(done);
     slot_head_.store(head + 1, std::memory_order_release);
+    if (single != nullptr && single->hint != nullptr) {
+        if (DispatchRequest* h = hints_->begin_push()) {
+            const DispatchRequest& known = *single->hint;
+            h->topic.assign(known.topic);
+            h->queue_id = known.queue_id;
+            h->commit_log_offset = PhysicalOffset(phys);
+            h->msg_size = static_cast<int32_t>(total);
+            h->tags_code = known.tags_code;
+            h->store_timestamp = store_ts;
+            const int32_t tran = pm::sysflag::transaction_value(known.sys_flag);
+            const bool counts = tran != pm::sysflag::kTransactionPreparedType &&
+                                tran != pm::sysflag::kTransactionRollbackType;
+            h->consume_queue_offset = QueueOffset(counts ? first_queue_offset : 0);
+            h->keys.assign(known.keys);
+            h->uniq_key.assign(known.uniq_key);
+            h->sys_flag = known.sys_flag;
+            h->prepared_transaction_offset = known.prepared_transaction_offset;
+            hints_->end_push();
+        }
+    }
     reserved_pub_.store(reserved_);  // seq_cst: pairs with committer_idle_ in wake_committer
     return std::nullopt;
 }
@@ -1064,6 +1101,9 @@ Status CommitLog::truncate_to(PhysicalOffset end) {
         !wait_for_ring_space(reserved_ + static_cast<int64_t>(ring_->capacity()))) {
         return Status::error(Errc::kFailedPrecondition,
                              "truncate at {}: the CommitLog write buffer cannot drain", end);
+    }
+    if (hints_ != nullptr) {
+        hints_->invalidate();  // whatever happens below, the cut records are never hinted
     }
     const int64_t max = max_offset_.load();
     if (end.value() > max || end.value() < 0) {

@@ -57,6 +57,7 @@
 #include "base/status.h"
 #include "protocol/message_ext.h"
 #include "store/commit_log_running_flags.h"
+#include "store/dispatch_hints.h"
 #include "store/flush.h"
 #include "store/mapped_file.h"
 #include "store/mapped_file_queue.h"
@@ -161,6 +162,9 @@ public:
     int64_t commit_rounds() const { return commit_rounds_.load(std::memory_order_relaxed); }
     // Capacity of the write buffer in bytes (0: puts write through the mapping).
     size_t write_buffer_capacity() const { return ring_ ? ring_->capacity() : 0; }
+    // What each single-message put appended, for the dispatcher (write buffer only; null
+    // otherwise). See store/dispatch_hints.h.
+    DispatchHints* dispatch_hints() const { return hints_.get(); }
     PhysicalOffset flushed_offset() const { return PhysicalOffset(queue_.flushed_where()); }
     // Bytes from `offset` up to the end of written data in its segment, at most max_bytes;
     // nullopt when no segment holds offset or nothing is written there yet.
@@ -239,6 +243,8 @@ private:
         std::string_view props;
         StoredRecordLayout layout;
         uint32_t body_crc;
+        // Dispatch fields known before the append (null: no hint for this record).
+        const DispatchRequest* hint;
     };
 
     // encoded: the records, or null when `single` is to be encoded in place (write buffer only).
@@ -306,6 +312,7 @@ private:
 
     // Write buffer (null when puts write through the mapping).
     std::unique_ptr<WriteRing> ring_;
+    std::unique_ptr<DispatchHints> hints_;  // with ring_
     int64_t reserved_ GUARDED_BY(put_mu_) = 0;
     // Segment holding reserved_ (cached: no queue lookup per put); reset by recovery.
     std::shared_ptr<MappedFile> write_file_ GUARDED_BY(put_mu_);

@@ -71,6 +71,7 @@ public:
         return store_.commit_log_->roll_next_file(offset);
     }
     PhysicalOffset min_offset() const override { return store_.commit_log_->min_offset(); }
+    DispatchHints* hints() const override { return store_.commit_log_->dispatch_hints(); }
 
 private:
     MessageStore& store_;

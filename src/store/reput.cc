@@ -12,6 +12,7 @@
 #include "protocol/message_decoder.h"
 #include "protocol/message_ext.h"
 #include "store/consume_queue_unit.h"
+#include "store/dispatch_hints.h"
 
 namespace comet::store {
 
@@ -103,15 +104,8 @@ struct RecordCursor {
     }
 };
 
-// The property values dispatch needs, found by one scan of the §5.3 string without building a
-// map. Same leniency as string_to_message_properties: items without a separator, with an empty
-// name or an empty value are ignored; a later duplicate wins.
-struct DispatchProperties {
-    std::string_view tags;
-    std::string_view keys;
-    std::string_view uniq_key;
-    std::string_view delay;
-};
+
+}  // namespace
 
 DispatchProperties scan_dispatch_properties(std::string_view s) {
     namespace prop = protocol::property;
@@ -142,8 +136,6 @@ DispatchProperties scan_dispatch_properties(std::string_view s) {
     }
     return out;
 }
-
-}  // namespace
 
 CheckResult check_message_and_return_size(const uint8_t* data, size_t len, bool check_crc,
                                           const std::vector<int64_t>& delay_levels_ms,
@@ -263,6 +255,7 @@ Result<int64_t> ReputMessageService::do_reput() {
         reput_from_offset_.store(from, std::memory_order_release);
     }
     DispatchRequest req;
+    DispatchHints* const hints = reader_.hints();
     while (true) {
         const int64_t max = reader_.dispatchable_max_offset().value();
         if (from >= max) {
@@ -280,9 +273,21 @@ Result<int64_t> ReputMessageService::do_reput() {
         bool stop = false;
         while (pos < avail) {
             int32_t size = 0;
-            const CheckResult r = check_message_and_return_size(
-                view->data + pos, avail - pos, false, delay_levels_ms_, &req, &size,
-                read_keys_.load(std::memory_order_relaxed));
+            const int64_t at = from + static_cast<int64_t>(pos);
+            CheckResult r;
+            if (hints != nullptr && hints->take(at, from + static_cast<int64_t>(avail), &req)) {
+                // The put path described this record: no read-back, no decode.
+                r = CheckResult::kMessage;
+                size = req.msg_size;
+                if (!read_keys_.load(std::memory_order_relaxed)) {
+                    req.keys.clear();
+                    req.uniq_key.clear();
+                }
+            } else {
+                r = check_message_and_return_size(view->data + pos, avail - pos, false,
+                                                  delay_levels_ms_, &req, &size,
+                                                  read_keys_.load(std::memory_order_relaxed));
+            }
             if (r == CheckResult::kBlank) {
                 roll = true;
                 break;

@@ -16,6 +16,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -25,6 +26,8 @@
 #include "store/put_message_status.h"
 
 namespace comet::store {
+
+class DispatchHints;
 
 // The CommitLog as the dispatcher sees it (implemented by MessageStore over CommitLog).
 class CommitLogReader {
@@ -39,6 +42,8 @@ public:
     virtual PhysicalOffset roll_next_file(PhysicalOffset offset) const = 0;
     // First offset still present in the CommitLog.
     virtual PhysicalOffset min_offset() const = 0;
+    // What the put path knew about the records it appended (null: decode every record).
+    virtual DispatchHints* hints() const { return nullptr; }
 };
 
 // One CommitLog record as dispatch sees it (Java DispatchRequest).
@@ -61,6 +66,17 @@ std::vector<int64_t> parse_message_delay_level(std::string_view text);
 inline constexpr std::string_view kDefaultMessageDelayLevel =
     "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h";
 inline constexpr std::string_view kScheduleTopic = "SCHEDULE_TOPIC_XXXX";
+
+// The property values dispatch needs, found by one scan of the properties string (§5.3)
+// without building a map. Same leniency as string_to_message_properties: items without a
+// separator, with an empty name or an empty value are ignored; a later duplicate wins.
+struct DispatchProperties {
+    std::string_view tags;
+    std::string_view keys;
+    std::string_view uniq_key;
+    std::string_view delay;
+};
+DispatchProperties scan_dispatch_properties(std::string_view props);
 
 enum class CheckResult {
     kMessage,     // a complete record: *out filled, size = its TOTALSIZE

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <functional>
+#include <future>
 #include <thread>
 #include <vector>
 
@@ -408,6 +409,54 @@ TEST_F(RemotingClientTest, InvokeFrameTimesOutOnceAndFailsAtOnceWhenClosed) {
     EXPECT_TRUE(conn->invoke_frame(opaque, frame, SystemClock::instance().now() + 5s, 5s,
                                    [&](Result<RemotingCommand> r) { failed = r.status(); }));
     EXPECT_EQ(failed.code(), Errc::kUnavailable);  // on this thread, before returning
+}
+
+// A client on another owner's loops (RemotingClientConfig::loops): its callbacks run on those
+// loops' threads, it starts and stops no thread of its own, and its shutdown fails what is in
+// flight while the owner's loops keep serving.
+TEST_F(RemotingClientTest, ClientOnSharedLoopsRunsOnThemAndLeavesThemRunning) {
+    RemotingClientConfig cc;
+    cc.name = "SharedLoopCli";
+    cc.loops = server_->loops();
+    RemotingClient shared(cc);
+    shared.start();
+
+    Latch answered(1);
+    bool on_server_loop = false;
+    std::thread::id callback_thread;
+    shared.invoke_async(addr_, make_request(kClientEcho, "k", "ping"), 5s,
+                        [&](Result<RemotingCommand> r) {
+                            on_server_loop = r.is_ok() && r->body == "ping";
+                            callback_thread = std::this_thread::get_id();
+                            answered.count_down();
+                        });
+    ASSERT_TRUE(answered.wait_for(5s));
+    EXPECT_TRUE(on_server_loop);
+    // The server's one loop ran the callback: a task posted to it runs on the same thread.
+    std::promise<std::thread::id> loop_thread;
+    asio::post(server_->loops()->context(0),
+               [&loop_thread] { loop_thread.set_value(std::this_thread::get_id()); });
+    EXPECT_EQ(loop_thread.get_future().get(), callback_thread);
+
+    Latch failed(1);
+    std::atomic<int> unavailable{0};
+    shared.invoke_async(addr_, make_request(kClientHold, "held"), 30s,
+                        [&](Result<RemotingCommand> r) {
+                            if (!r.is_ok() && r.status().code() == Errc::kUnavailable) {
+                                unavailable.fetch_add(1);
+                            }
+                            failed.count_down();
+                        });
+    ASSERT_TRUE(wait_held(1));
+    shared.shutdown();
+    ASSERT_TRUE(failed.wait_for(5s));
+    EXPECT_EQ(unavailable.load(), 1);
+    EXPECT_EQ(shared.connection_count(), 0u);
+
+    // The owner's loops still serve: the fixture's own client gets its answer.
+    auto r = client_.invoke_sync(addr_, make_request(kClientEcho, "k", "still"), 5s);
+    ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+    EXPECT_EQ(r->body, "still");
 }
 
 TEST(ThreadPoolExecutorTest, RunsEverythingQueuedBeforeShutdownThenRejects) {

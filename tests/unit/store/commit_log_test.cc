@@ -17,7 +17,9 @@
 #include "commit_log_test_util.h"
 #include "protocol/message_decoder.h"
 #include "protocol/message_id.h"
+#include "store/dispatch_hints.h"
 #include "store/mapped_file_allocator.h"
+#include "store/reput.h"
 #include "store/store_checkpoint.h"
 
 namespace comet::store {
@@ -843,6 +845,140 @@ TEST(CommitLogOpen, RejectsBadConfig) {
     c.store_host = "not-an-address";
     EXPECT_EQ(CommitLog::open(c, &clock, nullptr, nullptr, &flags).status().code(),
               Errc::kInvalidArgument);
+}
+
+// Dispatch hints (issue 16): every single-message put of the write-buffer path leaves the
+// dispatcher a description of its record; it must equal what decoding the stored bytes gives,
+// field for field, for plain, keyed, transactional (prepared / rollback: queue offset 0) and
+// segment-rolling puts. The schedule topic (tags code from the delay table) gets no hint.
+TEST_F(CommitLogTest, DispatchHintsEqualTheDecodedRecords) {
+    auto log = open_log(config(dir_.path()));
+    DispatchHints* hints = log->dispatch_hints();
+    ASSERT_NE(hints, nullptr);
+    std::vector<PutMessageResult> results;
+    std::vector<bool> hinted;
+    for (int i = 0; i < 60; ++i) {
+        pm::MessageExt m = sample_message("Hint" + std::to_string(i % 3), i % 4,
+                                          std::string(static_cast<size_t>(100 + i * 97 % 3000), 'h'));
+        if (i % 5 == 0) {
+            m.set_property("KEYS", "order-" + std::to_string(i) + " customer-7");
+        }
+        if (i % 7 == 0) {
+            m.set_property("UNIQ_KEY", "7F00000100002A9F0000000" + std::to_string(i));
+        }
+        if (i % 11 == 3) {
+            m.set_property("TAGS", "TagB" + std::to_string(i));
+        }
+        if (i == 13) {
+            m.sys_flag = pm::sysflag::kTransactionPreparedType;
+            m.prepared_transaction_offset = 0;
+        }
+        if (i == 17) {
+            m.sys_flag = pm::sysflag::kTransactionRollbackType;
+            m.prepared_transaction_offset = 4242;
+        }
+        const bool schedule = i == 21;
+        if (schedule) {
+            m.topic = std::string(kScheduleTopic);
+            m.queue_id = 2;
+            m.set_property("DELAY", "3");
+        }
+        results.push_back(put(*log, std::move(m)));
+        ASSERT_TRUE(results.back().ok()) << i;
+        hinted.push_back(!schedule);
+    }
+    const int64_t max = log->max_offset().value();
+    ASSERT_GT(max, 64 * 1024) << "the puts should roll a segment";
+    DispatchRequest from_hint;
+    DispatchRequest decoded;
+    int compared = 0;
+    for (size_t i = 0; i < results.size(); ++i) {
+        const int64_t at = results[i].append.wrote_offset.value();
+        const bool took = hints->take(at, max, &from_hint);
+        ASSERT_EQ(took, hinted[i]) << i;
+        if (!took) {
+            continue;
+        }
+        auto view = log->get_data(PhysicalOffset(at));
+        ASSERT_TRUE(view.has_value());
+        int32_t size = 0;
+        ASSERT_EQ(check_message_and_return_size(view->data, view->size, true, {}, &decoded, &size),
+                  CheckResult::kMessage);
+        EXPECT_EQ(from_hint.msg_size, size) << i;
+        EXPECT_EQ(from_hint.topic, decoded.topic) << i;
+        EXPECT_EQ(from_hint.queue_id, decoded.queue_id) << i;
+        EXPECT_EQ(from_hint.commit_log_offset, decoded.commit_log_offset) << i;
+        EXPECT_EQ(from_hint.msg_size, decoded.msg_size) << i;
+        EXPECT_EQ(from_hint.tags_code, decoded.tags_code) << i;
+        EXPECT_EQ(from_hint.store_timestamp, decoded.store_timestamp) << i;
+        EXPECT_EQ(from_hint.consume_queue_offset, decoded.consume_queue_offset) << i;
+        EXPECT_EQ(from_hint.keys, decoded.keys) << i;
+        EXPECT_EQ(from_hint.uniq_key, decoded.uniq_key) << i;
+        EXPECT_EQ(from_hint.sys_flag, decoded.sys_flag) << i;
+        EXPECT_EQ(from_hint.prepared_transaction_offset, decoded.prepared_transaction_offset) << i;
+        ++compared;
+    }
+    EXPECT_EQ(compared, 59);
+    EXPECT_FALSE(hints->take(max, INT64_MAX, &from_hint)) << "nothing beyond the last put";
+}
+
+// A truncation makes every earlier hint unusable: the records put again at the same offsets
+// are described by their own hints, never by the cut ones.
+TEST_F(CommitLogTest, TruncationInvalidatesDispatchHints) {
+    auto log = open_log(config(dir_.path()));
+    DispatchHints* hints = log->dispatch_hints();
+    ASSERT_NE(hints, nullptr);
+    std::vector<int64_t> offsets;
+    for (int i = 0; i < 5; ++i) {
+        auto r = put(*log, sample_message("Cut", 0, "before-" + std::to_string(i)));
+        ASSERT_TRUE(r.ok());
+        offsets.push_back(r.append.wrote_offset.value());
+    }
+    DispatchRequest req;
+    ASSERT_TRUE(hints->take(offsets[0], INT64_MAX, &req));
+    ASSERT_TRUE(log->truncate_to(PhysicalOffset(offsets[2])).is_ok());
+    EXPECT_FALSE(hints->take(offsets[2], INT64_MAX, &req)) << "a cut record's hint was handed out";
+
+    auto again = put(*log, sample_message("Other", 3, "after-the-cut-and-longer"));
+    ASSERT_TRUE(again.ok());
+    ASSERT_EQ(again.append.wrote_offset.value(), offsets[2]);
+    ASSERT_TRUE(hints->take(offsets[2], INT64_MAX, &req));
+    EXPECT_EQ(req.topic, "Other");
+    EXPECT_EQ(req.queue_id, 3);
+    EXPECT_EQ(req.consume_queue_offset.value(), 0);
+}
+
+// The ring itself: full means no hint (the record is decoded), hints of records already
+// passed are dropped, a record not yet wholly dispatchable keeps its hint.
+TEST(DispatchHintsRing, FullPassedAndNotYetDispatchable) {
+    DispatchHints ring(4);
+    auto push = [&](int64_t at, int32_t size) {
+        DispatchRequest* h = ring.begin_push();
+        if (h == nullptr) {
+            return false;
+        }
+        h->commit_log_offset = PhysicalOffset(at);
+        h->msg_size = size;
+        h->topic = "T" + std::to_string(at);
+        ring.end_push();
+        return true;
+    };
+    EXPECT_TRUE(push(0, 100));
+    EXPECT_TRUE(push(100, 100));
+    EXPECT_TRUE(push(200, 100));
+    EXPECT_TRUE(push(300, 100));
+    EXPECT_FALSE(push(400, 100)) << "a fifth hint in a ring of four";
+    DispatchRequest out;
+    EXPECT_FALSE(ring.take(200, 250, &out)) << "record 200 ends at 300, beyond the limit";
+    EXPECT_TRUE(ring.take(200, 300, &out)) << "0 and 100 were passed (decoded): dropped";
+    EXPECT_EQ(out.topic, "T200");
+    EXPECT_FALSE(ring.take(350, 1000, &out)) << "no hint starts at 350";
+    EXPECT_FALSE(ring.take(300, 1000, &out)) << "300 was dropped when 350 was asked for";
+    EXPECT_TRUE(push(400, 100));
+    ring.invalidate();
+    EXPECT_TRUE(push(500, 100));
+    EXPECT_FALSE(ring.take(400, 1000, &out)) << "hint from before invalidate()";
+    EXPECT_TRUE(ring.take(500, 1000, &out));
 }
 
 }  // namespace
