@@ -210,7 +210,7 @@ Result<SendStatus> send_status_of(const Result<protocol::RemotingCommand>& resp)
 
 // -b mode: SEND_MESSAGE_V2 straight to one address over N connections (one RemotingClient,
 // hence one connection and one I/O thread, each); thread t uses connection t % N. Frames come
-// from SendFrameTemplate and go out through Connection::invoke_frame (decision 030).
+// from SendFrameTemplate and go out through Connection::invoke_frame (decision 031).
 // With a window > 1 the sends run to completion on the connections' I/O threads: the sending
 // threads only start their windows ("lanes"); each reply's completion, on the I/O thread that
 // read it, records it and sends the lane's next message, so no message is handed from one

@@ -118,7 +118,7 @@ public:
     // Sends a one-way request (no response is expected). `written` (optional) reports whether
     // it reached the kernel.
     void invoke_oneway(protocol::RemotingCommand request, WriteCallback written = {});
-    // Hot path for callers that encode their own request frames (mqbench; decision 030):
+    // Hot path for callers that encode their own request frames (mqbench; decision 031):
     // `frame` is one whole request frame (length word included) whose header already carries
     // `opaque` (from next_opaque()) and no response/one-way flag. Its bytes are copied into the
     // connection's write buffer, which the frames queued together share, so a burst of

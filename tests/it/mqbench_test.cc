@@ -166,7 +166,7 @@ TEST(MqbenchIt, ProducerThenConsumerSummaries) {
     EXPECT_EQ(batch.wait(guard(30s)), 0) << batch.output();
     EXPECT_EQ(json_int(batch.json_line(), "ok"), 200) << batch.output();
 
-    // -b: straight to the broker, windows run on the client I/O thread (decision 030), then
+    // -b: straight to the broker, windows run on the client I/O thread (decision 031), then
     // synchronous sends; a consumer of the topic reads every one of them back.
     {
         client::ClientConfig cc;

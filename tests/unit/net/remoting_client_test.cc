@@ -269,7 +269,7 @@ TEST_F(RemotingClientTest, SyncCallFromAnIoThreadIsRefused) {
     EXPECT_EQ(inner.code(), Errc::kFailedPrecondition);
 }
 
-// ---- invoke_frame: caller-encoded frames sharing one write buffer (decision 030) ----------
+// ---- invoke_frame: caller-encoded frames sharing one write buffer (decision 031) ----------
 
 ConnectionPtr connect_now(RemotingClient& client, const std::string& addr) {
     Latch done(1);
