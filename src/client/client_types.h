@@ -58,6 +58,10 @@ struct PullResult {
     int64_t max_offset = 0;
     std::vector<MessageExt> messages;
     int64_t suggest_which_broker_id = 0;  // where the broker wants the next pull (0 = master)
+    // kFound from a pull whose decoding was deferred (pull_async with decode = false): the
+    // response body, not decoded nor filtered; `messages` is empty. decode_pulled() turns it
+    // into messages.
+    std::string undecoded_body;
 };
 
 // Java MessageSelector: how a consumer filters a topic, by tags ("*", "tagA || tagB") or by a

@@ -92,8 +92,9 @@ bool tags_match(const protocol::SubscriptionData& sub, const std::string& tags) 
     return sub.tags_set.count(tags) != 0;
 }
 
-Result<PullResult> process_pull_response(const protocol::RemotingCommand& resp,
-                                         const protocol::SubscriptionData& sub) {
+namespace {
+// Status and header of a PULL_MESSAGE response; the body is left to the caller.
+Result<PullResult> pull_result_header(const protocol::RemotingCommand& resp) {
     PullResult r;
     switch (resp.code) {
         case RC::kSuccess:
@@ -116,19 +117,30 @@ Result<PullResult> process_pull_response(const protocol::RemotingCommand& resp,
     r.next_begin_offset = h.next_begin_offset;
     r.min_offset = h.min_offset;
     r.max_offset = h.max_offset;
-    if (r.status == PullStatus::kFound) {
-        COMET_ASSIGN_OR_RETURN(auto msgs, protocol::decode_messages(resp.body));
-        for (auto& m : msgs) {
-            if (!tags_match(sub, m.tags())) {
-                continue;
+    return r;
+}
+}  // namespace
+
+Result<std::vector<MessageExt>> decode_pulled(std::string_view body,
+                                              const protocol::SubscriptionData& sub) {
+    COMET_ASSIGN_OR_RETURN(auto msgs, protocol::decode_messages(body));
+    // Filtered in place: the messages are not moved again when every tag matches.
+    std::erase_if(msgs, [&](const MessageExt& m) { return !tags_match(sub, m.tags()); });
+    for (auto& m : msgs) {
+        if (const std::string* real = m.property(protocol::property::kRetryTopic)) {
+            if (m.topic.rfind(kRetryGroupTopicPrefix, 0) == 0) {
+                m.topic = *real;
             }
-            if (const std::string* real = m.property(protocol::property::kRetryTopic)) {
-                if (m.topic.rfind(kRetryGroupTopicPrefix, 0) == 0) {
-                    m.topic = *real;
-                }
-            }
-            r.messages.push_back(std::move(m));
         }
+    }
+    return msgs;
+}
+
+Result<PullResult> process_pull_response(const protocol::RemotingCommand& resp,
+                                         const protocol::SubscriptionData& sub) {
+    COMET_ASSIGN_OR_RETURN(PullResult r, pull_result_header(resp));
+    if (r.status == PullStatus::kFound) {
+        COMET_ASSIGN_OR_RETURN(r.messages, decode_pulled(resp.body, sub));
         if (r.messages.empty()) {
             r.status = PullStatus::kNoMatchedMsg;
         }
@@ -162,7 +174,7 @@ Result<std::string> subscribe_addr(MqClientInstance& inst, const std::string& br
 
 void pull_async(MqClientInstance& inst, const protocol::PullMessageRequestHeader& header,
                 const protocol::SubscriptionData& sub, const std::string& broker_name,
-                Duration timeout, PullCallback callback) {
+                Duration timeout, PullCallback callback, bool decode) {
     // PullAPIWrapper#pullKernelImpl: the suggested broker, else the next slave, else any member
     // of the group (a slave when the master is gone from the route).
     const MessageQueue mq{header.topic, broker_name, header.queue_id};
@@ -180,12 +192,21 @@ void pull_async(MqClientInstance& inst, const protocol::PullMessageRequestHeader
     h.to_ext(req);
     inst.remoting().invoke_async(
         found->addr, std::move(req), timeout,
-        [&inst, mq, sub, callback = std::move(callback)](Result<protocol::RemotingCommand> resp) {
+        [&inst, mq, sub, decode, callback = std::move(callback)](
+            Result<protocol::RemotingCommand> resp) {
             if (!resp.is_ok()) {
                 callback(resp.status());
                 return;
             }
-            auto result = process_pull_response(*resp, sub);
+            Result<PullResult> result = Status(Errc::kInternal, "unset");
+            if (decode) {
+                result = process_pull_response(*resp, sub);
+            } else {
+                result = pull_result_header(*resp);
+                if (result.is_ok() && result->status == PullStatus::kFound) {
+                    result->undecoded_body = std::move(resp->body);
+                }
+            }
             if (result.is_ok()) {
                 inst.update_pull_from_which_node(mq, result->suggest_which_broker_id);
             }

@@ -38,15 +38,21 @@ bool tags_match(const protocol::SubscriptionData& sub, const std::string& tags);
 // (the broker filters by hash code only). Retry-topic messages get their original topic back.
 Result<PullResult> process_pull_response(const protocol::RemotingCommand& resp,
                                          const protocol::SubscriptionData& sub);
+// The messages of a FOUND pull body, filtered and with retry topics restored as
+// process_pull_response does. Errors: kCorruption from the decoder.
+Result<std::vector<MessageExt>> decode_pulled(std::string_view body,
+                                              const protocol::SubscriptionData& sub);
 
 using PullCallback = std::function<void(Result<PullResult>)>;
 // Pulls from the broker the last response suggested (suggestWhichBrokerId; master by default),
 // falling back to another member of the group when it is absent from the route; records the
 // new suggestion. The commit-offset flag is cleared when the target is a slave.
 // Requires: the addresses of broker_name are known to `inst` (route fetched).
+// decode = false: a FOUND body is handed over undecoded (PullResult::undecoded_body, moved out
+// of the response, no copy), so the caller can decode it off the I/O thread.
 void pull_async(MqClientInstance& inst, const protocol::PullMessageRequestHeader& header,
                 const protocol::SubscriptionData& sub, const std::string& broker_name,
-                Duration timeout, PullCallback callback);
+                Duration timeout, PullCallback callback, bool decode = true);
 
 // Where consumer offsets go (Java RemoteBrokerOffsetStore): the master; when the route has
 // none (even after a refresh), any member of the group (the smallest brokerId).

@@ -4,6 +4,7 @@
 
 #include <future>
 
+#include "net/io_loop.h"
 #include "protocol/message_decoder.h"
 #include "protocol/request_code.h"
 #include "protocol/response_code.h"
@@ -361,7 +362,9 @@ void DefaultMqProducer::send_async(Message msg, SendCallback callback) {
     (*p)->max_attempts = 1 + config_.retry_times_when_send_async_failed;
     (*p)->start = clock_->now();
     (*p)->deadline = (*p)->start + config_.send_timeout;
-    attempt_async(std::move(*p), std::move(callback), true);
+    // From a send callback (a client I/O thread) nothing may block: an unknown route is then
+    // fetched in the background and this send fails instead of waiting for it.
+    attempt_async(std::move(*p), std::move(callback), !net::IoLoopGroup::on_io_thread());
 }
 
 Result<SendResult> DefaultMqProducer::send_to_queue(Message msg, const MessageQueue& mq) {
@@ -409,7 +412,9 @@ void DefaultMqProducer::send_batch_async(std::vector<Message> msgs, SendCallback
     (*p)->max_attempts = 1 + config_.retry_times_when_send_failed;
     (*p)->start = clock_->now();
     (*p)->deadline = (*p)->start + config_.send_timeout;
-    attempt_async(std::move(*p), std::move(callback), true);
+    // From a send callback (a client I/O thread) nothing may block: an unknown route is then
+    // fetched in the background and this send fails instead of waiting for it.
+    attempt_async(std::move(*p), std::move(callback), !net::IoLoopGroup::on_io_thread());
 }
 
 }  // namespace comet::client

@@ -55,7 +55,8 @@ public:
     // Blocks until stored (or every attempt failed). Errors: kInvalidArgument (bad message),
     // kNotFound (no route), kTimeout, kUnavailable (broker refused: code and remark in text).
     Result<SendResult> send(Message msg);
-    // Calls `callback` exactly once.
+    // Calls `callback` exactly once. May be called from a send callback (a client I/O thread):
+    // it never blocks there (a route not cached yet fails the send instead of being awaited).
     void send_async(Message msg, SendCallback callback);
     // Fire and forget: returns when the request is written (one attempt, no retry).
     Status send_oneway(Message msg);

@@ -21,6 +21,49 @@ namespace Req = protocol::RequestCode;
 namespace RC = protocol::ResponseCode;
 using namespace std::chrono_literals;
 
+namespace {
+
+uint64_t read_be(const char* p, size_t n) {
+    uint64_t v = 0;
+    for (size_t i = 0; i < n; ++i) {
+        v = (v << 8) | static_cast<unsigned char>(p[i]);
+    }
+    return v;
+}
+
+}  // namespace
+
+// The records of a pull body (docs/formats: TOTALSIZE, MAGICCODE, BODYCRC, QUEUEID, FLAG,
+// QUEUEOFFSET, ...): their count and first/last queue offsets, without decoding them. False
+// when the TOTALSIZE chain does not end exactly at the body's end or a magic code is wrong
+// (the decoder would refuse the body).
+bool DefaultMqPushConsumer::scan_records(std::string_view body, ProcessQueue::RawChunk* out) {
+    constexpr size_t kQueueOffsetAt = 20;
+    constexpr size_t kMinRecord = kQueueOffsetAt + 8;
+    size_t at = 0;
+    size_t n = 0;
+    while (at < body.size()) {
+        if (body.size() - at < kMinRecord) {
+            return false;
+        }
+        const uint64_t total = read_be(body.data() + at, 4);
+        const auto magic = static_cast<int32_t>(read_be(body.data() + at + 4, 4));
+        if (total < kMinRecord || total > body.size() - at ||
+            (magic != protocol::kMessageMagicCodeV1 && magic != protocol::kMessageMagicCodeV2)) {
+            return false;
+        }
+        const auto offset = static_cast<int64_t>(read_be(body.data() + at + kQueueOffsetAt, 8));
+        if (n == 0) {
+            out->first_offset = offset;
+        }
+        out->last_offset = offset;
+        ++n;
+        at += total;
+    }
+    out->records = n;
+    return n > 0;
+}
+
 DefaultMqPushConsumer::DefaultMqPushConsumer(PushConsumerConfig config)
     : config_(std::move(config)),
       instance_(std::make_unique<MqClientInstance>(config_.client)),
@@ -275,10 +318,25 @@ std::string DefaultMqPushConsumer::running_info_json() const {
             int32_t count = 0;
             {
                 MutexLock plock(pq->mu);
-                count = static_cast<int32_t>(pq->pending.size());
+                count = static_cast<int32_t>(pq->pending.size() + pq->in_consume +
+                                             pq->raw_records);
+                // In queue order: the batch being consumed, `pending`, then raw chunks.
+                bool any = false;
+                auto see = [&](int64_t first, int64_t last) {
+                    if (!any) {
+                        min_off = first;
+                        any = true;
+                    }
+                    max_off = last;
+                };
+                if (pq->in_consume > 0) {
+                    see(pq->in_consume_first, pq->in_consume_last);
+                }
                 if (!pq->pending.empty()) {
-                    min_off = pq->pending.front().queue_offset;
-                    max_off = pq->pending.back().queue_offset;
+                    see(pq->pending.front().queue_offset, pq->pending.back().queue_offset);
+                }
+                for (const auto& c : pq->raw) {
+                    see(c.first_offset, c.last_offset);
                 }
             }
             // ProcessQueueInfo.
@@ -616,8 +674,9 @@ void DefaultMqPushConsumer::pull(const PqPtr& pq) {
     h.sub_version = sub->sub_version;
     h.expression_type = sub->expression_type;
     h.broker_name = pq->mq.broker_name;
-    pull_async(*instance_, h, *sub, pq->mq.broker_name, config_.pull_timeout_when_suspend,
-               [this, pq](Result<PullResult> r) { on_pull(pq, std::move(r)); });
+    pull_async(
+        *instance_, h, *sub, pq->mq.broker_name, config_.pull_timeout_when_suspend,
+        [this, pq](Result<PullResult> r) { on_pull(pq, std::move(r)); }, /*decode=*/false);
 }
 
 void DefaultMqPushConsumer::on_pull(const PqPtr& pq, Result<PullResult> r) {
@@ -631,6 +690,17 @@ void DefaultMqPushConsumer::on_pull(const PqPtr& pq, Result<PullResult> r) {
         return;
     }
     PullResult& res = *r;
+    ProcessQueue::RawChunk chunk;
+    if (res.status == PullStatus::kFound && !res.undecoded_body.empty()) {
+        if (!scan_records(res.undecoded_body, &chunk)) {
+            spdlog::warn("pull {}:{}:{} at {}: the body's records do not chain; pulling again",
+                         pq->mq.topic, pq->mq.broker_name, pq->mq.queue_id, pq->next_offset);
+            pull_later(pq, config_.pull_delay_on_error);
+            return;
+        }
+        chunk.body = std::move(res.undecoded_body);
+        chunk.next_begin_offset = res.next_begin_offset;
+    }
     pq->next_offset = res.next_begin_offset;
     size_t pending = 0;
     switch (res.status) {
@@ -641,7 +711,11 @@ void DefaultMqPushConsumer::on_pull(const PqPtr& pq, Result<PullResult> r) {
                 for (auto& m : res.messages) {
                     pq->pending.push_back(std::move(m));
                 }
-                pending = pq->pending.size();
+                if (chunk.records > 0) {
+                    pq->raw_records += chunk.records;
+                    pq->raw.push_back(std::move(chunk));
+                }
+                pending = pq->pending.size() + pq->in_consume + pq->raw_records;
                 if (!pq->consuming) {
                     pq->consuming = true;
                     submit = true;
@@ -656,7 +730,7 @@ void DefaultMqPushConsumer::on_pull(const PqPtr& pq, Result<PullResult> r) {
         case PullStatus::kNoMatchedMsg:
         case PullStatus::kOffsetIllegal: {
             MutexLock lock(pq->mu);
-            if (pq->pending.empty() && !pq->consuming) {
+            if (pq->pending.empty() && pq->raw.empty() && !pq->consuming) {
                 pq->consumed_offset = res.next_begin_offset;
             }
             break;
@@ -677,32 +751,101 @@ void DefaultMqPushConsumer::submit_drain(const PqPtr& pq) {
 }
 
 void DefaultMqPushConsumer::drain(const PqPtr& pq) {
+    // Takes, under one lock, up to kDrainChunk decoded messages from `pending` (moved, not
+    // copied) or else the oldest raw chunk, which it decodes here on the consume thread;
+    // consumes them in batches of consume_message_batch_max_size, and puts back what was not
+    // consumed (a batch to retry, or the rest at shutdown) at the front of `pending`, in order.
+    // While `consuming` is set no other drain runs and on_pull only appends, so queue order
+    // holds. The pull callback (I/O thread) and this thread meet on pq->mu once per chunk.
+    constexpr size_t kDrainChunk = 256;
+    const size_t max_batch = std::max<size_t>(1, config_.consume_message_batch_max_size);
+    const protocol::SubscriptionData* sub = subscription(pq->mq.topic);
+    COMET_CHECK(sub != nullptr, "draining unsubscribed topic {}", pq->mq.topic);
+    std::vector<MessageExt> taken;
+    std::vector<MessageExt> batch;
+    std::string raw_body;
     while (!stopping_ && !pq->dropped) {
-        std::vector<MessageExt> batch;
+        taken.clear();
+        raw_body.clear();
+        int64_t pull_position = -1;  // a raw chunk's next_begin_offset
+        int64_t last_offset = 0;
         {
             MutexLock lock(pq->mu);
-            const size_t n = std::min(pq->pending.size(),
-                                      std::max<size_t>(1, config_.consume_message_batch_max_size));
-            if (n == 0) {
+            if (!pq->pending.empty()) {
+                const size_t n = std::min(pq->pending.size(), kDrainChunk);
+                const auto end = pq->pending.begin() + static_cast<ptrdiff_t>(n);
+                taken.assign(std::make_move_iterator(pq->pending.begin()),
+                             std::make_move_iterator(end));
+                pq->pending.erase(pq->pending.begin(), end);
+                pq->in_consume = n;
+                pq->in_consume_first = taken.front().queue_offset;
+                pq->in_consume_last = last_offset = taken.back().queue_offset;
+            } else if (!pq->raw.empty()) {
+                ProcessQueue::RawChunk& c = pq->raw.front();
+                raw_body.swap(c.body);
+                pull_position = c.next_begin_offset;
+                pq->in_consume = c.records;
+                pq->in_consume_first = c.first_offset;
+                pq->in_consume_last = last_offset = c.last_offset;
+                pq->raw_records -= c.records;
+                pq->raw.pop_front();
+            } else {
                 pq->consuming = false;
                 return;
             }
-            batch.assign(pq->pending.begin(), pq->pending.begin() + static_cast<ptrdiff_t>(n));
         }
-        if (!consume_batch(pq, batch)) {
-            // Retry the same batch later, keeping queue order.
+        if (pull_position >= 0) {
+            auto decoded = decode_pulled(raw_body, *sub);
+            if (decoded.is_ok()) {
+                taken = std::move(*decoded);  // tags not subscribed are already dropped
+            } else {
+                spdlog::error("consumer {}: dropping pulled messages {}..{} of {}:{}:{}: {}",
+                              config_.group, pq->in_consume_first, last_offset, pq->mq.topic,
+                              pq->mq.broker_name, pq->mq.queue_id, decoded.status().to_string());
+            }
+        }
+        size_t done = 0;
+        bool retry = false;
+        while (done < taken.size() && !stopping_ && !pq->dropped) {
+            const size_t k = std::min(max_batch, taken.size() - done);
+            const auto first = taken.begin() + static_cast<ptrdiff_t>(done);
+            batch.assign(std::make_move_iterator(first),
+                         std::make_move_iterator(first + static_cast<ptrdiff_t>(k)));
+            if (!consume_batch(pq, batch)) {
+                std::move(batch.begin(), batch.end(), first);  // retry the same batch later
+                retry = true;
+                break;
+            }
+            done += k;
+            pq->last_consume_ms = SystemClock::instance().wall_millis();
+            if (done < taken.size()) {
+                // Java commits the smallest offset still in flight: the next one taken.
+                pq->consumed_offset = taken[done].queue_offset;
+            }
+        }
+        {
+            MutexLock lock(pq->mu);
+            pq->in_consume = 0;
+            if (done < taken.size()) {
+                pq->pending.insert(pq->pending.begin(),
+                                   std::make_move_iterator(taken.begin() +
+                                                           static_cast<ptrdiff_t>(done)),
+                                   std::make_move_iterator(taken.end()));
+            } else if (!pq->pending.empty()) {
+                pq->consumed_offset = pq->pending.front().queue_offset;
+            } else if (!pq->raw.empty()) {
+                pq->consumed_offset = pq->raw.front().first_offset;
+            } else {
+                // Everything pulled is consumed: the pull position after the chunk (past
+                // messages the tag filter dropped), or after the last message taken.
+                pq->consumed_offset = pull_position >= 0 ? pull_position : last_offset + 1;
+            }
+        }
+        if (retry) {
             instance_->scheduler().schedule_after(config_.suspend_current_queue_time,
                                                   [this, pq] { submit_drain(pq); });
             return;
         }
-        pq->last_consume_ms = SystemClock::instance().wall_millis();
-        MutexLock lock(pq->mu);
-        pq->pending.erase(pq->pending.begin(),
-                          pq->pending.begin() + static_cast<ptrdiff_t>(batch.size()));
-        // Java commits the smallest offset still in flight; with one batch at a time that is
-        // the next pending message, or the pull position when nothing is pending.
-        pq->consumed_offset =
-            pq->pending.empty() ? batch.back().queue_offset + 1 : pq->pending.front().queue_offset;
     }
     MutexLock lock(pq->mu);
     pq->consuming = false;

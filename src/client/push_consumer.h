@@ -128,6 +128,23 @@ private:
         Mutex mu;
         std::deque<MessageExt> pending GUARDED_BY(mu);
         bool consuming GUARDED_BY(mu) = false;
+        // The batch a drain moved out of `pending` and is consuming (count, first and last
+        // offset); counted with `pending` in the running info.
+        size_t in_consume GUARDED_BY(mu) = 0;
+        int64_t in_consume_first GUARDED_BY(mu) = 0;
+        int64_t in_consume_last GUARDED_BY(mu) = 0;
+        // Pulled bodies not decoded yet, in pull order after `pending`: the pull callback (I/O
+        // thread) only checks their record chain; the drain decodes them on the consume thread,
+        // where their messages are also freed.
+        struct RawChunk {
+            std::string body;
+            size_t records = 0;
+            int64_t first_offset = 0;  // queue offsets of its first and last record
+            int64_t last_offset = 0;
+            int64_t next_begin_offset = 0;  // the pull position after it
+        };
+        std::deque<RawChunk> raw GUARDED_BY(mu);
+        size_t raw_records GUARDED_BY(mu) = 0;
     };
     using PqPtr = std::shared_ptr<ProcessQueue>;
 
@@ -141,6 +158,7 @@ private:
     void pull_later(const PqPtr& pq, Duration delay);
     void on_pull(const PqPtr& pq, Result<PullResult> r);
     void submit_drain(const PqPtr& pq);
+    static bool scan_records(std::string_view body, ProcessQueue::RawChunk* out);
     void drain(const PqPtr& pq);
     // Consumes one batch; true when done with it (offsets may advance), false to retry later.
     bool consume_batch(const PqPtr& pq, const std::vector<MessageExt>& batch);

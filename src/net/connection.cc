@@ -144,14 +144,9 @@ void Connection::invoke_until(protocol::RemotingCommand request, TimePoint deadl
         if (!closing_ && pending_.contains(request.opaque)) {
             collision = true;  // the 31-bit opaque wrapped onto a request still in flight
         } else if (!closing_) {
-            auto it = deadlines_.emplace(deadline, request.opaque);
-            pending_.emplace(request.opaque, Pending{std::move(callback), it, timeout});
+            add_pending_locked(request.opaque, std::move(callback), deadline, timeout);
             out_queue_.push_back(std::move(frame));
             kick_writer_locked();
-            if (deadline < armed_deadline_) {
-                armed_deadline_ = deadline;
-                asio::post(ctx_, [self = shared_from_this()] { self->rearm_request_timer(); });
-            }
             return;
         }
     }
@@ -160,6 +155,79 @@ void Connection::invoke_until(protocol::RemotingCommand request, TimePoint deadl
         return;
     }
     callback(Status::error(Errc::kUnavailable, "connection to {} is closed", remote_address_));
+}
+
+bool Connection::invoke_frame(int32_t opaque, std::string_view frame, TimePoint deadline,
+                              Duration timeout, ResponseCallback&& callback) {
+    COMET_CHECK(callback != nullptr, "invoke_frame without a callback");
+    {
+        MutexLock lock(mu_);
+        if (!closing_) {
+            if (pending_.contains(opaque)) {
+                return false;
+            }
+            add_pending_locked(opaque, std::move(callback), deadline, timeout);
+            if (out_queue_.empty() || !out_queue_.back().shared) {
+                OutFrame f;
+                f.shared = true;
+                if (!spare_buffers_.empty()) {
+                    f.head = std::move(spare_buffers_.back());
+                    spare_buffers_.pop_back();
+                }
+                out_queue_.push_back(std::move(f));
+            }
+            out_queue_.back().head.append(frame);
+            kick_writer_locked();
+            return true;
+        }
+    }
+    callback(Status::error(Errc::kUnavailable, "connection to {} is closed", remote_address_));
+    return true;
+}
+
+namespace {
+constexpr size_t kMaxSpareNodes = 4096;
+constexpr size_t kMaxSpareBuffers = 2;
+constexpr size_t kMaxSpareBufferBytes = 4 << 20;
+}  // namespace
+
+void Connection::add_pending_locked(int32_t opaque, ResponseCallback&& callback,
+                                    TimePoint deadline, Duration timeout) {
+    DeadlineMap::iterator dit;
+    if (spare_deadlines_.empty()) {
+        dit = deadlines_.emplace(deadline, opaque);
+    } else {
+        DeadlineMap::node_type node = std::move(spare_deadlines_.back());
+        spare_deadlines_.pop_back();
+        node.key() = deadline;
+        node.mapped() = opaque;
+        dit = deadlines_.insert(std::move(node));
+    }
+    if (spare_pending_.empty()) {
+        pending_.emplace(opaque, Pending{std::move(callback), dit, timeout});
+    } else {
+        PendingMap::node_type node = std::move(spare_pending_.back());
+        spare_pending_.pop_back();
+        node.key() = opaque;
+        node.mapped() = Pending{std::move(callback), dit, timeout};
+        pending_.insert(std::move(node));
+    }
+    if (deadline < armed_deadline_) {
+        armed_deadline_ = deadline;
+        asio::post(ctx_, [self = shared_from_this()] { self->rearm_request_timer(); });
+    }
+}
+
+ResponseCallback Connection::take_pending_locked(PendingMap::iterator it) {
+    ResponseCallback callback = std::move(it->second.callback);
+    DeadlineMap::node_type dnode = deadlines_.extract(it->second.deadline);
+    PendingMap::node_type pnode = pending_.extract(it);
+    if (spare_pending_.size() < kMaxSpareNodes) {
+        pnode.mapped().callback = nullptr;
+        spare_pending_.push_back(std::move(pnode));
+        spare_deadlines_.push_back(std::move(dnode));
+    }
+    return callback;
 }
 
 void Connection::invoke_oneway(protocol::RemotingCommand request, WriteCallback written) {
@@ -214,7 +282,20 @@ void Connection::on_write(const asio::error_code& ec) {
             f.written(st);
         }
     }
+    {
+        MutexLock lock(mu_);
+        for (auto& f : done) {
+            if (f.shared && spare_buffers_.size() < kMaxSpareBuffers &&
+                f.head.capacity() <= kMaxSpareBufferBytes) {
+                f.head.clear();
+                spare_buffers_.push_back(std::move(f.head));
+            }
+        }
+    }
     done.clear();  // releases the extra buffers' owners
+    if (writing_.empty()) {
+        writing_.swap(done);  // keep the vector's capacity for the next write
+    }
     if (ec) {
         close(st);
         return;
@@ -357,9 +438,7 @@ void Connection::handle_response(protocol::RemotingCommand response) {
                           response.opaque, remote_address_);
             return;
         }
-        callback = std::move(it->second.callback);
-        deadlines_.erase(it->second.deadline);
-        pending_.erase(it);
+        callback = take_pending_locked(it);
     }
     callback(std::move(response));
 }
@@ -395,9 +474,8 @@ void Connection::on_request_timer(const asio::error_code& ec) {
         while (!deadlines_.empty() && deadlines_.begin()->first <= now) {
             auto it = pending_.find(deadlines_.begin()->second);
             COMET_CHECK(it != pending_.end(), "deadline without a pending request");
-            expired.emplace_back(std::move(it->second.callback), it->second.timeout);
-            pending_.erase(it);
-            deadlines_.erase(deadlines_.begin());
+            const Duration timeout = it->second.timeout;
+            expired.emplace_back(take_pending_locked(it), timeout);
         }
         if (!deadlines_.empty()) {
             next = deadlines_.begin()->first;

@@ -21,6 +21,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -117,6 +118,17 @@ public:
     // Sends a one-way request (no response is expected). `written` (optional) reports whether
     // it reached the kernel.
     void invoke_oneway(protocol::RemotingCommand request, WriteCallback written = {});
+    // Hot path for callers that encode their own request frames (mqbench; decision 031):
+    // `frame` is one whole request frame (length word included) whose header already carries
+    // `opaque` (from next_opaque()) and no response/one-way flag. Its bytes are copied into the
+    // connection's write buffer, which the frames queued together share, so a burst of
+    // requests leaves in one write with no allocation per frame; the pending-request entries
+    // are recycled too. `callback` as for invoke_until. Returns false, leaving `callback`
+    // untouched and sending nothing, when `opaque` is still in flight (the 31-bit counter
+    // wrapped): encode again with a fresh opaque. On a closed connection `callback` fails at
+    // once, on the calling thread, and true is returned.
+    bool invoke_frame(int32_t opaque, std::string_view frame, TimePoint deadline,
+                      Duration timeout, ResponseCallback&& callback);
 
     // Closes now: pending requests fail, queued writes are dropped. Idempotent, any thread.
     void close(Status reason);
@@ -128,16 +140,25 @@ private:
         std::string head;                 // frame prefix + header + inline body
         std::vector<SharedBuffer> extra;  // more body bytes, referenced
         WriteCallback written;
+        bool shared = false;  // invoke_frame's buffer: later invoke_frame bytes are appended
     };
+    using DeadlineMap = std::multimap<TimePoint, int32_t>;
     struct Pending {
         ResponseCallback callback;
-        std::multimap<TimePoint, int32_t>::iterator deadline;
+        DeadlineMap::iterator deadline;
         Duration timeout;
     };
+    using PendingMap = std::unordered_map<int32_t, Pending>;
 
     // Queues a frame; false when closing. Kicks the writer when idle.
     bool enqueue(OutFrame frame);
     void kick_writer_locked() REQUIRES(mu_);
+    // Registers a request in pending_ and deadlines_, reusing recycled nodes; arms the timer
+    // when this deadline is the earliest.
+    void add_pending_locked(int32_t opaque, ResponseCallback&& callback, TimePoint deadline,
+                            Duration timeout) REQUIRES(mu_);
+    // Removes `it` from pending_ / deadlines_ (nodes kept for reuse); returns its callback.
+    ResponseCallback take_pending_locked(PendingMap::iterator it) REQUIRES(mu_);
     void close_locked(Status reason) REQUIRES(mu_);
 
     // I/O thread only.
@@ -169,8 +190,13 @@ private:
     Status flush_reason_ GUARDED_BY(mu_);
     bool write_scheduled_ GUARDED_BY(mu_) = false;
     std::vector<OutFrame> out_queue_ GUARDED_BY(mu_);
-    std::unordered_map<int32_t, Pending> pending_ GUARDED_BY(mu_);
-    std::multimap<TimePoint, int32_t> deadlines_ GUARDED_BY(mu_);
+    PendingMap pending_ GUARDED_BY(mu_);
+    DeadlineMap deadlines_ GUARDED_BY(mu_);
+    // Nodes of completed requests, reused by the next ones (bounded: kMaxSpareNodes).
+    std::vector<PendingMap::node_type> spare_pending_ GUARDED_BY(mu_);
+    std::vector<DeadlineMap::node_type> spare_deadlines_ GUARDED_BY(mu_);
+    // Written shared buffers, emptied, for the next invoke_frame burst (bounded).
+    std::vector<std::string> spare_buffers_ GUARDED_BY(mu_);
     TimePoint armed_deadline_ GUARDED_BY(mu_) = TimePoint::max();
 
     // I/O thread only.

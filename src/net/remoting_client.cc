@@ -300,6 +300,22 @@ void RemotingClient::invoke_async(const std::string& addr, protocol::RemotingCom
                                   Duration timeout, ResponseCallback callback) {
     COMET_CHECK(callback != nullptr, "invoke_async without a callback");
     const TimePoint deadline = clock_->now() + timeout;
+    // Connected already (the common case): straight to the connection, without wrapping the
+    // request and callback in a connect continuation (an allocation per request).
+    ConnectionPtr open;
+    {
+        MutexLock lock(mu_);
+        if (running_) {
+            auto it = channels_.find(addr);
+            if (it != channels_.end()) {
+                open = it->second.conn;
+            }
+        }
+    }
+    if (open && open->is_open()) {
+        open->invoke_until(std::move(request), deadline, timeout, std::move(callback));
+        return;
+    }
     Clock* clock = clock_;
     get_connection(addr, [clock, deadline, timeout, request = std::move(request),
                           callback = std::move(callback)](Result<ConnectionPtr> conn) mutable {

@@ -33,6 +33,7 @@ public:
         return nullptr;
     }
     void materialize(RemotingCommand* cmd) const {
+        cmd->ext_fields.reserve(n_);  // one allocation for the table, not one per growth
         for (size_t i = 0; i < n_; ++i) {
             cmd->ext_fields[std::string(pairs_[i].first)] = std::string(pairs_[i].second);
         }

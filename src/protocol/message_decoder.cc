@@ -214,6 +214,18 @@ Result<MessageExt> decode_message(std::string_view record, DecodeOptions opts) {
 
 Result<std::vector<MessageExt>> decode_messages(std::string_view body, DecodeOptions opts) {
     std::vector<MessageExt> out;
+    // Count the records first (their TOTALSIZE words) so the vector is sized once.
+    size_t records = 0;
+    for (size_t at = 0; at + 4 <= body.size(); ++records) {
+        const auto* p = reinterpret_cast<const unsigned char*>(body.data() + at);
+        const uint32_t total = (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) |
+                               (uint32_t{p[2]} << 8) | uint32_t{p[3]};
+        if (total < 8) {
+            break;  // decode_message reports it
+        }
+        at += total;
+    }
+    out.reserve(std::min<size_t>(records, 1024));  // bounded: a corrupt body can claim many
     size_t pos = 0;
     while (pos < body.size()) {
         COMET_ASSIGN_OR_RETURN(MessageExt m, decode_message(body.substr(pos), opts));

@@ -244,6 +244,64 @@ TEST_F(ClientIt, PushConsumerReceivesEverythingInQueueOrder) {
     EXPECT_EQ(consumed, kCount);
 }
 
+// Pulled bodies are decoded on the consume thread: messages of other tags are dropped there,
+// and the committed offset still moves past them (up to the queue's end).
+TEST_F(ClientIt, PushConsumerWithATagFilterCommitsPastFilteredMessages) {
+    create_topic("CliTag", 2);
+    ProducerConfig pc;
+    pc.client = client_config();
+    DefaultMqProducer producer(pc);
+    ASSERT_TRUE(producer.start().is_ok());
+    constexpr int kCount = 60;
+    for (int i = 0; i < kCount; ++i) {
+        Message m("CliTag", std::to_string(i));
+        m.set_tags(i % 3 == 0 ? "TagA" : "TagB");
+        ASSERT_TRUE(producer.send(std::move(m)).is_ok());
+    }
+    DefaultMqPushConsumer consumer(push_config("CliTagGroup"));
+    consumer.subscribe("CliTag", "TagA");
+    std::mutex mu;
+    std::set<std::string> bodies;
+    int wrong_tag = 0;
+    consumer.register_listener([&](const std::vector<MessageExt>& msgs, const MessageQueue&) {
+        std::lock_guard<std::mutex> lock(mu);
+        for (const auto& m : msgs) {
+            wrong_tag += m.tags() == "TagA" ? 0 : 1;
+            bodies.insert(m.body);
+        }
+        return ConsumeStatus::kConsumeSuccess;
+    });
+    ASSERT_TRUE(consumer.start().is_ok());
+    EXPECT_TRUE(eventually(
+        [&] {
+            std::lock_guard<std::mutex> lock(mu);
+            return bodies.size() == kCount / 3;
+        },
+        20s));
+    AdminClient admin(client_config());
+    ASSERT_TRUE(admin.start().is_ok());
+    EXPECT_TRUE(eventually(
+        [&] {
+            auto stats = admin.consume_stats("CliTagGroup", std::string("CliTag"));
+            if (!stats.is_ok()) {
+                return false;
+            }
+            int64_t consumed = 0;
+            for (const auto& [mq, w] : stats->offset_table) {
+                if (w.consumer_offset != w.broker_offset) {
+                    return false;
+                }
+                consumed += w.consumer_offset;
+            }
+            return consumed == kCount;
+        },
+        20s));
+    consumer.shutdown();
+    std::lock_guard<std::mutex> lock(mu);
+    EXPECT_EQ(bodies.size(), static_cast<size_t>(kCount / 3));
+    EXPECT_EQ(wrong_tag, 0);
+}
+
 TEST_F(ClientIt, TwoPushConsumersSplitTheQueues) {
     create_topic("CliSplit", 4);
     std::atomic<int> received{0};

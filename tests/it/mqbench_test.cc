@@ -166,6 +166,36 @@ TEST(MqbenchIt, ProducerThenConsumerSummaries) {
     EXPECT_EQ(batch.wait(guard(30s)), 0) << batch.output();
     EXPECT_EQ(json_int(batch.json_line(), "ok"), 200) << batch.output();
 
+    // -b: straight to the broker, windows run on the client I/O thread (decision 031), then
+    // synchronous sends; a consumer of the topic reads every one of them back.
+    {
+        client::ClientConfig cc;
+        cc.namesrv_addr = addr(ns_port);
+        client::AdminClient admin(cc);
+        ASSERT_TRUE(admin.start().is_ok());
+        client::TopicCreateOptions o;
+        o.read_queue_nums = 4;
+        o.write_queue_nums = 4;
+        ASSERT_TRUE(admin.create_topic(addr(broker_port), "DirectTopic", o).is_ok());
+        ASSERT_TRUE(eventually([&] { return admin.topic_route("DirectTopic").is_ok(); }, 10s));
+    }
+    Child direct({bench, "producer", "-b", addr(broker_port), "-t", "DirectTopic", "-s", "300",
+                  "--threads", "3", "--window", "16", "--count", "2000", "--json"},
+                 dir.sub("direct.out"));
+    EXPECT_EQ(direct.wait(guard(60s)), 0) << direct.output();
+    EXPECT_EQ(json_int(direct.json_line(), "ok"), 2000) << direct.output();
+    EXPECT_EQ(json_int(direct.json_line(), "failed"), 0) << direct.output();
+    Child direct_sync({bench, "producer", "-b", addr(broker_port), "-t", "DirectTopic",
+                       "--connections", "2", "--threads", "2", "--count", "50", "--json"},
+                      dir.sub("direct_sync.out"));
+    EXPECT_EQ(direct_sync.wait(guard(60s)), 0) << direct_sync.output();
+    EXPECT_EQ(json_int(direct_sync.json_line(), "ok"), 50) << direct_sync.output();
+    Child direct_consumer({bench, "consumer", "-n", addr(ns_port), "-t", "DirectTopic", "-g",
+                           "direct_consumer", "--count", "2050", "--from-first", "--json"},
+                          dir.sub("direct_consumer.out"));
+    EXPECT_EQ(direct_consumer.wait(guard(60s)), 0) << direct_consumer.output();
+    EXPECT_GE(json_int(direct_consumer.json_line(), "ok"), 2050) << direct_consumer.output();
+
     // A bad name server address fails with a non-zero status instead of hanging.
     Child bad({bench, "producer", "-n", "127.0.0.1:1", "-t", "BenchTopic", "--count", "1",
                "--send-timeout", "1000"},
@@ -210,6 +240,16 @@ TEST(MqbenchIt, RepliesOtherThanSendOkCountAsFailed) {
     EXPECT_NE(pj.find("\"not_send_ok\":{\"SLAVE_NOT_AVAILABLE\":7}"), std::string::npos) << pj;
     EXPECT_NE(producer.output().find("Replies not SEND_OK (counted as failed)"), std::string::npos)
         << producer.output();
+
+    // The same through -b, with a window (completions on the client I/O thread).
+    Child direct({bench, "producer", "-b", addr(broker_port), "-t", "SyncTopic", "-s", "64",
+                  "--queues", "2", "--window", "4", "--count", "7", "--json"},
+                 dir.sub("direct.out"));
+    EXPECT_EQ(direct.wait(guard(30s)), 1) << direct.output();
+    const std::string dj = direct.json_line();
+    EXPECT_EQ(json_int(dj, "ok"), 0) << dj;
+    EXPECT_EQ(json_int(dj, "failed"), 7) << dj;
+    EXPECT_NE(dj.find("\"not_send_ok\":{\"SLAVE_NOT_AVAILABLE\":7}"), std::string::npos) << dj;
 }
 
 }  // namespace

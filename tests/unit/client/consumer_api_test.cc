@@ -84,6 +84,30 @@ TEST(PullResponse, DecodesFiltersAndRestoresRetryTopics) {
     EXPECT_EQ(none->status, PullStatus::kNoMatchedMsg);
 }
 
+// The push consumer decodes pull bodies on its consume thread (decode_pulled): same messages,
+// same filtering and retry-topic restoring as process_pull_response on the whole response.
+TEST(PullResponse, DeferredDecodingMatchesTheWholeResponse) {
+    auto retry = stored("%RETRY%g", 3, "");
+    retry.set_property(protocol::property::kRetryTopic, "T");
+    auto resp = pull_response(RC::kSuccess, {stored("T", 1, "TagA"), stored("T", 2, "TagB"), retry});
+    for (const std::string expr : {"TagA", "*", "TagZ"}) {
+        const auto sub = build_subscription("T", expr, 0);
+        auto whole = process_pull_response(resp, sub);
+        auto deferred = decode_pulled(resp.body, sub);
+        ASSERT_TRUE(whole.is_ok() && deferred.is_ok()) << expr;
+        ASSERT_EQ(deferred->size(), whole->messages.size()) << expr;
+        for (size_t i = 0; i < deferred->size(); ++i) {
+            EXPECT_EQ((*deferred)[i].queue_offset, whole->messages[i].queue_offset);
+            EXPECT_EQ((*deferred)[i].topic, whole->messages[i].topic);
+            EXPECT_EQ((*deferred)[i].body, whole->messages[i].body);
+            EXPECT_EQ((*deferred)[i].msg_id, whole->messages[i].msg_id);
+        }
+    }
+    EXPECT_EQ(decode_pulled(resp.body, build_subscription("T", "*", 0))->back().topic, "T");
+    EXPECT_FALSE(decode_pulled("garbage that is not a message", build_subscription("T", "*", 0))
+                     .is_ok());
+}
+
 TEST(PullResponse, StatusCodesAndErrors) {
     const auto sub = build_subscription("T", "*", 0);
     EXPECT_EQ(process_pull_response(pull_response(RC::kPullNotFound, {}), sub)->status,

@@ -5,8 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <functional>
 #include <future>
 #include <thread>
+#include <vector>
 
 #include "net/remoting_server.h"
 #include "net_test_helper.h"
@@ -265,6 +267,148 @@ TEST_F(RemotingClientTest, SyncCallFromAnIoThreadIsRefused) {
     });
     ASSERT_TRUE(done.wait_for(5s));
     EXPECT_EQ(inner.code(), Errc::kFailedPrecondition);
+}
+
+// ---- invoke_frame: caller-encoded frames sharing one write buffer (decision 031) ----------
+
+ConnectionPtr connect_now(RemotingClient& client, const std::string& addr) {
+    Latch done(1);
+    ConnectionPtr conn;
+    client.get_connection(addr, [&](Result<ConnectionPtr> c) {
+        if (c.is_ok()) {
+            conn = *c;
+        }
+        done.count_down();
+    });
+    EXPECT_TRUE(done.wait_for(5s));
+    return conn;
+}
+
+// A request frame carrying a fresh opaque, as a caller of invoke_frame encodes it.
+std::pair<int32_t, std::string> encoded_request(int32_t code, const std::string& body) {
+    RemotingCommand req = make_request(code, "k", body);
+    req.opaque = next_opaque();
+    return {req.opaque, protocol::encode_frame(req)};
+}
+
+TEST_F(RemotingClientTest, InvokeFrameBurstsFromIoThreadAndCallersEachCompleteOnceInOrder) {
+    ConnectionPtr conn = connect_now(client_, addr_);
+    ASSERT_NE(conn, nullptr);
+    // Four threads each keep a chain going: every completion (on the I/O thread) sends the
+    // chain's next frame, interleaved with ordinary invoke_async requests on the same
+    // connection, so shared buffers and regular frames alternate in the write queue.
+    constexpr int kChains = 4;
+    constexpr int kPerChain = 500;
+    std::atomic<int> bad{0};
+    std::atomic<int> completions{0};
+    Latch all(kChains);
+    struct Chain {
+        int next = 0;
+        std::vector<int> seen;
+    };
+    std::vector<Chain> chains(kChains);
+    std::function<void(int)> send = [&](int c) {
+        const int i = chains[c].next++;
+        auto [opaque, frame] = encoded_request(kClientEcho, std::to_string(c) + ":" +
+                                                                std::to_string(i));
+        ResponseCallback cb = [&, c, i](Result<RemotingCommand> r) {
+            completions.fetch_add(1);
+            if (!r.is_ok() || r->body != std::to_string(c) + ":" + std::to_string(i)) {
+                bad.fetch_add(1);
+            }
+            chains[c].seen.push_back(i);
+            if (i + 1 < kPerChain) {
+                send(c);
+            } else {
+                all.count_down();
+            }
+        };
+        EXPECT_TRUE(conn->invoke_frame(opaque, frame, SystemClock::instance().now() + 10s, 10s,
+                                       std::move(cb)));
+        if (i % 50 == 0) {
+            conn->invoke_async(make_request(kClientEcho, "k", "plain"), 10s,
+                               [&](Result<RemotingCommand> r) {
+                                   if (!r.is_ok() || r->body != "plain") {
+                                       bad.fetch_add(1);
+                                   }
+                               });
+        }
+    };
+    std::vector<std::thread> starters;
+    for (int c = 0; c < kChains; ++c) {
+        starters.emplace_back([&, c] { send(c); });
+    }
+    for (auto& t : starters) {
+        t.join();
+    }
+    ASSERT_TRUE(all.wait_for(30s));
+    EXPECT_EQ(bad.load(), 0);
+    EXPECT_EQ(completions.load(), kChains * kPerChain);
+    for (const Chain& c : chains) {
+        ASSERT_EQ(c.seen.size(), static_cast<size_t>(kPerChain));
+        for (int i = 0; i < kPerChain; ++i) {
+            EXPECT_EQ(c.seen[i], i);
+        }
+    }
+    EXPECT_EQ(conn->in_flight_requests(), 0u);
+}
+
+TEST_F(RemotingClientTest, InvokeFrameRefusesAnOpaqueInFlightAndKeepsTheCallback) {
+    ConnectionPtr conn = connect_now(client_, addr_);
+    ASSERT_NE(conn, nullptr);
+    auto [opaque, frame] = encoded_request(kClientHold, "held");
+    Latch first(1);
+    ASSERT_TRUE(conn->invoke_frame(opaque, frame, SystemClock::instance().now() + 30s, 30s,
+                                   [&](Result<RemotingCommand> r) {
+                                       EXPECT_TRUE(r.is_ok());
+                                       first.count_down();
+                                   }));
+    ASSERT_TRUE(wait_held(1));
+    int second_calls = 0;
+    ResponseCallback second = [&](Result<RemotingCommand>) { ++second_calls; };
+    EXPECT_FALSE(conn->invoke_frame(opaque, frame, SystemClock::instance().now() + 30s, 30s,
+                                    std::move(second)));
+    EXPECT_NE(second, nullptr);  // not moved from: the caller encodes again
+    EXPECT_EQ(second_calls, 0);
+    EXPECT_EQ(held_count_.load(), 1);
+    {
+        std::lock_guard<std::mutex> lock(held_mu_);
+        held_[0].respond(0, "answer");
+    }
+    ASSERT_TRUE(first.wait_for(5s));
+}
+
+TEST_F(RemotingClientTest, InvokeFrameTimesOutOnceAndFailsAtOnceWhenClosed) {
+    ConnectionPtr conn = connect_now(client_, addr_);
+    ASSERT_NE(conn, nullptr);
+    // Recycled entries: completed requests first, then timeouts that reuse their nodes.
+    for (int round = 0; round < 2; ++round) {
+        std::atomic<int> timeouts{0};
+        std::atomic<int> calls{0};
+        Latch done(3);
+        for (int i = 0; i < 3; ++i) {
+            auto [opaque, frame] = encoded_request(kClientHold, "t" + std::to_string(i));
+            ASSERT_TRUE(conn->invoke_frame(opaque, frame,
+                                           SystemClock::instance().now() + 100ms, 100ms,
+                                           [&](Result<RemotingCommand> r) {
+                                               calls.fetch_add(1);
+                                               if (r.status().code() == Errc::kTimeout) {
+                                                   timeouts.fetch_add(1);
+                                               }
+                                               done.count_down();
+                                           }));
+        }
+        ASSERT_TRUE(done.wait_for(5s));
+        EXPECT_EQ(timeouts.load(), 3);
+        EXPECT_EQ(calls.load(), 3);
+        EXPECT_EQ(conn->in_flight_requests(), 0u);
+    }
+    conn->close(Status::error(Errc::kUnavailable, "test"));
+    Status failed;
+    auto [opaque, frame] = encoded_request(kClientEcho, "late");
+    EXPECT_TRUE(conn->invoke_frame(opaque, frame, SystemClock::instance().now() + 5s, 5s,
+                                   [&](Result<RemotingCommand> r) { failed = r.status(); }));
+    EXPECT_EQ(failed.code(), Errc::kUnavailable);  // on this thread, before returning
 }
 
 // A client on another owner's loops (RemotingClientConfig::loops): its callbacks run on those
