@@ -36,22 +36,27 @@ bool MessageProperties::erase(std::string_view key) {
     return false;
 }
 
-std::string message_properties_to_string(const MessageProperties& props) {
-    std::string out;
+void message_properties_to_string(const MessageProperties& props, std::string* out) {
+    out->clear();
     size_t n = 0;
     for (const auto& [k, v] : props.entries()) {
         n += k.size() + v.size() + 2;
     }
-    out.reserve(n);
+    out->reserve(n);
     for (const auto& [k, v] : props.entries()) {
-        out.append(k);
-        out.push_back(kNameValueSeparator);
-        out.append(v);
-        out.push_back(kPropertySeparator);
+        out->append(k);
+        out->push_back(kNameValueSeparator);
+        out->append(v);
+        out->push_back(kPropertySeparator);
     }
-    if (!out.empty()) {
-        out.pop_back();  // 4.9.x drops the last separator (seen in the captured CommitLog)
+    if (!out->empty()) {
+        out->pop_back();  // 4.9.x drops the last separator (seen in the captured CommitLog)
     }
+}
+
+std::string message_properties_to_string(const MessageProperties& props) {
+    std::string out;
+    message_properties_to_string(props, &out);
     return out;
 }
 

@@ -87,6 +87,8 @@ private:
 // RocketMQ 4.9.x writes them; the captured CommitLog shows it). A key or value containing a
 // separator is a caller bug that Java would write as is too.
 std::string message_properties_to_string(const MessageProperties& props);
+// Same, into *out (cleared first; its capacity is reused).
+void message_properties_to_string(const MessageProperties& props, std::string* out);
 // §5.3 reader, lenient like Java: segments without a separator, with an empty key or an empty
 // value are dropped; later duplicates win.
 MessageProperties string_to_message_properties(std::string_view s);

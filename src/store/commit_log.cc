@@ -305,9 +305,11 @@ void CommitLog::put_message(const pm::MessageExt& msg, PutCompletion done) {
                                 config_.max_message_size)));
         return;
     }
-    std::string built_props;
+    // Built once per put, into a per-thread buffer (no allocation once it has grown). Only
+    // this put reads it: it is copied into the record before any completion can run a put.
+    thread_local std::string built_props;
     if (!msg.stored_properties) {
-        built_props = pm::message_properties_to_string(msg.properties);  // built once
+        pm::message_properties_to_string(msg.properties, &built_props);
     }
     const std::string_view props = msg.stored_properties ? *msg.stored_properties : built_props;
     const size_t props_size = props.size();

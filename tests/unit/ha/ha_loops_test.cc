@@ -191,6 +191,10 @@ TEST(HaOnSharedLoops, ShutdownReturnsWhenTheGroupNeverRan) {
     });
     EXPECT_EQ(calls.load(), 1);
     EXPECT_EQ(got, store::PutMessageStatus::kServiceNotAvailable);
+    // The handlers posted to the never-run loops own the services' state (and that state owns
+    // the group): run them out, after the services stopped, so that nothing is left behind.
+    group->start();
+    group->shutdown();
 }
 
 }  // namespace comet::ha::loops_test
