@@ -108,14 +108,16 @@ TEST(HaOnSharedLoops, TwoSlavesOnAThreeLoopGroupCopyTheLogAndPutsCompleteOnAnIoT
                svc.value()->slave_ack_offsets()[1] == end;
     }));
 
-    // A put waiting for one slave completes from the ack, on an I/O thread of the group.
-    master.put(1, 500);
-    const int64_t next = master.port->max_offset();
+    // A put waiting for the slaves completes from their acks, on an I/O thread of the group.
+    // Registered before the bytes exist (any offset past `end`), so no ack can precede it and
+    // complete it on this thread.
     std::promise<std::pair<store::PutMessageStatus, bool>> done;
     auto fut = done.get_future();
-    svc.value()->group_transfer().put_request(next, 2, 10s, [&done](store::PutMessageStatus st) {
+    svc.value()->group_transfer().put_request(end + 1, 2, 10s, [&done](store::PutMessageStatus st) {
         done.set_value({st, net::IoLoopGroup::on_io_thread()});
     });
+    master.put(1, 500);
+    const int64_t next = master.port->max_offset();
     svc.value()->notify_new_data();
     ASSERT_EQ(fut.wait_for(10s), std::future_status::ready);
     auto [status, on_io] = fut.get();
