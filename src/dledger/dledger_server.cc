@@ -3,7 +3,6 @@
 #include <pthread.h>
 
 #include <algorithm>
-#include <future>
 #include <random>
 
 #include <spdlog/spdlog.h>
@@ -132,15 +131,7 @@ void DLedgerServer::shutdown() {
         stop_ = true;
     }
     // Wait for the round in progress (a queued one sees stop_ and returns) and stop the ticks.
-    {
-        std::promise<void> passed;
-        auto done = passed.get_future();
-        asio::post(*loop_, [this, &passed] {
-            tick_timer_->cancel();
-            passed.set_value();
-        });
-        done.wait();
-    }
+    server_->loops()->run_and_wait(0, [this] { tick_timer_->cancel(); });
     // The driver may have made the leader writable again between the store above and its
     // last round (maybe_become_writable checks closing_ first, but not atomically with its
     // store): once that round is over nothing can, so a stopped server never reports writable.

@@ -5,7 +5,7 @@
 // path's gate: only a leader whose log is committed and dispatched up to its end accepts puts.
 //
 // Threads: the driver runs on the one I/O thread of the peer's DLedger transport
-// ("DLedgerServer_0", which the outbound client shares): inbound messages are decoded there,
+// ("DLedgerServer_1", which the outbound client shares): inbound messages are decoded there,
 // the node steps in rounds posted to that loop (ticks by a timer), and its outbound messages
 // are queued there, so a Raft round hands nothing between threads (decision 029). The send
 // path (broker I/O threads) calls begin_put/end_put/wait_committed/notify_appended, which post

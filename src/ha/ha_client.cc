@@ -7,7 +7,6 @@
 #include "base/logging.h"
 #include "ha/autoswitch_codec.h"
 #include "ha/ha_codec.h"
-#include "ha/loop_step.h"
 #include "net/asio.h"
 #include "net/io_loop.h"
 #include "net/thread_pool_executor.h"
@@ -557,7 +556,7 @@ void HaClient::shutdown() {
     if (im == nullptr)
         return;
     // After this step no handler of the client's loop touches the store, the epochs or *this.
-    detail::run_on_loop_and_wait(*im->loops, im->loop, [im] {
+    im->loops->run_and_wait(im->loop, [im] {
         im->disconnect("shutdown");
         im->stopping = true;
         im->tick.cancel();

@@ -14,7 +14,6 @@
 #include "base/progress_log.h"
 #include "ha/autoswitch_codec.h"
 #include "ha/ha_codec.h"
-#include "ha/loop_step.h"
 #include "net/asio.h"
 #include "net/io_loop.h"
 
@@ -588,14 +587,14 @@ void HaService::shutdown() {
     if (im != nullptr) {
         // Home first: no connection is accepted after it, so every hand-over to a loop was
         // posted before that loop's step below and runs before it.
-        detail::run_on_loop_and_wait(*im->loops, im->home, [im] {
+        im->loops->run_and_wait(im->home, [im] {
             im->home_stopping = true;
             std::error_code ec;
             im->acceptor.close(ec);
             im->tick.cancel();
         });
         for (size_t i = 0; i < im->slots.size(); ++i) {
-            detail::run_on_loop_and_wait(*im->loops, i, [im, i] {
+            im->loops->run_and_wait(i, [im, i] {
                 Impl::Slot& slot = *im->slots[i];
                 slot.stopping = true;
                 // close() erases from the set: iterate over a copy.

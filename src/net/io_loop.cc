@@ -2,7 +2,10 @@
 
 #include <spdlog/spdlog.h>
 
+#include <condition_variable>
+
 #include "base/check.h"
+#include "base/mutex.h"
 #include "net/thread_pool_executor.h"
 
 namespace comet::net {
@@ -69,6 +72,42 @@ void IoLoopGroup::shutdown(std::chrono::milliseconds drain_timeout) {
         }
     }
     running_.store(false, std::memory_order_release);
+}
+
+void IoLoopGroup::run_and_wait(size_t index, std::function<void()> step) {
+    COMET_CHECK(!on_io_thread() || !running(), "run_and_wait on an I/O thread of group {}",
+                name_);
+    struct State {
+        std::atomic<bool> claimed{false};
+        Mutex mu;
+        std::condition_variable_any cv;
+        bool done GUARDED_BY(mu) = false;
+        std::function<void()> step;
+    };
+    auto st = std::make_shared<State>();
+    st->step = std::move(step);
+    asio::post(context(index), [st] {
+        if (st->claimed.exchange(true)) {
+            return;
+        }
+        st->step();
+        MutexLock l(st->mu);
+        st->done = true;
+        st->cv.notify_all();
+    });
+    for (;;) {
+        {
+            std::unique_lock<Mutex> l(st->mu);
+            if (st->cv.wait_for(l, std::chrono::milliseconds(20),
+                                [&st]() NO_THREAD_SAFETY_ANALYSIS { return st->done; })) {
+                return;
+            }
+        }
+        if (!running() && !st->claimed.exchange(true)) {
+            st->step();  // no loop thread exists: nothing runs concurrently with it
+            return;
+        }
+    }
 }
 
 size_t IoLoopGroup::next() { return next_.fetch_add(1, std::memory_order_relaxed) % loops_.size(); }

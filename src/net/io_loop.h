@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -43,6 +44,14 @@ public:
     // (or, during shutdown's drain, still may). Other services sharing the group (src/ha) use it
     // to tell a drain they can wait for from one no thread will ever run.
     bool running() const { return running_.load(std::memory_order_acquire); }
+
+    // Runs `step` on loop `index` and waits for it. A loop runs its handlers one at a time, so
+    // every handler of that loop that runs later sees what `step` set (a "stopping" flag): the
+    // way a service sharing the group stops touching what its caller is about to free. When
+    // the group is not running (never started, or joined) no thread would run the posted step:
+    // it runs on the caller's thread instead, exactly once either way. Any thread except the
+    // loop's own (it would wait for itself).
+    void run_and_wait(size_t index, std::function<void()> step);
 
     // True on a thread of any IoLoopGroup (network threads must never block).
     static bool on_io_thread();

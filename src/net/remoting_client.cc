@@ -124,16 +124,11 @@ void RemotingClient::shutdown() {
 
 void RemotingClient::drain_shared_loops() {
     // The closes and the connect failures above were posted to the loops; whatever they post in
-    // turn (a connection's on_closed) follows them. Two rounds of a marker on every loop, each
-    // queued behind that work, leave no handler that refers to this client.
+    // turn (a connection's on_closed) follows them. Two rounds of an empty step on every loop,
+    // each queued behind that work, leave no handler that refers to this client.
     for (int round = 0; round < 2; ++round) {
         for (size_t i = 0; i < loops_->size(); ++i) {
-            std::promise<void> passed;
-            auto done = passed.get_future();
-            asio::post(loops_->context(i), [&passed] { passed.set_value(); });
-            if (done.wait_for(std::chrono::seconds(5)) != std::future_status::ready) {
-                spdlog::warn("net: {}: loop {} did not drain within 5 s", config_.name, i);
-            }
+            loops_->run_and_wait(i, [] {});
         }
     }
 }

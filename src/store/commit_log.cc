@@ -340,23 +340,19 @@ void CommitLog::put_message(const pm::MessageExt& msg, PutCompletion done) {
                         fmt::format("message record of {} bytes is too large", total)));
             return;
         }
-        // What dispatch will need, from the properties already in cache (outside the put
-        // lock). The schedule topic's tags code depends on the delay table: decoded instead.
-        thread_local DispatchRequest hint;
+        // What dispatch will need beyond the message's own fields, found in the properties
+        // while they are in cache (outside the put lock). The schedule topic's tags code
+        // depends on the delay table: decoded instead.
         const bool hinted = hints_ != nullptr && msg.topic != kScheduleTopic;
-        if (hinted) {
-            const DispatchProperties p = scan_dispatch_properties(props);
-            hint.topic.assign(msg.topic);
-            hint.queue_id = msg.queue_id;
-            hint.sys_flag = layout.value().sys_flag;
-            hint.prepared_transaction_offset = msg.prepared_transaction_offset;
-            hint.tags_code = tags_string_to_tags_code(p.tags);
-            hint.keys.assign(p.keys);
-            hint.uniq_key.assign(p.uniq_key);
-        }
-        const SingleRecord single{&msg, props, layout.value(),
+        const DispatchProperties scanned =
+            hinted ? scan_dispatch_properties(props) : DispatchProperties{};
+        const SingleRecord single{&msg,
+                                  props,
+                                  layout.value(),
                                   static_cast<uint32_t>(fast_body_crc32(msg.body)),
-                                  hinted ? &hint : nullptr};
+                                  hinted,
+                                  scanned,
+                                  hinted ? tags_string_to_tags_code(scanned.tags) : 0};
         slices.assign(1, Slice{0, static_cast<int32_t>(total), layout.value().sys_flag});
         append_and_complete(nullptr, &single, slices, tls_queue_key(msg.topic, msg.queue_id),
                             msg.wait_store_msg_ok(), std::move(done));
@@ -697,23 +693,23 @@ std::optional<PutMessageResult> CommitLog::append_to_ring_locked(
     }
     p.done = std::move(done);
     slot_head_.store(head + 1, std::memory_order_release);
-    if (single != nullptr && single->hint != nullptr) {
+    if (single != nullptr && single->hinted) {
         if (DispatchRequest* h = hints_->begin_push()) {
-            const DispatchRequest& known = *single->hint;
-            h->topic.assign(known.topic);
-            h->queue_id = known.queue_id;
+            const int32_t sys_flag = single->layout.sys_flag;
+            h->topic.assign(single->msg->topic);
+            h->queue_id = single->msg->queue_id;
             h->commit_log_offset = PhysicalOffset(phys);
             h->msg_size = static_cast<int32_t>(total);
-            h->tags_code = known.tags_code;
+            h->tags_code = single->tags_code;
             h->store_timestamp = store_ts;
-            const int32_t tran = pm::sysflag::transaction_value(known.sys_flag);
-            const bool counts = tran != pm::sysflag::kTransactionPreparedType &&
-                                tran != pm::sysflag::kTransactionRollbackType;
-            h->consume_queue_offset = QueueOffset(counts ? first_queue_offset : 0);
-            h->keys.assign(known.keys);
-            h->uniq_key.assign(known.uniq_key);
-            h->sys_flag = known.sys_flag;
-            h->prepared_transaction_offset = known.prepared_transaction_offset;
+            // The QUEUEOFFSET patch_records wrote for this one record.
+            h->consume_queue_offset = QueueOffset(next_queue_offset > first_queue_offset
+                                                      ? first_queue_offset
+                                                      : 0);
+            h->keys.assign(single->scanned.keys);
+            h->uniq_key.assign(single->scanned.uniq_key);
+            h->sys_flag = sys_flag;
+            h->prepared_transaction_offset = single->msg->prepared_transaction_offset;
             hints_->end_push();
         }
     }

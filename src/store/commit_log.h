@@ -244,8 +244,11 @@ private:
         std::string_view props;
         StoredRecordLayout layout;
         uint32_t body_crc;
-        // Dispatch fields known before the append (null: no hint for this record).
-        const DispatchRequest* hint;
+        // Whether the append leaves the dispatcher a hint; then the properties dispatch needs
+        // (views into `props`) and the tags code.
+        bool hinted;
+        DispatchProperties scanned;
+        int64_t tags_code;
     };
 
     // encoded: the records, or null when `single` is to be encoded in place (write buffer only).

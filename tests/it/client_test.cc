@@ -68,6 +68,12 @@ protected:
         create_topic(admin, topic, queues);
     }
 
+    static ProducerConfig producer_config() {
+        ProducerConfig c;
+        c.client = client_config();
+        return c;
+    }
+
     static PushConsumerConfig push_config(const std::string& group) {
         PushConsumerConfig c;
         c.client = client_config();
@@ -91,9 +97,7 @@ protected:
 
 TEST_F(ClientIt, SyncAsyncOnewayAndBatchSendsArePulledBack) {
     create_topic("CliSend", 4);
-    ProducerConfig pc;
-    pc.client = client_config();
-    DefaultMqProducer producer(pc);
+    DefaultMqProducer producer(producer_config());
     ASSERT_TRUE(producer.start().is_ok());
 
     std::set<std::string> want;
@@ -194,9 +198,7 @@ TEST_F(ClientIt, SyncAsyncOnewayAndBatchSendsArePulledBack) {
 
 TEST_F(ClientIt, PushConsumerReceivesEverythingInQueueOrder) {
     create_topic("CliPush", 4);
-    ProducerConfig pc;
-    pc.client = client_config();
-    DefaultMqProducer producer(pc);
+    DefaultMqProducer producer(producer_config());
     ASSERT_TRUE(producer.start().is_ok());
     constexpr int kCount = 200;
     for (int i = 0; i < kCount; ++i) {
@@ -248,9 +250,7 @@ TEST_F(ClientIt, PushConsumerReceivesEverythingInQueueOrder) {
 // and the committed offset still moves past them (up to the queue's end).
 TEST_F(ClientIt, PushConsumerWithATagFilterCommitsPastFilteredMessages) {
     create_topic("CliTag", 2);
-    ProducerConfig pc;
-    pc.client = client_config();
-    DefaultMqProducer producer(pc);
+    DefaultMqProducer producer(producer_config());
     ASSERT_TRUE(producer.start().is_ok());
     constexpr int kCount = 60;
     for (int i = 0; i < kCount; ++i) {
@@ -335,9 +335,7 @@ TEST_F(ClientIt, TwoPushConsumersSplitTheQueues) {
         },
         15s))
         << topic_queues(a).size() << " / " << topic_queues(b).size();
-    ProducerConfig pc;
-    pc.client = client_config();
-    DefaultMqProducer producer(pc);
+    DefaultMqProducer producer(producer_config());
     ASSERT_TRUE(producer.start().is_ok());
     for (int i = 0; i < 40; ++i) {
         ASSERT_TRUE(producer.send(Message("CliSplit", std::to_string(i))).is_ok());
@@ -350,9 +348,7 @@ TEST_F(ClientIt, TwoPushConsumersSplitTheQueues) {
 
 TEST_F(ClientIt, FailedMessagesComeBackThroughTheRetryTopic) {
     create_topic("CliRetry", 1);
-    ProducerConfig pc;
-    pc.client = client_config();
-    DefaultMqProducer producer(pc);
+    DefaultMqProducer producer(producer_config());
     ASSERT_TRUE(producer.start().is_ok());
     std::set<std::string> ids;
     for (int i = 0; i < 3; ++i) {
@@ -388,9 +384,7 @@ TEST_F(ClientIt, FailedMessagesComeBackThroughTheRetryTopic) {
 
 TEST_F(ClientIt, OrderlyConsumerLocksQueuesAndKeepsOrder) {
     create_topic("CliOrder", 2);
-    ProducerConfig pc;
-    pc.client = client_config();
-    DefaultMqProducer producer(pc);
+    DefaultMqProducer producer(producer_config());
     ASSERT_TRUE(producer.start().is_ok());
     for (int i = 0; i < 40; ++i) {
         ASSERT_TRUE(
@@ -448,9 +442,7 @@ TEST_F(ClientIt, AdminClientQueries) {
     ASSERT_TRUE(rt.is_ok()) << rt.status().to_string();
     EXPECT_FALSE(rt->empty());
 
-    ProducerConfig pc;
-    pc.client = client_config();
-    DefaultMqProducer producer(pc);
+    DefaultMqProducer producer(producer_config());
     ASSERT_TRUE(producer.start().is_ok());
     auto sent = producer.send(Message("CliAdmin", "admin-body", "T", "findme"));
     ASSERT_TRUE(sent.is_ok());
@@ -512,9 +504,7 @@ TEST_F(ClientIt, SendsRetryOnAnotherBrokerAndAvoidTheDeadOne) {
             return r.is_ok() && r->broker_datas.size() == 2;
         },
         10s));
-    ProducerConfig pc;
-    pc.client = client_config();
-    DefaultMqProducer producer(pc);
+    DefaultMqProducer producer(producer_config());
     ASSERT_TRUE(producer.start().is_ok());
     std::set<std::string> used;
     for (int i = 0; i < 8; ++i) {

@@ -105,7 +105,8 @@ TEST(MqbenchIt, ProducerThenConsumerSummaries) {
     auto broker = start_broker(dir, broker_port, addr(ns_port));
     ASSERT_TRUE(broker.is_ok());
     ASSERT_TRUE((*broker)->wait_for_port(broker_port, 20s).is_ok());
-    {
+    // Creates a 4-queue topic and waits until the name server routes it.
+    auto create_topic = [&](const std::string& topic) {
         client::ClientConfig cc;
         cc.namesrv_addr = addr(ns_port);
         client::AdminClient admin(cc);
@@ -113,9 +114,10 @@ TEST(MqbenchIt, ProducerThenConsumerSummaries) {
         client::TopicCreateOptions o;
         o.read_queue_nums = 4;
         o.write_queue_nums = 4;
-        ASSERT_TRUE(admin.create_topic(addr(broker_port), "BenchTopic", o).is_ok());
-        ASSERT_TRUE(eventually([&] { return admin.topic_route("BenchTopic").is_ok(); }, 10s));
-    }
+        ASSERT_TRUE(admin.create_topic(addr(broker_port), topic, o).is_ok());
+        ASSERT_TRUE(eventually([&] { return admin.topic_route(topic).is_ok(); }, 10s));
+    };
+    ASSERT_NO_FATAL_FAILURE(create_topic("BenchTopic"));
     const std::string bench = binary_path("mqbench");
     // Producer and consumer run together; both stop on a count (not on a time budget), so a
     // slow machine only makes the test take longer.
@@ -168,17 +170,7 @@ TEST(MqbenchIt, ProducerThenConsumerSummaries) {
 
     // -b: straight to the broker, windows run on the client I/O thread (decision 031), then
     // synchronous sends; a consumer of the topic reads every one of them back.
-    {
-        client::ClientConfig cc;
-        cc.namesrv_addr = addr(ns_port);
-        client::AdminClient admin(cc);
-        ASSERT_TRUE(admin.start().is_ok());
-        client::TopicCreateOptions o;
-        o.read_queue_nums = 4;
-        o.write_queue_nums = 4;
-        ASSERT_TRUE(admin.create_topic(addr(broker_port), "DirectTopic", o).is_ok());
-        ASSERT_TRUE(eventually([&] { return admin.topic_route("DirectTopic").is_ok(); }, 10s));
-    }
+    ASSERT_NO_FATAL_FAILURE(create_topic("DirectTopic"));
     Child direct({bench, "producer", "-b", addr(broker_port), "-t", "DirectTopic", "-s", "300",
                   "--threads", "3", "--window", "16", "--count", "2000", "--json"},
                  dir.sub("direct.out"));
