@@ -41,6 +41,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/bytes.h"
 #include "base/check.h"
 #include "base/clock.h"
 #include "client/producer.h"
@@ -164,8 +165,9 @@ public:
         out->append(tail_);
         const size_t header_len = out->size() - 8;
         out->append(body_);
-        put_be32(out->data(), static_cast<uint32_t>(4 + header_len + body_.size()));
-        put_be32(out->data() + 4, static_cast<uint32_t>(header_len));  // serType 0 = JSON
+        auto* frame = reinterpret_cast<uint8_t*>(out->data());
+        comet::put_be32(frame, static_cast<uint32_t>(4 + header_len + body_.size()));
+        comet::put_be32(frame + 4, static_cast<uint32_t>(header_len));  // serType 0 = JSON
     }
 
 private:
@@ -179,13 +181,6 @@ private:
     static constexpr std::string_view kBornMark = "~BORN~";
     static constexpr int32_t kOpaqueMark = 1987654321;
 
-    static void put_be32(char* p, uint32_t v) {
-        p[0] = static_cast<char>(v >> 24);
-        p[1] = static_cast<char>(v >> 16);
-        p[2] = static_cast<char>(v >> 8);
-        p[3] = static_cast<char>(v);
-    }
-
     std::vector<Piece> pieces_;
     std::string tail_;
     const std::string body_;
@@ -196,16 +191,11 @@ Result<SendStatus> send_status_of(const Result<protocol::RemotingCommand>& resp)
     if (!resp.is_ok()) {
         return resp.status();
     }
-    namespace RC = protocol::ResponseCode;
-    switch (resp->code) {
-        case RC::kSuccess: return SendStatus::kSendOk;
-        case RC::kFlushDiskTimeout: return SendStatus::kFlushDiskTimeout;
-        case RC::kFlushSlaveTimeout: return SendStatus::kFlushSlaveTimeout;
-        case RC::kSlaveNotAvailable: return SendStatus::kSlaveNotAvailable;
-        default:
-            return Status::error(Errc::kInternal, "send answered code {}: {}", resp->code,
-                                 resp->remark.value_or(""));
+    if (const std::optional<SendStatus> s = client::send_status_of_code(resp->code)) {
+        return *s;
     }
+    return Status::error(Errc::kInternal, "send answered code {}: {}", resp->code,
+                         resp->remark.value_or(""));
 }
 
 // -b mode: SEND_MESSAGE_V2 straight to one address over N connections (one RemotingClient,

@@ -1,5 +1,7 @@
 #include "client/client_types.h"
 
+#include "protocol/response_code.h"
+
 namespace comet::client {
 
 Message::Message(std::string t, std::string b, std::string tags, std::string keys)
@@ -39,6 +41,17 @@ std::string_view send_status_name(SendStatus s) {
         case SendStatus::kSlaveNotAvailable: return "SLAVE_NOT_AVAILABLE";
     }
     return "UNKNOWN";
+}
+
+std::optional<SendStatus> send_status_of_code(int32_t code) {
+    namespace RC = protocol::ResponseCode;
+    switch (code) {
+        case RC::kSuccess: return SendStatus::kSendOk;
+        case RC::kFlushDiskTimeout: return SendStatus::kFlushDiskTimeout;
+        case RC::kFlushSlaveTimeout: return SendStatus::kFlushSlaveTimeout;
+        case RC::kSlaveNotAvailable: return SendStatus::kSlaveNotAvailable;
+        default: return std::nullopt;
+    }
 }
 
 std::string_view pull_status_name(PullStatus s) {

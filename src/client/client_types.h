@@ -38,6 +38,9 @@ struct Message {
 // Java SendStatus.
 enum class SendStatus { kSendOk, kFlushDiskTimeout, kFlushSlaveTimeout, kSlaveNotAvailable };
 std::string_view send_status_name(SendStatus s);
+// The send status a response code stands for (SEND_OK and the codes that carry a stored
+// message's result, as Java's MQClientAPIImpl#processSendResponse), or nullopt for an error.
+std::optional<SendStatus> send_status_of_code(int32_t code);
 
 struct SendResult {
     SendStatus status = SendStatus::kSendOk;

@@ -234,15 +234,12 @@ protocol::RemotingCommand DefaultMqProducer::build_request(const Prepared& p,
 Result<SendResult> DefaultMqProducer::process_response(const Prepared& p, const MessageQueue& mq,
                                                        const protocol::RemotingCommand& resp) const {
     SendResult r;
-    switch (resp.code) {
-        case RC::kSuccess: r.status = SendStatus::kSendOk; break;
-        case RC::kFlushDiskTimeout: r.status = SendStatus::kFlushDiskTimeout; break;
-        case RC::kFlushSlaveTimeout: r.status = SendStatus::kFlushSlaveTimeout; break;
-        case RC::kSlaveNotAvailable: r.status = SendStatus::kSlaveNotAvailable; break;
-        default:
-            return response_error(fmt::format("send to {} queue {}", mq.broker_name, mq.queue_id),
-                                  resp);
+    const std::optional<SendStatus> status = send_status_of_code(resp.code);
+    if (!status) {
+        return response_error(fmt::format("send to {} queue {}", mq.broker_name, mq.queue_id),
+                              resp);
     }
+    r.status = *status;
     COMET_ASSIGN_OR_RETURN(auto h, protocol::SendMessageResponseHeader::from_ext(resp));
     r.msg_id = p.uniq_ids;
     r.offset_msg_id = h.msg_id;

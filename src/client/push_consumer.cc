@@ -5,6 +5,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "base/bytes.h"
 #include "base/check.h"
 #include "client/consumer_api.h"
 #include "client/topic_publish_info.h"
@@ -21,38 +22,27 @@ namespace Req = protocol::RequestCode;
 namespace RC = protocol::ResponseCode;
 using namespace std::chrono_literals;
 
-namespace {
-
-uint64_t read_be(const char* p, size_t n) {
-    uint64_t v = 0;
-    for (size_t i = 0; i < n; ++i) {
-        v = (v << 8) | static_cast<unsigned char>(p[i]);
-    }
-    return v;
-}
-
-}  // namespace
-
 // The records of a pull body (docs/formats: TOTALSIZE, MAGICCODE, BODYCRC, QUEUEID, FLAG,
 // QUEUEOFFSET, ...): their count and first/last queue offsets, without decoding them. False
 // when the TOTALSIZE chain does not end exactly at the body's end or a magic code is wrong
 // (the decoder would refuse the body).
 bool DefaultMqPushConsumer::scan_records(std::string_view body, ProcessQueue::RawChunk* out) {
-    constexpr size_t kQueueOffsetAt = 20;
+    constexpr size_t kQueueOffsetAt = protocol::kMsgQueueOffsetPos;
     constexpr size_t kMinRecord = kQueueOffsetAt + 8;
+    const auto* bytes = reinterpret_cast<const uint8_t*>(body.data());
     size_t at = 0;
     size_t n = 0;
     while (at < body.size()) {
         if (body.size() - at < kMinRecord) {
             return false;
         }
-        const uint64_t total = read_be(body.data() + at, 4);
-        const auto magic = static_cast<int32_t>(read_be(body.data() + at + 4, 4));
+        const uint64_t total = get_be32(bytes + at);
+        const auto magic = static_cast<int32_t>(get_be32(bytes + at + 4));
         if (total < kMinRecord || total > body.size() - at ||
             (magic != protocol::kMessageMagicCodeV1 && magic != protocol::kMessageMagicCodeV2)) {
             return false;
         }
-        const auto offset = static_cast<int64_t>(read_be(body.data() + at + kQueueOffsetAt, 8));
+        const auto offset = static_cast<int64_t>(get_be64(bytes + at + kQueueOffsetAt));
         if (n == 0) {
             out->first_offset = offset;
         }
