@@ -8,22 +8,28 @@
 # brokers' CPU per acknowledged message (utime+stime of every broker process of the target over
 # the timed run, /proc/PID/stat; for a group the sum over its three peers): the figure that stays
 # comparable when the machine is shared.
-# Usage: bench/dledger/run.sh BUILD_DIR [--duration SEC]
+# --direct: mqbench sends straight to the master / leader (-b, its pre-encoded frame path, 4
+# queues) instead of through the name server and the client library: less client CPU on a
+# 2-core machine shared with three peers, so the figures say more about the brokers.
+# Usage: bench/dledger/run.sh BUILD_DIR [--duration SEC] [--direct]
 # Builds nothing; every process it starts is stopped on exit. Needs python3 (free ports).
 set -euo pipefail
-BUILD=${1:?usage: bench/dledger/run.sh BUILD_DIR [--duration SEC]}
+BUILD=${1:?usage: bench/dledger/run.sh BUILD_DIR [--duration SEC] [--direct]}
 shift
 DURATION=10
+DIRECT=0
 while [[ $# -gt 0 ]]; do
     case $1 in
         --duration) DURATION=$2; shift 2 ;;
+        --direct) DIRECT=1; shift ;;
         *) echo "unknown option $1" >&2; exit 2 ;;
     esac
 done
 NS=$BUILD/apps/mqnamesrv/mqnamesrv
 BR=$BUILD/apps/mqbroker/mqbroker
 MB=$BUILD/apps/mqbench/mqbench
-for b in "$NS" "$BR" "$MB"; do [[ -x $b ]] || { echo "missing $b" >&2; exit 2; }; done
+ADMIN=$BUILD/apps/mqadmin/mqadmin
+for b in "$NS" "$BR" "$MB" "$ADMIN"; do [[ -x $b ]] || { echo "missing $b" >&2; exit 2; }; done
 TMP=$(mktemp -d /tmp/comet_bench_dledger.XXXXXX)
 PIDS=()
 BROKERS=()  # broker pids of the target being measured
@@ -60,7 +66,7 @@ start_ns() {
 run() {
     local c0 c1
     c0=$(brokers_cpu)
-    "$MB" producer -n "127.0.0.1:$NSP" -t BenchDl --threads "$2" --window "$3" -s 1024 \
+    "$MB" producer "${TARGET[@]}" -t BenchDl --threads "$2" --window "$3" -s 1024 \
         --duration "$DURATION" --json 2> "$TMP/$1.err" | tail -1 > "$TMP/$1.json"
     c1=$(brokers_cpu)
     python3 -c 'import json,sys
@@ -73,10 +79,18 @@ print(d.get("tps",0),d.get("p50_ms",0),d.get("p99_ms",0),d.get("failed",0),f"{cp
 declare -A RES
 measure() {  # label
     "$MB" producer -n "127.0.0.1:$NSP" -t BenchDl --threads 1 --window 1 -s 1024 --count 200 > /dev/null 2>&1 || true
+    TARGET=(-n "127.0.0.1:$NSP")
+    if [[ $DIRECT == 1 ]]; then
+        # The master (brokerId 0) of the cluster: the single broker or the group's leader.
+        local master
+        master=$("$ADMIN" clusterList -n "127.0.0.1:$NSP" | awk '$3 == "0" { print $4; exit }')
+        [[ -n $master ]] || { echo "no master registered" >&2; exit 1; }
+        TARGET=(-b "$master" --queues 4)
+    fi
     RES[$1-4x64]=$(run "$1-4x64" 4 64)
     RES[$1-1x1]=$(run "$1-1x1" 1 1)
 }
-echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg); client: $([[ $DIRECT == 1 ]] && echo 'direct (-b)' || echo 'name server (-n)')"
 # single
 start_ns single
 P=$(port)
