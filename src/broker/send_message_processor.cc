@@ -2,6 +2,7 @@
 
 #include <random>
 
+#include "base/check.h"
 #include "broker/broker_metrics.h"
 #include "broker/broker_processors.h"
 #include "broker/broker_stats_manager.h"
@@ -183,23 +184,38 @@ bool SendMessageProcessor::try_send_inline(const RequestContext& rc, RemotingCom
     if (req.code == Req::kConsumerSendMsgBack) {
         return false;
     }
+    // The topic config when this send may run here; null: the executor's path.
+    auto inline_topic = [&](const std::string& topic,
+                            const std::optional<std::string>& props) -> std::optional<TopicConfig> {
+        if (is_retry_topic(topic)) {
+            return std::nullopt;
+        }
+        // A half message may create the transaction system topics (topics.json): executor.
+        if (props && props->find(protocol::property::kTransactionPrepared) != std::string::npos) {
+            return std::nullopt;
+        }
+        return ctx_.topics->select(topic);  // null: auto-creation persists topics.json
+    };
+    if (req.typed_send_v2 != nullptr) {
+        // Fast path (decision 020): checked on the typed header, whose strings are then moved
+        // out, not copied.
+        auto topic_cfg = inline_topic(req.typed_send_v2->b, req.typed_send_v2->i);
+        if (!topic_cfg) {
+            return false;
+        }
+        auto header = protocol::take_send_message_header(req);
+        COMET_CHECK(header.is_ok(), "a typed send header failed to convert");
+        send_decoded(rc, std::move(header).value(), std::move(topic_cfg), std::move(req), reply);
+        return true;
+    }
     auto header_r = protocol::decode_send_message_header(req);
     if (!header_r.is_ok()) {
         reply_code(reply, req, RC::kSystemError, header_r.status().message());
         return true;
     }
-    if (is_retry_topic(header_r.value().topic)) {
-        return false;
-    }
-    // A half message may create the transaction system topics (topics.json): executor.
-    if (header_r.value().properties &&
-        header_r.value().properties->find(protocol::property::kTransactionPrepared) !=
-            std::string::npos) {
-        return false;
-    }
-    auto topic_cfg = ctx_.topics->select(header_r.value().topic);
+    auto topic_cfg = inline_topic(header_r.value().topic, header_r.value().properties);
     if (!topic_cfg) {
-        return false;  // auto-creation persists topics.json: executor
+        return false;
     }
     send_decoded(rc, std::move(header_r).value(), std::move(topic_cfg), std::move(req), reply);
     return true;

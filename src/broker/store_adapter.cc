@@ -210,8 +210,8 @@ bool gate_put(dledger::DLedgerServer* dl, bool writable, StoreAdapter::PutCallba
         (*done)(std::move(r));
         return false;
     }
-    *done = [dl, inner = std::move(*done)](const store::PutMessageResult& r) {
-        inner(r);
+    *done = [dl, inner = std::move(*done)](store::PutMessageResult&& r) {
+        inner(std::move(r));
         dl->end_put();
         dl->notify_appended();
     };

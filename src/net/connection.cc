@@ -395,8 +395,7 @@ void Connection::on_read(const asio::error_code& ec, size_t n) {
             decoded = protocol::decode_frame_payload(payload, options_.max_frame_bytes);
         } else {
             if (fast->send_v2) {
-                fast->cmd.typed_send_v2 =
-                    std::make_shared<const protocol::SendMessageRequestHeaderV2>(
+                fast->cmd.typed_send_v2 = std::make_shared<protocol::SendMessageRequestHeaderV2>(
                         std::move(*fast->send_v2).value());
             } else if (fast->pull) {
                 fast->cmd.typed_pull = std::make_shared<const protocol::PullMessageRequestHeader>(

@@ -50,8 +50,9 @@ struct RemotingCommand {
     // Header fast path (decision 020): a received SEND_MESSAGE_V2 / SEND_BATCH_MESSAGE or
     // PULL_MESSAGE request whose typed header decoded carries it here and no ext_fields. Read
     // through decode_send_message_header / decode_pull_message_header, which fall back to
-    // ext_fields when it is unset. Never set on commands built locally.
-    std::shared_ptr<const SendMessageRequestHeaderV2> typed_send_v2;
+    // ext_fields when it is unset. Never set on commands built locally. take_send_message_header
+    // moves the send header's strings out when this command is its only owner.
+    std::shared_ptr<SendMessageRequestHeaderV2> typed_send_v2;
     std::shared_ptr<const PullMessageRequestHeader> typed_pull;
 
     bool is_response() const { return (flag & kFlagResponse) != 0; }

@@ -4,24 +4,30 @@
 
 namespace comet::protocol {
 
-SendMessageRequestHeader SendMessageRequestHeaderV2::to_v1() const {
+namespace {
+template <typename V2>
+SendMessageRequestHeader v2_to_v1(V2&& v2) {
     SendMessageRequestHeader v1;
-    v1.producer_group = a;
-    v1.topic = b;
-    v1.default_topic = c;
-    v1.default_topic_queue_nums = d;
-    v1.queue_id = e;
-    v1.sys_flag = f;
-    v1.born_timestamp = g;
-    v1.flag = h;
-    v1.properties = i;
-    v1.reconsume_times = j;
-    v1.unit_mode = k;
-    v1.max_reconsume_times = l;
-    v1.batch = m;
-    v1.broker_name = n;
+    v1.producer_group = std::forward<V2>(v2).a;
+    v1.topic = std::forward<V2>(v2).b;
+    v1.default_topic = std::forward<V2>(v2).c;
+    v1.default_topic_queue_nums = v2.d;
+    v1.queue_id = v2.e;
+    v1.sys_flag = v2.f;
+    v1.born_timestamp = v2.g;
+    v1.flag = v2.h;
+    v1.properties = std::forward<V2>(v2).i;
+    v1.reconsume_times = v2.j;
+    v1.unit_mode = v2.k;
+    v1.max_reconsume_times = v2.l;
+    v1.batch = v2.m;
+    v1.broker_name = std::forward<V2>(v2).n;
     return v1;
 }
+}  // namespace
+
+SendMessageRequestHeader SendMessageRequestHeaderV2::to_v1() const& { return v2_to_v1(*this); }
+SendMessageRequestHeader SendMessageRequestHeaderV2::to_v1() && { return v2_to_v1(std::move(*this)); }
 
 SendMessageRequestHeaderV2 SendMessageRequestHeaderV2::from_v1(const SendMessageRequestHeader& v1) {
     SendMessageRequestHeaderV2 v2;
@@ -58,6 +64,16 @@ Result<SendMessageRequestHeader> decode_send_message_header(const RemotingComman
             return Status::error(Errc::kInvalidArgument, "request code {} ({}) is not a send",
                                  cmd.code, request_code_name(cmd.code));
     }
+}
+
+Result<SendMessageRequestHeader> take_send_message_header(RemotingCommand& cmd) {
+    if ((cmd.code == RequestCode::kSendMessageV2 || cmd.code == RequestCode::kSendBatchMessage) &&
+        cmd.typed_send_v2 && cmd.typed_send_v2.use_count() == 1) {
+        SendMessageRequestHeader h = std::move(*cmd.typed_send_v2).to_v1();
+        cmd.typed_send_v2.reset();
+        return h;
+    }
+    return decode_send_message_header(cmd);
 }
 
 bool is_batch_send(const RemotingCommand& cmd, const SendMessageRequestHeader& header) {

@@ -83,7 +83,8 @@ struct SendMessageRequestHeaderV2 {
     }
     COMET_EXT_HEADER(SendMessageRequestHeaderV2)
 
-    SendMessageRequestHeader to_v1() const;
+    SendMessageRequestHeader to_v1() const&;
+    SendMessageRequestHeader to_v1() &&;  // moves the strings
     static SendMessageRequestHeaderV2 from_v1(const SendMessageRequestHeader& v1);
 };
 
@@ -91,6 +92,9 @@ struct SendMessageRequestHeaderV2 {
 // (short names) request, as SendMessageProcessor#parseRequestHeader does. Other codes: error.
 // Uses cmd.typed_send_v2 when the fast path set it (decision 020).
 Result<SendMessageRequestHeader> decode_send_message_header(const RemotingCommand& cmd);
+// The same, but the fast path's strings are moved out of cmd.typed_send_v2 when `cmd` is its only
+// owner (no allocation); the command's send header is spent then (typed_send_v2 reset).
+Result<SendMessageRequestHeader> take_send_message_header(RemotingCommand& cmd);
 
 // True if the request is a batch: code 320 or header batch=true (reference §4.2).
 bool is_batch_send(const RemotingCommand& cmd, const SendMessageRequestHeader& header);

@@ -795,11 +795,11 @@ void CommitLog::finish_put(PutMessageResult& r, bool wait_store_msg_ok, PutCompl
                                    PutMessageStatus status, const std::string& remark) mutable {
                                    r.status = status;
                                    r.remark = remark;
-                                   (*done)(r);
+                                   (*done)(std::move(r));
                                });
         return;
     }
-    done(r);
+    done(std::move(r));
 }
 
 void CommitLog::append_and_complete(std::string* encoded, const SingleRecord* single,
@@ -814,7 +814,7 @@ void CommitLog::append_and_complete(std::string* encoded, const SingleRecord* si
             failure = append_to_ring_locked(encoded, single, slices, key, wait_store_msg_ok, done);
         }
         if (failure) {
-            done(*failure);
+            done(std::move(*failure));
             return;
         }
         if (tls_batch_open && !tls_in_commit &&
@@ -834,7 +834,7 @@ void CommitLog::append_and_complete(std::string* encoded, const SingleRecord* si
         r = append_locked(*encoded, slices, key);  // the mapping path always has the bytes
     }
     if (!r.ok()) {
-        done(r);
+        done(std::move(r));
         return;
     }
     fill_msg_ids(&r, slices.size(), [&](size_t i) {  // outside the lock

@@ -97,7 +97,7 @@ struct RecoveryResult {
 class CommitLog {
 public:
     // Room for a store::PutCompletion and MessageStore's statistics around it, inline.
-    using PutCompletion = InlineFunction<void(const PutMessageResult&), 512>;
+    using PutCompletion = InlineFunction<void(PutMessageResult&&), 512>;
     // Called outside the put lock with the new max offset whenever bytes are published: on the
     // put thread (mapping path, inline commit), the commit thread or the HA thread (append_data).
     using AppendListener = std::function<void(PhysicalOffset max_offset)>;

@@ -491,7 +491,7 @@ std::optional<PutMessageResult> MessageStore::check_store_status() const {
 }
 
 CommitLog::PutCompletion MessageStore::wrap_completion(PutCompletion done, TimePoint begin) {
-    auto wrapped = [this, done = std::move(done), begin](const PutMessageResult& r) {
+    auto wrapped = [this, done = std::move(done), begin](PutMessageResult&& r) {
         if (is_stored(r.status)) {
             const int64_t elapsed_ms =
                 std::chrono::duration_cast<std::chrono::milliseconds>(clock_.now() - begin).count();
@@ -502,7 +502,7 @@ CommitLog::PutCompletion MessageStore::wrap_completion(PutCompletion done, TimeP
         } else {
             stats_.on_put_failed();
         }
-        done(r);
+        done(std::move(r));
     };
     static_assert(CommitLog::PutCompletion::fits_inline<decltype(wrapped)>(),
                   "a put's completion with its statistics must fit inline (no allocation)");
@@ -512,7 +512,7 @@ CommitLog::PutCompletion MessageStore::wrap_completion(PutCompletion done, TimeP
 void MessageStore::put_message(protocol::MessageExt msg, PutCompletion done) {
     if (auto refused = check_store_status()) {
         stats_.on_put_failed();
-        done(*refused);
+        done(std::move(*refused));
         return;
     }
     commit_log_->put_message(std::move(msg), wrap_completion(std::move(done), clock_.now()));
@@ -521,7 +521,7 @@ void MessageStore::put_message(protocol::MessageExt msg, PutCompletion done) {
 void MessageStore::put_messages(MessageBatch batch, PutCompletion done) {
     if (auto refused = check_store_status()) {
         stats_.on_put_failed();
-        done(*refused);
+        done(std::move(*refused));
         return;
     }
     commit_log_->put_messages(std::move(batch), wrap_completion(std::move(done), clock_.now()));

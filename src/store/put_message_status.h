@@ -78,6 +78,6 @@ struct PutMessageResult {
 // Completion of a put (MessageStore, the broker's store port): runs once with the final result.
 // Callables up to the capacity are held inline, so the send path's completion chain allocates
 // nothing (issue 16).
-using PutCompletion = InlineFunction<void(const PutMessageResult&), 448>;
+using PutCompletion = InlineFunction<void(PutMessageResult&&), 448>;
 
 }  // namespace comet::store

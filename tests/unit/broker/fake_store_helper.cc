@@ -59,7 +59,7 @@ void FakeStore::put_messages(protocol::MessageExt batch, PutCallback done) {
     store::PutMessageResult total;
     if (!entries.is_ok()) {
         total.status = store::PutMessageStatus::kMessageIllegal;
-        done(total);
+        done(std::move(total));
         return;
     }
     std::string ids;
@@ -76,7 +76,7 @@ void FakeStore::put_messages(protocol::MessageExt batch, PutCallback done) {
             }
             auto r = append(std::move(m));
             if (!store::is_stored(r.status)) {
-                done(r);
+                done(std::move(r));
                 return;
             }
             if (first) {
@@ -89,7 +89,7 @@ void FakeStore::put_messages(protocol::MessageExt batch, PutCallback done) {
         }
     }
     total.append.msg_id = ids;
-    done(total);
+    done(std::move(total));
 }
 
 store::GetMessageResult FakeStore::get_message(const std::string& group, const std::string& topic,

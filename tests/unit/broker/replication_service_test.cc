@@ -73,7 +73,7 @@ struct FakeAppend {
             r.append.wrote_offset = store::PhysicalOffset(store->end);
             r.append.wrote_bytes = 100;
             store->end += 100;
-            cb(r);
+            cb(std::move(r));
         };
     }
 };

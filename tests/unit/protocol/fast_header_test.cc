@@ -280,7 +280,7 @@ TEST(FastHeader, HeaderAccessorsPreferTheTypedSlot) {
     auto fast = decode_frame_payload_fast(std::string_view(encode_frame(send)).substr(4));
     ASSERT_TRUE(fast.is_ok());
     RemotingCommand cmd = fast->cmd;
-    cmd.typed_send_v2 = std::make_shared<const SendMessageRequestHeaderV2>(fast->send_v2->value());
+    cmd.typed_send_v2 = std::make_shared<SendMessageRequestHeaderV2>(fast->send_v2->value());
     auto h = decode_send_message_header(cmd);
     ASSERT_TRUE(h.is_ok());
     EXPECT_EQ(h->topic, "TopicA");
