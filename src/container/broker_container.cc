@@ -1,0 +1,147 @@
+#include "container/broker_container.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "container/broker_container_processor.h"
+#include "net/thread_pool_executor.h"
+#include "protocol/request_code.h"
+
+namespace comet::container {
+
+BrokerContainer::BrokerContainer(BrokerContainerConfig config, Clock& clock)
+    : config_(std::move(config)), clock_(clock) {}
+
+BrokerContainer::~BrokerContainer() { shutdown(); }
+
+Status BrokerContainer::start() {
+    net::RemotingServerConfig sc;
+    sc.name = "ContainerServer";
+    sc.listen_host = config_.listen_host.empty() ? "0.0.0.0" : config_.listen_host;
+    sc.listen_port = static_cast<uint16_t>(config_.listen_port);
+    sc.io_threads = 1;  // admin requests only
+    server_ = std::make_unique<net::RemotingServer>(sc, &clock_);
+    auto processor = std::make_shared<BrokerContainerProcessor>(*this);
+    auto executor = std::make_shared<net::ThreadPoolExecutor>("ContainerAdmin", 1, 64);
+    server_->register_default_processor(processor, executor);
+    if (Status st = server_->start(); !st.is_ok()) {
+        return Status::error(st.code(), "container listenPort {}: {}", config_.listen_port,
+                             st.message());
+    }
+    spdlog::info("broker container listening on {}:{} for ADD_BROKER / REMOVE_BROKER",
+                 sc.listen_host, server_->port());
+    return Status::ok();
+}
+
+uint16_t BrokerContainer::port() const { return server_->port(); }
+
+Result<BrokerInfo> BrokerContainer::add_broker(const std::string& config_path) {
+    MutexLock ops(ops_mu_);
+    if (stopping_) {
+        return Status::error(Errc::kFailedPrecondition,
+                             "{}: the container is shutting down, broker not added", config_path);
+    }
+    COMET_ASSIGN_OR_RETURN(BrokerInstanceConfig cfg,
+                           load_broker_instance_config(config_path, config_));
+    {
+        std::vector<const BrokerInstanceConfig*> running;
+        MutexLock l(mu_);
+        for (const auto& inst : instances_) {
+            running.push_back(&inst->config);
+        }
+        COMET_RETURN_IF_ERROR(check_instance_conflicts(
+            cfg, running, server_ != nullptr ? static_cast<int32_t>(server_->port()) : 0));
+    }
+    for (const std::string& w : cfg.warnings) {
+        spdlog::warn("{}", w);
+    }
+    const std::string name = cfg.identity().to_string();
+    spdlog::info("container: starting broker {} from {} (store {}, listenPort {})", name,
+                 config_path, cfg.broker.store_root(), cfg.broker.listen_port);
+
+    auto inst = std::make_shared<Instance>();
+    inst->controller = std::make_unique<broker::BrokerController>(cfg.broker, clock_, cfg.store);
+    if (Status st = inst->controller->initialize(); !st.is_ok()) {
+        inst->controller->shutdown();  // closes what initialize() opened (store: no abort file)
+        return Status::error(st.code(), "{}: broker {} initialize failed: {}", config_path, name,
+                             st.message());
+    }
+    if (Status st = inst->controller->start(); !st.is_ok()) {
+        inst->controller->shutdown();
+        return Status::error(st.code(), "{}: broker {} start failed: {}", config_path, name,
+                             st.message());
+    }
+    inst->info.identity = cfg.identity();
+    inst->info.config_path = config_path;
+    inst->info.role = cfg.broker.broker_role;
+    inst->info.port = inst->controller->port();
+    inst->info.store_root = cfg.broker.store_root();
+    inst->config = std::move(cfg);
+    const BrokerInfo info = inst->info;
+    {
+        MutexLock l(mu_);
+        instances_.push_back(std::move(inst));
+    }
+    spdlog::info("container: broker {} ({}) boot success on port {}", name, info.role, info.port);
+    return info;
+}
+
+Status BrokerContainer::remove_broker(const InstanceIdentity& identity) {
+    MutexLock ops(ops_mu_);
+    std::shared_ptr<Instance> victim;
+    {
+        MutexLock l(mu_);
+        auto it = std::find_if(instances_.begin(), instances_.end(),
+                               [&](const auto& i) { return i->info.identity == identity; });
+        if (it == instances_.end()) {
+            return Status::error(Errc::kNotFound, "broker {} is not in this container",
+                                 identity.to_string());
+        }
+        victim = *it;
+        instances_.erase(it);
+    }
+    spdlog::info("container: stopping broker {} (port {})", identity.to_string(),
+                 victim->info.port);
+    victim->controller->shutdown();
+    spdlog::info("container: broker {} removed", identity.to_string());
+    return Status::ok();
+}
+
+std::vector<BrokerInfo> BrokerContainer::list() const {
+    MutexLock l(mu_);
+    std::vector<BrokerInfo> out;
+    out.reserve(instances_.size());
+    for (const auto& inst : instances_) {
+        out.push_back(inst->info);
+    }
+    return out;
+}
+
+void BrokerContainer::shutdown() {
+    {
+        MutexLock ops(ops_mu_);
+        if (stopping_) {
+            return;
+        }
+        stopping_ = true;
+        std::vector<std::shared_ptr<Instance>> all;
+        {
+            MutexLock l(mu_);
+            all.swap(instances_);
+        }
+        for (auto it = all.rbegin(); it != all.rend(); ++it) {
+            spdlog::info("container: stopping broker {} (port {})",
+                         (*it)->info.identity.to_string(), (*it)->info.port);
+            (*it)->controller->shutdown();
+        }
+    }
+    // Without ops_mu_: the server drains its queued requests, and a queued ADD_BROKER /
+    // REMOVE_BROKER takes ops_mu_ (it is answered "shutting down" / BROKER_NOT_EXIST).
+    if (server_) {
+        server_->shutdown();
+    }
+    spdlog::info("broker container shut down");
+}
+
+}  // namespace comet::container
