@@ -451,5 +451,55 @@ TEST_F(ContainerIt, KillNineAndRestartLosesNoAcknowledgedMessage) {
         << "got " << got.size() << " of " << acked.size();
 }
 
+// One broker's store fails at run time (its ConsumeQueue directory is replaced by a file, so
+// the queue of a new topic cannot be created and the store turns read-only): that broker refuses
+// sends, the other broker of the container keeps serving, and the process keeps running.
+TEST_F(ContainerIt, OneFailingStoreLeavesTheOtherBrokerServing) {
+    const BrokerFile a = broker_file("ctr-a");
+    const BrokerFile b = broker_file("ctr-b");
+    auto box = start_container({a.path, b.path});
+    ASSERT_NE(box, nullptr);
+    ASSERT_TRUE(box->wait_for_port(a.port, guard(10s)).is_ok()) << box->log_tail();
+    ASSERT_TRUE(box->wait_for_port(b.port, guard(10s)).is_ok()) << box->log_tail();
+    net::RemotingClient client{net::RemotingClientConfig{}};
+    client.start();
+    for (const BrokerFile* f : {&a, &b}) {
+        auto created = call(client, f->port, create_topic_request("CtrIso", 1));
+        ASSERT_TRUE(created.is_ok() && created->code == RC::kSuccess);
+        auto sent = call(client, f->port, send_message_request("CtrIso", "before"));
+        ASSERT_TRUE(sent.is_ok()) << sent.status().to_string();
+        ASSERT_EQ(sent->code, RC::kSuccess) << sent->remark.value_or("");
+    }
+
+    std::filesystem::remove_all(b.store + "/consumequeue");
+    std::ofstream(b.store + "/consumequeue") << "not a directory";
+    auto created = call(client, b.port, create_topic_request("CtrIsoNew", 1));
+    ASSERT_TRUE(created.is_ok() && created->code == RC::kSuccess);
+    int32_t last_code = RC::kSuccess;
+    ASSERT_TRUE(eventually(
+        [&] {
+            auto r = call(client, b.port, send_message_request("CtrIsoNew", "after"));
+            last_code = r.is_ok() ? r->code : -1;
+            return r.is_ok() && r->code != RC::kSuccess;
+        },
+        guard(10s)))
+        << "broker b still accepts sends, last code " << last_code;
+    EXPECT_EQ(last_code, RC::kServiceNotAvailable);  // "message store is not writeable"
+
+    for (int i = 0; i < 20; ++i) {
+        auto r = call(client, a.port, send_message_request("CtrIso", "a-" + std::to_string(i)));
+        ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+        EXPECT_EQ(r->code, RC::kSuccess) << r->remark.value_or("");
+    }
+    client.shutdown();
+    EXPECT_TRUE(box->running());
+
+    box->sigterm();
+    auto code = box->wait_exit(guard(20s));
+    ASSERT_TRUE(code.is_ok()) << box->log_tail();
+    EXPECT_EQ(*code, 0) << box->log_tail();
+    EXPECT_FALSE(std::filesystem::exists(a.store + "/abort"));
+}
+
 }  // namespace
 }  // namespace comet::it
