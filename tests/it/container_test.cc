@@ -471,8 +471,19 @@ TEST_F(ContainerIt, OneFailingStoreLeavesTheOtherBrokerServing) {
         ASSERT_EQ(sent->code, RC::kSuccess) << sent->remark.value_or("");
     }
 
-    std::filesystem::remove_all(b.store + "/consumequeue");
-    std::ofstream(b.store + "/consumequeue") << "not a directory";
+    // Once b's queue file of CtrIso exists (its dispatch is done), its ConsumeQueue directory
+    // is moved away and replaced by a file. Renaming is atomic; the loop is for a directory the
+    // store might create again in between.
+    const std::string cq = b.store + "/consumequeue";
+    ASSERT_TRUE(eventually(
+        [&] { return std::filesystem::exists(cq + "/CtrIso/0/00000000000000000000"); },
+        guard(5s)));
+    for (int i = 0; i < 20 && !std::filesystem::is_regular_file(cq); ++i) {
+        std::error_code ec;
+        std::filesystem::rename(cq, cq + ".moved-" + std::to_string(i), ec);
+        std::ofstream(cq) << "not a directory";
+    }
+    ASSERT_TRUE(std::filesystem::is_regular_file(cq));
     auto created = call(client, b.port, create_topic_request("CtrIsoNew", 1));
     ASSERT_TRUE(created.is_ok() && created->code == RC::kSuccess);
     int32_t last_code = RC::kSuccess;
@@ -483,8 +494,13 @@ TEST_F(ContainerIt, OneFailingStoreLeavesTheOtherBrokerServing) {
             return r.is_ok() && r->code != RC::kSuccess;
         },
         guard(10s)))
-        << "broker b still accepts sends, last code " << last_code;
-    EXPECT_EQ(last_code, RC::kServiceNotAvailable);  // "message store is not writeable"
+        << "broker b still accepts sends, last code " << last_code << "\n"
+        << box->log_tail(8000);
+    EXPECT_EQ(last_code, RC::kServiceNotAvailable);
+    // The refusal is logged naming that store (the log is shared by every broker).
+    EXPECT_TRUE(
+        box->wait_for_log("message store " + b.store + " is not writeable", guard(5s)).is_ok())
+        << box->log_tail();
 
     for (int i = 0; i < 20; ++i) {
         auto r = call(client, a.port, send_message_request("CtrIso", "a-" + std::to_string(i)));
@@ -499,6 +515,94 @@ TEST_F(ContainerIt, OneFailingStoreLeavesTheOtherBrokerServing) {
     ASSERT_TRUE(code.is_ok()) << box->log_tail();
     EXPECT_EQ(*code, 0) << box->log_tail();
     EXPECT_FALSE(std::filesystem::exists(a.store + "/abort"));
+}
+
+// Cross deployment: container 1 runs the master of ctr-ga and a slave of ctr-gb, container 2
+// the master of ctr-gb and a slave of ctr-ga. Each slave copies its master across containers;
+// after kill -9 of container 1, ctr-gb keeps serving sends and ctr-ga's slave stays registered.
+TEST_F(ContainerIt, CrossDeploymentSurvivesLosingOneContainer) {
+    const std::map<std::string, std::string> slave = {{"brokerRole", "SLAVE"}, {"brokerId", "1"}};
+    BrokerFile a0 = broker_file("ctr-ga");
+    BrokerFile b0 = broker_file("ctr-gb");
+    std::map<std::string, std::string> a1_cfg = slave;
+    a1_cfg["brokerName"] = "ctr-ga";
+    a1_cfg["storePathRootDir"] = dir_.sub("ctr-ga-1/store");
+    const BrokerFile a1 = broker_file("ctr-ga-1", a1_cfg);
+    std::map<std::string, std::string> b1_cfg = slave;
+    b1_cfg["brokerName"] = "ctr-gb";
+    b1_cfg["storePathRootDir"] = dir_.sub("ctr-gb-1/store");
+    const BrokerFile b1 = broker_file("ctr-gb-1", b1_cfg);
+
+    auto one = start_container({a0.path, b1.path}, "container-1");
+    ASSERT_NE(one, nullptr);
+    container_port_ = 0;  // the second container gets its own admin port
+    auto two = start_container({b0.path, a1.path}, "container-2");
+    ASSERT_NE(two, nullptr);
+    for (auto [p, port] : {std::pair{one.get(), a0.port}, std::pair{one.get(), b1.port},
+                           std::pair{two.get(), b0.port}, std::pair{two.get(), a1.port}}) {
+        ASSERT_TRUE(p->wait_for_port(port, guard(10s)).is_ok()) << p->log_tail();
+    }
+    auto group_ids = [&](const std::string& group) {
+        std::set<int64_t> ids;
+        AdminClient admin(client_config());
+        if (!admin.start().is_ok()) {
+            return ids;
+        }
+        auto info = admin.cluster_info();
+        if (info.is_ok()) {
+            auto it = info->broker_addr_table.find(group);
+            if (it != info->broker_addr_table.end()) {
+                for (const auto& [id, address] : it->second.broker_addrs) {
+                    ids.insert(id);
+                }
+            }
+        }
+        return ids;
+    };
+    ASSERT_TRUE(eventually([&] { return group_ids("ctr-ga") == std::set<int64_t>{0, 1}; },
+                           guard(10s)));
+    ASSERT_TRUE(eventually([&] { return group_ids("ctr-gb") == std::set<int64_t>{0, 1}; },
+                           guard(10s)));
+
+    net::RemotingClient client{net::RemotingClientConfig{}};
+    client.start();
+    for (const BrokerFile* m : {&a0, &b0}) {
+        auto created = call(client, m->port, create_topic_request("CtrCross", 1));
+        ASSERT_TRUE(created.is_ok() && created->code == RC::kSuccess);
+        for (int i = 0; i < 5; ++i) {
+            auto r = call(client, m->port, send_message_request("CtrCross", "x"));
+            ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+            ASSERT_EQ(r->code, RC::kSuccess) << r->remark.value_or("");
+        }
+    }
+    // Each slave catches up with its master in the other container.
+    auto max_offset = [&](uint16_t port) -> int64_t {
+        auto info = runtime_info(client, port);
+        if (!info.is_ok() || info->count("commitLogMaxOffset") == 0) {
+            return -1;
+        }
+        return std::stoll(info->at("commitLogMaxOffset"));
+    };
+    for (auto [master, slave_port] : {std::pair{&a0, a1.port}, std::pair{&b0, b1.port}}) {
+        const int64_t want = max_offset(master->port);
+        ASSERT_GT(want, 0);
+        EXPECT_TRUE(eventually([&] { return max_offset(slave_port) == want; }, guard(10s)))
+            << master->name << " slave at " << max_offset(slave_port) << " of " << want;
+    }
+
+    one->sigkill();
+    ASSERT_TRUE(one->wait_exit(guard(10s)).is_ok());
+    for (int i = 0; i < 10; ++i) {
+        auto r = call(client, b0.port, send_message_request("CtrCross", "after-" + std::to_string(i)));
+        ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+        EXPECT_EQ(r->code, RC::kSuccess) << r->remark.value_or("");
+    }
+    auto slave_info = runtime_info(client, a1.port);
+    ASSERT_TRUE(slave_info.is_ok()) << slave_info.status().to_string();
+    EXPECT_EQ(slave_info->at("brokerRole"), "SLAVE");
+    client.shutdown();
+    EXPECT_TRUE(two->running());
+    EXPECT_TRUE(group_ids("ctr-ga").count(1) == 1);
 }
 
 }  // namespace
