@@ -29,12 +29,13 @@ Status BrokerContainer::start() {
         return Status::error(st.code(), "container listenPort {}: {}", config_.listen_port,
                              st.message());
     }
+    admin_port_.store(server_->port());
     spdlog::info("broker container listening on {}:{} for ADD_BROKER / REMOVE_BROKER",
                  sc.listen_host, server_->port());
     return Status::ok();
 }
 
-uint16_t BrokerContainer::port() const { return server_->port(); }
+uint16_t BrokerContainer::port() const { return admin_port_.load(); }
 
 Result<BrokerInfo> BrokerContainer::add_broker(const std::string& config_path) {
     MutexLock ops(ops_mu_);
@@ -50,8 +51,8 @@ Result<BrokerInfo> BrokerContainer::add_broker(const std::string& config_path) {
         for (const auto& inst : instances_) {
             running.push_back(&inst->config);
         }
-        COMET_RETURN_IF_ERROR(check_instance_conflicts(
-            cfg, running, server_ != nullptr ? static_cast<int32_t>(server_->port()) : 0));
+        COMET_RETURN_IF_ERROR(
+            check_instance_conflicts(cfg, running, static_cast<int32_t>(admin_port_.load())));
     }
     for (const std::string& w : cfg.warnings) {
         spdlog::warn("{}", w);

@@ -25,6 +25,7 @@
 // mu_ (the broker table) is a leaf: never held while calling a broker or the network.
 // Lock order: ops_mu_ before mu_.
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -65,7 +66,7 @@ public:
     Status remove_broker(const InstanceIdentity& identity);
     // The running brokers, in order of addition.
     std::vector<BrokerInfo> list() const;
-    // The bound admin port. Requires: start() succeeded.
+    // The bound admin port; 0 before start() succeeded.
     uint16_t port() const;
     const BrokerContainerConfig& config() const { return config_; }
     // Stops every broker (reverse order of addition), then the admin port. Idempotent.
@@ -81,6 +82,7 @@ private:
     const BrokerContainerConfig config_;
     Clock& clock_;
     std::unique_ptr<net::RemotingServer> server_;
+    std::atomic<uint16_t> admin_port_{0};  // set once start() bound the admin port
 
     Mutex ops_mu_;  // serializes add / remove / shutdown (see the class comment)
     bool stopping_ GUARDED_BY(ops_mu_) = false;

@@ -3,7 +3,10 @@
 
 #include "container/broker_container.h"
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -113,19 +116,33 @@ TEST_F(BrokerContainerTest, AddsListsRemovesAndStopsBrokers) {
 TEST_F(BrokerContainerTest, FailedBrokerLeavesNothingRunningAndNoAbortFile) {
     BrokerContainer box(container_config());
     ASSERT_TRUE(box.start().is_ok());
-    // Its port is the container's own admin port, taken at bind time (the conflict check
-    // cannot know an ephemeral port beforehand): start() fails after the store opened.
+    // Its port is held by a socket outside the container: the bind in start() fails after the
+    // store opened, and the store must be closed again.
+    const int holder = ::socket(AF_INET, SOCK_STREAM, 0);
+    ASSERT_GE(holder, 0);
+    sockaddr_in sa{};
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(::bind(holder, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)), 0);
+    ASSERT_EQ(::listen(holder, 1), 0);
+    socklen_t len = sizeof(sa);
+    ASSERT_EQ(::getsockname(holder, reinterpret_cast<sockaddr*>(&sa), &len), 0);
+    const int taken_port = ntohs(sa.sin_port);
     const std::string path = (root_ / "taken.conf").string();
     {
         std::ofstream out(path);
-        out << "brokerName=taken\nlistenPort=" << box.port()
+        out << "brokerName=taken\nlistenPort=" << taken_port
             << "\nhaListenPort=0\nlistenHost=127.0.0.1\nstorePathRootDir=" << store("taken")
             << "\nmappedFileSizeCommitLog=1048576\n";
     }
     auto r = box.add_broker(path);
     ASSERT_FALSE(r.is_ok());
     EXPECT_EQ(r.status().message().rfind(path + ": ", 0), 0u) << r.status().message();
+    EXPECT_NE(r.status().message().find("start failed"), std::string::npos)
+        << r.status().message();
+    ::close(holder);
     EXPECT_TRUE(box.list().empty());
+    EXPECT_TRUE(fs::exists(store("taken") + "/checkpoint"));  // the store did open
     EXPECT_FALSE(fs::exists(store("taken") + "/abort"));
     // The name is free again: a corrected file is accepted.
     {
@@ -135,6 +152,22 @@ TEST_F(BrokerContainerTest, FailedBrokerLeavesNothingRunningAndNoAbortFile) {
     }
     ASSERT_TRUE(box.add_broker(path).is_ok());
     EXPECT_EQ(box.list().size(), 1u);
+}
+
+TEST_F(BrokerContainerTest, ContainerPortIsRefusedBeforeAnythingOpens) {
+    BrokerContainer box(container_config());
+    ASSERT_TRUE(box.start().is_ok());
+    const std::string path = (root_ / "own.conf").string();
+    {
+        std::ofstream out(path);
+        out << "brokerName=own\nlistenPort=" << box.port() << "\nhaListenPort=0\n"
+            << "storePathRootDir=" << store("own") << "\n";
+    }
+    auto r = box.add_broker(path);
+    ASSERT_FALSE(r.is_ok());
+    EXPECT_EQ(r.status().code(), Errc::kAlreadyExists);
+    EXPECT_NE(r.status().message().find("container's own listenPort"), std::string::npos);
+    EXPECT_FALSE(fs::exists(store("own")));
 }
 
 TEST_F(BrokerContainerTest, AdminPortAnswersAddRemoveAndConfig) {
