@@ -212,5 +212,33 @@ TEST(ContainerConflicts, EphemeralPortsNeverClash) {
     EXPECT_TRUE(check_instance_conflicts(b, {&a}, 0).is_ok());
 }
 
+// The sample files under conf/container are valid and fit together in one container.
+TEST(ContainerConfig, SampleFilesLoadAndDoNotConflict) {
+    const std::string dir = COMET_SOURCE_DIR "/conf/container/";
+    auto entries = load_properties_file(dir + "broker-container.conf");
+    ASSERT_TRUE(entries.is_ok()) << entries.status().message();
+    BrokerContainerConfig c;
+    ConfigRegistry r;
+    register_container_config(r, &c);
+    std::vector<std::string> warnings;
+    ASSERT_TRUE(r.update(entries.value(), &warnings).is_ok());
+    EXPECT_TRUE(warnings.empty());
+    const std::vector<std::string> paths = split_broker_config_paths(c.broker_config_paths);
+    ASSERT_EQ(paths.size(), 2u);
+    std::vector<BrokerInstanceConfig> brokers;
+    for (const std::string& p : paths) {
+        // The listed paths are relative to the repository root.
+        auto b = load_broker_instance_config(COMET_SOURCE_DIR "/" + p, c);
+        ASSERT_TRUE(b.is_ok()) << b.status().message();
+        EXPECT_TRUE(b->warnings.empty()) << b->warnings.front();
+        EXPECT_EQ(b->broker.namesrv_addr, c.namesrv_addr);
+        brokers.push_back(std::move(b).value());
+    }
+    EXPECT_EQ(brokers[0].broker.broker_role, "ASYNC_MASTER");
+    EXPECT_EQ(brokers[1].broker.broker_role, "SLAVE");
+    EXPECT_NE(brokers[0].broker.broker_name, brokers[1].broker.broker_name);
+    EXPECT_TRUE(check_instance_conflicts(brokers[1], {&brokers[0]}, c.listen_port).is_ok());
+}
+
 }  // namespace
 }  // namespace comet::container
