@@ -106,8 +106,7 @@ OptionSpec copt(char c, std::string name, bool required, std::string help) {
 }  // namespace
 
 std::vector<Command> container_commands() {
-    const OptionSpec container =
-        copt('c', "brokerContainerAddr", true, "Broker container address");
+    const OptionSpec container = copt('c', "brokerContainerAddr", true, "Broker container address");
     return {
         {"addBroker",
          "Add a broker to specified container",

@@ -43,8 +43,8 @@ namespace comet::container {
 struct BrokerInfo {
     InstanceIdentity identity;
     std::string config_path;
-    std::string role;     // brokerRole from its file
-    uint16_t port = 0;    // the bound listen port
+    std::string role;   // brokerRole from its file
+    uint16_t port = 0;  // the bound listen port
     std::string store_root;
 };
 

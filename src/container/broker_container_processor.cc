@@ -45,7 +45,8 @@ RemotingCommand BrokerContainerProcessor::add_broker(const net::ConnectionPtr& c
     const std::string path = header->config_path.value_or("");
     spdlog::info("addBroker called by {} for {}", conn->remote_address(), path);
     if (path.empty()) {
-        return RemotingCommand::response_to(req, RC::kSystemError, "addBroker config path is empty");
+        return RemotingCommand::response_to(req, RC::kSystemError,
+                                            "addBroker config path is empty");
     }
     auto added = container_.add_broker(path);
     if (!added.is_ok()) {
@@ -61,8 +62,7 @@ RemotingCommand BrokerContainerProcessor::remove_broker(const net::ConnectionPtr
     if (!header.is_ok()) {
         return RemotingCommand::response_to(req, RC::kSystemError, header.status().message());
     }
-    const InstanceIdentity id{header->broker_cluster_name, header->broker_name,
-                              header->broker_id};
+    const InstanceIdentity id{header->broker_cluster_name, header->broker_name, header->broker_id};
     spdlog::info("removeBroker called by {} for {}", conn->remote_address(), id.to_string());
     Status st = container_.remove_broker(id);
     if (st.code() == Errc::kNotFound) {

@@ -11,8 +11,8 @@ namespace comet::container {
 namespace {
 
 std::string_view trim(std::string_view s) {
-    while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r' ||
-                          s.front() == '\n')) {
+    while (!s.empty() &&
+           (s.front() == ' ' || s.front() == '\t' || s.front() == '\r' || s.front() == '\n')) {
         s.remove_prefix(1);
     }
     while (!s.empty() &&
@@ -117,7 +117,8 @@ Result<InstanceIdentity> parse_instance_identity(std::string_view text) {
     size_t start = 0;
     while (true) {
         const size_t end = text.find(':', start);
-        parts.push_back(trim(text.substr(start, end == std::string_view::npos ? end : end - start)));
+        parts.push_back(
+            trim(text.substr(start, end == std::string_view::npos ? end : end - start)));
         if (end == std::string_view::npos) {
             break;
         }
@@ -163,9 +164,9 @@ Result<BrokerInstanceConfig> make_broker_instance_config(const std::string& path
     }
     if (!container.namesrv_addr.empty()) {
         if (!out.broker.namesrv_addr.empty() && out.broker.namesrv_addr != container.namesrv_addr) {
-            out.warnings.push_back(fmt::format(
-                "{}: namesrvAddr={} replaced by the container's namesrvAddr={}", path,
-                out.broker.namesrv_addr, container.namesrv_addr));
+            out.warnings.push_back(
+                fmt::format("{}: namesrvAddr={} replaced by the container's namesrvAddr={}", path,
+                            out.broker.namesrv_addr, container.namesrv_addr));
         }
         out.broker.namesrv_addr = container.namesrv_addr;
     }
@@ -211,8 +212,8 @@ Status check_instance_conflicts(const BrokerInstanceConfig& candidate,
         for (size_t j = i + 1; j < cand_ports.size(); ++j) {
             if (cand_ports[i].port == cand_ports[j].port) {
                 return Status::error(Errc::kAlreadyExists, "{}: {} and {} are both {}",
-                                     candidate.config_path, cand_ports[i].what,
-                                     cand_ports[j].what, cand_ports[i].port);
+                                     candidate.config_path, cand_ports[i].what, cand_ports[j].what,
+                                     cand_ports[i].port);
             }
         }
     }
@@ -227,8 +228,7 @@ Status check_instance_conflicts(const BrokerInstanceConfig& candidate,
         if (normalized_dir(other->broker.store_root()) == cand_store) {
             return Status::error(Errc::kAlreadyExists,
                                  "{}: storePathRootDir {} is already used by broker {} (from {})",
-                                 candidate.config_path, cand_store, other_name,
-                                 other->config_path);
+                                 candidate.config_path, cand_store, other_name, other->config_path);
         }
         for (const PortUse& mine : cand_ports) {
             for (const PortUse& theirs : ports_of(other->broker)) {

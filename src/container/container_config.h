@@ -28,11 +28,11 @@ namespace comet::container {
 inline constexpr int32_t kDefaultContainerListenPort = 10811;
 
 struct BrokerContainerConfig {
-    std::string broker_config_paths;                     // brokerConfigPaths
+    std::string broker_config_paths;                    // brokerConfigPaths
     int32_t listen_port = kDefaultContainerListenPort;  // listenPort (admin requests)
-    std::string listen_host = "0.0.0.0";                 // listenHost (Comet)
-    std::string namesrv_addr;                            // namesrvAddr
-    std::string log_dir;                                 // logDir (empty: ~/logs/comet)
+    std::string listen_host = "0.0.0.0";                // listenHost (Comet)
+    std::string namesrv_addr;                           // namesrvAddr
+    std::string log_dir;                                // logDir (empty: ~/logs/comet)
 };
 
 // Binds every key above to `config` (which must outlive the registry) and stores the defaults.
@@ -62,8 +62,8 @@ Result<InstanceIdentity> parse_instance_identity(std::string_view text);
 struct BrokerInstanceConfig {
     std::string config_path;
     broker::BrokerConfig broker;
-    store::MessageStoreConfig store;       // the registry's store keys (make_store_config base)
-    std::vector<std::string> warnings;     // unknown keys (file:line), replication warnings
+    store::MessageStoreConfig store;    // the registry's store keys (make_store_config base)
+    std::vector<std::string> warnings;  // unknown keys (file:line), replication warnings
 
     InstanceIdentity identity() const;
 };

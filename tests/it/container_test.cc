@@ -208,7 +208,9 @@ TEST_F(ContainerIt, TwoBrokersServeClientsAndAnswerTheirOwnConfig) {
     ASSERT_TRUE(box->wait_for_port(a.port, guard(10s)).is_ok()) << box->log_tail();
     ASSERT_TRUE(box->wait_for_port(b.port, guard(10s)).is_ok()) << box->log_tail();
     ASSERT_TRUE(eventually(
-        [&] { return registered_brokers() == std::set<std::string>{"ctr-a", "ctr-b"}; },
+        [&] {
+            return registered_brokers() == std::set<std::string>{"ctr-a", "ctr-b"};
+        },
         guard(10s)));
 
     create_topic("CtrBoth", {&a, &b}, 2);
@@ -323,16 +325,16 @@ TEST_F(ContainerIt, AddAndRemoveBrokersWhileAnotherServes) {
     EXPECT_NE(bad.exit_code, 0);
     EXPECT_NE((bad.out + bad.err).find(broken.path), std::string::npos) << bad.out << bad.err;
 
-    auto removed = mqadmin({"removeBroker", "-c", addr(container_port_), "-b",
-                            std::string(kCluster) + ":ctr-b:0"});
+    auto removed = mqadmin(
+        {"removeBroker", "-c", addr(container_port_), "-b", std::string(kCluster) + ":ctr-b:0"});
     EXPECT_EQ(removed.exit_code, 0) << removed.out << removed.err;
     EXPECT_NE(removed.out.find("remove broker from"), std::string::npos) << removed.out;
     // Unregistered at once (not after the name server's 120 s expiry), store closed cleanly.
     ASSERT_TRUE(eventually([&] { return registered_brokers().count("ctr-b") == 0; }, guard(5s)));
     EXPECT_FALSE(std::filesystem::exists(b.store + "/abort"));
     EXPECT_TRUE(std::filesystem::exists(b.store + "/checkpoint"));
-    auto gone = mqadmin({"removeBroker", "-c", addr(container_port_), "-b",
-                         std::string(kCluster) + ":ctr-b:0"});
+    auto gone = mqadmin(
+        {"removeBroker", "-c", addr(container_port_), "-b", std::string(kCluster) + ":ctr-b:0"});
     EXPECT_NE(gone.exit_code, 0);
     EXPECT_NE((gone.out + gone.err).find("211"), std::string::npos) << gone.out << gone.err;
 
@@ -484,8 +486,7 @@ TEST_F(ContainerIt, OneFailingStoreLeavesTheOtherBrokerServing) {
     // store might create again in between.
     const std::string cq = b.store + "/consumequeue";
     ASSERT_TRUE(eventually(
-        [&] { return std::filesystem::exists(cq + "/CtrIso/0/00000000000000000000"); },
-        guard(5s)));
+        [&] { return std::filesystem::exists(cq + "/CtrIso/0/00000000000000000000"); }, guard(5s)));
     for (int i = 0; i < 20 && !std::filesystem::is_regular_file(cq); ++i) {
         std::error_code ec;
         std::filesystem::rename(cq, cq + ".moved-" + std::to_string(i), ec);
@@ -567,10 +568,16 @@ TEST_F(ContainerIt, CrossDeploymentSurvivesLosingOneContainer) {
         }
         return ids;
     };
-    ASSERT_TRUE(eventually([&] { return group_ids("ctr-ga") == std::set<int64_t>{0, 1}; },
-                           guard(10s)));
-    ASSERT_TRUE(eventually([&] { return group_ids("ctr-gb") == std::set<int64_t>{0, 1}; },
-                           guard(10s)));
+    ASSERT_TRUE(eventually(
+        [&] {
+            return group_ids("ctr-ga") == std::set<int64_t>{0, 1};
+        },
+        guard(10s)));
+    ASSERT_TRUE(eventually(
+        [&] {
+            return group_ids("ctr-gb") == std::set<int64_t>{0, 1};
+        },
+        guard(10s)));
 
     net::RemotingClient client{net::RemotingClientConfig{}};
     client.start();
@@ -601,7 +608,8 @@ TEST_F(ContainerIt, CrossDeploymentSurvivesLosingOneContainer) {
     one->sigkill();
     ASSERT_TRUE(one->wait_exit(guard(10s)).is_ok());
     for (int i = 0; i < 10; ++i) {
-        auto r = call(client, b0.port, send_message_request("CtrCross", "after-" + std::to_string(i)));
+        auto r =
+            call(client, b0.port, send_message_request("CtrCross", "after-" + std::to_string(i)));
         ASSERT_TRUE(r.is_ok()) << r.status().to_string();
         EXPECT_EQ(r->code, RC::kSuccess) << r->remark.value_or("");
     }

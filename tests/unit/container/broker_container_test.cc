@@ -138,8 +138,7 @@ TEST_F(BrokerContainerTest, FailedBrokerLeavesNothingRunningAndNoAbortFile) {
     auto r = box.add_broker(path);
     ASSERT_FALSE(r.is_ok());
     EXPECT_EQ(r.status().message().rfind(path + ": ", 0), 0u) << r.status().message();
-    EXPECT_NE(r.status().message().find("start failed"), std::string::npos)
-        << r.status().message();
+    EXPECT_NE(r.status().message().find("start failed"), std::string::npos) << r.status().message();
     ::close(holder);
     EXPECT_TRUE(box.list().empty());
     EXPECT_TRUE(fs::exists(store("taken") + "/checkpoint"));  // the store did open
@@ -198,8 +197,7 @@ TEST_F(BrokerContainerTest, AdminPortAnswersAddRemoveAndConfig) {
 
     resp = call(box.port(), protocol::RemotingCommand::request(Req::kGetBrokerConfig));
     EXPECT_EQ(resp.code, RC::kSuccess);
-    EXPECT_NE(resp.body.find("brokerConfigPaths=/nowhere.conf\n"), std::string::npos)
-        << resp.body;
+    EXPECT_NE(resp.body.find("brokerConfigPaths=/nowhere.conf\n"), std::string::npos) << resp.body;
     EXPECT_NE(resp.ext("version"), nullptr);
 
     resp = call(box.port(), protocol::RemotingCommand::request(Req::kUpdateBrokerConfig));

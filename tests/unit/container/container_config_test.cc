@@ -117,8 +117,7 @@ TEST(ContainerConfig, InvalidCombinationIsRefusedNamingTheKey) {
     EXPECT_NE(r.status().message().find("brokerId"), std::string::npos) << r.status().message();
     // Replication keys that cannot hold (make_replication_config).
     auto q = make_broker_instance_config(
-        "q.conf",
-        entries_of("brokerName=ga\ntotalReplicas=1\ninSyncReplicas=3\n", "q.conf"), {});
+        "q.conf", entries_of("brokerName=ga\ntotalReplicas=1\ninSyncReplicas=3\n", "q.conf"), {});
     ASSERT_FALSE(q.is_ok());
     EXPECT_EQ(q.status().message().rfind("q.conf: ", 0), 0u) << q.status().message();
 }
@@ -195,14 +194,17 @@ TEST(ContainerConflicts, PortClashesAreRefusedNamingBothKeys) {
     const auto c = instance("brokerName=gc\nlistenPort=10811\nstorePathRootDir=/s/c\n");
     EXPECT_EQ(check_instance_conflicts(c, {}, 10811).code(), Errc::kAlreadyExists);
     // Metrics ports.
-    const auto m1 = instance("brokerName=m1\nlistenPort=21001\nmetricsPort=21500\n"
-                             "storePathRootDir=/s/m1\n");
-    const auto m2 = instance("brokerName=m2\nlistenPort=21011\nmetricsPort=21500\n"
-                             "storePathRootDir=/s/m2\n");
+    const auto m1 = instance(
+        "brokerName=m1\nlistenPort=21001\nmetricsPort=21500\n"
+        "storePathRootDir=/s/m1\n");
+    const auto m2 = instance(
+        "brokerName=m2\nlistenPort=21011\nmetricsPort=21500\n"
+        "storePathRootDir=/s/m2\n");
     EXPECT_EQ(check_instance_conflicts(m2, {&m1}, 0).code(), Errc::kAlreadyExists);
     // A broker's own two ports.
-    const auto self = instance("brokerName=gs\nlistenPort=21101\nhaListenPort=21101\n"
-                               "storePathRootDir=/s/s\n");
+    const auto self = instance(
+        "brokerName=gs\nlistenPort=21101\nhaListenPort=21101\n"
+        "storePathRootDir=/s/s\n");
     EXPECT_EQ(check_instance_conflicts(self, {}, 0).code(), Errc::kAlreadyExists);
 }
 
