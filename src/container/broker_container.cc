@@ -1,14 +1,53 @@
 #include "container/broker_container.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <spdlog/spdlog.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 
 #include "container/broker_container_processor.h"
 #include "net/thread_pool_executor.h"
 #include "protocol/request_code.h"
 
 namespace comet::container {
+namespace {
+
+// Binds host:port for a moment (with SO_REUSEADDR, as the broker's acceptors) to find a port
+// another process holds before the broker is built. kAlreadyExists naming the key when the bind
+// fails; OK for port 0 and for hosts that are not IPv4 literals (the broker's own bind decides).
+// A port taken between this check and the broker's bind still fails the broker's start.
+Status probe_port(const std::string& host, int32_t port, const char* key) {
+    if (port <= 0) {
+        return Status::ok();
+    }
+    sockaddr_in sa{};
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons(static_cast<uint16_t>(port));
+    if (::inet_pton(AF_INET, host.empty() ? "0.0.0.0" : host.c_str(), &sa.sin_addr) != 1) {
+        return Status::ok();
+    }
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        return Status::ok();
+    }
+    const int one = 1;
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    const bool ok = ::bind(fd, reinterpret_cast<const sockaddr*>(&sa), sizeof(sa)) == 0;
+    const int err = errno;
+    ::close(fd);
+    if (!ok) {
+        return Status::error(Errc::kAlreadyExists, "{} {} cannot be bound on {}: {}", key, port,
+                             host.empty() ? "0.0.0.0" : host, std::strerror(err));
+    }
+    return Status::ok();
+}
+
+}  // namespace
 
 BrokerContainer::BrokerContainer(BrokerContainerConfig config, Clock& clock)
     : config_(std::move(config)), clock_(clock) {}
@@ -53,6 +92,18 @@ Result<BrokerInfo> BrokerContainer::add_broker(const std::string& config_path) {
         }
         COMET_RETURN_IF_ERROR(
             check_instance_conflicts(cfg, running, static_cast<int32_t>(admin_port_.load())));
+    }
+    // Ports other processes hold are refused before anything opens (a broker whose start fails
+    // at its bind would leave its store recovered for nothing).
+    {
+        const std::string host = cfg.broker.listen_host;
+        Status st = probe_port(host, cfg.broker.listen_port, "listenPort");
+        if (st.is_ok()) {
+            st = probe_port(host, cfg.broker.effective_ha_listen_port(), "haListenPort");
+        }
+        if (!st.is_ok()) {
+            return Status::error(st.code(), "{}: {}", config_path, st.message());
+        }
     }
     for (const std::string& w : cfg.warnings) {
         spdlog::warn("{}", w);

@@ -358,12 +358,15 @@ TEST_F(ContainerIt, BrokenBrokersAreReportedTheOthersServeAndSigtermIsClean) {
     const std::string not_a_dir = dir_.sub("not-a-dir");
     std::ofstream(not_a_dir) << "x";
     const BrokerFile no_store = broker_file("ctr-nostore", {{"storePathRootDir", not_a_dir}});
-    // Its port belongs to another process (the name server): the bind fails after the store
-    // opened, and the store must be closed again cleanly.
+    // Ports another process holds (the name server's): as listenPort it is refused before the
+    // store opens; as metricsPort (bound last) the start fails after the store opened, which
+    // must be closed again cleanly.
     const BrokerFile port_taken =
         broker_file("ctr-taken", {{"listenPort", std::to_string(ns_port_)}});
-    auto box = start_container(
-        {a.path, bad_value.path, clash.path, no_store.path, port_taken.path, b.path});
+    const BrokerFile metrics_taken =
+        broker_file("ctr-metrics", {{"metricsPort", std::to_string(ns_port_)}});
+    auto box = start_container({a.path, bad_value.path, clash.path, no_store.path, port_taken.path,
+                                metrics_taken.path, b.path});
     ASSERT_NE(box, nullptr);
     ASSERT_TRUE(box->wait_for_port(a.port, guard(10s)).is_ok()) << box->log_tail();
     ASSERT_TRUE(box->wait_for_port(b.port, guard(10s)).is_ok()) << box->log_tail();
@@ -382,9 +385,13 @@ TEST_F(ContainerIt, BrokenBrokersAreReportedTheOthersServeAndSigtermIsClean) {
     EXPECT_TRUE(reported(bad_value.path, "listenPort")) << box->log_tail();
     EXPECT_TRUE(reported(clash.path, "listenPort " + std::to_string(a.port))) << box->log_tail();
     EXPECT_TRUE(reported(no_store.path, not_a_dir)) << box->log_tail();
-    EXPECT_TRUE(reported(port_taken.path, "start failed")) << box->log_tail();
-    EXPECT_TRUE(std::filesystem::exists(port_taken.store + "/checkpoint"));
-    EXPECT_FALSE(std::filesystem::exists(port_taken.store + "/abort"));
+    EXPECT_TRUE(
+        reported(port_taken.path, "listenPort " + std::to_string(ns_port_) + " cannot be bound"))
+        << box->log_tail();
+    EXPECT_FALSE(std::filesystem::exists(port_taken.store));
+    EXPECT_TRUE(reported(metrics_taken.path, "start failed")) << box->log_tail();
+    EXPECT_TRUE(std::filesystem::exists(metrics_taken.store + "/checkpoint"));
+    EXPECT_FALSE(std::filesystem::exists(metrics_taken.store + "/abort"));
 
     create_topic("CtrSurvivors", {&a, &b}, 2);
     ProducerConfig pc;

@@ -116,8 +116,7 @@ TEST_F(BrokerContainerTest, AddsListsRemovesAndStopsBrokers) {
 TEST_F(BrokerContainerTest, FailedBrokerLeavesNothingRunningAndNoAbortFile) {
     BrokerContainer box(container_config());
     ASSERT_TRUE(box.start().is_ok());
-    // Its port is held by a socket outside the container: the bind in start() fails after the
-    // store opened, and the store must be closed again.
+    // A port held by a socket outside the container.
     const int holder = ::socket(AF_INET, SOCK_STREAM, 0);
     ASSERT_GE(holder, 0);
     sockaddr_in sa{};
@@ -127,28 +126,38 @@ TEST_F(BrokerContainerTest, FailedBrokerLeavesNothingRunningAndNoAbortFile) {
     ASSERT_EQ(::listen(holder, 1), 0);
     socklen_t len = sizeof(sa);
     ASSERT_EQ(::getsockname(holder, reinterpret_cast<sockaddr*>(&sa), &len), 0);
-    const int taken_port = ntohs(sa.sin_port);
+    const int held = ntohs(sa.sin_port);
     const std::string path = (root_ / "taken.conf").string();
-    {
+    auto write = [&](const std::string& extra) {
         std::ofstream out(path);
-        out << "brokerName=taken\nlistenPort=" << taken_port
-            << "\nhaListenPort=0\nlistenHost=127.0.0.1\nstorePathRootDir=" << store("taken")
-            << "\nmappedFileSizeCommitLog=1048576\n";
-    }
+        out << "brokerName=taken\nhaListenPort=0\nlistenHost=127.0.0.1\nstorePathRootDir="
+            << store("taken") << "\nmappedFileSizeCommitLog=1048576\n"
+            << extra;
+    };
+
+    // As listenPort: refused before the store opens.
+    write("listenPort=" + std::to_string(held) + "\n");
     auto r = box.add_broker(path);
     ASSERT_FALSE(r.is_ok());
     EXPECT_EQ(r.status().message().rfind(path + ": ", 0), 0u) << r.status().message();
+    EXPECT_NE(r.status().message().find("listenPort " + std::to_string(held) + " cannot be bound"),
+              std::string::npos)
+        << r.status().message();
+    EXPECT_FALSE(fs::exists(store("taken")));
+
+    // As metricsPort: bound last in start(), after the store opened and the broker's port was
+    // bound; the broker is closed again, its store cleanly.
+    write("listenPort=0\nmetricsPort=" + std::to_string(held) + "\n");
+    r = box.add_broker(path);
+    ASSERT_FALSE(r.is_ok());
     EXPECT_NE(r.status().message().find("start failed"), std::string::npos) << r.status().message();
-    ::close(holder);
     EXPECT_TRUE(box.list().empty());
     EXPECT_TRUE(fs::exists(store("taken") + "/checkpoint"));  // the store did open
     EXPECT_FALSE(fs::exists(store("taken") + "/abort"));
+    ::close(holder);
+
     // The name is free again: a corrected file is accepted.
-    {
-        std::ofstream out(path);
-        out << "brokerName=taken\nlistenPort=0\nhaListenPort=0\nlistenHost=127.0.0.1\n"
-            << "storePathRootDir=" << store("taken") << "\nmappedFileSizeCommitLog=1048576\n";
-    }
+    write("listenPort=0\n");
     ASSERT_TRUE(box.add_broker(path).is_ok());
     EXPECT_EQ(box.list().size(), 1u);
 }
