@@ -365,8 +365,12 @@ TEST_F(ContainerIt, BrokenBrokersAreReportedTheOthersServeAndSigtermIsClean) {
         broker_file("ctr-taken", {{"listenPort", std::to_string(ns_port_)}});
     const BrokerFile metrics_taken =
         broker_file("ctr-metrics", {{"metricsPort", std::to_string(ns_port_)}});
+    // A corrupt store: its topic table does not parse (and has no backup).
+    const BrokerFile corrupt = broker_file("ctr-corrupt");
+    std::filesystem::create_directories(corrupt.store + "/config");
+    std::ofstream(corrupt.store + "/config/topics.json") << "{\"topicConfigTable\": {broken";
     auto box = start_container({a.path, bad_value.path, clash.path, no_store.path, port_taken.path,
-                                metrics_taken.path, b.path});
+                                metrics_taken.path, corrupt.path, b.path});
     ASSERT_NE(box, nullptr);
     ASSERT_TRUE(box->wait_for_port(a.port, guard(10s)).is_ok()) << box->log_tail();
     ASSERT_TRUE(box->wait_for_port(b.port, guard(10s)).is_ok()) << box->log_tail();
@@ -389,6 +393,7 @@ TEST_F(ContainerIt, BrokenBrokersAreReportedTheOthersServeAndSigtermIsClean) {
         reported(port_taken.path, "listenPort " + std::to_string(ns_port_) + " cannot be bound"))
         << box->log_tail();
     EXPECT_FALSE(std::filesystem::exists(port_taken.store));
+    EXPECT_TRUE(reported(corrupt.path, "topics.json")) << box->log_tail();
     EXPECT_TRUE(reported(metrics_taken.path, "start failed")) << box->log_tail();
     EXPECT_TRUE(std::filesystem::exists(metrics_taken.store + "/checkpoint"));
     EXPECT_FALSE(std::filesystem::exists(metrics_taken.store + "/abort"));
