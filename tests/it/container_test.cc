@@ -338,6 +338,11 @@ TEST_F(ContainerIt, AddAndRemoveBrokersWhileAnotherServes) {
     EXPECT_NE(gone.exit_code, 0);
     EXPECT_NE((gone.out + gone.err).find("211"), std::string::npos) << gone.out << gone.err;
 
+    // Added again: the store it closed is recovered with what it held.
+    auto back = mqadmin({"addBroker", "-c", addr(container_port_), "-b", b.path});
+    EXPECT_EQ(back.exit_code, 0) << back.out << back.err;
+    EXPECT_EQ(pull_all("CtrAdded", {"to-b"}), std::set<std::string>{"to-b"});
+
     ASSERT_TRUE(eventually([&] { return ok.load() >= before + 20; }, guard(10s)));
     stop.store(true);
     sender.join();

@@ -103,6 +103,13 @@ TEST_F(BrokerContainerTest, AddsListsRemovesAndStopsBrokers) {
     EXPECT_FALSE(fs::exists(store("ub") + "/abort"));
     EXPECT_EQ(box.remove_broker(ib->identity).code(), Errc::kNotFound);
 
+    // The same broker again in the same process: nothing of its first run is left behind.
+    auto back = box.add_broker(b);
+    ASSERT_TRUE(back.is_ok()) << back.status().to_string();
+    cfg = call(back->port, protocol::RemotingCommand::request(Req::kGetBrokerConfig));
+    EXPECT_EQ(cfg.code, RC::kSuccess);
+    ASSERT_TRUE(box.remove_broker(back->identity).is_ok());
+
     box.shutdown();
     EXPECT_TRUE(box.list().empty());
     EXPECT_FALSE(fs::exists(store("ua") + "/abort"));
