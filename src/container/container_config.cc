@@ -162,6 +162,14 @@ Result<BrokerInstanceConfig> make_broker_instance_config(const std::string& path
             return Status::error(Errc::kInvalidArgument, "{}: {}", path, st.message());
         }
     }
+    for (const PropertyEntry& e : entries) {
+        if (e.key == "logDir") {
+            out.warnings.push_back(fmt::format(
+                "{}: logDir is not used inside a broker container (the process has one log, in "
+                "the container's logDir)",
+                e.location()));
+        }
+    }
     if (!container.namesrv_addr.empty()) {
         if (!out.broker.namesrv_addr.empty() && out.broker.namesrv_addr != container.namesrv_addr) {
             out.warnings.push_back(

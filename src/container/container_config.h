@@ -69,8 +69,8 @@ struct BrokerInstanceConfig {
 };
 
 // Builds and validates one broker's settings from entries already parsed from `path`:
-// BrokerConfig and MessageStoreConfig keys (unknown keys become warnings), the container's
-// namesrvAddr when set, then BrokerConfig::validate and make_replication_config. Errors
+// BrokerConfig and MessageStoreConfig keys (unknown keys and logDir, which a container does not
+// use, become warnings), the container's namesrvAddr when set, then BrokerConfig::validate and make_replication_config. Errors
 // (kInvalidArgument) start with the path and name the key: "<path>: listenPort ...".
 Result<BrokerInstanceConfig> make_broker_instance_config(const std::string& path,
                                                          const std::vector<PropertyEntry>& entries,

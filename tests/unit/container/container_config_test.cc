@@ -101,6 +101,13 @@ TEST(ContainerConfig, UnknownKeyIsAWarningNamingFileAndLine) {
     EXPECT_NE(b.warnings[0].find("/etc/ga.conf:2"), std::string::npos) << b.warnings[0];
 }
 
+TEST(ContainerConfig, BrokerLogDirIsAWarning) {
+    const BrokerInstanceConfig b = instance("brokerName=ga\nlogDir=/var/log/ga\n", "ga.conf");
+    ASSERT_EQ(b.warnings.size(), 1u);
+    EXPECT_NE(b.warnings[0].find("ga.conf:2: logDir is not used"), std::string::npos)
+        << b.warnings[0];
+}
+
 TEST(ContainerConfig, BadValueIsRefusedNamingFileAndKey) {
     auto r = make_broker_instance_config(
         "/etc/bad.conf", entries_of("brokerName=ga\nlistenPort=abc\n", "/etc/bad.conf"), {});
