@@ -855,6 +855,9 @@ const std::vector<Command>& commands() {
         for (Command& c : monitor_commands()) {
             v.push_back(std::move(c));
         }
+        for (Command& c : container_commands()) {
+            v.push_back(std::move(c));
+        }
         return v;
     }();
     return all;

@@ -42,6 +42,8 @@ std::vector<Command> ops_commands();
 // RocketMQ 4.9.8's queue and consumer inspection commands (queue_commands.cc): queryCq,
 // cleanExpiredCQ, consumerStatus, queryMsgTraceById.
 std::vector<Command> queue_commands();
+// RocketMQ 5's broker container commands (container_commands.cc): addBroker, removeBroker.
+std::vector<Command> container_commands();
 // RocketMQ 4.9.8's startMonitoring (monitor_command.cc).
 std::vector<Command> monitor_commands();
 

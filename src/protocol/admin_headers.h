@@ -187,4 +187,32 @@ struct ViewMessageRequestHeader {
     COMET_EXT_HEADER(ViewMessageRequestHeader)
 };
 
+// ADD_BROKER (902), sent to a broker container (RocketMQ 5 AddBrokerRequestHeader): the path,
+// on the container's host, of the new broker's properties file.
+struct AddBrokerRequestHeader {
+    std::optional<std::string> config_path;
+
+    template <typename Self, typename V>
+    static void fields(Self& s, V& v) {
+        v.optional("configPath", s.config_path);
+    }
+    COMET_EXT_HEADER(AddBrokerRequestHeader)
+};
+
+// REMOVE_BROKER (903), sent to a broker container (RocketMQ 5 RemoveBrokerRequestHeader): the
+// identity of the broker to stop.
+struct RemoveBrokerRequestHeader {
+    std::string broker_name;
+    std::string broker_cluster_name;
+    int64_t broker_id = 0;
+
+    template <typename Self, typename V>
+    static void fields(Self& s, V& v) {
+        v.required("brokerName", s.broker_name);
+        v.required("brokerClusterName", s.broker_cluster_name);
+        v.required("brokerId", s.broker_id);
+    }
+    COMET_EXT_HEADER(RemoveBrokerRequestHeader)
+};
+
 }  // namespace comet::protocol

@@ -99,6 +99,8 @@ namespace comet::protocol {
     X(kQueryAssignment, 400, "QUERY_ASSIGNMENT")                            \
     X(kGetAllMessageRequestMode, 402, "GET_ALL_MESSAGE_REQUEST_MODE")       \
     X(kGetBrokerMemberGroup, 901, "GET_BROKER_MEMBER_GROUP")                \
+    X(kAddBroker, 902, "ADD_BROKER")                                        \
+    X(kRemoveBroker, 903, "REMOVE_BROKER")                                  \
     X(kBrokerHeartbeat, 904, "BROKER_HEARTBEAT")                            \
     X(kNotifyMinBrokerIdChange, 905, "NOTIFY_MIN_BROKER_ID_CHANGE")         \
     X(kExchangeBrokerHaInfo, 906, "EXCHANGE_BROKER_HA_INFO")                \

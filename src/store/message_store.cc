@@ -472,12 +472,12 @@ std::optional<PutMessageResult> MessageStore::check_store_status() const {
     }
     const uint32_t bits = flags_.flag_bits();
     if (!flags_.is_writeable()) {
-        static std::atomic<int64_t> refused{0};
-        if (refused.fetch_add(1, std::memory_order_relaxed) % 10000 == 0) {
+        if (refused_puts_.fetch_add(1, std::memory_order_relaxed) % 10000 == 0) {
             spdlog::warn(
-                "message store is not writeable (flags {:#x}{}), so putMessage is "
+                "message store {} is not writeable (flags {:#x}{}), so putMessage is "
                 "forbidden",
-                bits, (bits & RunningFlags::kDiskFull) != 0 ? ": disk full" : "");
+                config_.store_path_root_dir, bits,
+                (bits & RunningFlags::kDiskFull) != 0 ? ": disk full" : "");
         }
         return status_result(
             PutMessageStatus::kServiceNotAvailable,

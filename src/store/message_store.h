@@ -235,6 +235,9 @@ private:
     const MessageStoreOptions options_;
     const DiskUsageProbe& probe_;
     RunningFlags flags_;
+    // Puts refused while not writeable; every 10000th is logged. Per store: several stores in
+    // one process (mqbrokercontainer) each log their own first refusal.
+    mutable std::atomic<int64_t> refused_puts_{0};
     std::unique_ptr<StoreCheckpoint> checkpoint_;
     std::unique_ptr<AllocateMappedFileService> allocator_;
     std::unique_ptr<CommitLog> commit_log_;
