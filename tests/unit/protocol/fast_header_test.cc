@@ -300,5 +300,43 @@ TEST(FastHeader, HeaderAccessorsPreferTheTypedSlot) {
     EXPECT_EQ(decode_pull_message_header(p).value().max_msg_nums, 32);  // ext_fields path
 }
 
+TEST(FastHeader, TakeMovesTheTypedHeaderOnlyFromItsSoleOwner) {
+    RemotingCommand send = send_v2(SerializeType::kJson);
+    auto fast = decode_frame_payload_fast(std::string_view(encode_frame(send)).substr(4));
+    ASSERT_TRUE(fast.is_ok());
+    const SendMessageRequestHeaderV2 v2 = fast->send_v2->value();
+
+    // Shared with another command: both keep the header, the result is a copy.
+    RemotingCommand a = fast->cmd;
+    a.typed_send_v2 = std::make_shared<SendMessageRequestHeaderV2>(v2);
+    RemotingCommand b = a;
+    auto shared = take_send_message_header(a);
+    ASSERT_TRUE(shared.is_ok());
+    EXPECT_EQ(shared->topic, "TopicA");
+    ASSERT_NE(a.typed_send_v2, nullptr);
+    EXPECT_EQ(a.typed_send_v2->b, "TopicA");
+    EXPECT_EQ(b.typed_send_v2->i, std::optional<std::string>("KEYS\001k1\002"));
+
+    // Sole owner: the fields arrive whole and the command's typed header is spent.
+    RemotingCommand c = fast->cmd;
+    c.typed_send_v2 = std::make_shared<SendMessageRequestHeaderV2>(v2);
+    auto taken = take_send_message_header(c);
+    ASSERT_TRUE(taken.is_ok());
+    EXPECT_EQ(c.typed_send_v2, nullptr);
+    const auto general = decode_send_message_header(send).value();  // ext_fields path
+    EXPECT_EQ(taken->producer_group, general.producer_group);
+    EXPECT_EQ(taken->topic, general.topic);
+    EXPECT_EQ(taken->default_topic, general.default_topic);
+    EXPECT_EQ(taken->queue_id, general.queue_id);
+    EXPECT_EQ(taken->born_timestamp, general.born_timestamp);
+    EXPECT_EQ(taken->properties, general.properties);
+    EXPECT_EQ(taken->broker_name, general.broker_name);
+
+    // Without a typed header it decodes the ext fields, as decode_send_message_header does.
+    auto plain = take_send_message_header(send);
+    ASSERT_TRUE(plain.is_ok());
+    EXPECT_EQ(plain->topic, "TopicA");
+}
+
 }  // namespace
 }  // namespace comet::protocol
