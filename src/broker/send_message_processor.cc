@@ -471,14 +471,14 @@ void SendMessageProcessor::send_decoded(const RequestContext& rc,
         RemotingCommand resp = make_response(req, pr.code, pr.remark);
         resp.ext_fields.reserve(8);  // the header below: one allocation for its fields
         if (store::is_stored(r.status)) {
-            protocol::SendMessageResponseHeader h;
-            h.msg_id = std::move(r.append.msg_id);
+            protocol::SendMessageResponseHeader h;  // msgId moved in below, not copied
             h.queue_id = answered_queue;
             h.queue_offset = r.append.logics_offset.value();
             h.transaction_id = transaction_id;
             h.msg_region = region;
             h.trace_on = trace_on ? "true" : "false";
             h.to_ext(resp);
+            resp.set_ext("msgId", std::move(r.append.msg_id));  // extFields are sorted by key
             // Durability (docs/replication.md): replicas holding it when answered.
             resp.set_ext("replicas", std::to_string(dur.replicas));
             if (dur.degraded) {
