@@ -31,6 +31,7 @@ void IoLoopGroup::start() {
         return;
     }
     started_ = true;
+    ever_started_ = true;
     running_.store(true, std::memory_order_release);
     for (size_t i = 0; i < loops_.size(); ++i) {
         Loop* loop = loops_[i].get();
@@ -48,6 +49,19 @@ void IoLoopGroup::start() {
 }
 
 void IoLoopGroup::shutdown(std::chrono::milliseconds drain_timeout) {
+    if (!ever_started_) {
+        // No thread will ever run what was posted to this group (a server whose start failed
+        // after services sharing its loops queued their first handlers). Such a handler may own,
+        // through its captures, an object that owns this group: run the queue out here, on the
+        // caller's thread, as run_and_wait does for a group that is not running. Services
+        // check their stop flags first, so each handler returns and drops what it held.
+        for (auto& loop : loops_) {
+            loop->ctx->restart();
+            for (int round = 0; round < 100 && loop->ctx->poll() > 0; ++round) {
+            }
+        }
+        return;
+    }
     if (!started_) {
         return;
     }

@@ -32,7 +32,9 @@ public:
 
     void start();
     // Lets each loop run out of work (pending handlers run, so closed connections fail their
-    // callbacks), then joins. A loop still busy after `drain_timeout` is stopped hard.
+    // callbacks), then joins. A loop still busy after `drain_timeout` is stopped hard. A group
+    // that never started runs what was posted to it on the caller's thread instead (bounded):
+    // otherwise a handler owning an owner of the group would keep both alive forever.
     void shutdown(std::chrono::milliseconds drain_timeout = std::chrono::milliseconds(5000));
 
     size_t size() const { return loops_.size(); }
@@ -68,7 +70,8 @@ private:
     std::vector<std::unique_ptr<Loop>> loops_;
     std::atomic<size_t> next_{0};
     std::atomic<bool> running_{false};
-    bool started_ = false;  // owner thread only
+    bool started_ = false;        // owner thread only
+    bool ever_started_ = false;   // owner thread only
 };
 
 }  // namespace comet::net
