@@ -7,6 +7,7 @@
 #include <chrono>
 #include <string_view>
 
+#include "base/strings.h"
 #include "mqadmin/commands.h"
 #include "net/remoting_client.h"
 #include "protocol/admin_headers.h"
@@ -22,16 +23,6 @@ using protocol::RemotingCommand;
 
 // Starting a broker recovers its store first: allow for a large one.
 constexpr auto kTimeout = std::chrono::seconds(60);
-
-std::string_view trim(std::string_view s) {
-    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) {
-        s.remove_prefix(1);
-    }
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) {
-        s.remove_suffix(1);
-    }
-    return s;
-}
 
 // Sends `req` to the container; a non-SUCCESS code is an error carrying code and remark.
 Status call_container(const std::string& addr, RemotingCommand req) {
@@ -52,9 +43,9 @@ Status call_container(const std::string& addr, RemotingCommand req) {
 }
 
 Status cmd_add_broker(Context& ctx) {
-    const std::string addr(trim(ctx.opts.get('c')));
+    const std::string addr(trim_whitespace(ctx.opts.get('c')));
     protocol::AddBrokerRequestHeader h;
-    h.config_path = std::string(trim(ctx.opts.get('b')));
+    h.config_path = std::string(trim_whitespace(ctx.opts.get('b')));
     auto req = RemotingCommand::request(Req::kAddBroker);
     h.to_ext(req);
     COMET_RETURN_IF_ERROR(call_container(addr, std::move(req)));
@@ -63,14 +54,14 @@ Status cmd_add_broker(Context& ctx) {
 }
 
 Status cmd_remove_broker(Context& ctx) {
-    const std::string addr(trim(ctx.opts.get('c')));
+    const std::string addr(trim_whitespace(ctx.opts.get('c')));
     const std::string text = ctx.opts.get('b');
     // clusterName:brokerName:brokerId, as RocketMQ's RemoveBrokerSubCommand splits it.
     std::vector<std::string_view> parts;
     size_t start = 0;
     while (true) {
         const size_t end = text.find(':', start);
-        parts.push_back(trim(std::string_view(text).substr(
+        parts.push_back(trim_whitespace(std::string_view(text).substr(
             start, end == std::string::npos ? std::string::npos : end - start)));
         if (end == std::string::npos) {
             break;

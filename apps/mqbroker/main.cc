@@ -5,14 +5,12 @@
 // Stops cleanly on SIGINT / SIGTERM (unregister, flush, no abort file). Exit status: 0 normal,
 // 1 start-up failure, 2 bad arguments.
 
-#include <pthread.h>
-#include <signal.h>
-
 #include <cstdio>
 
 #include "base/command_line.h"
 #include "base/config.h"
 #include "base/logging.h"
+#include "base/stop_signals.h"
 #include "broker/broker_config.h"
 #include "broker/broker_controller.h"
 #include "broker/replication_service.h"
@@ -42,13 +40,8 @@ int main(int argc, char** argv) {
         return 2;
     }
 
-    // Threads started from here on inherit the blocked set; main waits for the signal.
-    sigset_t signals;
-    sigemptyset(&signals);
-    sigaddset(&signals, SIGINT);
-    sigaddset(&signals, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-    signal(SIGPIPE, SIG_IGN);
+    // Before any thread starts: they inherit the blocked set (base/stop_signals.h).
+    StopSignals stop_signals;
 
     LogOptions log;
     log.component = "broker";
@@ -81,8 +74,7 @@ int main(int argc, char** argv) {
     std::printf("%s\n", boot.c_str());
     std::fflush(stdout);
 
-    int sig = 0;
-    sigwait(&signals, &sig);
+    const int sig = stop_signals.wait();
     spdlog::info("received signal {}, shutting down", sig);
     controller.shutdown();
     spdlog::shutdown();

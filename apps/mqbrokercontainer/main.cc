@@ -10,14 +10,12 @@
 // Exit status: 0 normal, 1 the admin port could not be bound or no listed broker started,
 // 2 bad arguments or container settings.
 
-#include <pthread.h>
-#include <signal.h>
-
 #include <cstdio>
 
 #include "base/command_line.h"
 #include "base/config.h"
 #include "base/logging.h"
+#include "base/stop_signals.h"
 #include "container/broker_container.h"
 #include "container/container_config.h"
 
@@ -33,13 +31,8 @@ int main(int argc, char** argv) {
     const std::vector<std::string> paths =
         container::split_broker_config_paths(config.broker_config_paths);
 
-    // Threads started from here on inherit the blocked set; main waits for the signal.
-    sigset_t signals;
-    sigemptyset(&signals);
-    sigaddset(&signals, SIGINT);
-    sigaddset(&signals, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-    signal(SIGPIPE, SIG_IGN);
+    // Before any thread starts: they inherit the blocked set (base/stop_signals.h).
+    StopSignals stop_signals;
 
     // One log for the whole process: the brokers' own logDir keys are not used here.
     LogOptions log;
@@ -96,8 +89,7 @@ int main(int argc, char** argv) {
     }
     spdlog::info("broker container running {} of {} listed brokers", started, paths.size());
 
-    int sig = 0;
-    sigwait(&signals, &sig);
+    const int sig = stop_signals.wait();
     spdlog::info("received signal {}, shutting down", sig);
     box.shutdown();
     spdlog::shutdown();

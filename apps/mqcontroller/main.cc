@@ -3,14 +3,12 @@
 // Stops cleanly on SIGINT / SIGTERM. Exit status: 0 normal, 1 start-up failure, 2 bad arguments
 // or a configuration that cannot work (the message names the key).
 
-#include <pthread.h>
-#include <signal.h>
-
 #include <cstdio>
 
 #include "base/command_line.h"
 #include "base/config.h"
 #include "base/logging.h"
+#include "base/stop_signals.h"
 #include "controller_server/controller_config.h"
 #include "controller_server/controller_server.h"
 
@@ -32,11 +30,8 @@ int main(int argc, char** argv) {
         return 2;
     }
 
-    sigset_t signals;
-    sigemptyset(&signals);
-    sigaddset(&signals, SIGINT);
-    sigaddset(&signals, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+    // Before any thread starts: they inherit the blocked set (base/stop_signals.h).
+    StopSignals stop_signals;
 
     LogOptions log;
     log.component = "controller";
@@ -64,8 +59,7 @@ int main(int argc, char** argv) {
     std::printf("%s\n", boot.c_str());
     std::fflush(stdout);
 
-    int sig = 0;
-    sigwait(&signals, &sig);
+    const int sig = stop_signals.wait();
     spdlog::info("received signal {}, shutting down", sig);
     server.shutdown();
     spdlog::shutdown();

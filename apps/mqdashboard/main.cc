@@ -6,15 +6,13 @@
 // Prints the URL it serves on once bound. Stops cleanly on SIGINT / SIGTERM. Exit status: 0
 // normal, 1 start-up failure (port taken), 2 bad arguments or no name server.
 
-#include <pthread.h>
-#include <signal.h>
-
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <cstdlib>
 
 #include "base/logging.h"
 #include "base/properties.h"
+#include "base/stop_signals.h"
 #include "dashboard/dashboard_service.h"
 
 namespace {
@@ -114,12 +112,8 @@ int main(int argc, char** argv) {
     o.poll_interval = std::chrono::milliseconds(poll_n);
     o.rpc_timeout = std::chrono::milliseconds(timeout_n);
 
-    // Threads started from here on inherit the blocked set; main waits for the signal.
-    sigset_t signals;
-    sigemptyset(&signals);
-    sigaddset(&signals, SIGINT);
-    sigaddset(&signals, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+    // Before any thread starts: they inherit the blocked set (base/stop_signals.h).
+    StopSignals stop_signals;
 
     LogOptions log;
     log.component = "dashboard";
@@ -135,8 +129,7 @@ int main(int argc, char** argv) {
     std::printf("mqdashboard: serving %s (name servers %s)\n", service.url().c_str(),
                 o.namesrv_addr.c_str());
     std::fflush(stdout);
-    int sig = 0;
-    sigwait(&signals, &sig);
+    const int sig = stop_signals.wait();
     spdlog::info("mqdashboard: signal {}, shutting down", sig);
     service.shutdown();
     return 0;

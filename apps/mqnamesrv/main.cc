@@ -9,9 +9,6 @@
 // Stops cleanly on SIGINT / SIGTERM. Exit status: 0 normal, 1 start-up failure, 2 bad arguments
 // or a configuration that cannot work (the message names the key and the file).
 
-#include <pthread.h>
-#include <signal.h>
-
 #include <cstdio>
 #include <memory>
 
@@ -19,6 +16,7 @@
 #include "base/config.h"
 #include "base/logging.h"
 #include "base/properties.h"
+#include "base/stop_signals.h"
 #include "controller_server/controller_config.h"
 #include "controller_server/controller_server.h"
 #include "namesrv/namesrv_config.h"
@@ -120,12 +118,8 @@ int main(int argc, char** argv) {
         return 0;
     }
 
-    // Every thread started from here on inherits the blocked set; main waits for the signal.
-    sigset_t signals;
-    sigemptyset(&signals);
-    sigaddset(&signals, SIGINT);
-    sigaddset(&signals, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+    // Before any thread starts: they inherit the blocked set (base/stop_signals.h).
+    StopSignals stop_signals;
 
     LogOptions log;
     log.component = "namesrv";
@@ -183,8 +177,7 @@ int main(int argc, char** argv) {
         std::fflush(stdout);
     }
 
-    int sig = 0;
-    sigwait(&signals, &sig);
+    const int sig = stop_signals.wait();
     spdlog::info("received signal {}, shutting down", sig);
     if (embedded) {
         embedded->shutdown();

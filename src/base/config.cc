@@ -5,22 +5,11 @@
 #include <cmath>
 #include <limits>
 
+#include "base/strings.h"
+
 namespace comet {
 
 namespace {
-
-std::string_view trim(std::string_view s) {
-    auto blank = [](char c) {
-        return c == ' ' || c == '\t' || c == '\f' || c == '\r' || c == '\n' || c == '\v';
-    };
-    while (!s.empty() && blank(s.front())) {
-        s.remove_prefix(1);
-    }
-    while (!s.empty() && blank(s.back())) {
-        s.remove_suffix(1);
-    }
-    return s;
-}
 
 bool iequals(std::string_view a, std::string_view b) {
     if (a.size() != b.size()) {
@@ -331,7 +320,7 @@ Status ConfigRegistry::set_locked(std::string_view key, std::string_view value,
         return Status::error(Errc::kNotFound, "unknown config key '{}' at {}", key, source);
     }
     ConfigField& f = *it->second;
-    std::string_view text = trim(value);
+    std::string_view text = trim_whitespace(value);
     if (sealed_ && !f.runtime_updatable_) {
         return Status::error(Errc::kFailedPrecondition,
                              "config key '{}' cannot be changed at runtime (restart required)",
@@ -363,7 +352,7 @@ Status ConfigRegistry::update(const std::vector<PropertyEntry>& entries,
             continue;
         }
         const ConfigField& f = *it->second;
-        std::string_view text = trim(e.value);
+        std::string_view text = trim_whitespace(e.value);
         if (sealed_ && !f.runtime_updatable_) {
             errors += fmt::format("{}config key '{}' at {} cannot be changed at runtime "
                                   "(restart required)",

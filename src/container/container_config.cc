@@ -4,23 +4,12 @@
 #include <filesystem>
 #include <map>
 
+#include "base/strings.h"
 #include "broker/replication_service.h"
 #include "broker/store_adapter.h"
 
 namespace comet::container {
 namespace {
-
-std::string_view trim(std::string_view s) {
-    while (!s.empty() &&
-           (s.front() == ' ' || s.front() == '\t' || s.front() == '\r' || s.front() == '\n')) {
-        s.remove_prefix(1);
-    }
-    while (!s.empty() &&
-           (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n')) {
-        s.remove_suffix(1);
-    }
-    return s;
-}
 
 // The store directory as compared between brokers: absolute and without "." / ".." parts.
 std::string normalized_dir(const std::string& dir) {
@@ -99,7 +88,7 @@ std::vector<std::string> split_broker_config_paths(std::string_view paths) {
         if (end == std::string_view::npos) {
             end = paths.size();
         }
-        const std::string_view item = trim(paths.substr(start, end - start));
+        const std::string_view item = trim_whitespace(paths.substr(start, end - start));
         if (!item.empty()) {
             out.emplace_back(item);
         }
@@ -118,7 +107,7 @@ Result<InstanceIdentity> parse_instance_identity(std::string_view text) {
     while (true) {
         const size_t end = text.find(':', start);
         parts.push_back(
-            trim(text.substr(start, end == std::string_view::npos ? end : end - start)));
+            trim_whitespace(text.substr(start, end == std::string_view::npos ? end : end - start)));
         if (end == std::string_view::npos) {
             break;
         }
