@@ -21,8 +21,10 @@
 //                              replicates, and SIGCONTed at the end), 'dledger' (a 3-peer DLedger
 //                              group whose preferred leader is the tests' broker), or 'controller'
 //                              (3 mqcontroller processes + 3 controller-mode brokers of one brokerName;
-//                              the tests' broker is whichever one the controllers elect). Tests talk
-//                              to the master as before.
+//                              the tests' broker is whichever one the controllers elect), or
+//                              'container' (the tests' broker is one of two brokers inside one
+//                              mqbrokercontainer process; the other is the slave of a second group
+//                              whose master is a separate mqbroker). Tests talk to the master as before.
 
 const assert = require('node:assert/strict');
 const childProcess = require('node:child_process');
@@ -207,6 +209,9 @@ function groupMode() {
     // RocketMQ 5 controller mode: 3 controllers (a Raft group) elect the master among 3 replicas
     // (this.replicas); this.broker is the elected one, the others are its slaves.
     'controller': { name: 'controller', slaves: 2, stopSlave: false, controller: true },
+    // RocketMQ 5 BrokerContainer, cross deployment: one mqbrokercontainer hosts this.broker's
+    // group master (group A) and the slave of group B; B's master is a separate mqbroker.
+    'container': { name: 'container', slaves: 0, stopSlave: false, container: true },
   };
   if (!(mode in modes)) {
     throw new Error(`COMPAT_GROUP=${mode}: expected one of ${Object.keys(modes).map(m => `'${m}'`).join(', ')}`);
@@ -507,6 +512,10 @@ class Cluster {
     this.slaves = []; // { server, port, id, stopped } in COMPAT_GROUP modes
     this.controllers = []; // { server, port } in 'controller' mode
     this.replicas = []; // 'controller' mode: { index, name, port, addr, server, spawn }, all three brokers
+    // 'container' mode: group B, { name, masterPort, masterAddr, master (mqbroker process),
+    // slavePort, slaveAddr (inside the container) }, and the container's admin port.
+    this.peerGroup = null;
+    this.containerPort = null;
     this.group = groupMode();
     this.admin = null;
     this.brokerName = `compat-${name}-a`;
@@ -531,7 +540,8 @@ class Cluster {
   get servers() {
     // In 'controller' mode this.broker is also one of the replicas: list each process once.
     return [ ...new Set([ ...this.namesrvs, ...this.controllers.map(c => c.server), this.broker,
-      ...this.slaves.map(s => s.server), ...this.replicas.map(r => r.server) ]) ].filter(Boolean);
+      ...this.slaves.map(s => s.server), ...this.replicas.map(r => r.server),
+      this.peerGroup && this.peerGroup.master ]) ].filter(Boolean);
   }
 
   get brokerAddr() {
@@ -543,6 +553,7 @@ class Cluster {
     const brokerBin = findBinary('mqbroker');
     for (let i = 0; i < this.namesrvCount; i++) this.namesrvPorts.push(await freePort());
     const controllerMode = Boolean(this.group && this.group.controller);
+    const containerMode = Boolean(this.group && this.group.container);
     // Controller mode: the tests' broker port is the elected master's, known once elected.
     this.brokerPort = controllerMode ? null : await freePort([ -2, -1, 1 ]);
 
@@ -604,6 +615,8 @@ class Cluster {
         // so a new master knows the topics the tests created on the old one.
         slaveSynchronizePeriod: 1000,
       });
+    } else if (containerMode) {
+      // The tests' broker is an ordinary ASYNC_MASTER; only where it runs changes.
     } else if (this.group) {
       // Quorum writes: master + one of the two slaves must hold every message before the answer.
       // Short HA timers so a hung slave is noticed within seconds (defaults: 5 s / 20 s).
@@ -674,6 +687,8 @@ class Cluster {
 
     if (controllerMode) {
       await this._startControllerMode(brokerProps, env);
+    } else if (containerMode) {
+      await this._startContainerMode(brokerProps, env);
     } else {
       this._brokerSpawn = () => new ServerProcess('mqbroker', brokerBin, [ '-c', brokerConf ], {
         cwd: brokerDir, env, logFile: path.join(this.tmpDir, 'mqbroker.out'),
@@ -768,6 +783,146 @@ class Cluster {
       this.replicas.push({ index: i, name, port, addr: `${LOCALHOST}:${port}`, server: spawn(), spawn });
     }
     for (const r of this.replicas) await this._waitForPort(r.server, r.port);
+  }
+
+  /**
+   * 'container' mode (cross deployment, as RocketMQ 5's BrokerContainer is meant to be used):
+   *   - mqbroker: master of group B (`compat-<name>-b`, no TBW102, so TBW102 routes only to A);
+   *   - mqbrokercontainer: the tests' broker (master of group A, `brokerProps`) and the slave of
+   *     group B, one broker file each, listed in the container's `brokerConfigPaths`; the
+   *     container's `namesrvAddr` replaces the brokers' (their files carry none) and its
+   *     `listenPort` is a free port (ADD_BROKER / REMOVE_BROKER / GET_BROKER_CONFIG).
+   * this.broker is the container process: restartBroker() restarts the whole container (SIGTERM,
+   * exit 0, same files and stores), which restarts the slave of B with it.
+   */
+  async _startContainerMode(brokerProps, env) {
+    const brokerBin = findBinary('mqbroker');
+    const containerBin = findBinary('mqbrokercontainer');
+    const peerName = this.brokerName.replace(/-a$/, '-b');
+    const masterPort = await freePort([ -2, -1, 1 ]);
+    const slavePort = await freePort([ -2, -1, 1 ]);
+    this.containerPort = await freePort();
+    const storeProps = store => ({ storePathRootDir: store, storePathCommitLog: path.join(store, 'commitlog') });
+
+    const masterDir = path.join(this.tmpDir, 'broker-b-master');
+    const masterStore = path.join(masterDir, 'store');
+    fs.mkdirSync(masterStore, { recursive: true });
+    const masterConf = path.join(masterDir, 'broker.conf');
+    writeProperties(masterConf, Object.assign({}, brokerProps, storeProps(masterStore), {
+      brokerName: peerName,
+      listenPort: masterPort,
+      autoCreateTopicEnable: false,
+      logDir: path.join(masterDir, 'logs'),
+    }));
+
+    // Inside the container: no logDir (one log per process, the container's) and no namesrvAddr
+    // (the container's), as a container's broker files are normally written.
+    const inner = props => {
+      const out = Object.assign({}, props);
+      delete out.logDir;
+      delete out.namesrvAddr;
+      return out;
+    };
+    const containerDir = path.join(this.tmpDir, 'container');
+    const aConf = path.join(containerDir, 'broker-a-master.conf');
+    const bConf = path.join(containerDir, 'broker-b-slave.conf');
+    fs.mkdirSync(path.join(containerDir, 'store-a'), { recursive: true });
+    fs.mkdirSync(path.join(containerDir, 'store-b-slave'), { recursive: true });
+    writeProperties(aConf, inner(Object.assign({}, brokerProps, storeProps(path.join(containerDir, 'store-a')))));
+    writeProperties(bConf, inner(Object.assign({}, brokerProps, storeProps(path.join(containerDir, 'store-b-slave')), {
+      brokerName: peerName,
+      brokerId: 1,
+      brokerRole: 'SLAVE',
+      listenPort: slavePort,
+      autoCreateTopicEnable: false,
+    })));
+    const containerConf = path.join(containerDir, 'container.conf');
+    writeProperties(containerConf, {
+      brokerConfigPaths: `${aConf}:${bConf}`,
+      listenPort: this.containerPort,
+      listenHost: LOCALHOST,
+      namesrvAddr: this.namesrvAddr,
+      logDir: path.join(containerDir, 'logs'),
+    });
+
+    this.peerGroup = {
+      name: peerName,
+      masterPort,
+      masterAddr: `${LOCALHOST}:${masterPort}`,
+      slavePort,
+      slaveAddr: `${LOCALHOST}:${slavePort}`,
+      master: new ServerProcess('mqbroker-b-master', brokerBin, [ '-c', masterConf ], {
+        cwd: masterDir, env, logFile: path.join(this.tmpDir, 'mqbroker-b-master.out'),
+      }),
+      probeTopic: `CompatContainerProbe_${peerName}`.replace(/[^A-Za-z0-9_-]/g, '_'),
+    };
+    await this._waitForPort(this.peerGroup.master, masterPort);
+    this._brokerSpawn = () => new ServerProcess('mqbrokercontainer', containerBin, [ '-c', containerConf ], {
+      cwd: containerDir, env, logFile: path.join(this.tmpDir, 'mqbrokercontainer.out'),
+    });
+    this.broker = this._brokerSpawn();
+    await this._waitForContainer();
+  }
+
+  /** 'container' mode: the container listens on its own port and on both brokers' ports. */
+  async _waitForContainer() {
+    await this._waitForPort(this.broker, this.containerPort);
+    await this._waitForPort(this.broker, this.brokerPort);
+    await this._waitForPort(this.broker, this.peerGroup.slavePort);
+  }
+
+  /**
+   * 'container' mode: the name server routes both brokers of group B (the slave inside the
+   * container as brokerId 1), B's master streams to it, and a probe message sent to B's master
+   * reaches the slave's ConsumeQueue: the container's second broker really replicates while the
+   * tests use its first one.
+   */
+  async _waitForContainerGroup() {
+    const peer = this.peerGroup;
+    await waitFor(`the name server to route brokerIds 0 and 1 of ${peer.name} (the slave in the container)`,
+      async () => {
+        this.assertServersAlive();
+        const route = await this.routeOf(peer.name);
+        const bd = route && route.brokerDatas.find(b => b.brokerName === peer.name);
+        return bd && bd.brokerAddrs['0'] === peer.masterAddr && bd.brokerAddrs['1'] === peer.slaveAddr;
+      }, { timeoutMs: 20000, intervalMs: 200 });
+    await waitFor(`${peer.name}'s master to stream to the slave in the container (haConnectionCount 1)`, async () => {
+      this.assertServersAlive();
+      const table = await this.runtimeInfo(peer.masterAddr);
+      return Number(table.haConnectionCount) === 1;
+    }, { timeoutMs: 20000, intervalMs: 200 });
+    if (!peer.probeCreated) {
+      await this.admin.createTopic(peer.masterAddr, 'TBW102', {
+        topicName: peer.probeTopic, readQueueNums: 1, writeQueueNums: 1, perm: 6,
+        topicFilterType: 'SINGLE_TAG', topicSysFlag: 0, order: false,
+      }, 5000);
+      peer.probeCreated = true;
+    }
+    const msg = new Message(peer.probeTopic, 'probe', `probe ${Date.now()}`);
+    const result = await this.admin.sendMessage(peer.masterAddr, peer.name, msg, {
+      producerGroup: 'CompatContainerProbe',
+      topic: msg.topic,
+      defaultTopic: 'TBW102',
+      defaultTopicQueueNums: 1,
+      queueId: 0,
+      sysFlag: 0,
+      bornTimestamp: Date.now(),
+      flag: 0,
+      properties: MessageDecoder.messageProperties2String(msg.properties),
+      reconsumeTimes: 0,
+      unitMode: false,
+    }, 5000);
+    assert.equal(result.sendStatus, 'SEND_OK', `probe send to ${peer.name}'s master`);
+    peer.probesSent = (peer.probesSent || 0) + 1;
+    const want = peer.probesSent;
+    await waitFor(`${peer.name}'s master to dispatch the probe messages (max offset ${want})`, async () =>
+      (await this.admin.getMaxOffset(peer.masterAddr, peer.probeTopic, 0, 3000)) === want,
+    { timeoutMs: 10000, intervalMs: 100 });
+    await waitFor(`the slave of ${peer.name} in the container to hold the probe messages (max offset ${want})`,
+      async () => {
+        this.assertServersAlive();
+        return (await this.admin.getMaxOffset(peer.slaveAddr, peer.probeTopic, 0, 3000)) === want;
+      }, { timeoutMs: 20000, intervalMs: 200 });
   }
 
   /**
@@ -873,6 +1028,10 @@ class Cluster {
    * the master streams to both slaves; then, in '1m2s-stopped', SIGSTOPs slave 2's broker process.
    */
   async _waitForGroup() {
+    if (this.group.container) {
+      await this._waitForContainerGroup();
+      return;
+    }
     if (this.group.controller) {
       await this.waitForControllerMaster();
       return;
@@ -962,7 +1121,8 @@ class Cluster {
     } else {
       this.broker = this._brokerSpawn();
     }
-    await this._waitForPort(this.broker, this.brokerPort);
+    if (this.group && this.group.container) await this._waitForContainer();
+    else await this._waitForPort(this.broker, this.brokerPort);
     await waitFor('the restarted broker to register with the name server', async () => {
       this.assertServersAlive();
       const route = await this.routeOf('TBW102');
@@ -973,6 +1133,9 @@ class Cluster {
     // (an unmodified client keeps the master address of its cached route until its 30 s poll).
     // Controller mode: whichever replica the controllers hold as master once all three are back
     // in its SyncStateSet becomes this test's master (normally the restarted one, see above).
+    // Container: the slave of group B restarted with the container; wait until it is routed and
+    // replicating again, so that a failure there is this test's, not a later one's.
+    if (this.group && this.group.container) await this._waitForGroup();
     if (this.group && (this.group.dledger || this.group.controller)) {
       await this._waitForGroup();
       // A client may have fetched the route while the other peer led for a moment (between

@@ -10,6 +10,9 @@
 #                                                     or controller (3 mqcontroller + 3 controller-mode
 #                                                     brokers; adds failover.test.js: kill -9 of the
 #                                                     elected master under live clients)
+#                                                     or container (the tests' broker inside one
+#                                                     mqbrokercontainer with the slave of a second
+#                                                     group, whose master is a separate mqbroker)
 # Env: COMET_BUILD_DIR (default build/release, relative to the repository root), plus the COMPAT_*
 # knobs documented in harness.js. COMPAT_TIMEOUT bounds the whole run (seconds, default 420),
 # COMPAT_FILE_TIMEOUT each file (default 240).
@@ -37,12 +40,14 @@ fi
 
 if [[ "${1:-}" == "--group" ]]; then
     case "${2:-}" in
-        1m2s|1m2s-stopped|dledger|controller) export COMPAT_GROUP=$2 ;;
-        *) echo "compat: --group needs 1m2s, 1m2s-stopped, dledger or controller (got '${2:-}')" >&2; exit 2 ;;
+        1m2s|1m2s-stopped|dledger|controller|container) export COMPAT_GROUP=$2 ;;
+        *) echo "compat: --group needs 1m2s, 1m2s-stopped, dledger, controller or container (got '${2:-}')" >&2; exit 2 ;;
     esac
     shift 2
     if [[ $COMPAT_GROUP == controller ]]; then
         echo "compat: broker group mode controller (3 controllers, 3 replicas: the elected master + 2 slaves)"
+    elif [[ $COMPAT_GROUP == container ]]; then
+        echo "compat: broker container mode (mqbrokercontainer: the tests' master + the slave of a second group)"
     else
         echo "compat: broker group mode $COMPAT_GROUP (master + 2 slaves)"
     fi
