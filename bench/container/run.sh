@@ -1,0 +1,425 @@
+#!/usr/bin/env bash
+# Broker container benchmark (issue 18): in ONE run, the same load against
+#   (a) two brokers (two groups, ASYNC_MASTER, ASYNC_FLUSH) as two separate mqbroker processes
+#   (b) the same two broker files inside one mqbrokercontainer process
+# Load: one mqbench per broker at the same time, each sending SEND_MESSAGE_V2 straight to its
+# broker (-b, no name server in the path; the topic is auto-created from TBW102 by the warm-up),
+# --threads T x --window W, --size bytes, --duration s. The setups alternate over --rounds rounds
+# ((a) then (b), then (b) then (a), ...), each round on fresh ports and empty stores, so that
+# the ratios compare measurements taken minutes apart on the same noisy machine.
+# Prints, per round and as medians over the rounds: msgs/s (both brokers together), broker CPU
+# microseconds per message (utime+stime of the broker processes from /proc/PID/stat over the
+# timed part, divided by the messages acknowledged), mqbench CPU, threads and idle RSS (VmRSS
+# once the brokers are registered, before any load: the sum of the two mqbroker processes vs
+# the container), and the ratios container / processes.
+#
+# Builds nothing. Usage:
+#   bench/container/run.sh BUILD_DIR [--duration SEC] [--rounds N] [--size BYTES]
+#                          [--threads T] [--window W] [--out FILE] [--keep]
+#                          [--broker-conf KEY=VALUE]...   (added to both broker files)
+# Defaults: --duration 5 --rounds 3 --size 1024 --threads 2 --window 64.
+# BUILD_DIR must hold apps/{mqnamesrv,mqbroker,mqbrokercontainer,mqbench} (Release:
+#   cmake --build BUILD_DIR -j2 --target mqnamesrv mqbroker mqbrokercontainer mqbench).
+# Every process runs on 127.0.0.1 under a temp dir. Stores are removed after each setup (they
+# grow by ~1 GiB a broker: 1 GiB CommitLog segments are fallocate'd) and the temp dir at the
+# end (--keep leaves logs and configs, never the stores). Every process this script started is
+# stopped on exit, error, Ctrl-C or SIGTERM (TERM, then KILL after 10 s).
+# Exit status: 0 when every measurement ran with zero failed sends, 1 when some sends failed
+# (table still printed), 2 on usage / missing binaries, 3 when a setup step failed (a process
+# exited or never listened: its log tail is printed), 130/143 on SIGINT/SIGTERM.
+# Needs python3 (free ports, table). The machine's load average is printed: measure when low.
+set -euo pipefail
+
+usage() {
+    sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//' >&2
+    exit 2
+}
+
+BUILD=""
+DURATION=5
+ROUNDS=3
+SIZE=1024
+THREADS=2
+WINDOW=64
+OUT=""
+KEEP=0
+EXTRA_CONF=()
+while [[ $# -gt 0 ]]; do
+    case "$1" in
+        --duration) DURATION="${2:?}"; shift 2 ;;
+        --rounds) ROUNDS="${2:?}"; shift 2 ;;
+        --size) SIZE="${2:?}"; shift 2 ;;
+        --threads) THREADS="${2:?}"; shift 2 ;;
+        --window) WINDOW="${2:?}"; shift 2 ;;
+        --out) OUT="${2:?}"; shift 2 ;;
+        --keep) KEEP=1; shift ;;
+        --broker-conf) EXTRA_CONF+=("${2:?}"); shift 2 ;;
+        -h|--help) usage ;;
+        -*) echo "run.sh: unknown option $1" >&2; usage ;;
+        *) [[ -z "$BUILD" ]] || { echo "run.sh: one BUILD_DIR only" >&2; usage; }
+           BUILD="$1"; shift ;;
+    esac
+done
+[[ -n "$BUILD" ]] || { echo "run.sh: BUILD_DIR is required" >&2; usage; }
+[[ -d "$BUILD" ]] || { echo "run.sh: $BUILD is not a directory" >&2; exit 2; }
+BUILD="$(cd "$BUILD" && pwd)"
+for v in DURATION ROUNDS SIZE THREADS WINDOW; do
+    [[ "${!v}" =~ ^[0-9]+$ && "${!v}" -gt 0 ]] || { echo "run.sh: bad ${v,,}: ${!v}" >&2; exit 2; }
+done
+
+NAMESRV_BIN="$BUILD/apps/mqnamesrv/mqnamesrv"
+BROKER_BIN="$BUILD/apps/mqbroker/mqbroker"
+CONTAINER_BIN="$BUILD/apps/mqbrokercontainer/mqbrokercontainer"
+BENCH_BIN="$BUILD/apps/mqbench/mqbench"
+missing=()
+for b in "$NAMESRV_BIN" "$BROKER_BIN" "$CONTAINER_BIN" "$BENCH_BIN"; do
+    [[ -x "$b" ]] || missing+=("$b")
+done
+if [[ ${#missing[@]} -gt 0 ]]; then
+    echo "run.sh: missing binaries:" >&2
+    printf '  %s\n' "${missing[@]}" >&2
+    echo "build them: cmake --build $BUILD -j2 --target mqnamesrv mqbroker mqbrokercontainer mqbench" >&2
+    exit 2
+fi
+command -v python3 >/dev/null || { echo "run.sh: python3 is required (ports, table)" >&2; exit 2; }
+if grep -q 'CMAKE_BUILD_TYPE:STRING=Debug' "$BUILD/CMakeCache.txt" 2>/dev/null; then
+    echo "run.sh: WARNING: $BUILD is a Debug build; figures will be far below Release" >&2
+fi
+
+WORK="$(mktemp -d "${TMPDIR:-/tmp}/comet-containerbench.XXXXXX")"
+RESULTS="$WORK/results.tsv"
+: >"$RESULTS"
+PIDS=()       # every process started and not yet stopped
+STATUS=0
+
+log() { printf '[%s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
+
+# Stops the given pids: TERM, then KILL whatever is left after 10 s. Reaps them.
+stop_pids() {
+    local pid deadline
+    [[ $# -gt 0 ]] || return 0
+    for pid in "$@"; do kill -TERM "$pid" 2>/dev/null || true; done
+    deadline=$((SECONDS + 10))
+    for pid in "$@"; do
+        while kill -0 "$pid" 2>/dev/null && [[ $SECONDS -lt $deadline ]]; do sleep 0.1; done
+        if kill -0 "$pid" 2>/dev/null; then
+            log "pid $pid did not stop on TERM; KILL"
+            kill -KILL "$pid" 2>/dev/null || true
+        fi
+        wait "$pid" 2>/dev/null || true
+    done
+}
+
+# shellcheck disable=SC2317  # invoked by the EXIT trap
+cleanup() {
+    local rc=$?
+    trap - EXIT INT TERM
+    if [[ ${#PIDS[@]} -gt 0 ]]; then
+        stop_pids "${PIDS[@]}"
+        PIDS=()
+    fi
+    # Stores never survive the script (they are large); logs and configs only with --keep or
+    # after a setup failure.
+    find "$WORK" -depth -type d -name store -exec rm -rf {} + 2>/dev/null || true
+    if [[ $KEEP -eq 1 || $rc -ne 0 && $rc -ne 1 ]]; then
+        log "kept $WORK (logs, configs; stores removed)"
+    else
+        rm -rf "$WORK"
+    fi
+    exit "$rc"
+}
+trap cleanup EXIT
+trap 'log "interrupted"; exit 130' INT
+trap 'log "terminated"; exit 143' TERM
+
+die() {
+    log "ERROR: $*"
+    exit 3
+}
+
+# N ports free on 127.0.0.1 right now, held together while choosing so they are distinct.
+free_ports() {
+    python3 - "$1" <<'EOF'
+import socket, sys
+socks = []
+for _ in range(int(sys.argv[1])):
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    socks.append(s)
+print(" ".join(str(s.getsockname()[1]) for s in socks))
+EOF
+}
+
+# start LOGFILE CMD... : runs CMD in the background; its pid is appended to PIDS.
+start() {
+    local logf="$1"
+    shift
+    "$@" >"$logf" 2>&1 &
+    PIDS+=("$!")
+}
+
+# forget PID... : drops stopped pids from PIDS.
+forget() {
+    local keep=() p q gone
+    for p in "${PIDS[@]}"; do
+        gone=0
+        for q in "$@"; do [[ $p == "$q" ]] && gone=1; done
+        [[ $gone -eq 1 ]] || keep+=("$p")
+    done
+    PIDS=("${keep[@]+"${keep[@]}"}")
+}
+
+# wait_pids PID... : waits for each (started with `start`); returns non-zero if any failed.
+wait_pids() {
+    local p rc=0
+    for p in "$@"; do wait "$p" || rc=1; done
+    forget "$@"
+    return "$rc"
+}
+
+# wait_port NAME PID PORT LOGFILE : until 127.0.0.1:PORT accepts (20 s), or the process died.
+wait_port() {
+    local name="$1" pid="$2" port="$3" logf="$4" deadline=$((SECONDS + 20))
+    while ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do
+        if ! kill -0 "$pid" 2>/dev/null; then
+            tail -n 20 "$logf" >&2 || true
+            die "$name exited before listening on $port (log above: $logf)"
+        fi
+        [[ $SECONDS -lt $deadline ]] || { tail -n 20 "$logf" >&2 || true;
+                                          die "$name not listening on $port after 20 s"; }
+        sleep 0.1
+    done
+}
+
+# wait_log NAME PID LOGFILE PATTERN COUNT : until PATTERN occurs COUNT times in LOGFILE (20 s).
+wait_log() {
+    local name="$1" pid="$2" logf="$3" pattern="$4" count="$5" deadline=$((SECONDS + 20)) n
+    for (( ; ; )); do
+        n="$(grep -c -- "$pattern" "$logf" 2>/dev/null || true)"
+        [[ ${n:-0} -ge $count ]] && return 0
+        kill -0 "$pid" 2>/dev/null || { tail -n 20 "$logf" >&2 || true; die "$name exited"; }
+        [[ $SECONDS -lt $deadline ]] || { tail -n 20 "$logf" >&2 || true;
+                                          die "$name: no '$pattern' x$count after 20 s"; }
+        sleep 0.1
+    done
+}
+
+CLK_TCK="$(getconf CLK_TCK)"
+# cpu_ticks PID : user+system CPU of a running process (all its threads), in clock ticks.
+cpu_ticks() {
+    awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat" 2>/dev/null || echo 0
+}
+# rss_kib PID : VmRSS in KiB.
+rss_kib() {
+    awk '/^VmRSS:/ { print $2 }' "/proc/$1/status" 2>/dev/null || echo 0
+}
+# threads_of PID : number of threads.
+threads_of() {
+    awk '/^Threads:/ { print $2 }' "/proc/$1/status" 2>/dev/null || echo 0
+}
+# child_cpu : sets CHILD_CPU to the user+system seconds of this shell's reaped children so far.
+# `times` must run in this shell, not in a pipe or $(...) subshell, so it goes to a file.
+child_cpu() {
+    times >"$WORK/times.txt"
+    tail -n 1 "$WORK/times.txt" | awk '{ s = 0; for (i = 1; i <= 2; i++) { split($i, p, "m");
+                                 s += p[1] * 60 + substr(p[2], 1, length(p[2]) - 1) }
+                               printf "%.3f", s }' >"$WORK/times.sum"
+    CHILD_CPU="$(cat "$WORK/times.sum")"
+}
+
+write_conf() {
+    local f="$1"
+    shift
+    printf '%s\n' "$@" >"$f"
+}
+
+# One name server for the whole run (it carries no load: mqbench sends with -b).
+NS_DIR="$WORK/namesrv"
+mkdir -p "$NS_DIR"
+read -r NS_PORT <<<"$(free_ports 1)"
+NS="127.0.0.1:$NS_PORT"
+write_conf "$NS_DIR/namesrv.conf" "listenPort=$NS_PORT" "listenHost=127.0.0.1" \
+    "kvConfigPath=$NS_DIR/kvConfig.json" "logDir=$NS_DIR/logs"
+start "$NS_DIR/namesrv.log" "$NAMESRV_BIN" -c "$NS_DIR/namesrv.conf"
+NS_PID="${PIDS[-1]}"
+wait_port "mqnamesrv" "$NS_PID" "$NS_PORT" "$NS_DIR/namesrv.log"
+
+# broker_conf FILE NAME PORT HAPORT STORE [extra key=value...] : one broker file (same keys for
+# both setups; (a) adds namesrvAddr and logDir, the container supplies both itself).
+broker_conf() {
+    local f="$1" name="$2" port="$3" ha="$4" store="$5"
+    shift 5
+    write_conf "$f" "brokerClusterName=BenchCluster" "brokerName=$name" "brokerId=0" \
+        "brokerRole=ASYNC_MASTER" "flushDiskType=ASYNC_FLUSH" "brokerIP1=127.0.0.1" \
+        "listenHost=127.0.0.1" "listenPort=$port" "haListenPort=$ha" \
+        "autoCreateTopicEnable=true" "mappedFileSizeCommitLog=1073741824" \
+        "storePathRootDir=$store" ${EXTRA_CONF[@]+"${EXTRA_CONF[@]}"} "$@"
+}
+
+# run_setup ROUND SETUP(a|b) : starts the setup, records idle RSS, warms up, measures, stops,
+# removes the stores. Appends one row to RESULTS.
+run_setup() {
+    local round="$1" setup="$2" dir="$WORK/r$1-$2" ports
+    mkdir -p "$dir"
+    read -r -a ports <<<"$(free_ports 5)"
+    local p1="${ports[0]}" p2="${ports[2]}" broker_pids=() label
+    if [[ $setup == a ]]; then
+        label="2 mqbroker processes"
+        local i p
+        for i in 1 2; do
+            p="${ports[$((2 * i - 2))]}"
+            broker_conf "$dir/broker$i.conf" "bench-ct-$i" "$p" "${ports[$((2 * i - 1))]}" \
+                "$dir/broker$i/store" "namesrvAddr=$NS" "logDir=$dir/broker$i/logs"
+            start "$dir/broker$i.log" "$BROKER_BIN" -c "$dir/broker$i.conf"
+            broker_pids+=("${PIDS[-1]}")
+            wait_port "mqbroker $i" "${PIDS[-1]}" "$p" "$dir/broker$i.log"
+        done
+        for i in 1 2; do
+            wait_log "mqbroker $i" "${broker_pids[$((i - 1))]}" "$dir/broker$i.log" \
+                "boot success" 1
+        done
+    else
+        label="1 mqbrokercontainer"
+        local i
+        for i in 1 2; do
+            broker_conf "$dir/broker$i.conf" "bench-ct-$i" "${ports[$((2 * i - 2))]}" \
+                "${ports[$((2 * i - 1))]}" "$dir/broker$i/store"
+        done
+        write_conf "$dir/container.conf" \
+            "brokerConfigPaths=$dir/broker1.conf:$dir/broker2.conf" \
+            "listenPort=${ports[4]}" "listenHost=127.0.0.1" "namesrvAddr=$NS" \
+            "logDir=$dir/container/logs"
+        start "$dir/container.log" "$CONTAINER_BIN" -c "$dir/container.conf"
+        broker_pids=("${PIDS[-1]}")
+        wait_port "mqbrokercontainer" "${PIDS[-1]}" "${ports[4]}" "$dir/container.log"
+        wait_port "mqbrokercontainer (broker 1)" "${PIDS[-1]}" "$p1" "$dir/container.log"
+        wait_port "mqbrokercontainer (broker 2)" "${PIDS[-1]}" "$p2" "$dir/container.log"
+        wait_log "mqbrokercontainer" "${PIDS[-1]}" "$dir/container.log" "container: broker .* boot success on port" 2
+    fi
+    # Idle: registered, nothing sent yet. One second for the first registration round trips.
+    sleep 1
+    local rss=0 threads=0 k
+    for k in "${broker_pids[@]}"; do
+        rss=$((rss + $(rss_kib "$k")))
+        threads=$((threads + $(threads_of "$k")))
+    done
+
+    # Warm-up (auto-creates the topic on each broker, opens the first CommitLog pages).
+    local topic="BenchContainer" j pids=()
+    for j in 1 2; do
+        local addr="127.0.0.1:${ports[$((2 * j - 2))]}"
+        start "$dir/warmup$j.log" "$BENCH_BIN" producer -b "$addr" -t "$topic" -s "$SIZE" \
+            --threads 2 --window 16 --count 20000 --send-timeout 3000
+        pids+=("${PIDS[-1]}")
+    done
+    wait_pids "${pids[@]}" || { tail -n 20 "$dir"/warmup*.log >&2; die "($setup) warm-up failed"; }
+
+    local la cpu0=0 cpu1=0 child0 child1
+    la="$(cut -d' ' -f1 /proc/loadavg)"
+    log "  round $round ($setup) $label: 2 x mqbench $THREADS thr x win $WINDOW, ${DURATION} s" \
+        "(load $la, idle RSS $((rss / 1024)) MiB, $threads threads)"
+    for k in "${broker_pids[@]}"; do cpu0=$((cpu0 + $(cpu_ticks "$k"))); done
+    child_cpu
+    child0="$CHILD_CPU"
+    pids=()
+    for j in 1 2; do
+        local addr="127.0.0.1:${ports[$((2 * j - 2))]}"
+        start "$dir/load$j.log" "$BENCH_BIN" producer -b "$addr" -t "$topic" -s "$SIZE" \
+            --threads "$THREADS" --window "$WINDOW" --connections 1 --duration "$DURATION" --json
+        pids+=("${PIDS[-1]}")
+    done
+    if ! wait_pids "${pids[@]}"; then
+        log "  round $round ($setup): mqbench reported failed sends (see the table)"
+        STATUS=1
+    fi
+    for k in "${broker_pids[@]}"; do cpu1=$((cpu1 + $(cpu_ticks "$k"))); done
+    child_cpu
+    child1="$CHILD_CPU"
+    local json1 json2
+    json1="$(grep '^{' "$dir/load1.log" | tail -n 1 || true)"
+    json2="$(grep '^{' "$dir/load2.log" | tail -n 1 || true)"
+    [[ -n "$json1" && -n "$json2" ]] || { tail -n 20 "$dir"/load*.log >&2; die "no mqbench summary"; }
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$round" "$setup" "$label" "$la" "$rss" \
+        "$threads" "$(awk -v a="$cpu0" -v b="$cpu1" -v t="$CLK_TCK" 'BEGIN { printf "%.3f", (b - a) / t }')" \
+        "$(awk -v a="$child0" -v b="$child1" 'BEGIN { printf "%.3f", b - a }')" \
+        "$json1" "$json2" >>"$RESULTS"
+
+    local t0=$SECONDS
+    stop_pids "${broker_pids[@]}"
+    forget "${broker_pids[@]}"
+    rm -rf "$dir"/broker*/store
+    log "  round $round ($setup) stopped and stores removed in $((SECONDS - t0)) s"
+}
+
+START_LOAD="$(cut -d" " -f1-3 /proc/loadavg)"
+log "build $BUILD, $(nproc) cores, load average $START_LOAD, work dir $WORK"
+for ((r = 1; r <= ROUNDS; r++)); do
+    if ((r % 2 == 1)); then
+        run_setup "$r" a
+        run_setup "$r" b
+    else
+        run_setup "$r" b
+        run_setup "$r" a
+    fi
+done
+END_LOAD="$(cut -d" " -f1-3 /proc/loadavg)"
+
+python3 - "$RESULTS" "$(nproc)" "$START_LOAD" "$END_LOAD" "$SIZE" "$DURATION" "$THREADS" \
+    "$WINDOW" "$(git -C "$(dirname "$0")" rev-parse --short HEAD 2>/dev/null || echo '?')" \
+    "$(uname -r)" >"$WORK/table.md" <<'EOF'
+import json, statistics, sys
+path, cores, start_load, end_load, size, duration, threads, window, commit, kernel = sys.argv[1:]
+rows = {}
+for line in open(path):
+    rnd, setup, label, la, rss, thr, cpu, client, j1, j2 = line.rstrip("\n").split("\t")
+    j1, j2 = json.loads(j1), json.loads(j2)
+    ok = j1["ok"] + j2["ok"]
+    failed = j1["failed"] + j2["failed"]
+    rows[(int(rnd), setup)] = dict(label=label, la=la, rss=int(rss) / 1024, threads=int(thr),
+        tps=j1["tps"] + j2["tps"], ok=ok, failed=failed, cpu=float(cpu),
+        us=float(cpu) / max(1, ok) * 1e6, client_us=float(client) / max(1, ok) * 1e6,
+        p99=max(j1["p99_ms"], j2["p99_ms"]))
+print(f"{size}-byte bodies, 2 x mqbench (one per broker, -b) x {threads} threads x window "
+      f"{window}, {duration} s per measurement, commit {commit}, Linux {kernel}, {cores} cores; "
+      f"/proc/loadavg at start: {start_load}; at end: {end_load}")
+print()
+print("| round | setup | msgs/s (both) | failed | broker CPU s | broker µs/msg | mqbench µs/msg "
+      "| worse p99 ms | idle RSS MiB | threads | load avg |")
+print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+for (rnd, setup), r in sorted(rows.items()):
+    print(f"| {rnd} | ({setup}) {r['label']} | {r['tps']:,.0f} | {r['failed']} | {r['cpu']:.2f} | "
+          f"{r['us']:.1f} | {r['client_us']:.1f} | {r['p99']:.2f} | {r['rss']:.1f} | "
+          f"{r['threads']} | {r['la']} |")
+print()
+rounds = sorted({k[0] for k in rows})
+ratios = {"tps": [], "us": [], "rss": [], "threads": []}
+print("| round | msgs/s (b)/(a) | broker µs/msg (b)/(a) | idle RSS (b)/(a) | threads (b)/(a) |")
+print("|---|---:|---:|---:|---:|")
+for rnd in rounds:
+    a, b = rows.get((rnd, "a")), rows.get((rnd, "b"))
+    if not a or not b:
+        continue
+    vals = {k: (b[k] / a[k] if a[k] else float("nan")) for k in ratios}
+    for k, v in vals.items():
+        ratios[k].append(v)
+    print(f"| {rnd} | {vals['tps']:.2f} | {vals['us']:.2f} | {vals['rss']:.2f} | "
+          f"{vals['threads']:.2f} |")
+if ratios["tps"]:
+    med = {k: statistics.median(v) for k, v in ratios.items()}
+    print(f"| median | {med['tps']:.2f} | {med['us']:.2f} | {med['rss']:.2f} | "
+          f"{med['threads']:.2f} |")
+    for s in ("a", "b"):
+        vals = [r for (rnd, setup), r in rows.items() if setup == s]
+        print()
+        print(f"- ({s}) {vals[0]['label']}: median {statistics.median(v['tps'] for v in vals):,.0f} "
+              f"msgs/s, {statistics.median(v['us'] for v in vals):.1f} broker µs/msg, idle RSS "
+              f"{statistics.median(v['rss'] for v in vals):.1f} MiB, "
+              f"{statistics.median(v['threads'] for v in vals):.0f} threads", end="")
+    print()
+EOF
+cat "$WORK/table.md"
+if [[ -n "$OUT" ]]; then
+    cp "$WORK/table.md" "$OUT"
+    log "table written to $OUT"
+fi
+exit "$STATUS"
