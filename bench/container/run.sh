@@ -9,7 +9,8 @@
 # the ratios compare measurements taken minutes apart on the same noisy machine.
 # Prints, per round and as medians over the rounds: msgs/s (both brokers together), broker CPU
 # microseconds per message (utime+stime of the broker processes from /proc/PID/stat over the
-# timed part, divided by the messages acknowledged), mqbench CPU, threads and idle RSS (VmRSS
+# timed part, divided by the messages acknowledged), the brokers' context switches per message
+# (voluntary + involuntary, all threads), mqbench CPU, threads and idle RSS (VmRSS
 # once the brokers are registered, before any load: the sum of the two mqbroker processes vs
 # the container), and the ratios container / processes.
 #
@@ -209,6 +210,11 @@ CLK_TCK="$(getconf CLK_TCK)"
 cpu_ticks() {
     awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat" 2>/dev/null || echo 0
 }
+# ctx_switches PID : voluntary + nonvoluntary context switches summed over the live threads.
+ctx_switches() {
+    cat "/proc/$1"/task/*/status 2>/dev/null |
+        awk '/^(voluntary|nonvoluntary)_ctxt_switches:/ { s += $2 } END { print s + 0 }'
+}
 # rss_kib PID : VmRSS in KiB.
 rss_kib() {
     awk '/^VmRSS:/ { print $2 }' "/proc/$1/status" 2>/dev/null || echo 0
@@ -314,11 +320,14 @@ run_setup() {
     done
     wait_pids "${pids[@]}" || { tail -n 20 "$dir"/warmup*.log >&2; die "($setup) warm-up failed"; }
 
-    local la cpu0=0 cpu1=0 child0 child1
+    local la cpu0=0 cpu1=0 cs0=0 cs1=0 child0 child1
     la="$(cut -d' ' -f1 /proc/loadavg)"
     log "  round $round ($setup) $label: 2 x mqbench $THREADS thr x win $WINDOW, ${DURATION} s" \
         "(load $la, idle RSS $((rss / 1024)) MiB, $threads threads)"
-    for k in "${broker_pids[@]}"; do cpu0=$((cpu0 + $(cpu_ticks "$k"))); done
+    for k in "${broker_pids[@]}"; do
+        cpu0=$((cpu0 + $(cpu_ticks "$k")))
+        cs0=$((cs0 + $(ctx_switches "$k")))
+    done
     child_cpu
     child0="$CHILD_CPU"
     pids=()
@@ -332,15 +341,18 @@ run_setup() {
         log "  round $round ($setup): mqbench reported failed sends (see the table)"
         STATUS=1
     fi
-    for k in "${broker_pids[@]}"; do cpu1=$((cpu1 + $(cpu_ticks "$k"))); done
+    for k in "${broker_pids[@]}"; do
+        cpu1=$((cpu1 + $(cpu_ticks "$k")))
+        cs1=$((cs1 + $(ctx_switches "$k")))
+    done
     child_cpu
     child1="$CHILD_CPU"
     local json1 json2
     json1="$(grep '^{' "$dir/load1.log" | tail -n 1 || true)"
     json2="$(grep '^{' "$dir/load2.log" | tail -n 1 || true)"
     [[ -n "$json1" && -n "$json2" ]] || { tail -n 20 "$dir"/load*.log >&2; die "no mqbench summary"; }
-    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$round" "$setup" "$label" "$la" "$rss" \
-        "$threads" "$(awk -v a="$cpu0" -v b="$cpu1" -v t="$CLK_TCK" 'BEGIN { printf "%.3f", (b - a) / t }')" \
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$round" "$setup" "$label" "$la" "$rss" \
+        "$threads" "$((cs1 - cs0))" "$(awk -v a="$cpu0" -v b="$cpu1" -v t="$CLK_TCK" 'BEGIN { printf "%.3f", (b - a) / t }')" \
         "$(awk -v a="$child0" -v b="$child1" 'BEGIN { printf "%.3f", b - a }')" \
         "$json1" "$json2" >>"$RESULTS"
 
@@ -371,24 +383,24 @@ import json, statistics, sys
 path, cores, start_load, end_load, size, duration, threads, window, commit, kernel = sys.argv[1:]
 rows = {}
 for line in open(path):
-    rnd, setup, label, la, rss, thr, cpu, client, j1, j2 = line.rstrip("\n").split("\t")
+    rnd, setup, label, la, rss, thr, cs, cpu, client, j1, j2 = line.rstrip("\n").split("\t")
     j1, j2 = json.loads(j1), json.loads(j2)
     ok = j1["ok"] + j2["ok"]
     failed = j1["failed"] + j2["failed"]
     rows[(int(rnd), setup)] = dict(label=label, la=la, rss=int(rss) / 1024, threads=int(thr),
         tps=j1["tps"] + j2["tps"], ok=ok, failed=failed, cpu=float(cpu),
         us=float(cpu) / max(1, ok) * 1e6, client_us=float(client) / max(1, ok) * 1e6,
-        p99=max(j1["p99_ms"], j2["p99_ms"]))
+        p99=max(j1["p99_ms"], j2["p99_ms"]), cs=int(cs) / max(1, ok))
 print(f"{size}-byte bodies, 2 x mqbench (one per broker, -b) x {threads} threads x window "
       f"{window}, {duration} s per measurement, commit {commit}, Linux {kernel}, {cores} cores; "
       f"/proc/loadavg at start: {start_load}; at end: {end_load}")
 print()
-print("| round | setup | msgs/s (both) | failed | broker CPU s | broker µs/msg | mqbench µs/msg "
-      "| worse p99 ms | idle RSS MiB | threads | load avg |")
-print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+print("| round | setup | msgs/s (both) | failed | broker CPU s | broker µs/msg | broker ctx sw/msg "
+      "| mqbench µs/msg | worse p99 ms | idle RSS MiB | threads | load avg |")
+print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 for (rnd, setup), r in sorted(rows.items()):
     print(f"| {rnd} | ({setup}) {r['label']} | {r['tps']:,.0f} | {r['failed']} | {r['cpu']:.2f} | "
-          f"{r['us']:.1f} | {r['client_us']:.1f} | {r['p99']:.2f} | {r['rss']:.1f} | "
+          f"{r['us']:.1f} | {r['cs']:.3f} | {r['client_us']:.1f} | {r['p99']:.2f} | {r['rss']:.1f} | "
           f"{r['threads']} | {r['la']} |")
 print()
 rounds = sorted({k[0] for k in rows})
