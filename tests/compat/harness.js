@@ -637,7 +637,7 @@ class Cluster {
       if (eq > 0) brokerProps[pair.slice(0, eq).trim()] = pair.slice(eq + 1).trim();
     }
     const brokerConf = path.join(brokerDir, 'broker.conf');
-    if (!controllerMode) writeProperties(brokerConf, brokerProps);
+    if (!controllerMode && !containerMode) writeProperties(brokerConf, brokerProps);
     const slaveSpawns = [];
     for (let id = 1; this.group && !controllerMode && id <= this.group.slaves; id++) {
       const port = await freePort([ -2, -1, 1 ]);
