@@ -12,7 +12,8 @@
 # timed part, divided by the messages acknowledged), the brokers' context switches per message
 # (voluntary + involuntary, all threads), mqbench CPU, threads and idle RSS (VmRSS
 # once the brokers are registered, before any load: the sum of the two mqbroker processes vs
-# the container), and the ratios container / processes.
+# the container) and idle PSS (smaps_rollup: the two processes' common library pages counted
+# once), and the ratios container / processes.
 #
 # Builds nothing. Usage:
 #   bench/container/run.sh BUILD_DIR [--duration SEC] [--rounds N] [--size BYTES]
@@ -219,6 +220,11 @@ ctx_switches() {
 rss_kib() {
     awk '/^VmRSS:/ { print $2 }' "/proc/$1/status" 2>/dev/null || echo 0
 }
+# pss_kib PID : proportional set size in KiB (shared pages split between the processes sharing
+# them, so the sum over two mqbroker processes does not count their common library pages twice).
+pss_kib() {
+    awk '/^Pss:/ { print $2; exit }' "/proc/$1/smaps_rollup" 2>/dev/null || echo 0
+}
 # threads_of PID : number of threads.
 threads_of() {
     awk '/^Threads:/ { print $2 }' "/proc/$1/status" 2>/dev/null || echo 0
@@ -304,9 +310,10 @@ run_setup() {
     fi
     # Idle: registered, nothing sent yet. One second for the first registration round trips.
     sleep 1
-    local rss=0 threads=0 k
+    local rss=0 pss=0 threads=0 k
     for k in "${broker_pids[@]}"; do
         rss=$((rss + $(rss_kib "$k")))
+        pss=$((pss + $(pss_kib "$k")))
         threads=$((threads + $(threads_of "$k")))
     done
 
@@ -323,7 +330,7 @@ run_setup() {
     local la cpu0=0 cpu1=0 cs0=0 cs1=0 child0 child1
     la="$(cut -d' ' -f1 /proc/loadavg)"
     log "  round $round ($setup) $label: 2 x mqbench $THREADS thr x win $WINDOW, ${DURATION} s" \
-        "(load $la, idle RSS $((rss / 1024)) MiB, $threads threads)"
+        "(load $la, idle RSS $((rss / 1024)) MiB, PSS $((pss / 1024)) MiB, $threads threads)"
     for k in "${broker_pids[@]}"; do
         cpu0=$((cpu0 + $(cpu_ticks "$k")))
         cs0=$((cs0 + $(ctx_switches "$k")))
@@ -351,7 +358,7 @@ run_setup() {
     json1="$(grep '^{' "$dir/load1.log" | tail -n 1 || true)"
     json2="$(grep '^{' "$dir/load2.log" | tail -n 1 || true)"
     [[ -n "$json1" && -n "$json2" ]] || { tail -n 20 "$dir"/load*.log >&2; die "no mqbench summary"; }
-    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$round" "$setup" "$label" "$la" "$rss" \
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$round" "$setup" "$label" "$la" "$rss" "$pss" \
         "$threads" "$((cs1 - cs0))" "$(awk -v a="$cpu0" -v b="$cpu1" -v t="$CLK_TCK" 'BEGIN { printf "%.3f", (b - a) / t }')" \
         "$(awk -v a="$child0" -v b="$child1" 'BEGIN { printf "%.3f", b - a }')" \
         "$json1" "$json2" >>"$RESULTS"
@@ -383,11 +390,11 @@ import json, statistics, sys
 path, cores, start_load, end_load, size, duration, threads, window, commit, kernel = sys.argv[1:]
 rows = {}
 for line in open(path):
-    rnd, setup, label, la, rss, thr, cs, cpu, client, j1, j2 = line.rstrip("\n").split("\t")
+    rnd, setup, label, la, rss, pss, thr, cs, cpu, client, j1, j2 = line.rstrip("\n").split("\t")
     j1, j2 = json.loads(j1), json.loads(j2)
     ok = j1["ok"] + j2["ok"]
     failed = j1["failed"] + j2["failed"]
-    rows[(int(rnd), setup)] = dict(label=label, la=la, rss=int(rss) / 1024, threads=int(thr),
+    rows[(int(rnd), setup)] = dict(label=label, la=la, rss=int(rss) / 1024, pss=int(pss) / 1024, threads=int(thr),
         tps=j1["tps"] + j2["tps"], ok=ok, failed=failed, cpu=float(cpu),
         us=float(cpu) / max(1, ok) * 1e6, client_us=float(client) / max(1, ok) * 1e6,
         p99=max(j1["p99_ms"], j2["p99_ms"]), cs=int(cs) / max(1, ok))
@@ -396,17 +403,18 @@ print(f"{size}-byte bodies, 2 x mqbench (one per broker, -b) x {threads} threads
       f"/proc/loadavg at start: {start_load}; at end: {end_load}")
 print()
 print("| round | setup | msgs/s (both) | failed | broker CPU s | broker µs/msg | broker ctx sw/msg "
-      "| mqbench µs/msg | worse p99 ms | idle RSS MiB | threads | load avg |")
-print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+      "| mqbench µs/msg | worse p99 ms | idle RSS MiB | idle PSS MiB | threads | load avg |")
+print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 for (rnd, setup), r in sorted(rows.items()):
     print(f"| {rnd} | ({setup}) {r['label']} | {r['tps']:,.0f} | {r['failed']} | {r['cpu']:.2f} | "
-          f"{r['us']:.1f} | {r['cs']:.3f} | {r['client_us']:.1f} | {r['p99']:.2f} | {r['rss']:.1f} | "
+          f"{r['us']:.1f} | {r['cs']:.3f} | {r['client_us']:.1f} | {r['p99']:.2f} | {r['rss']:.1f} | {r['pss']:.1f} | "
           f"{r['threads']} | {r['la']} |")
 print()
 rounds = sorted({k[0] for k in rows})
-ratios = {"tps": [], "us": [], "rss": [], "threads": []}
-print("| round | msgs/s (b)/(a) | broker µs/msg (b)/(a) | idle RSS (b)/(a) | threads (b)/(a) |")
-print("|---|---:|---:|---:|---:|")
+ratios = {"tps": [], "us": [], "rss": [], "pss": [], "threads": []}
+print("| round | msgs/s (b)/(a) | broker µs/msg (b)/(a) | idle RSS (b)/(a) | idle PSS (b)/(a) "
+      "| threads (b)/(a) |")
+print("|---|---:|---:|---:|---:|---:|")
 for rnd in rounds:
     a, b = rows.get((rnd, "a")), rows.get((rnd, "b"))
     if not a or not b:
@@ -414,18 +422,19 @@ for rnd in rounds:
     vals = {k: (b[k] / a[k] if a[k] else float("nan")) for k in ratios}
     for k, v in vals.items():
         ratios[k].append(v)
-    print(f"| {rnd} | {vals['tps']:.2f} | {vals['us']:.2f} | {vals['rss']:.2f} | "
+    print(f"| {rnd} | {vals['tps']:.2f} | {vals['us']:.2f} | {vals['rss']:.2f} | {vals['pss']:.2f} | "
           f"{vals['threads']:.2f} |")
 if ratios["tps"]:
     med = {k: statistics.median(v) for k, v in ratios.items()}
-    print(f"| median | {med['tps']:.2f} | {med['us']:.2f} | {med['rss']:.2f} | "
+    print(f"| median | {med['tps']:.2f} | {med['us']:.2f} | {med['rss']:.2f} | {med['pss']:.2f} | "
           f"{med['threads']:.2f} |")
     for s in ("a", "b"):
         vals = [r for (rnd, setup), r in rows.items() if setup == s]
         print()
         print(f"- ({s}) {vals[0]['label']}: median {statistics.median(v['tps'] for v in vals):,.0f} "
               f"msgs/s, {statistics.median(v['us'] for v in vals):.1f} broker µs/msg, idle RSS "
-              f"{statistics.median(v['rss'] for v in vals):.1f} MiB, "
+              f"{statistics.median(v['rss'] for v in vals):.1f} MiB (PSS "
+              f"{statistics.median(v['pss'] for v in vals):.1f} MiB), "
               f"{statistics.median(v['threads'] for v in vals):.0f} threads", end="")
     print()
 EOF
