@@ -879,6 +879,13 @@ class Cluster {
    */
   async _waitForContainerGroup() {
     const peer = this.peerGroup;
+    // The container's own port answers GET_BROKER_CONFIG (26) with its settings (key=value lines).
+    const request = RemotingCommand.createRequestCommand(26, null);
+    const response = await this.admin.invoke(`${LOCALHOST}:${this.containerPort}`, request, 3000);
+    assert.equal(response.code, 0, `GET_BROKER_CONFIG on the container's port: code ${response.code} ${response.remark}`);
+    const settings = response.body ? response.body.toString('utf8') : '';
+    assert.match(settings, /^brokerConfigPaths=.*broker-a-master\.conf:.*broker-b-slave\.conf$/m,
+      `the container's settings list both broker files:\n${settings}`);
     await waitFor(`the name server to route brokerIds 0 and 1 of ${peer.name} (the slave in the container)`,
       async () => {
         this.assertServersAlive();
