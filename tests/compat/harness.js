@@ -516,6 +516,7 @@ class Cluster {
     // slavePort, slaveAddr (inside the container) }, and the container's admin port.
     this.peerGroup = null;
     this.containerPort = null;
+    this.containerBrokerConf = null; // 'container' mode: the tests' broker file inside the container
     this.group = groupMode();
     this.admin = null;
     this.brokerName = `compat-${name}-a`;
@@ -836,6 +837,7 @@ class Cluster {
       listenPort: slavePort,
       autoCreateTopicEnable: false,
     })));
+    this.containerBrokerConf = aConf;
     const containerConf = path.join(containerDir, 'container.conf');
     writeProperties(containerConf, {
       brokerConfigPaths: `${aConf}:${bConf}`,
@@ -862,6 +864,31 @@ class Cluster {
     });
     this.broker = this._brokerSpawn();
     await this._waitForContainer();
+  }
+
+  /** 'container' mode: `host:port` of the container's own (admin) port. */
+  get containerAddr() {
+    return `${LOCALHOST}:${this.containerPort}`;
+  }
+
+  /**
+   * Runs this build's mqadmin with `args` (bounded: 20 s); resolves with { code, output } (stdout
+   * and stderr together), never rejects for a non-zero exit.
+   */
+  mqadmin(args) {
+    const binary = findBinary('mqadmin');
+    return new Promise(resolve => {
+      childProcess.execFile(binary, args, { timeout: 20000, env: Object.assign({}, process.env, { HOME: this.tmpDir }) },
+        (err, stdout, stderr) => {
+          const code = err ? (typeof err.code === 'number' ? err.code : -1) : 0;
+          resolve({ code, output: `${stdout}${stderr}` });
+        });
+    });
+  }
+
+  /** 'container' mode: the tests' broker identity, `cluster:brokerName:0` (REMOVE_BROKER's key). */
+  get brokerIdentity() {
+    return `${this.clusterName}:${this.brokerName}:0`;
   }
 
   /** 'container' mode: the container listens on its own port and on both brokers' ports. */
@@ -1534,6 +1561,7 @@ module.exports = {
   Consumer,
   Producer,
   assignedQueues,
+  canConnect,
   findBinary,
   freePort,
   perQueueOrderViolations,

@@ -12,7 +12,9 @@
 #                                                     elected master under live clients)
 #                                                     or container (the tests' broker inside one
 #                                                     mqbrokercontainer with the slave of a second
-#                                                     group, whose master is a separate mqbroker)
+#                                                     group, whose master is a separate mqbroker;
+#                                                     adds container.test.js: mqadmin removeBroker /
+#                                                     addBroker of the tests' broker under live clients)
 # Env: COMET_BUILD_DIR (default build/release, relative to the repository root), plus the COMPAT_*
 # knobs documented in harness.js. COMPAT_TIMEOUT bounds the whole run (seconds, default 420),
 # COMPAT_FILE_TIMEOUT each file (default 240).
@@ -77,6 +79,8 @@ else
            namesrv.test.js)
     # Only controller mode can lose its master for good and elect another one.
     [[ ${COMPAT_GROUP:-} == controller ]] && FILES+=(failover.test.js)
+    # Only a broker container can remove and add back one of its brokers.
+    [[ ${COMPAT_GROUP:-} == container ]] && FILES+=(container.test.js)
 fi
 
 # One file at a time (each starts its own cluster; the machine is small), each bounded by timeout(1).
