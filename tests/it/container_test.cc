@@ -4,9 +4,14 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/mount.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <condition_variable>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -785,6 +790,81 @@ TEST_F(ContainerIt, AFloodAtOneBrokerLeavesTheOtherServing) {
     auto code = box->wait_exit(guard(20s));
     ASSERT_TRUE(code.is_ok()) << box->log_tail();
     EXPECT_EQ(*code, 0) << box->log_tail();
+}
+
+// One broker's disk fills up (its store on a small tmpfs the test mounts): that broker refuses
+// sends, the other broker of the container keeps accepting them,
+// and the container stops cleanly. Needs root to mount (CI runs as root and must run it).
+TEST_F(ContainerIt, OneFullDiskLeavesTheOtherBrokerServing) {
+    if (::geteuid() != 0) {
+        ASSERT_EQ(std::getenv("CI"), nullptr) << "CI must run as root to mount the tmpfs";
+        GTEST_SKIP() << "not root: cannot mount a tmpfs";
+    }
+    const std::string small = dir_.sub("small-disk");
+    std::filesystem::create_directories(small);
+    if (::mount("tmpfs", small.c_str(), "tmpfs", 0, "size=3m") != 0) {
+        ASSERT_EQ(std::getenv("CI"), nullptr) << "tmpfs mount failed in CI: " << std::strerror(errno);
+        GTEST_SKIP() << "tmpfs mount failed: " << std::strerror(errno);
+    }
+    struct Unmount {
+        std::string path;
+        ~Unmount() { ::umount2(path.c_str(), MNT_DETACH); }
+    } unmount{small};
+    const BrokerFile a = broker_file("ctr-da", {{"storePathRootDir", small + "/store"},
+                                                {"mappedFileSizeCommitLog", "1048576"},
+                                                {"mappedFileSizeConsumeQueue", "60000"},
+                                                {"messageIndexEnable", "false"}});
+    const BrokerFile b = broker_file("ctr-db");
+    auto box = start_container({a.path, b.path});
+    ASSERT_NE(box, nullptr);
+    ASSERT_TRUE(box->wait_for_port(a.port, guard(10s)).is_ok()) << box->log_tail();
+    ASSERT_TRUE(box->wait_for_port(b.port, guard(10s)).is_ok()) << box->log_tail();
+    net::RemotingClient client{net::RemotingClientConfig{}};
+    client.start();
+    for (const BrokerFile* f : {&a, &b}) {
+        auto created = call(client, f->port, create_topic_request("CtrFull", 1));
+        ASSERT_TRUE(created.is_ok() && created->code == RC::kSuccess);
+    }
+    // 3 MiB hold fewer than 3,000 messages of 1 KiB: sends to a fail before the loop ends.
+    const std::string body(1024, 'd');
+    int32_t code = RC::kSuccess;
+    std::string remark;
+    int accepted = 0;
+    for (int i = 0; i < 6000 && code == RC::kSuccess; ++i) {
+        auto r = call(client, a.port, send_message_request("CtrFull", body));
+        ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+        code = r->code;
+        remark = r->remark.value_or("");
+        accepted += code == RC::kSuccess ? 1 : 0;
+        if (i % 100 == 0) {
+            auto other = call(client, b.port, send_message_request("CtrFull", "b"));
+            ASSERT_TRUE(other.is_ok()) << other.status().to_string();
+            ASSERT_EQ(other->code, RC::kSuccess) << other->remark.value_or("");
+        }
+    }
+    EXPECT_GT(accepted, 0);
+    // The segment that does not fit fails as RocketMQ's CREATE_MAPEDFILE_FAILED (SYSTEM_ERROR
+    // "create mapped file failed..."); once the disk check has run, the store refuses every put
+    // as SERVICE_NOT_AVAILABLE.
+    EXPECT_TRUE(code == RC::kSystemError || code == RC::kServiceNotAvailable)
+        << code << " " << remark << " after " << accepted << "\n"
+        << box->log_tail(3000);
+    // a keeps refusing; b keeps accepting.
+    for (int i = 0; i < 10; ++i) {
+        auto r = call(client, a.port, send_message_request("CtrFull", body));
+        ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+        EXPECT_NE(r->code, RC::kSuccess);
+        auto other = call(client, b.port, send_message_request("CtrFull", "b-after"));
+        ASSERT_TRUE(other.is_ok()) << other.status().to_string();
+        EXPECT_EQ(other->code, RC::kSuccess) << other->remark.value_or("");
+    }
+    client.shutdown();
+    EXPECT_TRUE(box->running());
+    box->sigterm();
+    auto exit_code = box->wait_exit(guard(20s));
+    ASSERT_TRUE(exit_code.is_ok()) << box->log_tail();
+    EXPECT_EQ(*exit_code, 0) << box->log_tail();
+    EXPECT_FALSE(std::filesystem::exists(b.store + "/abort"));
 }
 
 }  // namespace
