@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <limits>
 
+#include "base/log_tag.h"
 #include "ha/durability_contract.h"
 #include "protocol/ha_bodies.h"
 #include "protocol/ha_headers.h"
@@ -286,6 +287,9 @@ Status BrokerController::initialize() {
                                 ? static_cast<size_t>(cfg.server_selector_threads)
                                 : std::max<size_t>(1, std::thread::hardware_concurrency());
     server_cfg.loops = shared_.io_loops;
+    if (const std::string* tag = current_log_tag()) {
+        server_cfg.log_tag = *tag;  // the container's broker tag, for the shared I/O threads
+    }
     server_ = std::make_unique<net::RemotingServer>(server_cfg, &clock_);
     // Replication runs its sockets on the same I/O loops (docs/decisions/030).
     replication_->set_io_loops(server_->loops());
@@ -892,7 +896,7 @@ Status BrokerController::start() {
         MutexLock l(mu_);
         stopping_ = false;
     }
-    scheduler_ = std::thread([this] { scheduler_loop(); });
+    scheduler_ = tagged_thread([this] { scheduler_loop(); });
     return Status::ok();
 }
 

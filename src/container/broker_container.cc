@@ -11,6 +11,7 @@
 #include <cstring>
 #include <thread>
 
+#include "base/log_tag.h"
 #include "container/broker_container_processor.h"
 #include "net/thread_pool_executor.h"
 #include "protocol/request_code.h"
@@ -137,6 +138,9 @@ Result<BrokerInfo> BrokerContainer::add_broker(const std::string& config_path) {
 
     auto inst = std::make_shared<Instance>();
     start_shared_locked();
+    // Every thread the broker starts, and its requests on the shared I/O threads, log with its
+    // identity (base/log_tag.h).
+    ScopedLogTag tag(intern_log_tag(name));
     inst->controller = std::make_unique<broker::BrokerController>(cfg.broker, clock_, cfg.store);
     inst->controller->use_shared_services({io_loops_, namesrv_client_.get()});
     if (Status st = inst->controller->initialize(); !st.is_ok()) {
@@ -180,7 +184,10 @@ Status BrokerContainer::remove_broker(const InstanceIdentity& identity) {
     }
     spdlog::info("container: stopping broker {} (port {})", identity.to_string(),
                  victim->info.port);
-    victim->controller->shutdown();
+    {
+        ScopedLogTag tag(intern_log_tag(identity.to_string()));
+        victim->controller->shutdown();
+    }
     spdlog::info("container: broker {} removed", identity.to_string());
     return Status::ok();
 }
@@ -210,6 +217,7 @@ void BrokerContainer::shutdown() {
         for (auto it = all.rbegin(); it != all.rend(); ++it) {
             spdlog::info("container: stopping broker {} (port {})",
                          (*it)->info.identity.to_string(), (*it)->info.port);
+            ScopedLogTag tag(intern_log_tag((*it)->info.identity.to_string()));
             (*it)->controller->shutdown();
         }
     }

@@ -5,6 +5,7 @@
 #include <future>
 
 #include "base/check.h"
+#include "base/log_tag.h"
 
 namespace comet::net {
 
@@ -15,6 +16,7 @@ RemotingServer::RemotingServer(RemotingServerConfig config, Clock* clock)
                            : std::make_shared<IoLoopGroup>(config_.name,
                                                            std::max<size_t>(config_.io_threads, 1))),
       owns_loops_(!config_.loops),
+      log_tag_(intern_log_tag(config_.log_tag)),
       acceptor_(loops_->context(0)) {}
 
 RemotingServer::~RemotingServer() { shutdown(); }
@@ -109,6 +111,7 @@ void RemotingServer::do_accept() {
             do_accept();
             return;
         }
+        ScopedLogTag tag(log_tag_);
         auto conn = std::make_shared<Connection>(loops_, index, std::move(socket), handler(),
                                                  config_.connection, clock_);
         bool accepted = false;
@@ -134,6 +137,7 @@ void RemotingServer::do_accept() {
 }
 
 void RemotingServer::on_request(const ConnectionPtr& conn, protocol::RemotingCommand request) {
+    ScopedLogTag tag(log_tag_);
     processors_.dispatch(conn, std::move(request));
 }
 
@@ -155,6 +159,7 @@ void RemotingServer::on_read_batch_end() {
 }
 
 void RemotingServer::on_closed(const ConnectionPtr& conn, const Status& reason) {
+    ScopedLogTag tag(log_tag_);
     {
         MutexLock lock(mu_);
         connections_.erase(conn->id());

@@ -46,6 +46,9 @@ struct RemotingServerConfig {
     // server's shutdown() has returned) instead of io_threads of its own: the brokers of one
     // BrokerContainer share one set of I/O threads. Empty: the server owns its loops.
     std::shared_ptr<IoLoopGroup> loops;
+    // Log tag of the requests' handling on the I/O threads (base/log_tag.h; the broker a
+    // container's shared loops serve). Empty: none.
+    std::string log_tag;
 };
 
 // Java ChannelEventListener. Called on I/O threads; must not block.
@@ -110,6 +113,7 @@ private:
     Clock* const clock_;
     std::shared_ptr<IoLoopGroup> loops_;
     const bool owns_loops_;
+    const std::string* const log_tag_;  // interned config_.log_tag, nullptr when empty
     ProcessorTable processors_;                     // read-only after start()
     std::shared_ptr<ConnectionListener> listener_;  // read-only after start()
     std::function<void()> batch_begin_;             // read-only after start()

@@ -260,6 +260,13 @@ TEST_F(ContainerIt, TwoBrokersServeClientsAndAnswerTheirOwnConfig) {
     EXPECT_NE(own->body.find("listenPort=" + std::to_string(container_port_) + "\n"),
               std::string::npos);
     EXPECT_NE(own->body.find("namesrvAddr=" + addr(ns_port_) + "\n"), std::string::npos);
+    // In the shared log, each broker's lines carry its identity: from its own threads (the
+    // admin executor created the topic) and from its requests on the shared I/O threads.
+    for (const BrokerFile* f : {&a, &b}) {
+        const std::string tag = std::string("[") + kCluster + ":" + f->name + ":0] ";
+        EXPECT_TRUE(box->wait_for_log(tag + "update topic CtrBoth", guard(5s)).is_ok())
+            << box->log_tail();
+    }
 
     // The container's port is not a broker: a broker request is refused, naming the code.
     net::RemotingClient client{net::RemotingClientConfig{}};
