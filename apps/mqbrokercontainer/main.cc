@@ -31,16 +31,21 @@
 
 namespace {
 
-// The apps/ directory of this build (where mqadmin/mqadmin and mqbench/mqbench are), or "" when
-// they are not next to this binary.
+// The apps/ directory of this build (where mqadmin/mqadmin and mqbench/mqbench are), relative
+// to the working directory when below it, or "" when the tools are not next to this binary.
 std::string tools_dir() {
+    namespace fs = std::filesystem;
     std::error_code ec;
-    const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
     if (ec) {
         return "";
     }
-    const auto apps = exe.parent_path().parent_path();
-    return std::filesystem::exists(apps / "mqadmin" / "mqadmin", ec) ? apps.string() : "";
+    const fs::path apps = exe.parent_path().parent_path();
+    if (!fs::exists(apps / "mqadmin" / "mqadmin", ec)) {
+        return "";
+    }
+    const fs::path rel = apps.lexically_relative(fs::current_path(ec));
+    return !ec && !rel.empty() && *rel.begin() != ".." ? rel.string() : apps.string();
 }
 
 }  // namespace

@@ -66,11 +66,13 @@ Result<int32_t> parse_base(const std::string& text) {
     return v;
 }
 
-// Warnings and errors on the console (the banner stays readable), everything in the file.
-void init_dev_logging(const std::string& dir) {
+// Everything in the file; on the console only errors while the peers start and stop (each
+// peer warns about the others' DLedger ports until they listen), warnings too once the banner
+// is out. Returns the console sink.
+spdlog::sink_ptr init_dev_logging(const std::string& dir) {
     std::vector<spdlog::sink_ptr> sinks;
     auto console = std::make_shared<spdlog::sinks::stderr_color_sink_mt>();
-    console->set_level(spdlog::level::warn);
+    console->set_level(spdlog::level::err);
     sinks.push_back(console);
     try {
         fs::create_directories(dir);
@@ -85,6 +87,7 @@ void init_dev_logging(const std::string& dir) {
     logger->flush_on(spdlog::level::warn);
     spdlog::set_default_logger(logger);
     spdlog::flush_every(std::chrono::seconds(1));
+    return console;
 }
 
 // Waits up to `timeout` for SIGINT / SIGTERM (blocked by StopSignals); the signal or 0.
@@ -317,7 +320,7 @@ int run_dev_cluster(const DevClusterOptions& options, const std::string& tools_d
                     std::chrono::milliseconds ready_timeout) {
     DevCluster dev(options);
     const DevLayout& l = dev.layout();
-    init_dev_logging(l.dir + "/logs");
+    const spdlog::sink_ptr console = init_dev_logging(l.dir + "/logs");
     spdlog::info("dev mode: directory {}, name server port {}, container port {}", l.dir,
                  l.namesrv_port, l.container_port);
     std::printf("Comet dev mode: starting a name server and 3 DLedger peers in %s ...\n",
@@ -355,9 +358,11 @@ int run_dev_cluster(const DevClusterOptions& options, const std::string& tools_d
         spdlog::info("dev mode ready:\n{}", banner);
         std::fputs(banner.c_str(), stdout);
         std::fflush(stdout);
+        console->set_level(spdlog::level::warn);
         while ((sig = wait_signal(std::chrono::seconds(3600))) == 0) {
         }
     }
+    console->set_level(spdlog::level::err);
     spdlog::info("dev mode: received signal {}, stopping the brokers, then the name server", sig);
     std::printf("Comet dev mode: stopping (signal %d)\n", sig);
     std::fflush(stdout);
