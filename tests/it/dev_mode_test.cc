@@ -5,21 +5,17 @@
 // elect a new leader while sends go on, and no acknowledged message is lost.
 //
 // Ports: dev mode derives every port from one base (the DLedger peers must know each other's
-// ports, so none is ephemeral). The test takes a random base below the kernel's ephemeral range
-// (where free_port() and outgoing connections take theirs) whose ports it finds free, so other
-// tests running at the same time do not collide with it. Every wait is a bounded hang guard.
+// ports, so none is ephemeral). The test claims the whole range with free_port_range(), as
+// free_port() claims its ports, so parallel test processes never collide with it. Every wait is
+// a bounded hang guard.
 
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <mutex>
-#include <random>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -41,56 +37,11 @@ constexpr const char* kBrokerName = "broker-dev";
 constexpr const char* kReady = "Comet dev mode is ready";
 constexpr int kQueues = 4;
 
-// True when 127.0.0.1:port can be bound now.
-bool bindable(int port) {
-    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) {
-        return false;
-    }
-    const int one = 1;
-    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    sockaddr_in sa{};
-    sa.sin_family = AF_INET;
-    sa.sin_port = htons(static_cast<uint16_t>(port));
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    const bool ok = ::bind(fd, reinterpret_cast<const sockaddr*>(&sa), sizeof(sa)) == 0;
-    ::close(fd);
-    return ok;
-}
-
-// Dev mode's ports for `base` (src/container/dev_cluster.h): name server, container, and per
-// peer its listen, HA and DLedger ports.
-std::vector<int> dev_ports(int base) {
-    std::vector<int> out{base, base + 1};
-    for (int i = 0; i < 3; ++i) {
-        const int listen = base + 10 * (i + 1);
-        out.insert(out.end(), {listen, listen + 1, listen + 2});
-    }
-    return out;
-}
-
-// A base in [20000, 32000) whose dev ports are all free.
-int pick_base() {
-    std::mt19937 rng(static_cast<uint32_t>(::getpid()) ^
-                     static_cast<uint32_t>(std::chrono::steady_clock::now().time_since_epoch().count()));
-    std::uniform_int_distribution<int> dist(2000, 3195);
-    for (int attempt = 0; attempt < 100; ++attempt) {
-        const int base = dist(rng) * 10;
-        bool free = true;
-        for (int p : dev_ports(base)) {
-            free = free && bindable(p);
-        }
-        if (free) {
-            return base;
-        }
-    }
-    return 0;
-}
-
 class DevModeIt : public ::testing::Test {
 protected:
     void SetUp() override {
-        base_ = pick_base();
+        // Dev mode's ports span [base, base + 32] (src/container/dev_cluster.h).
+        base_ = free_port_range(32);
         ASSERT_NE(base_, 0) << "no free port range for dev mode";
         dev_dir_ = dir_.sub("dev");
     }
