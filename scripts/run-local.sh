@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The main job (`make run`): a name server and brokers on 127.0.0.1 with the configs in conf/,
-# data under ./data/, logs on the console (and ./data/logs/). Ctrl-C (or SIGTERM) stops them
-# cleanly: each broker unregisters, flushes and removes its abort marker, then the name server stops.
+# The main job (`make run`): a name server and brokers on 127.0.0.1, data under ./data/. By
+# default (CLUSTER=dev) one process, mqbrokercontainer --dev; the other topologies run each server
+# as its own process with the configs in conf/, logs on the console (and ./data/logs/). Ctrl-C (or
+# SIGTERM) stops them cleanly: each broker unregisters, flushes and removes its abort marker, then
+# the name server stops.
 #   scripts/run-local.sh [build-dir]        (default build/release)
 # CLUSTER selects the topology:
 #   CLUSTER=dev (default)     one process (mqbrokercontainer --dev): a name server and a 3-peer
