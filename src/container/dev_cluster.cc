@@ -1,10 +1,13 @@
 #include "container/dev_cluster.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <spdlog/sinks/rotating_file_sink.h>
 #include <spdlog/spdlog.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
+#include <sys/file.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cctype>
 #include <charconv>
@@ -251,6 +254,19 @@ DevCluster::DevCluster(DevClusterOptions options) : layout_(make_dev_layout(opti
 DevCluster::~DevCluster() { shutdown(); }
 
 Status DevCluster::start() {
+    // Nothing on disk locks a store: two dev processes on one directory would corrupt it.
+    std::error_code ec;
+    fs::create_directories(layout_.dir, ec);
+    const std::string lock_path = layout_.dir + "/dev.lock";
+    lock_fd_ = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (lock_fd_ < 0) {
+        return io_error("open", lock_path);
+    }
+    if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+        return Status::error(Errc::kAlreadyExists,
+                             "{} is in use by another dev mode process (it holds {})", layout_.dir,
+                             lock_path);
+    }
     for (size_t i = 0; i < layout_.peers.size(); ++i) {
         ReplaceOptions ro;
         ro.create_dirs = true;
@@ -314,6 +330,10 @@ void DevCluster::shutdown() {
     if (namesrv_ != nullptr) {
         namesrv_->shutdown();
     }
+    if (lock_fd_ >= 0) {
+        ::close(lock_fd_);  // releases the directory's lock
+        lock_fd_ = -1;
+    }
 }
 
 int run_dev_cluster(const DevClusterOptions& options, const std::string& tools_dir,
@@ -359,7 +379,20 @@ int run_dev_cluster(const DevClusterOptions& options, const std::string& tools_d
         std::fputs(banner.c_str(), stdout);
         std::fflush(stdout);
         console->set_level(spdlog::level::warn);
-        while ((sig = wait_signal(std::chrono::seconds(3600))) == 0) {
+        // Say so when the group's master changes (a removed or stopped leader, a transfer).
+        std::optional<size_t> shown = leader;
+        while ((sig = wait_signal(std::chrono::seconds(1))) == 0) {
+            const std::optional<size_t> now = dev.registered_leader();
+            if (now.has_value() && now != shown) {
+                std::printf("Comet dev mode: the leader is now %s (%s)\n",
+                            l.peers[*now].id.c_str(), l.peer_addr(*now).c_str());
+                std::fflush(stdout);
+                spdlog::info("dev mode: the leader is now {} ({})", l.peers[*now].id,
+                             l.peer_addr(*now));
+            }
+            if (now.has_value()) {
+                shown = now;
+            }
         }
     }
     console->set_level(spdlog::level::err);

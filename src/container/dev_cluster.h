@@ -8,6 +8,8 @@
 //   <dir>/broker-dev-n0/ ... broker-dev-n2/               the three stores (kept across restarts)
 //   <dir>/namesrv/                                        the name server's kvConfig.json
 //   <dir>/logs/container.log                              the process's log
+//   <dir>/dev.lock                                        flock held while running: a second
+//                                                          dev process on the directory is refused
 //
 // Ports, from a base B (default 9876, `--dev-port B`):
 //   B                 name server
@@ -105,9 +107,10 @@ public:
     DevCluster(const DevCluster&) = delete;
     DevCluster& operator=(const DevCluster&) = delete;
 
-    // Writes the three properties files, starts the name server, the container and the three
-    // brokers. Errors name the step (a port in use, a store that cannot open); what started is
-    // stopped again by shutdown().
+    // Locks the directory, writes the three properties files, starts the name server, the
+    // container and the three brokers. Errors name the step (the directory in use by another
+    // dev process, a port in use, a store that cannot open); what started is stopped again by
+    // shutdown().
     Status start();
     // The index of the peer registered as brokerId 0 with the name server, if any.
     std::optional<size_t> registered_leader();
@@ -122,11 +125,13 @@ private:
     ConfigRegistry ns_registry_;
     std::unique_ptr<namesrv::NamesrvController> namesrv_;
     std::unique_ptr<BrokerContainer> container_;
+    int lock_fd_ = -1;  // flock on <dir>/dev.lock, held from start() to shutdown()
 };
 
 // The dev-mode main: logging (warnings on the console, everything in <dir>/logs), start, the
 // banner on stdout once a leader is registered (at most `ready_timeout`), then wait for SIGINT /
-// SIGTERM and stop. Requires: a StopSignals was constructed before (signals blocked). Returns the
+// SIGTERM and stop; while it runs, a line on stdout for each change of leader. Requires: a
+// StopSignals was constructed before (signals blocked). Returns the
 // exit status: 0 after a signal, 1 when the cluster could not start or elect a leader in time.
 int run_dev_cluster(const DevClusterOptions& options, const std::string& tools_dir,
                     std::chrono::milliseconds ready_timeout = std::chrono::seconds(60));

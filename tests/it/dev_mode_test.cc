@@ -220,6 +220,16 @@ TEST_F(DevModeIt, OneProcessServesStopsCleanlyAndKeepsItsDataAcrossARestart) {
         guard(15s)))
         << listing;
 
+    // A second dev process on the same directory is refused before it binds anything (it would
+    // share the stores).
+    auto second = run_command(dir_,
+                              {binary_path("mqbrokercontainer"), "--dev", "--dev-dir", dev_dir_,
+                               "--dev-port", std::to_string(base_)},
+                              guard(20s));
+    EXPECT_EQ(second.exit_code, 1) << second.out << second.err;
+    EXPECT_NE(second.err.find("is in use by another dev mode process"), std::string::npos)
+        << second.err;
+
     create_topic_everywhere("DevTopic");
     ProducerConfig pc;
     pc.client = client_config();
@@ -291,6 +301,10 @@ TEST_F(DevModeIt, RemovingTheLeaderLetsTheOtherTwoPeersTakeOverWithoutLosingAcks
         },
         guard(10s)))
         << "leader " << new_leader;
+    const std::string changed = "Comet dev mode: the leader is now n" +
+                                std::to_string(new_leader) + " (" +
+                                addr(peer_port(static_cast<size_t>(new_leader))) + ")";
+    EXPECT_TRUE(dev->wait_for_log(changed, guard(10s)).is_ok()) << dev->log_tail();
     // Sends continue on the new leader.
     EXPECT_TRUE(eventually([&] { return ok.load() >= before + 50; }, guard(15s)))
         << ok.load() << " acknowledged, " << before << " before the removal";
