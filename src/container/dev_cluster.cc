@@ -3,8 +3,8 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spdlog/sinks/rotating_file_sink.h>
-#include <spdlog/spdlog.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
 #include <sys/file.h>
 #include <time.h>
 #include <unistd.h>
@@ -59,8 +59,7 @@ Result<int32_t> parse_base(const std::string& text) {
     int32_t v = 0;
     const char* end = text.data() + text.size();
     auto [ptr, ec] = std::from_chars(text.data(), end, v);
-    if (text.empty() || ec != std::errc() || ptr != end || v < 1 ||
-        v > 65535 - kDevPortSpan) {
+    if (text.empty() || ec != std::errc() || ptr != end || v < 1 || v > 65535 - kDevPortSpan) {
         return Status::error(Errc::kInvalidArgument,
                              "--dev-port: \"{}\" is not a port in 1..{} (the dev cluster uses the "
                              "base and the {} ports above it)",
@@ -190,7 +189,8 @@ std::string dev_broker_properties(const DevLayout& l, size_t i) {
     std::string out = fmt::format(
         "# Peer {} of the dev cluster's 3-peer DLedger group {} (mqbrokercontainer --dev).\n"
         "# Generated at every start: edits are overwritten. For your own settings copy the three\n"
-        "# files, list them in a container file (brokerConfigPaths) and run -c (docs/container.md).\n"
+        "# files, list them in a container file (brokerConfigPaths) and run -c "
+        "(docs/container.md).\n"
         "# namesrvAddr is the container's: {}. docs/dledger.md explains the keys.\n",
         l.peers[i].id, kDevBrokerName, l.namesrv_addr());
     for (const auto& [k, v] : peer_keys(l, i)) {
@@ -215,28 +215,31 @@ std::string dev_banner(const DevLayout& l, size_t leader, const std::string& too
                              i == leader ? " (leader)" : "");
     }
     std::string s;
-    s += fmt::format("Comet dev mode is ready: a name server and a 3-peer DLedger group in one "
-                     "process, data in {}\n",
-                     l.dir);
+    s += fmt::format(
+        "Comet dev mode is ready: a name server and a 3-peer DLedger group in one "
+        "process, data in {}\n",
+        l.dir);
     s += fmt::format("  name server  export NAMESRV_ADDR={}\n", ns);
     s += fmt::format("  cluster      {}, broker group {} (DLedger peers {})\n", kDevClusterName,
                      kDevBrokerName, peers);
-    s += fmt::format("  durability   {}{}. All three peers share this process and this disk: "
-                     "this shows the protocol, not fault tolerance; after a crash a restart "
-                     "recovers every acknowledged message.\n",
-                     static_cast<char>(std::toupper(static_cast<unsigned char>(dur.contract[0]))),
-                     dur.contract.substr(1));
+    s += fmt::format(
+        "  durability   {}{}. All three peers share this process and this disk: "
+        "this shows the protocol, not fault tolerance; after a crash a restart "
+        "recovers every acknowledged message.\n",
+        static_cast<char>(std::toupper(static_cast<unsigned char>(dur.contract[0]))),
+        dur.contract.substr(1));
     s += fmt::format("  try it       {} sendMessage -n {} -t DevTopic -p hello\n", mqadmin, ns);
     s += fmt::format("               {} consumeMessage -n {} -t DevTopic\n", mqadmin, ns);
     s += fmt::format("               {} producer -n {} -t DevTopic --count 10000\n", mqbench, ns);
     s += fmt::format("               {} clusterList -n {}\n", mqadmin, ns);
-    s += fmt::format("  files        {}/broker-n{{0,1,2}}.properties (generated), stores {}/{}-n{{0,1,2}}, "
-                     "log {}/logs/container.log\n",
-                     l.dir, l.dir, kDevBrokerName, l.dir);
-    s += fmt::format("  container    {}:{} (mqadmin removeBroker -c {}:{} -b {}:{}:<1|2|3> stops "
-                     "peer n0|n1|n2; addBroker -b <its file> starts it again)\n",
-                     kHost, l.container_port, kHost, l.container_port, kDevClusterName,
-                     kDevBrokerName);
+    s += fmt::format(
+        "  files        {}/broker-n{{0,1,2}}.properties (generated), stores {}/{}-n{{0,1,2}}, "
+        "log {}/logs/container.log\n",
+        l.dir, l.dir, kDevBrokerName, l.dir);
+    s += fmt::format(
+        "  container    {}:{} (mqadmin removeBroker -c {}:{} -b {}:{}:<1|2|3> stops "
+        "peer n0|n1|n2; addBroker -b <its file> starts it again)\n",
+        kHost, l.container_port, kHost, l.container_port, kDevClusterName, kDevBrokerName);
     s += "  stop         Ctrl-C (SIGINT) or SIGTERM: the brokers stop, then the name server; a "
          "restart on the same directory keeps the data\n";
     return s;
@@ -361,8 +364,9 @@ int run_dev_cluster(const DevClusterOptions& options, const std::string& tools_d
     while (!(leader = dev.registered_leader()).has_value()) {
         if (std::chrono::steady_clock::now() >= deadline) {
             spdlog::error("dev mode: no leader registered within {} ms", ready_timeout.count());
-            std::fprintf(stderr, "ERROR: dev mode: the DLedger group registered no leader within "
-                                 "%lld ms (see %s/logs/container.log)\n",
+            std::fprintf(stderr,
+                         "ERROR: dev mode: the DLedger group registered no leader within "
+                         "%lld ms (see %s/logs/container.log)\n",
                          static_cast<long long>(ready_timeout.count()), l.dir.c_str());
             dev.shutdown();
             spdlog::shutdown();
@@ -384,8 +388,8 @@ int run_dev_cluster(const DevClusterOptions& options, const std::string& tools_d
         while ((sig = wait_signal(std::chrono::seconds(1))) == 0) {
             const std::optional<size_t> now = dev.registered_leader();
             if (now.has_value() && now != shown) {
-                std::printf("Comet dev mode: the leader is now %s (%s)\n",
-                            l.peers[*now].id.c_str(), l.peer_addr(*now).c_str());
+                std::printf("Comet dev mode: the leader is now %s (%s)\n", l.peers[*now].id.c_str(),
+                            l.peer_addr(*now).c_str());
                 std::fflush(stdout);
                 spdlog::info("dev mode: the leader is now {} ({})", l.peers[*now].id,
                              l.peer_addr(*now));

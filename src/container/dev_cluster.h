@@ -52,7 +52,7 @@ inline constexpr int kDevPeers = 3;
 inline constexpr int32_t kDevPortSpan = 32;
 
 struct DevClusterOptions {
-    std::string dir = kDefaultDevDir;  // --dev-dir
+    std::string dir = kDefaultDevDir;         // --dev-dir
     int32_t base_port = kDefaultDevBasePort;  // --dev-port
 };
 
@@ -72,9 +72,9 @@ std::string dev_usage();
 
 // One peer's place in the dev cluster.
 struct DevPeer {
-    std::string id;           // "n0"
-    int64_t broker_id = 0;    // the file's brokerId (the container's identity): 1, 2, 3
-    int32_t listen_port = 0;  // base + 10 * (i + 1)
+    std::string id;            // "n0"
+    int64_t broker_id = 0;     // the file's brokerId (the container's identity): 1, 2, 3
+    int32_t listen_port = 0;   // base + 10 * (i + 1)
     int32_t dledger_port = 0;  // listen_port + 2
     std::string config_path;   // <dir>/broker-n<i>.properties
     std::string store_dir;     // <dir>/broker-dev-n<i>

@@ -296,14 +296,12 @@ TEST_F(DevModeIt, RemovingTheLeaderLetsTheOtherTwoPeersTakeOverWithoutLosingAcks
     EXPECT_TRUE(eventually(
         [&] {
             new_leader = leader();
-            return new_leader >= 0 && new_leader != old_leader &&
-                   members().size() == 2;
+            return new_leader >= 0 && new_leader != old_leader && members().size() == 2;
         },
         guard(10s)))
         << "leader " << new_leader;
-    const std::string changed = "Comet dev mode: the leader is now n" +
-                                std::to_string(new_leader) + " (" +
-                                addr(peer_port(static_cast<size_t>(new_leader))) + ")";
+    const std::string changed = "Comet dev mode: the leader is now n" + std::to_string(new_leader) +
+                                " (" + addr(peer_port(static_cast<size_t>(new_leader))) + ")";
     EXPECT_TRUE(dev->wait_for_log(changed, guard(10s)).is_ok()) << dev->log_tail();
     // Sends continue on the new leader.
     EXPECT_TRUE(eventually([&] { return ok.load() >= before + 50; }, guard(15s)))
@@ -318,8 +316,7 @@ TEST_F(DevModeIt, RemovingTheLeaderLetsTheOtherTwoPeersTakeOverWithoutLosingAcks
     }
     const std::set<std::string> got = pull_all("DevFailover", "DevFailoverReader", want);
     std::vector<std::string> lost;
-    std::set_difference(want.begin(), want.end(), got.begin(), got.end(),
-                        std::back_inserter(lost));
+    std::set_difference(want.begin(), want.end(), got.begin(), got.end(), std::back_inserter(lost));
     EXPECT_TRUE(lost.empty()) << lost.size() << " acknowledged messages lost, e.g. "
                               << (lost.empty() ? "" : lost.front());
     EXPECT_FALSE(std::filesystem::exists(store(static_cast<size_t>(old_leader)) + "/abort"));
@@ -334,12 +331,13 @@ TEST_F(DevModeIt, RemovingTheLeaderLetsTheOtherTwoPeersTakeOverWithoutLosingAcks
 
 // Arguments dev mode refuses: exit 2 naming the problem, nothing started.
 TEST_F(DevModeIt, BadDevArgumentsExit2) {
-    auto mixed = run_command(dir_, {binary_path("mqbrokercontainer"), "--dev", "--dev-dir", dev_dir_, "-c", "x.conf"},
-                             guard(10s));
+    auto mixed = run_command(
+        dir_, {binary_path("mqbrokercontainer"), "--dev", "--dev-dir", dev_dir_, "-c", "x.conf"},
+        guard(10s));
     EXPECT_EQ(mixed.exit_code, 2);
     EXPECT_NE(mixed.err.find("dev mode takes only"), std::string::npos) << mixed.err;
-    auto port = run_command(dir_, {binary_path("mqbrokercontainer"), "--dev-port", "65530"},
-                            guard(10s));
+    auto port =
+        run_command(dir_, {binary_path("mqbrokercontainer"), "--dev-port", "65530"}, guard(10s));
     EXPECT_EQ(port.exit_code, 2);
     EXPECT_NE(port.err.find("--dev-port"), std::string::npos) << port.err;
     EXPECT_FALSE(std::filesystem::exists(dev_dir_));

@@ -125,8 +125,7 @@ TEST(DevLayout, GeneratedBrokerFilesAreValidAndConflictFree) {
     }
     // The same peer list, in the same order, on every peer (docs/dledger.md).
     ASSERT_EQ(peer_lists.size(), 1u);
-    EXPECT_EQ(*peer_lists.begin(),
-              "n0-127.0.0.1:20012;n1-127.0.0.1:20022;n2-127.0.0.1:20032");
+    EXPECT_EQ(*peer_lists.begin(), "n0-127.0.0.1:20012;n1-127.0.0.1:20022;n2-127.0.0.1:20032");
     std::vector<const BrokerInstanceConfig*> running;
     for (const BrokerInstanceConfig& c : configs) {
         Status st = check_instance_conflicts(c, running, l.container_port);
