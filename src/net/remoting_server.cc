@@ -11,7 +11,10 @@ namespace comet::net {
 RemotingServer::RemotingServer(RemotingServerConfig config, Clock* clock)
     : config_(std::move(config)),
       clock_(clock),
-      loops_(std::make_shared<IoLoopGroup>(config_.name, std::max<size_t>(config_.io_threads, 1))),
+      loops_(config_.loops ? config_.loops
+                           : std::make_shared<IoLoopGroup>(config_.name,
+                                                           std::max<size_t>(config_.io_threads, 1))),
+      owns_loops_(!config_.loops),
       acceptor_(loops_->context(0)) {}
 
 RemotingServer::~RemotingServer() { shutdown(); }
@@ -83,7 +86,9 @@ Status RemotingServer::start() {
         MutexLock lock(mu_);
         started_ = true;
     }
-    loops_->start();
+    if (owns_loops_) {
+        loops_->start();
+    }
     asio::post(loops_->context(0), [this] { do_accept(); });
     spdlog::info("net: {} listening on {}:{}", config_.name, config_.listen_host, port_);
     return Status::ok();
@@ -217,9 +222,22 @@ void RemotingServer::shutdown() {
                             [this]() NO_THREAD_SAFETY_ANALYSIS { return connections_.empty(); });
     }
 
-    // 4. Join the I/O threads once they ran out of work.
-    loops_->shutdown();
+    // 4. Join the I/O threads once they ran out of work; shared ones keep running for their
+    // owner, once nothing of this server is queued on them.
+    if (owns_loops_) {
+        loops_->shutdown();
+    } else {
+        drain_shared_loops();
+    }
     spdlog::info("net: {} shut down", config_.name);
+}
+
+void RemotingServer::drain_shared_loops() {
+    for (int round = 0; round < 2; ++round) {
+        for (size_t i = 0; i < loops_->size(); ++i) {
+            loops_->run_and_wait(i, [] {});
+        }
+    }
 }
 
 }  // namespace comet::net

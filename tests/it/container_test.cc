@@ -4,11 +4,18 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/mount.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <set>
 #include <thread>
 
@@ -78,7 +85,8 @@ protected:
 
     // Starts the container on a fresh port with `files` as brokerConfigPaths.
     std::unique_ptr<Process> start_container(const std::vector<std::string>& files,
-                                             const std::string& name = "container") {
+                                             const std::string& name = "container",
+                                             std::map<std::string, std::string> extra = {}) {
         std::string paths;
         for (const std::string& f : files) {
             paths += (paths.empty() ? "" : ":") + f;
@@ -94,6 +102,9 @@ protected:
                     {"listenHost", "127.0.0.1"},
                     {"namesrvAddr", addr(ns_port_)},
                     {"logDir", dir_.sub(name + "-logs")}};
+        for (auto& [k, v] : extra) {
+            o.config[k] = v;
+        }
         auto p = Process::start(o, dir_.path());
         EXPECT_TRUE(p.is_ok()) << p.status().to_string();
         return p.is_ok() ? std::move(p).value() : nullptr;
@@ -636,6 +647,224 @@ TEST_F(ContainerIt, CrossDeploymentSurvivesLosingOneContainer) {
     client.shutdown();
     EXPECT_TRUE(two->running());
     EXPECT_TRUE(group_ids("ctr-ga").count(1) == 1);
+}
+
+// The brokers of a container share its I/O threads (one here). A SYNC_MASTER whose only slave
+// hangs (SIGSTOP) waits for the slave without holding that thread: the other broker answers
+// every send meanwhile, within a client timeout shorter than the hung master's wait, and the
+// hung master's own sends end with RocketMQ's status instead of hanging.
+TEST_F(ContainerIt, AHungSlaveOfOneBrokerDoesNotStallTheOtherOnTheSharedThread) {
+    const BrokerFile a =
+        broker_file("ctr-ha", {{"brokerRole", "SYNC_MASTER"},
+                                     {"totalReplicas", "2"},
+                                     {"inSyncReplicas", "2"},
+                                     {"syncFlushTimeout", "4000"}});
+    const BrokerFile b = broker_file("ctr-hb");
+    auto box = start_container({a.path, b.path}, "container", {{"serverSelectorThreads", "1"}});
+    ASSERT_NE(box, nullptr);
+    ASSERT_TRUE(box->wait_for_port(a.port, guard(10s)).is_ok()) << box->log_tail();
+    ASSERT_TRUE(box->wait_for_port(b.port, guard(10s)).is_ok()) << box->log_tail();
+    auto slave = start_broker(dir_, free_port(), addr(ns_port_),
+                              {{"brokerClusterName", kCluster},
+                               {"brokerName", "ctr-ha"},
+                               {"brokerId", "1"},
+                               {"brokerRole", "SLAVE"},
+                               {"haListenPort", std::to_string(free_port())}},
+                              "ctr-ha-slave");
+    ASSERT_TRUE(slave.is_ok()) << slave.status().to_string();
+
+    net::RemotingClient client{net::RemotingClientConfig{}};
+    client.start();
+    for (const BrokerFile* f : {&a, &b}) {
+        auto created = call(client, f->port, create_topic_request("CtrHung", 1));
+        ASSERT_TRUE(created.is_ok() && created->code == RC::kSuccess);
+    }
+    // The master acknowledges once its slave has connected and copied.
+    int32_t last = -1;
+    ASSERT_TRUE(eventually(
+        [&] {
+            auto r = call(client, a.port, send_message_request("CtrHung", "with-slave"));
+            last = r.is_ok() ? r->code : -1;
+            return last == RC::kSuccess;
+        },
+        guard(20s)))
+        << "last code " << last << "\n"
+        << box->log_tail();
+
+    ASSERT_TRUE((*slave)->sigstop_and_wait().is_ok());
+    // Three sends to the hung master in flight at once, each waiting up to syncFlushTimeout.
+    std::mutex mu;
+    std::condition_variable cv;
+    std::vector<int32_t> hung_codes;
+    for (int i = 0; i < 3; ++i) {
+        client.invoke_async(addr(a.port),
+                            send_message_request("CtrHung", "hung-" + std::to_string(i)),
+                            guard(30s), [&](Result<protocol::RemotingCommand> r) {
+                                std::lock_guard<std::mutex> l(mu);
+                                hung_codes.push_back(r.is_ok() ? r->code : -1);
+                                cv.notify_all();
+                            });
+    }
+    // Meanwhile broker b, on the same single I/O thread, answers each send within 2 s.
+    for (int i = 0; i < 20; ++i) {
+        auto r = call(client, b.port, send_message_request("CtrHung", "b-" + std::to_string(i)),
+                      2000ms);
+        ASSERT_TRUE(r.is_ok()) << "send " << i << " to b: " << r.status().to_string();
+        EXPECT_EQ(r->code, RC::kSuccess) << r->remark.value_or("");
+    }
+    {
+        std::unique_lock<std::mutex> l(mu);
+        ASSERT_TRUE(cv.wait_for(l, guard(30s), [&] { return hung_codes.size() == 3; }))
+            << box->log_tail();
+        for (int32_t code : hung_codes) {
+            EXPECT_TRUE(code == RC::kFlushSlaveTimeout || code == RC::kSlaveNotAvailable)
+                << "code " << code;
+        }
+    }
+    (*slave)->sigcont();
+    client.shutdown();
+    box->sigterm();
+    auto code = box->wait_exit(guard(20s));
+    ASSERT_TRUE(code.is_ok()) << box->log_tail();
+    EXPECT_EQ(*code, 0) << box->log_tail();
+}
+
+// A flood of sends at one broker (two connections, thousands in flight) is served on the shared
+// I/O thread in turn with the other broker's requests: every one of the other broker's sends
+// is answered (within a 2 s client timeout) while the flood runs, and every flooding send gets
+// an answer too.
+TEST_F(ContainerIt, AFloodAtOneBrokerLeavesTheOtherServing) {
+    const BrokerFile a = broker_file("ctr-fa");
+    const BrokerFile b = broker_file("ctr-fb");
+    auto box = start_container({a.path, b.path}, "container", {{"serverSelectorThreads", "1"}});
+    ASSERT_NE(box, nullptr);
+    ASSERT_TRUE(box->wait_for_port(a.port, guard(10s)).is_ok()) << box->log_tail();
+    ASSERT_TRUE(box->wait_for_port(b.port, guard(10s)).is_ok()) << box->log_tail();
+    net::RemotingClient client{net::RemotingClientConfig{}};
+    client.start();
+    for (const BrokerFile* f : {&a, &b}) {
+        auto created = call(client, f->port, create_topic_request("CtrFlood", 4));
+        ASSERT_TRUE(created.is_ok() && created->code == RC::kSuccess);
+    }
+    constexpr int kFloodClients = 2;
+    constexpr int kFloodPerClient = 3000;
+    const std::string body(1024, 'f');
+    std::atomic<int> answered{0};
+    std::atomic<int> ok{0};
+    std::vector<std::unique_ptr<net::RemotingClient>> flooders;
+    for (int c = 0; c < kFloodClients; ++c) {
+        flooders.push_back(std::make_unique<net::RemotingClient>(net::RemotingClientConfig{}));
+        flooders.back()->start();
+    }
+    std::thread flood([&] {
+        for (int i = 0; i < kFloodPerClient; ++i) {
+            for (auto& f : flooders) {
+                f->invoke_async(addr(a.port), send_message_request("CtrFlood", body, i % 4),
+                                guard(60s), [&](Result<protocol::RemotingCommand> r) {
+                                    ok += r.is_ok() && r->code == RC::kSuccess ? 1 : 0;
+                                    ++answered;
+                                });
+            }
+        }
+    });
+    for (int i = 0; i < 30; ++i) {
+        auto r = call(client, b.port, send_message_request("CtrFlood", "b-" + std::to_string(i)),
+                      2000ms);
+        ASSERT_TRUE(r.is_ok()) << "send " << i << " to b: " << r.status().to_string();
+        EXPECT_EQ(r->code, RC::kSuccess) << r->remark.value_or("");
+    }
+    flood.join();
+    const int total = kFloodClients * kFloodPerClient;
+    EXPECT_TRUE(eventually([&] { return answered.load() == total; }, guard(60s)))
+        << answered.load() << " of " << total << " flooding sends answered";
+    EXPECT_EQ(ok.load(), total);
+    for (auto& f : flooders) {
+        f->shutdown();
+    }
+    // Broker a still serves after its flood.
+    auto r = call(client, a.port, send_message_request("CtrFlood", "after"));
+    ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+    EXPECT_EQ(r->code, RC::kSuccess);
+    client.shutdown();
+    box->sigterm();
+    auto code = box->wait_exit(guard(20s));
+    ASSERT_TRUE(code.is_ok()) << box->log_tail();
+    EXPECT_EQ(*code, 0) << box->log_tail();
+}
+
+// One broker's disk fills up (its store on a small tmpfs the test mounts): that broker refuses
+// sends, the other broker of the container keeps accepting them,
+// and the container stops cleanly. Needs root to mount (CI runs as root and must run it).
+TEST_F(ContainerIt, OneFullDiskLeavesTheOtherBrokerServing) {
+    if (::geteuid() != 0) {
+        ASSERT_EQ(std::getenv("CI"), nullptr) << "CI must run as root to mount the tmpfs";
+        GTEST_SKIP() << "not root: cannot mount a tmpfs";
+    }
+    const std::string small = dir_.sub("small-disk");
+    std::filesystem::create_directories(small);
+    if (::mount("tmpfs", small.c_str(), "tmpfs", 0, "size=3m") != 0) {
+        ASSERT_EQ(std::getenv("CI"), nullptr) << "tmpfs mount failed in CI: " << std::strerror(errno);
+        GTEST_SKIP() << "tmpfs mount failed: " << std::strerror(errno);
+    }
+    struct Unmount {
+        std::string path;
+        ~Unmount() { ::umount2(path.c_str(), MNT_DETACH); }
+    } unmount{small};
+    const BrokerFile a = broker_file("ctr-da", {{"storePathRootDir", small + "/store"},
+                                                {"mappedFileSizeCommitLog", "1048576"},
+                                                {"mappedFileSizeConsumeQueue", "60000"},
+                                                {"messageIndexEnable", "false"}});
+    const BrokerFile b = broker_file("ctr-db");
+    auto box = start_container({a.path, b.path});
+    ASSERT_NE(box, nullptr);
+    ASSERT_TRUE(box->wait_for_port(a.port, guard(10s)).is_ok()) << box->log_tail();
+    ASSERT_TRUE(box->wait_for_port(b.port, guard(10s)).is_ok()) << box->log_tail();
+    net::RemotingClient client{net::RemotingClientConfig{}};
+    client.start();
+    for (const BrokerFile* f : {&a, &b}) {
+        auto created = call(client, f->port, create_topic_request("CtrFull", 1));
+        ASSERT_TRUE(created.is_ok() && created->code == RC::kSuccess);
+    }
+    // 3 MiB hold fewer than 3,000 messages of 1 KiB: sends to a fail before the loop ends.
+    const std::string body(1024, 'd');
+    int32_t code = RC::kSuccess;
+    std::string remark;
+    int accepted = 0;
+    for (int i = 0; i < 6000 && code == RC::kSuccess; ++i) {
+        auto r = call(client, a.port, send_message_request("CtrFull", body));
+        ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+        code = r->code;
+        remark = r->remark.value_or("");
+        accepted += code == RC::kSuccess ? 1 : 0;
+        if (i % 100 == 0) {
+            auto other = call(client, b.port, send_message_request("CtrFull", "b"));
+            ASSERT_TRUE(other.is_ok()) << other.status().to_string();
+            ASSERT_EQ(other->code, RC::kSuccess) << other->remark.value_or("");
+        }
+    }
+    EXPECT_GT(accepted, 0);
+    // The segment that does not fit fails as RocketMQ's CREATE_MAPEDFILE_FAILED (SYSTEM_ERROR
+    // "create mapped file failed..."); once the disk check has run, the store refuses every put
+    // as SERVICE_NOT_AVAILABLE.
+    EXPECT_TRUE(code == RC::kSystemError || code == RC::kServiceNotAvailable)
+        << code << " " << remark << " after " << accepted << "\n"
+        << box->log_tail(3000);
+    // a keeps refusing; b keeps accepting.
+    for (int i = 0; i < 10; ++i) {
+        auto r = call(client, a.port, send_message_request("CtrFull", body));
+        ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+        EXPECT_NE(r->code, RC::kSuccess);
+        auto other = call(client, b.port, send_message_request("CtrFull", "b-after"));
+        ASSERT_TRUE(other.is_ok()) << other.status().to_string();
+        EXPECT_EQ(other->code, RC::kSuccess) << other->remark.value_or("");
+    }
+    client.shutdown();
+    EXPECT_TRUE(box->running());
+    box->sigterm();
+    auto exit_code = box->wait_exit(guard(20s));
+    ASSERT_TRUE(exit_code.is_ok()) << box->log_tail();
+    EXPECT_EQ(*exit_code, 0) << box->log_tail();
+    EXPECT_FALSE(std::filesystem::exists(b.store + "/abort"));
 }
 
 }  // namespace
