@@ -33,6 +33,12 @@ public:
 
 }  // namespace
 
+std::unique_ptr<spdlog::formatter> make_log_formatter() {
+    auto formatter = std::make_unique<spdlog::pattern_formatter>();
+    formatter->add_flag<LogTagFlag>('*').set_pattern("%Y-%m-%d %H:%M:%S.%e %^%l%$ [%t]%* %v");
+    return formatter;
+}
+
 std::string default_log_dir() {
     const char* home = std::getenv("HOME");
     std::filesystem::path base = home != nullptr && *home != '\0' ? home : ".";
@@ -57,9 +63,7 @@ void init_logging(const LogOptions& options) {
     }
     auto logger = std::make_shared<spdlog::logger>(options.component, sinks.begin(), sinks.end());
     logger->set_level(spdlog::level::from_str(options.level));
-    auto formatter = std::make_unique<spdlog::pattern_formatter>();
-    formatter->add_flag<LogTagFlag>('*').set_pattern("%Y-%m-%d %H:%M:%S.%e %^%l%$ [%t]%* %v");
-    logger->set_formatter(std::move(formatter));
+    logger->set_formatter(make_log_formatter());
     logger->flush_on(spdlog::level::warn);
     spdlog::set_default_logger(logger);
     spdlog::flush_every(std::chrono::seconds(1));

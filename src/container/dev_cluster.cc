@@ -16,6 +16,7 @@
 #include <map>
 
 #include "base/file_io.h"
+#include "base/logging.h"
 #include "ha/durability_contract.h"
 
 namespace comet::container {
@@ -85,7 +86,7 @@ spdlog::sink_ptr init_dev_logging(const std::string& dir) {
     }
     auto logger = std::make_shared<spdlog::logger>("container", sinks.begin(), sinks.end());
     logger->set_level(spdlog::level::info);
-    logger->set_pattern("%Y-%m-%d %H:%M:%S.%e %^%l%$ [%t] %v");
+    logger->set_formatter(make_log_formatter());
     logger->flush_on(spdlog::level::warn);
     spdlog::set_default_logger(logger);
     spdlog::flush_every(std::chrono::seconds(1));
