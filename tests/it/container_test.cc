@@ -22,6 +22,7 @@
 #include "client/admin_client.h"
 #include "client/producer.h"
 #include "client/pull_consumer.h"
+#include "client_helpers.h"
 #include "harness.h"
 #include "protocol/request_code.h"
 #include "protocol/response_code.h"
@@ -110,6 +111,26 @@ protected:
         return p.is_ok() ? std::move(p).value() : nullptr;
     }
 
+    // SIGTERM, then the container must exit 0 (every broker stopped gracefully).
+    static void expect_clean_exit(Process& box) {
+        box.sigterm();
+        auto code = box.wait_exit(guard(20s));
+        ASSERT_TRUE(code.is_ok()) << box.log_tail();
+        EXPECT_EQ(*code, 0) << box.log_tail();
+    }
+
+    // Waits for every broker of `files` to listen; false (with the log in the failure) if one
+    // does not.
+    static bool wait_listening(Process& box, const std::vector<const BrokerFile*>& files) {
+        for (const BrokerFile* f : files) {
+            if (!box.wait_for_port(f->port, guard(10s)).is_ok()) {
+                ADD_FAILURE() << f->name << " does not listen\n" << box.log_tail();
+                return false;
+            }
+        }
+        return true;
+    }
+
     ClientConfig client_config() const {
         ClientConfig c;
         c.namesrv_addr = addr(ns_port_);
@@ -158,34 +179,7 @@ protected:
     // Every message body of `topic` on every queue, pulled from offset 0 until `want` are all
     // there (bounded).
     std::set<std::string> pull_all(const std::string& topic, const std::set<std::string>& want) {
-        PullConsumerConfig cc;
-        cc.client = client_config();
-        cc.group = "CtrPull" + topic;
-        DefaultMqPullConsumer consumer(cc);
-        EXPECT_TRUE(consumer.start().is_ok());
-        std::set<std::string> got;
-        std::map<MessageQueue, int64_t> next;
-        eventually(
-            [&] {
-                auto mqs = consumer.fetch_subscribe_message_queues(topic);
-                if (!mqs.is_ok()) {
-                    return false;
-                }
-                for (const auto& mq : *mqs) {
-                    auto r = consumer.pull(mq, "*", next[mq], 32);
-                    if (!r.is_ok()) {
-                        continue;
-                    }
-                    for (const auto& m : r->messages) {
-                        got.insert(m.body);
-                    }
-                    next[mq] = r->next_begin_offset;
-                }
-                return std::includes(got.begin(), got.end(), want.begin(), want.end());
-            },
-            guard(15s));
-        consumer.shutdown();
-        return got;
+        return pull_bodies(client_config(), "CtrPull" + topic, topic, want, guard(15s));
     }
 
     CommandResult mqadmin(const std::vector<std::string>& args) {
@@ -216,8 +210,7 @@ TEST_F(ContainerIt, TwoBrokersServeClientsAndAnswerTheirOwnConfig) {
     auto box = start_container({a.path, b.path});
     ASSERT_NE(box, nullptr);
     ASSERT_TRUE(box->wait_for_port(container_port_, guard(10s)).is_ok()) << box->log_tail();
-    ASSERT_TRUE(box->wait_for_port(a.port, guard(10s)).is_ok()) << box->log_tail();
-    ASSERT_TRUE(box->wait_for_port(b.port, guard(10s)).is_ok()) << box->log_tail();
+    ASSERT_TRUE(wait_listening(*box, {&a, &b}));
     ASSERT_TRUE(eventually(
         [&] {
             return registered_brokers() == std::set<std::string>{"ctr-a", "ctr-b"};
@@ -395,8 +388,7 @@ TEST_F(ContainerIt, BrokenBrokersAreReportedTheOthersServeAndSigtermIsClean) {
     auto box = start_container({a.path, bad_value.path, clash.path, no_store.path, port_taken.path,
                                 metrics_taken.path, corrupt.path, b.path});
     ASSERT_NE(box, nullptr);
-    ASSERT_TRUE(box->wait_for_port(a.port, guard(10s)).is_ok()) << box->log_tail();
-    ASSERT_TRUE(box->wait_for_port(b.port, guard(10s)).is_ok()) << box->log_tail();
+    ASSERT_TRUE(wait_listening(*box, {&a, &b}));
     ASSERT_TRUE(box->wait_for_log("Broker [ctr-b-0] boot success", guard(10s)).is_ok())
         << box->log_tail();
     const std::vector<std::string> log = lines_of(box->log());
@@ -435,10 +427,7 @@ TEST_F(ContainerIt, BrokenBrokersAreReportedTheOthersServeAndSigtermIsClean) {
     producer.shutdown();
     EXPECT_EQ(hit, (std::set<std::string>{"ctr-a", "ctr-b"}));
 
-    box->sigterm();
-    auto code = box->wait_exit(guard(20s));
-    ASSERT_TRUE(code.is_ok()) << box->log_tail();
-    EXPECT_EQ(*code, 0) << box->log_tail();
+    expect_clean_exit(*box);
     for (const BrokerFile* f : {&a, &b}) {
         EXPECT_TRUE(std::filesystem::exists(f->store + "/checkpoint")) << f->store;
         EXPECT_FALSE(std::filesystem::exists(f->store + "/abort")) << f->store;
@@ -462,8 +451,7 @@ TEST_F(ContainerIt, KillNineAndRestartLosesNoAcknowledgedMessage) {
     const BrokerFile b = broker_file("ctr-b", {{"flushDiskType", "SYNC_FLUSH"}});
     auto box = start_container({a.path, b.path});
     ASSERT_NE(box, nullptr);
-    ASSERT_TRUE(box->wait_for_port(a.port, guard(10s)).is_ok()) << box->log_tail();
-    ASSERT_TRUE(box->wait_for_port(b.port, guard(10s)).is_ok()) << box->log_tail();
+    ASSERT_TRUE(wait_listening(*box, {&a, &b}));
     create_topic("CtrDurable", {&a, &b}, 2);
 
     std::set<std::string> acked;
@@ -504,8 +492,7 @@ TEST_F(ContainerIt, OneFailingStoreLeavesTheOtherBrokerServing) {
     const BrokerFile b = broker_file("ctr-b");
     auto box = start_container({a.path, b.path});
     ASSERT_NE(box, nullptr);
-    ASSERT_TRUE(box->wait_for_port(a.port, guard(10s)).is_ok()) << box->log_tail();
-    ASSERT_TRUE(box->wait_for_port(b.port, guard(10s)).is_ok()) << box->log_tail();
+    ASSERT_TRUE(wait_listening(*box, {&a, &b}));
     net::RemotingClient client{net::RemotingClientConfig{}};
     client.start();
     for (const BrokerFile* f : {&a, &b}) {
@@ -554,10 +541,7 @@ TEST_F(ContainerIt, OneFailingStoreLeavesTheOtherBrokerServing) {
     client.shutdown();
     EXPECT_TRUE(box->running());
 
-    box->sigterm();
-    auto code = box->wait_exit(guard(20s));
-    ASSERT_TRUE(code.is_ok()) << box->log_tail();
-    EXPECT_EQ(*code, 0) << box->log_tail();
+    expect_clean_exit(*box);
     EXPECT_FALSE(std::filesystem::exists(a.store + "/abort"));
 }
 
@@ -669,8 +653,7 @@ TEST_F(ContainerIt, AHungSlaveOfOneBrokerDoesNotStallTheOtherOnTheSharedThread) 
     const BrokerFile b = broker_file("ctr-hb");
     auto box = start_container({a.path, b.path}, "container", {{"serverSelectorThreads", "1"}});
     ASSERT_NE(box, nullptr);
-    ASSERT_TRUE(box->wait_for_port(a.port, guard(10s)).is_ok()) << box->log_tail();
-    ASSERT_TRUE(box->wait_for_port(b.port, guard(10s)).is_ok()) << box->log_tail();
+    ASSERT_TRUE(wait_listening(*box, {&a, &b}));
     auto slave = start_broker(dir_, free_port(), addr(ns_port_),
                               {{"brokerClusterName", kCluster},
                                {"brokerName", "ctr-ha"},
@@ -730,10 +713,7 @@ TEST_F(ContainerIt, AHungSlaveOfOneBrokerDoesNotStallTheOtherOnTheSharedThread) 
     }
     (*slave)->sigcont();
     client.shutdown();
-    box->sigterm();
-    auto code = box->wait_exit(guard(20s));
-    ASSERT_TRUE(code.is_ok()) << box->log_tail();
-    EXPECT_EQ(*code, 0) << box->log_tail();
+    expect_clean_exit(*box);
 }
 
 // A flood of sends at one broker (two connections, thousands in flight) is served on the shared
@@ -745,8 +725,7 @@ TEST_F(ContainerIt, AFloodAtOneBrokerLeavesTheOtherServing) {
     const BrokerFile b = broker_file("ctr-fb");
     auto box = start_container({a.path, b.path}, "container", {{"serverSelectorThreads", "1"}});
     ASSERT_NE(box, nullptr);
-    ASSERT_TRUE(box->wait_for_port(a.port, guard(10s)).is_ok()) << box->log_tail();
-    ASSERT_TRUE(box->wait_for_port(b.port, guard(10s)).is_ok()) << box->log_tail();
+    ASSERT_TRUE(wait_listening(*box, {&a, &b}));
     net::RemotingClient client{net::RemotingClientConfig{}};
     client.start();
     for (const BrokerFile* f : {&a, &b}) {
@@ -793,10 +772,7 @@ TEST_F(ContainerIt, AFloodAtOneBrokerLeavesTheOtherServing) {
     ASSERT_TRUE(r.is_ok()) << r.status().to_string();
     EXPECT_EQ(r->code, RC::kSuccess);
     client.shutdown();
-    box->sigterm();
-    auto code = box->wait_exit(guard(20s));
-    ASSERT_TRUE(code.is_ok()) << box->log_tail();
-    EXPECT_EQ(*code, 0) << box->log_tail();
+    expect_clean_exit(*box);
 }
 
 // One broker's disk fills up (its store on a small tmpfs the test mounts): that broker refuses
@@ -824,8 +800,7 @@ TEST_F(ContainerIt, OneFullDiskLeavesTheOtherBrokerServing) {
     const BrokerFile b = broker_file("ctr-db");
     auto box = start_container({a.path, b.path});
     ASSERT_NE(box, nullptr);
-    ASSERT_TRUE(box->wait_for_port(a.port, guard(10s)).is_ok()) << box->log_tail();
-    ASSERT_TRUE(box->wait_for_port(b.port, guard(10s)).is_ok()) << box->log_tail();
+    ASSERT_TRUE(wait_listening(*box, {&a, &b}));
     net::RemotingClient client{net::RemotingClientConfig{}};
     client.start();
     for (const BrokerFile* f : {&a, &b}) {
@@ -867,10 +842,7 @@ TEST_F(ContainerIt, OneFullDiskLeavesTheOtherBrokerServing) {
     }
     client.shutdown();
     EXPECT_TRUE(box->running());
-    box->sigterm();
-    auto exit_code = box->wait_exit(guard(20s));
-    ASSERT_TRUE(exit_code.is_ok()) << box->log_tail();
-    EXPECT_EQ(*exit_code, 0) << box->log_tail();
+    expect_clean_exit(*box);
     EXPECT_FALSE(std::filesystem::exists(b.store + "/abort"));
 }
 

@@ -23,6 +23,7 @@
 #include "client/admin_client.h"
 #include "client/producer.h"
 #include "client/pull_consumer.h"
+#include "client_helpers.h"
 #include "harness.h"
 #include "protocol/response_code.h"
 
@@ -135,34 +136,7 @@ protected:
     // Every message body of `topic`, pulled from offset 0 until `want` are all there (bounded).
     std::set<std::string> pull_all(const std::string& topic, const std::string& group,
                                    const std::set<std::string>& want) {
-        PullConsumerConfig cc;
-        cc.client = client_config();
-        cc.group = group;
-        DefaultMqPullConsumer consumer(cc);
-        EXPECT_TRUE(consumer.start().is_ok());
-        std::set<std::string> got;
-        std::map<MessageQueue, int64_t> next;
-        eventually(
-            [&] {
-                auto mqs = consumer.fetch_subscribe_message_queues(topic);
-                if (!mqs.is_ok()) {
-                    return false;
-                }
-                for (const auto& mq : *mqs) {
-                    auto r = consumer.pull(mq, "*", next[mq], 32);
-                    if (!r.is_ok()) {
-                        continue;
-                    }
-                    for (const auto& m : r->messages) {
-                        got.insert(m.body);
-                    }
-                    next[mq] = r->next_begin_offset;
-                }
-                return std::includes(got.begin(), got.end(), want.begin(), want.end());
-            },
-            guard(15s));
-        consumer.shutdown();
-        return got;
+        return pull_bodies(client_config(), group, topic, want, guard(15s));
     }
 
     CommandResult mqadmin(const std::vector<std::string>& args) {
