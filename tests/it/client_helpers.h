@@ -16,8 +16,7 @@ namespace comet::it {
 // `want` are there or `timeout` passes (polled; the caller compares what came back).
 inline std::set<std::string> pull_bodies(const client::ClientConfig& config,
                                          const std::string& group, const std::string& topic,
-                                         const std::set<std::string>& want,
-                                         milliseconds timeout) {
+                                         const std::set<std::string>& want, milliseconds timeout) {
     client::PullConsumerConfig cc;
     cc.client = config;
     cc.group = group;

@@ -23,6 +23,7 @@
 #include "client/producer.h"
 #include "client/pull_consumer.h"
 #include "client_helpers.h"
+#include "controller_group.h"
 #include "harness.h"
 #include "protocol/request_code.h"
 #include "protocol/response_code.h"
@@ -645,11 +646,10 @@ TEST_F(ContainerIt, CrossDeploymentSurvivesLosingOneContainer) {
 // every send meanwhile, within a client timeout shorter than the hung master's wait, and the
 // hung master's own sends end with RocketMQ's status instead of hanging.
 TEST_F(ContainerIt, AHungSlaveOfOneBrokerDoesNotStallTheOtherOnTheSharedThread) {
-    const BrokerFile a =
-        broker_file("ctr-ha", {{"brokerRole", "SYNC_MASTER"},
-                                     {"totalReplicas", "2"},
-                                     {"inSyncReplicas", "2"},
-                                     {"syncFlushTimeout", "4000"}});
+    const BrokerFile a = broker_file("ctr-ha", {{"brokerRole", "SYNC_MASTER"},
+                                                {"totalReplicas", "2"},
+                                                {"inSyncReplicas", "2"},
+                                                {"syncFlushTimeout", "4000"}});
     const BrokerFile b = broker_file("ctr-hb");
     auto box = start_container({a.path, b.path}, "container", {{"serverSelectorThreads", "1"}});
     ASSERT_NE(box, nullptr);
@@ -697,8 +697,8 @@ TEST_F(ContainerIt, AHungSlaveOfOneBrokerDoesNotStallTheOtherOnTheSharedThread) 
     }
     // Meanwhile broker b, on the same single I/O thread, answers each send within 2 s.
     for (int i = 0; i < 20; ++i) {
-        auto r = call(client, b.port, send_message_request("CtrHung", "b-" + std::to_string(i)),
-                      2000ms);
+        auto r =
+            call(client, b.port, send_message_request("CtrHung", "b-" + std::to_string(i)), 2000ms);
         ASSERT_TRUE(r.is_ok()) << "send " << i << " to b: " << r.status().to_string();
         EXPECT_EQ(r->code, RC::kSuccess) << r->remark.value_or("");
     }
@@ -786,7 +786,8 @@ TEST_F(ContainerIt, OneFullDiskLeavesTheOtherBrokerServing) {
     const std::string small = dir_.sub("small-disk");
     std::filesystem::create_directories(small);
     if (::mount("tmpfs", small.c_str(), "tmpfs", 0, "size=3m") != 0) {
-        ASSERT_EQ(std::getenv("CI"), nullptr) << "tmpfs mount failed in CI: " << std::strerror(errno);
+        ASSERT_EQ(std::getenv("CI"), nullptr)
+            << "tmpfs mount failed in CI: " << std::strerror(errno);
         GTEST_SKIP() << "tmpfs mount failed: " << std::strerror(errno);
     }
     struct Unmount {
@@ -844,6 +845,106 @@ TEST_F(ContainerIt, OneFullDiskLeavesTheOtherBrokerServing) {
     EXPECT_TRUE(box->running());
     expect_clean_exit(*box);
     EXPECT_FALSE(std::filesystem::exists(b.store + "/abort"));
+}
+
+// Controller mode inside containers: three mqcontroller processes elect the master of group
+// ctr-c, whose two replicas run in two containers (the first also hosts an ordinary master).
+// After kill -9 of the container holding the master, the controllers elect the replica in the
+// other container, which accepts sends, and every message acknowledged before the kill
+// (allAckInSyncStateSet: on both replicas) is read back from it.
+TEST_F(ContainerIt, ControllerModeReplicasFailOverAcrossContainers) {
+    ControllerGroup controllers(dir_);
+    ASSERT_TRUE(controllers.start_all().is_ok()) << controllers.logs();
+    std::vector<BrokerFile> replicas;
+    for (int i = 0; i < 2; ++i) {
+        replicas.push_back(
+            broker_file("ctr-c-" + std::to_string(i), {{"brokerName", "ctr-c"},
+                                                       {"brokerId", "-1"},
+                                                       {"brokerRole", "SLAVE"},
+                                                       {"enableControllerMode", "true"},
+                                                       {"controllerAddr", controllers.addrs()},
+                                                       {"allAckInSyncStateSet", "true"},
+                                                       {"syncBrokerMetadataPeriod", "500"},
+                                                       {"checkSyncStateSetPeriod", "500"},
+                                                       {"haSendHeartbeatInterval", "200"}}));
+    }
+    const BrokerFile other = broker_file("ctr-x");
+    auto one = start_container({replicas[0].path, other.path}, "container-1");
+    ASSERT_NE(one, nullptr);
+    container_port_ = 0;
+    auto two = start_container({replicas[1].path}, "container-2");
+    ASSERT_NE(two, nullptr);
+    ASSERT_TRUE(wait_listening(*one, {&replicas[0], &other}));
+    ASSERT_TRUE(wait_listening(*two, {&replicas[1]}));
+
+    net::RemotingClient client{net::RemotingClientConfig{}};
+    client.start();
+    auto info = [&](const BrokerFile& f) {
+        auto r = runtime_info(client, f.port);
+        return r.is_ok() ? *r : std::map<std::string, std::string>{};
+    };
+    // The replica the controllers made master, once both are in its SyncStateSet.
+    auto wait_master = [&](std::vector<size_t> candidates, size_t members) {
+        int master = -1;
+        eventually(
+            [&] {
+                for (size_t i : candidates) {
+                    auto m = info(replicas[i]);
+                    const std::string& set = m["syncStateSet"];
+                    if (m["controllerMaster"] == "true" &&
+                        static_cast<size_t>(std::count(set.begin(), set.end(), ',')) + 1 ==
+                            members) {
+                        master = static_cast<int>(i);
+                        return true;
+                    }
+                }
+                return false;
+            },
+            guard(20s));
+        return master;
+    };
+    const int first = wait_master({0, 1}, 2);
+    ASSERT_GE(first, 0) << controllers.logs() << one->log_tail() << two->log_tail();
+    for (const BrokerFile* f : std::vector<const BrokerFile*>{&replicas[0], &replicas[1], &other}) {
+        auto created = call(client, f->port, create_topic_request("CtrCtl", 2));
+        ASSERT_TRUE(created.is_ok() && created->code == RC::kSuccess);
+    }
+    std::set<std::string> acked;
+    for (int i = 0; i < 20; ++i) {
+        const std::string body = "ctl-" + std::to_string(i);
+        auto r = call(client, replicas[static_cast<size_t>(first)].port,
+                      send_message_request("CtrCtl", body, i % 2));
+        ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+        ASSERT_EQ(r->code, RC::kSuccess) << r->remark.value_or("");
+        acked.insert(body);
+    }
+    // The ordinary master beside the replica serves as well.
+    auto x = call(client, other.port, send_message_request("CtrCtl", "x"));
+    ASSERT_TRUE(x.is_ok() && x->code == RC::kSuccess);
+
+    // Lose the container that holds the master.
+    Process& lost = first == 0 ? *one : *two;
+    const size_t survivor = first == 0 ? 1 : 0;
+    lost.sigkill();
+    ASSERT_TRUE(lost.wait_exit(guard(10s)).is_ok());
+    ASSERT_EQ(wait_master({survivor}, 1), static_cast<int>(survivor))
+        << controllers.logs() << (first == 0 ? two : one)->log_tail();
+    int32_t last = -1;
+    ASSERT_TRUE(eventually(
+        [&] {
+            auto r =
+                call(client, replicas[survivor].port, send_message_request("CtrCtl", "after", 0));
+            last = r.is_ok() ? r->code : -1;
+            return last == RC::kSuccess;
+        },
+        guard(20s)))
+        << "last code " << last;
+    acked.insert("after");
+    // Everything acknowledged is on the new master (the name server routes the group to it).
+    const std::set<std::string> got = pull_all("CtrCtl", acked);
+    EXPECT_TRUE(std::includes(got.begin(), got.end(), acked.begin(), acked.end()))
+        << got.size() << " of " << acked.size();
+    client.shutdown();
 }
 
 }  // namespace
