@@ -1,8 +1,11 @@
 # Comet: the two commands a newcomer needs are `make run` and `make test`.
 BUILD_DIR ?= build/release
-# Topology of `make run`: single (one broker), 1m2s (SYNC_MASTER + two slaves, quorum write) or
-# dledger (3 Raft peers, elected leader).
-CLUSTER ?= single
+# Topology of `make run` (scripts/run-local.sh): dev (one process: a name server and a 3-peer
+# DLedger group, mqbrokercontainer --dev; DEV_PORT=<base> moves its ports), single (one broker),
+# 1m2s (SYNC_MASTER + two slaves, quorum write), dledger (3 Raft peers, one process each),
+# controller or controller-in-namesrv.
+CLUSTER ?= dev
+DEV_PORT ?= 9876
 SAN_DIR   ?= build/sanitize
 TSAN_DIR  ?= build/tsan
 # The unit tests whose modules run threads; `make test-tsan` runs them under ThreadSanitizer.
@@ -42,7 +45,7 @@ build-fuzz: deps
 
 # The main job: a local cluster on 127.0.0.1 (see README).
 run: build
-	CLUSTER=$(CLUSTER) scripts/run-local.sh $(BUILD_DIR)
+	CLUSTER=$(CLUSTER) DEV_PORT=$(DEV_PORT) scripts/run-local.sh $(BUILD_DIR)
 
 # The whole test suite: release build + every test, sanitizer unit tests, bounded fuzzing.
 test: build build-sanitize

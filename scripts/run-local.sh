@@ -1,10 +1,19 @@
 #!/usr/bin/env bash
-# The main job (`make run`): a name server and brokers on 127.0.0.1 with the configs in conf/,
-# data under ./data/, logs on the console (and ./data/logs/). Ctrl-C (or SIGTERM) stops them
-# cleanly: each broker unregisters, flushes and removes its abort marker, then the name server stops.
+# The main job (`make run`): a name server and brokers on 127.0.0.1, data under ./data/. By
+# default (CLUSTER=dev) one process, mqbrokercontainer --dev; the other topologies run each server
+# as its own process with the configs in conf/, logs on the console (and ./data/logs/). Ctrl-C (or
+# SIGTERM) stops them cleanly: each broker unregisters, flushes and removes its abort marker, then
+# the name server stops.
 #   scripts/run-local.sh [build-dir]        (default build/release)
 # CLUSTER selects the topology:
-#   CLUSTER=single (default)  one ASYNC_MASTER broker, conf/broker.conf
+#   CLUSTER=dev (default)     one process (mqbrokercontainer --dev): a name server and a 3-peer
+#                             DLedger group broker-dev on 127.0.0.1, stores and generated configs
+#                             under ./data/dev; it prints a banner (name server address,
+#                             durability contract, commands to try) once a leader is registered.
+#                             DEV_PORT (default 9876) is the base of its ports: name server
+#                             DEV_PORT, container admin DEV_PORT+1, peers DEV_PORT+10/+20/+30
+#                             (DLedger ports 2 above each). docs/container.md "Dev mode".
+#   CLUSTER=single            one ASYNC_MASTER broker, conf/broker.conf
 #   CLUSTER=1m2s              one SYNC_MASTER + two slaves of group broker-a with quorum write
 #                             (inSyncReplicas=2 of 3), conf/1m-2s-sync/*.properties
 #   CLUSTER=dledger           a 3-peer DLedger group broker-d (Raft: elected leader, majority
@@ -21,6 +30,19 @@ BUILD_DIR=${1:-build/release}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 
+DATA=$ROOT/data
+CLUSTER=${CLUSTER:-dev}
+if [[ $CLUSTER == dev ]]; then
+    CONTAINER_BIN=$BUILD_DIR/apps/mqbrokercontainer/mqbrokercontainer
+    if [[ ! -x $CONTAINER_BIN ]]; then
+        echo "run-local: $CONTAINER_BIN is not built (cmake --build $BUILD_DIR --target" \
+            "mqbrokercontainer mqadmin mqbench)" >&2
+        exit 1
+    fi
+    # One process: it stops everything itself on Ctrl-C / SIGTERM (brokers, then name server).
+    exec "$CONTAINER_BIN" --dev --dev-dir "$DATA/dev" --dev-port "${DEV_PORT:-9876}"
+fi
+
 NAMESRV_BIN=$BUILD_DIR/apps/mqnamesrv/mqnamesrv
 BROKER_BIN=$BUILD_DIR/apps/mqbroker/mqbroker
 CONTROLLER_BIN=$BUILD_DIR/apps/mqcontroller/mqcontroller
@@ -31,9 +53,7 @@ for bin in "$NAMESRV_BIN" "$BROKER_BIN" "$CONTROLLER_BIN"; do
     fi
 done
 
-DATA=$ROOT/data
 mkdir -p "$DATA/logs" "$DATA/namesrv"
-CLUSTER=${CLUSTER:-single}
 NAMESRV_CONF=conf/namesrv.conf
 CONTROLLERS=()
 case $CLUSTER in
@@ -58,7 +78,7 @@ case $CLUSTER in
         CONTROLLER_BIN=$NAMESRV_BIN
         CONTROLLERS=(conf/controller/namesrv-embedded-n1.conf
                      conf/controller/namesrv-embedded-n2.conf) ;;
-    *) echo "run-local: unknown CLUSTER=$CLUSTER (single, 1m2s, dledger, controller or" \
+    *) echo "run-local: unknown CLUSTER=$CLUSTER (dev, single, 1m2s, dledger, controller or" \
             "controller-in-namesrv)" >&2
        exit 2 ;;
 esac

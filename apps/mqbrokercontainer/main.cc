@@ -9,8 +9,17 @@
 // cleanly on SIGINT / SIGTERM (every broker unregisters, flushes, leaves no abort file).
 // Exit status: 0 normal, 1 the admin port could not be bound or no listed broker started,
 // 2 bad arguments or container settings.
+//
+// Dev mode (`make run`'s default): mqbrokercontainer --dev [--dev-dir DIR] [--dev-port BASE]
+// runs a name server and a 3-peer DLedger group in this process on 127.0.0.1, prints a banner
+// once the group has a leader registered, and stops on SIGINT / SIGTERM (src/container/
+// dev_cluster.h, docs/container.md "Dev mode"). Exit status: 0 after a signal, 1 when it could
+// not start or elect a leader, 2 bad arguments.
 
 #include <cstdio>
+#include <filesystem>
+#include <string>
+#include <vector>
 
 #include "base/command_line.h"
 #include "base/config.h"
@@ -18,14 +27,53 @@
 #include "base/stop_signals.h"
 #include "container/broker_container.h"
 #include "container/container_config.h"
+#include "container/dev_cluster.h"
+
+namespace {
+
+// The apps/ directory of this build (where mqadmin/mqadmin and mqbench/mqbench are), relative
+// to the working directory when below it, or "" when the tools are not next to this binary.
+std::string tools_dir() {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+    if (ec) {
+        return "";
+    }
+    const fs::path apps = exe.parent_path().parent_path();
+    if (!fs::exists(apps / "mqadmin" / "mqadmin", ec)) {
+        return "";
+    }
+    const fs::path rel = apps.lexically_relative(fs::current_path(ec));
+    return !ec && !rel.empty() && *rel.begin() != ".." ? rel.string() : apps.string();
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
     using namespace comet;
+    const std::vector<std::string> args(argv + 1, argv + argc);
+    auto dev = container::parse_dev_args(args);
+    if (!dev.is_ok()) {
+        std::fprintf(stderr, "ERROR: %s\n%s", dev.status().message().c_str(),
+                     container::dev_usage().c_str());
+        return 2;
+    }
+    if (dev->dev) {
+        StopSignals stop_signals;  // before any thread starts (base/stop_signals.h)
+        return container::run_dev_cluster(dev->options, tools_dir());
+    }
+
     container::BrokerContainerConfig config;
     ConfigRegistry registry;
     container::register_container_config(registry, &config);
     ParsedCommandLine parsed;
     if (auto code = handle_command_line(argc, argv, registry, &parsed)) {
+        for (const std::string& a : args) {
+            if (*code == 0 && (a == "-h" || a == "--help")) {
+                std::printf("\n%s", container::dev_usage().c_str());
+            }
+        }
         return *code;
     }
     const std::vector<std::string> paths =

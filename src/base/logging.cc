@@ -1,5 +1,6 @@
 #include "base/logging.h"
 
+#include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/rotating_file_sink.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 
@@ -8,7 +9,35 @@
 #include <filesystem>
 #include <vector>
 
+#include "base/log_tag.h"
+
 namespace comet {
+namespace {
+
+// %* in the pattern: " [<tag>]" for a thread working for a tagged broker (base/log_tag.h).
+class LogTagFlag final : public spdlog::custom_flag_formatter {
+public:
+    void format(const spdlog::details::log_msg&, const std::tm&,
+                spdlog::memory_buf_t& dest) override {
+        if (const std::string* tag = current_log_tag()) {
+            dest.push_back(' ');
+            dest.push_back('[');
+            dest.append(tag->data(), tag->data() + tag->size());
+            dest.push_back(']');
+        }
+    }
+    std::unique_ptr<custom_flag_formatter> clone() const override {
+        return std::make_unique<LogTagFlag>();
+    }
+};
+
+}  // namespace
+
+std::unique_ptr<spdlog::formatter> make_log_formatter() {
+    auto formatter = std::make_unique<spdlog::pattern_formatter>();
+    formatter->add_flag<LogTagFlag>('*').set_pattern("%Y-%m-%d %H:%M:%S.%e %^%l%$ [%t]%* %v");
+    return formatter;
+}
 
 std::string default_log_dir() {
     const char* home = std::getenv("HOME");
@@ -34,7 +63,7 @@ void init_logging(const LogOptions& options) {
     }
     auto logger = std::make_shared<spdlog::logger>(options.component, sinks.begin(), sinks.end());
     logger->set_level(spdlog::level::from_str(options.level));
-    logger->set_pattern("%Y-%m-%d %H:%M:%S.%e %^%l%$ [%t] %v");
+    logger->set_formatter(make_log_formatter());
     logger->flush_on(spdlog::level::warn);
     spdlog::set_default_logger(logger);
     spdlog::flush_every(std::chrono::seconds(1));

@@ -5,6 +5,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <memory>
 #include <string>
 
 namespace comet {
@@ -20,6 +21,11 @@ struct LogOptions {
 // Safe to call more than once (the last call wins). Never throws; a file sink that cannot be
 // opened is reported on stderr and logging continues on the console.
 void init_logging(const LogOptions& options);
+
+// Comet's line format: time, level, [thread id], the broker's tag when the thread works for a
+// broker of a container (" [cluster:name:id]", base/log_tag.h), the message. For loggers built
+// elsewhere (the dev mode's).
+std::unique_ptr<spdlog::formatter> make_log_formatter();
 
 // Default log directory: $HOME/logs/comet (or ./logs/comet when HOME is unset).
 std::string default_log_dir();

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "base/log_tag.h"
 #include "protocol/namesrv_headers.h"
 #include "protocol/request_code.h"
 #include "protocol/response_code.h"
@@ -54,7 +55,7 @@ void ActingMasterService::start() {
         stopping_ = false;
     }
     started_ = true;
-    thread_ = std::thread([this] { loop(); });
+    thread_ = tagged_thread([this] { loop(); });
 }
 
 void ActingMasterService::shutdown() {

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <limits>
 
+#include "base/log_tag.h"
 #include "ha/durability_contract.h"
 #include "protocol/ha_bodies.h"
 #include "protocol/ha_headers.h"
@@ -92,6 +93,11 @@ BrokerController::~BrokerController() { shutdown(); }
 
 std::string BrokerController::config_path(const char* name) const {
     return store_root_ + "/config/" + name;
+}
+
+void BrokerController::use_shared_services(SharedServices shared) {
+    COMET_CHECK(store_ == nullptr, "use_shared_services after initialize");
+    shared_ = std::move(shared);
 }
 
 Status BrokerController::initialize() {
@@ -280,6 +286,10 @@ Status BrokerController::initialize() {
     server_cfg.io_threads = cfg.server_selector_threads > 0
                                 ? static_cast<size_t>(cfg.server_selector_threads)
                                 : std::max<size_t>(1, std::thread::hardware_concurrency());
+    server_cfg.loops = shared_.io_loops;
+    if (const std::string* tag = current_log_tag()) {
+        server_cfg.log_tag = *tag;  // the container's broker tag, for the shared I/O threads
+    }
     server_ = std::make_unique<net::RemotingServer>(server_cfg, &clock_);
     // Replication runs its sockets on the same I/O loops (docs/decisions/030).
     replication_->set_io_loops(server_->loops());
@@ -291,13 +301,18 @@ Status BrokerController::initialize() {
                                   &store::CommitLog::end_put_batch);
     register_processors();
 
-    net::RemotingClientConfig client_cfg;
-    client_cfg.name = "BrokerOuterAPI";
-    namesrv_client_ = std::make_unique<net::RemotingClient>(client_cfg, &clock_);
+    if (shared_.namesrv_client != nullptr) {
+        namesrv_client_ = shared_.namesrv_client;
+    } else {
+        net::RemotingClientConfig client_cfg;
+        client_cfg.name = "BrokerOuterAPI";
+        own_namesrv_client_ = std::make_unique<net::RemotingClient>(client_cfg, &clock_);
+        namesrv_client_ = own_namesrv_client_.get();
+    }
     ActingMasterService::Deps acting_deps;  // docs/replication.md "Slave metadata sync"
     acting_deps.config = &config_;
     acting_deps.clock = &clock_;
-    acting_deps.client = namesrv_client_.get();
+    acting_deps.client = namesrv_client_;
     acting_deps.tables = {topics_.get(), offsets_.get(), groups_.get(), schedule_.get(),
                           config_path("delayOffset.json")};
     COMET_ASSIGN_OR_RETURN(acting_, ActingMasterService::create(std::move(acting_deps)));
@@ -313,7 +328,7 @@ Status BrokerController::initialize() {
     escape_ = std::make_unique<EscapeBridge>(
         cfg.broker_name,
         EscapeBridge::remote_network(
-            namesrv_client_.get(), [this] { return config_.get().namesrv_list(); }, 3s));
+            namesrv_client_, [this] { return config_.get().namesrv_list(); }, 3s));
     ctx_.escape = escape_.get();
     ctx_.is_acting_master = [this] { return acting_->is_acting_master(); };
     spdlog::info("broker {} ({}) initialized, store at {}", cfg.broker_name, cfg.broker_addr(),
@@ -861,7 +876,9 @@ Status BrokerController::start() {
     COMET_RETURN_IF_ERROR(replication_->start());
     COMET_RETURN_IF_ERROR(server_->start());
     COMET_RETURN_IF_ERROR(start_metrics_endpoint());
-    namesrv_client_->start();
+    if (own_namesrv_client_) {
+        own_namesrv_client_->start();
+    }
     started_ = true;
     if (replicas_manager_ != nullptr) {
         replicas_manager_->start();
@@ -879,7 +896,7 @@ Status BrokerController::start() {
         MutexLock l(mu_);
         stopping_ = false;
     }
-    scheduler_ = std::thread([this] { scheduler_loop(); });
+    scheduler_ = tagged_thread([this] { scheduler_loop(); });
     return Status::ok();
 }
 
@@ -1212,8 +1229,8 @@ void BrokerController::shutdown() {
     if (server_) {
         server_->shutdown();
     }
-    if (namesrv_client_) {
-        namesrv_client_->shutdown();
+    if (own_namesrv_client_) {
+        own_namesrv_client_->shutdown();
     }
     if (dledger_) {
         dledger_->shutdown();  // before the store: a follower appends to it

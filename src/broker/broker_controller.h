@@ -45,6 +45,17 @@
 
 namespace comet::broker {
 
+// What the brokers of one process share (BrokerContainer). Both outlive the broker.
+struct SharedServices {
+    // The remoting server's I/O loops (and the HA sockets that run on them): started before
+    // start(), running until after shutdown(). Null: the broker runs its own
+    // (serverSelectorThreads).
+    std::shared_ptr<net::IoLoopGroup> io_loops;
+    // The client that registers with the name servers (and calls the group's master for
+    // metadata), started; the broker never shuts it down. Null: the broker owns one.
+    net::RemotingClient* namesrv_client = nullptr;
+};
+
 class BrokerController {
 public:
     // `store_base`: store settings from the registry (register_store_config); broker-level
@@ -55,6 +66,8 @@ public:
     BrokerController(const BrokerController&) = delete;
     BrokerController& operator=(const BrokerController&) = delete;
 
+    // Before initialize(): run on `shared` instead of threads and a client of its own.
+    void use_shared_services(SharedServices shared);
     // Loads config files and opens (recovers) the store. Errors name the file or setting.
     Status initialize();
     // Binds listenPort, starts every service and registers with the name servers.
@@ -162,7 +175,9 @@ private:
     std::unique_ptr<ReplyMessageProcessor> reply_;
     std::shared_ptr<net::ThreadPoolExecutor> pull_executor_;
     std::unique_ptr<net::RemotingServer> server_;
-    std::unique_ptr<net::RemotingClient> namesrv_client_;
+    SharedServices shared_;
+    std::unique_ptr<net::RemotingClient> own_namesrv_client_;  // null with a shared client
+    net::RemotingClient* namesrv_client_ = nullptr;            // own or shared
     std::unique_ptr<EscapeBridge> escape_;  // acting master's send-back (enableRemoteEscape)
     std::unique_ptr<ControllerStore> controller_store_;  // controller mode
     std::unique_ptr<MasterLease> master_lease_;          // outlives the link, manager and put path

@@ -1,5 +1,7 @@
 #include "broker/pull_request_hold_service.h"
 
+#include "base/log_tag.h"
+
 #include <pthread.h>
 #include <spdlog/spdlog.h>
 
@@ -99,7 +101,7 @@ void PullRequestHoldService::start() {
         return;
     }
     stopping_ = false;
-    thread_ = std::thread([this] { run(); });
+    thread_ = tagged_thread([this] { run(); });
 }
 
 void PullRequestHoldService::shutdown() {

@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 
+#include "base/log_tag.h"
 #include "base/logging.h"
 #include "broker/broker_identity.h"
 #include "protocol/ha_bodies.h"
@@ -51,7 +52,7 @@ ReplicasManager::ReplicasManager(ReplicasManagerConfig config, ControllerLink& l
 ReplicasManager::~ReplicasManager() { shutdown(); }
 
 void ReplicasManager::start() {
-    thread_ = std::thread([this] { run(); });
+    thread_ = tagged_thread([this] { run(); });
 }
 
 void ReplicasManager::shutdown() {

@@ -5,6 +5,7 @@
 
 #include <future>
 
+#include "base/log_tag.h"
 #include "broker/consumer_offset_manager.h"
 #include "broker/json_file.h"
 #include "broker/topic_config.h"
@@ -145,7 +146,7 @@ void ScheduleMessageService::start(Duration tick, Duration persist_every) {
         return;
     }
     stopping_ = false;
-    thread_ = std::thread([this, tick, persist_every] { run(tick, persist_every); });
+    thread_ = tagged_thread([this, tick, persist_every] { run(tick, persist_every); });
 }
 
 void ScheduleMessageService::shutdown() {

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <future>
 
+#include "base/log_tag.h"
 #include "broker/broker_processors.h"
 #include "protocol/message_decoder.h"
 #include "protocol/request_code.h"
@@ -395,7 +396,7 @@ void TransactionalMessageService::start() {
         return;
     }
     stopping_ = false;
-    thread_ = std::thread([this] { run(); });
+    thread_ = tagged_thread([this] { run(); });
 }
 
 void TransactionalMessageService::shutdown() {

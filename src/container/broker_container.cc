@@ -9,7 +9,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <thread>
 
+#include "base/log_tag.h"
 #include "container/broker_container_processor.h"
 #include "net/thread_pool_executor.h"
 #include "protocol/request_code.h"
@@ -54,12 +56,34 @@ BrokerContainer::BrokerContainer(BrokerContainerConfig config, Clock& clock)
 
 BrokerContainer::~BrokerContainer() { shutdown(); }
 
+void BrokerContainer::start_shared_locked() {
+    if (io_loops_ != nullptr) {
+        return;
+    }
+    const size_t threads =
+        config_.server_selector_threads > 0
+            ? static_cast<size_t>(config_.server_selector_threads)
+            : std::max<size_t>(1, std::thread::hardware_concurrency());
+    io_loops_ = std::make_shared<net::IoLoopGroup>("BrokerServer", threads);
+    io_loops_->start();
+    net::RemotingClientConfig cc;
+    cc.name = "ContainerOuterAPI";
+    cc.loops = io_loops_;
+    namesrv_client_ = std::make_unique<net::RemotingClient>(cc, &clock_);
+    namesrv_client_->start();
+    spdlog::info("container: {} shared I/O threads", threads);
+}
+
 Status BrokerContainer::start() {
+    {
+        MutexLock ops(ops_mu_);
+        start_shared_locked();
+    }
     net::RemotingServerConfig sc;
     sc.name = "ContainerServer";
     sc.listen_host = config_.listen_host.empty() ? "0.0.0.0" : config_.listen_host;
     sc.listen_port = static_cast<uint16_t>(config_.listen_port);
-    sc.io_threads = 1;  // admin requests only
+    sc.loops = io_loops_;
     server_ = std::make_unique<net::RemotingServer>(sc, &clock_);
     auto processor = std::make_shared<BrokerContainerProcessor>(*this);
     auto executor = std::make_shared<net::ThreadPoolExecutor>("ContainerAdmin", 1, 64);
@@ -113,7 +137,12 @@ Result<BrokerInfo> BrokerContainer::add_broker(const std::string& config_path) {
                  config_path, cfg.broker.store_root(), cfg.broker.listen_port);
 
     auto inst = std::make_shared<Instance>();
+    start_shared_locked();
+    // Every thread the broker starts, and its requests on the shared I/O threads, log with its
+    // identity (base/log_tag.h).
+    ScopedLogTag tag(intern_log_tag(name));
     inst->controller = std::make_unique<broker::BrokerController>(cfg.broker, clock_, cfg.store);
+    inst->controller->use_shared_services({io_loops_, namesrv_client_.get()});
     if (Status st = inst->controller->initialize(); !st.is_ok()) {
         inst->controller->shutdown();  // closes what initialize() opened (store: no abort file)
         return Status::error(st.code(), "{}: broker {} initialize failed: {}", config_path, name,
@@ -155,7 +184,10 @@ Status BrokerContainer::remove_broker(const InstanceIdentity& identity) {
     }
     spdlog::info("container: stopping broker {} (port {})", identity.to_string(),
                  victim->info.port);
-    victim->controller->shutdown();
+    {
+        ScopedLogTag tag(intern_log_tag(identity.to_string()));
+        victim->controller->shutdown();
+    }
     spdlog::info("container: broker {} removed", identity.to_string());
     return Status::ok();
 }
@@ -185,6 +217,7 @@ void BrokerContainer::shutdown() {
         for (auto it = all.rbegin(); it != all.rend(); ++it) {
             spdlog::info("container: stopping broker {} (port {})",
                          (*it)->info.identity.to_string(), (*it)->info.port);
+            ScopedLogTag tag(intern_log_tag((*it)->info.identity.to_string()));
             (*it)->controller->shutdown();
         }
     }
@@ -192,6 +225,13 @@ void BrokerContainer::shutdown() {
     // REMOVE_BROKER takes ops_mu_ (it is answered "shutting down" / BROKER_NOT_EXIST).
     if (server_) {
         server_->shutdown();
+    }
+    // Last, the shared services: no broker and no admin request uses them any more.
+    if (namesrv_client_) {
+        namesrv_client_->shutdown();
+    }
+    if (io_loops_) {
+        io_loops_->shutdown();
     }
     spdlog::info("broker container shut down");
 }

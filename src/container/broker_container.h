@@ -6,9 +6,16 @@
 // (listenPort, default 10811) answering ADD_BROKER / REMOVE_BROKER / GET_BROKER_CONFIG
 // (BrokerContainerProcessor).
 //
-// Shared by the brokers: the process, its log (one file, <logDir>/container.log), the clock.
-// Not shared yet: remoting I/O threads, executors and name server clients are per broker (a
-// later step may run every broker on one set of I/O loops, as RocketMQ's shared NettyServer).
+// Shared by the brokers (broker::SharedServices): one set of I/O threads ("BrokerServer_N",
+// serverSelectorThreads, default one per core) that runs every broker's remoting server, its
+// HA sockets and the container's admin port; one name server client ("ContainerOuterAPI", on
+// those threads) through which every broker registers; the process, its log (one file,
+// <logDir>/container.log), the clock. Per broker: its executors (send, pull, admin... with
+// their own queues and limits, so a flood of one broker's slow requests queues only there),
+// its store and its flush / dispatch / HA / DLedger threads. Sends run to completion on the
+// shared I/O threads (decision 028); a send that must wait (SYNC_FLUSH, a slave's ack, a Raft
+// commit) holds no thread while it waits, so a broker whose slave hangs does not slow the
+// others.
 //
 // Start order: start() binds the admin port; then add_broker() for each configured file (store
 // recovery, replication, processors, registration happen inside BrokerController::initialize
@@ -35,6 +42,7 @@
 #include "base/status.h"
 #include "broker/broker_controller.h"
 #include "container/container_config.h"
+#include "net/remoting_client.h"
 #include "net/remoting_server.h"
 
 namespace comet::container {
@@ -84,8 +92,15 @@ private:
     std::unique_ptr<net::RemotingServer> server_;
     std::atomic<uint16_t> admin_port_{0};  // set once start() bound the admin port
 
+    // Creates and starts the shared I/O threads and name server client once (start() or the
+    // first add_broker()).
+    void start_shared_locked() REQUIRES(ops_mu_);
+
     Mutex ops_mu_;  // serializes add / remove / shutdown (see the class comment)
     bool stopping_ GUARDED_BY(ops_mu_) = false;
+    // Set once by start_shared_locked, read-only after: stopped last, in shutdown().
+    std::shared_ptr<net::IoLoopGroup> io_loops_;
+    std::unique_ptr<net::RemotingClient> namesrv_client_;
 
     mutable Mutex mu_;
     std::vector<std::shared_ptr<Instance>> instances_ GUARDED_BY(mu_);

@@ -60,6 +60,9 @@ void register_container_config(ConfigRegistry& r, BrokerContainerConfig* c) {
                  "name servers every broker registers with (replaces each broker's own)")
         .important();
     r.add_string("logDir", &c->log_dir, "", "log directory (empty: ~/logs/comet)");
+    r.add_int("serverSelectorThreads", &c->server_selector_threads, 0,
+              "I/O threads shared by every broker of the container (0: one per core)")
+        .range(0, 1024);
 }
 
 std::string container_config_text(const BrokerContainerConfig& c) {
@@ -69,6 +72,7 @@ std::string container_config_text(const BrokerContainerConfig& c) {
         {"listenPort", std::to_string(c.listen_port)},
         {"logDir", c.log_dir},
         {"namesrvAddr", c.namesrv_addr},
+        {"serverSelectorThreads", std::to_string(c.server_selector_threads)},
     };
     std::string out;
     for (const auto& [k, v] : kv) {
@@ -156,6 +160,11 @@ Result<BrokerInstanceConfig> make_broker_instance_config(const std::string& path
             out.warnings.push_back(fmt::format(
                 "{}: logDir is not used inside a broker container (the process has one log, in "
                 "the container's logDir)",
+                e.location()));
+        } else if (e.key == "serverSelectorThreads") {
+            out.warnings.push_back(fmt::format(
+                "{}: serverSelectorThreads is not used inside a broker container (its brokers "
+                "share the container's serverSelectorThreads I/O threads)",
                 e.location()));
         }
     }

@@ -10,6 +10,9 @@
 //                      GET_BROKER_CONFIG (default 10811, as BrokerContainerStartup)
 //   namesrvAddr        when set, every broker registers with these name servers (the inner
 //                      brokers of RocketMQ 5 share the container's BrokerOuterAPI)
+//   serverSelectorThreads  the I/O threads every broker of the container shares (its
+//                      remoting server and HA sockets; RocketMQ's NettyServerConfig key).
+//                      0: one per core
 //   listenHost, logDir Comet additions: bind address of the admin port, log directory
 
 #include <cstdint>
@@ -33,6 +36,7 @@ struct BrokerContainerConfig {
     std::string listen_host = "0.0.0.0";                // listenHost (Comet)
     std::string namesrv_addr;                           // namesrvAddr
     std::string log_dir;                                // logDir (empty: ~/logs/comet)
+    int32_t server_selector_threads = 0;                // serverSelectorThreads (0: per core)
 };
 
 // Binds every key above to `config` (which must outlive the registry) and stores the defaults.
@@ -69,8 +73,8 @@ struct BrokerInstanceConfig {
 };
 
 // Builds and validates one broker's settings from entries already parsed from `path`:
-// BrokerConfig and MessageStoreConfig keys (unknown keys and logDir, which a container does not
-// use, become warnings), the container's namesrvAddr when set, then BrokerConfig::validate and make_replication_config. Errors
+// BrokerConfig and MessageStoreConfig keys (unknown keys, and logDir and serverSelectorThreads,
+// which a container does not take from a broker's file, become warnings), the container's namesrvAddr when set, then BrokerConfig::validate and make_replication_config. Errors
 // (kInvalidArgument) start with the path and name the key: "<path>: listenPort ...".
 Result<BrokerInstanceConfig> make_broker_instance_config(const std::string& path,
                                                          const std::vector<PropertyEntry>& entries,

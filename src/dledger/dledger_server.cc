@@ -7,6 +7,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "base/log_tag.h"
 #include "raft/message_codec.h"
 
 namespace comet::dledger {
@@ -106,7 +107,7 @@ Status DLedgerServer::start() {
     last_term_ = node_->term();
     last_leader_ = node_->leader();
     tick_timer_ = std::make_unique<asio::steady_timer>(*loop_);
-    flusher_ = std::thread([this] { run_flusher(); });
+    flusher_ = tagged_thread([this] { run_flusher(); });
     asio::post(*loop_, [this] {
         publish_status();
         arm_tick();

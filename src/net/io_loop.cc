@@ -5,6 +5,7 @@
 #include <condition_variable>
 
 #include "base/check.h"
+#include "base/log_tag.h"
 #include "base/mutex.h"
 #include "net/thread_pool_executor.h"
 
@@ -39,7 +40,7 @@ void IoLoopGroup::start() {
         const std::string suffix = "_" + std::to_string(i + 1);
         std::string thread_name =
             name_.substr(0, 15 - std::min<size_t>(suffix.size(), 15)) + suffix;
-        loop->thread = std::thread([loop, thread_name] {
+        loop->thread = tagged_thread([loop, thread_name] {
             set_current_thread_name(thread_name);
             t_on_io_thread = true;
             loop->ctx->run();

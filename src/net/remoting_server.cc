@@ -5,13 +5,18 @@
 #include <future>
 
 #include "base/check.h"
+#include "base/log_tag.h"
 
 namespace comet::net {
 
 RemotingServer::RemotingServer(RemotingServerConfig config, Clock* clock)
     : config_(std::move(config)),
       clock_(clock),
-      loops_(std::make_shared<IoLoopGroup>(config_.name, std::max<size_t>(config_.io_threads, 1))),
+      loops_(config_.loops ? config_.loops
+                           : std::make_shared<IoLoopGroup>(config_.name,
+                                                           std::max<size_t>(config_.io_threads, 1))),
+      owns_loops_(!config_.loops),
+      log_tag_(intern_log_tag(config_.log_tag)),
       acceptor_(loops_->context(0)) {}
 
 RemotingServer::~RemotingServer() { shutdown(); }
@@ -83,7 +88,9 @@ Status RemotingServer::start() {
         MutexLock lock(mu_);
         started_ = true;
     }
-    loops_->start();
+    if (owns_loops_) {
+        loops_->start();
+    }
     asio::post(loops_->context(0), [this] { do_accept(); });
     spdlog::info("net: {} listening on {}:{}", config_.name, config_.listen_host, port_);
     return Status::ok();
@@ -104,6 +111,7 @@ void RemotingServer::do_accept() {
             do_accept();
             return;
         }
+        ScopedLogTag tag(log_tag_);
         auto conn = std::make_shared<Connection>(loops_, index, std::move(socket), handler(),
                                                  config_.connection, clock_);
         bool accepted = false;
@@ -129,6 +137,7 @@ void RemotingServer::do_accept() {
 }
 
 void RemotingServer::on_request(const ConnectionPtr& conn, protocol::RemotingCommand request) {
+    ScopedLogTag tag(log_tag_);
     processors_.dispatch(conn, std::move(request));
 }
 
@@ -150,6 +159,7 @@ void RemotingServer::on_read_batch_end() {
 }
 
 void RemotingServer::on_closed(const ConnectionPtr& conn, const Status& reason) {
+    ScopedLogTag tag(log_tag_);
     {
         MutexLock lock(mu_);
         connections_.erase(conn->id());
@@ -217,9 +227,22 @@ void RemotingServer::shutdown() {
                             [this]() NO_THREAD_SAFETY_ANALYSIS { return connections_.empty(); });
     }
 
-    // 4. Join the I/O threads once they ran out of work.
-    loops_->shutdown();
+    // 4. Join the I/O threads once they ran out of work; shared ones keep running for their
+    // owner, once nothing of this server is queued on them.
+    if (owns_loops_) {
+        loops_->shutdown();
+    } else {
+        drain_shared_loops();
+    }
     spdlog::info("net: {} shut down", config_.name);
+}
+
+void RemotingServer::drain_shared_loops() {
+    for (int round = 0; round < 2; ++round) {
+        for (size_t i = 0; i < loops_->size(); ++i) {
+            loops_->run_and_wait(i, [] {});
+        }
+    }
 }
 
 }  // namespace comet::net

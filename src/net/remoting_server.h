@@ -12,7 +12,8 @@
 // Lifecycle: register processors and the listener, start(), ..., shutdown() (also run by the
 // destructor): stop accepting; run every request already queued on the executors; let each
 // connection flush what it has queued (bounded by shutdown_grace), close them all (requests
-// this server sent fail); join the I/O threads.
+// this server sent fail); join the I/O threads, or, on shared loops (RemotingServerConfig::
+// loops), wait until no handler that refers to this server is left on them.
 
 #include <chrono>
 #include <condition_variable>
@@ -41,6 +42,13 @@ struct RemotingServerConfig {
     ConnectionOptions connection;  // max frame size, channelMaxIdleTimeSeconds
     // How long shutdown() waits for queued responses to be written before closing hard.
     Duration shutdown_grace = std::chrono::seconds(3);
+    // Run on these loops (another owner's, started before start() and running until this
+    // server's shutdown() has returned) instead of io_threads of its own: the brokers of one
+    // BrokerContainer share one set of I/O threads. Empty: the server owns its loops.
+    std::shared_ptr<IoLoopGroup> loops;
+    // Log tag of the requests' handling on the I/O threads (base/log_tag.h; the broker a
+    // container's shared loops serve). Empty: none.
+    std::string log_tag;
 };
 
 // Java ChannelEventListener. Called on I/O threads; must not block.
@@ -92,6 +100,9 @@ public:
 
 private:
     void do_accept();
+    // Shared loops: two rounds of an empty step on every loop, each queued behind whatever the
+    // closes posted (RemotingClient::drain_shared_loops).
+    void drain_shared_loops();
     ConnectionHandler* handler() { return this; }
     void on_request(const ConnectionPtr& conn, protocol::RemotingCommand request) override;
     void on_closed(const ConnectionPtr& conn, const Status& reason) override;
@@ -101,6 +112,8 @@ private:
     const RemotingServerConfig config_;
     Clock* const clock_;
     std::shared_ptr<IoLoopGroup> loops_;
+    const bool owns_loops_;
+    const std::string* const log_tag_;  // interned config_.log_tag, nullptr when empty
     ProcessorTable processors_;                     // read-only after start()
     std::shared_ptr<ConnectionListener> listener_;  // read-only after start()
     std::function<void()> batch_begin_;             // read-only after start()

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "base/check.h"
+#include "base/log_tag.h"
 
 namespace comet::net {
 
@@ -19,7 +20,7 @@ ThreadPoolExecutor::ThreadPoolExecutor(std::string name, size_t threads, size_t 
     COMET_CHECK(queue_capacity >= 1, "executor {} needs a queue capacity", name_);
     threads_.reserve(threads);
     for (size_t i = 0; i < threads; ++i) {
-        threads_.emplace_back([this, i] { run(i); });
+        threads_.push_back(tagged_thread([this, i] { run(i); }));
     }
 }
 

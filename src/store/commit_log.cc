@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "base/bytes.h"
+#include "base/log_tag.h"
 #include "base/progress_log.h"
 #include "protocol/message_decoder.h"
 #include "protocol/message_id.h"
@@ -248,7 +249,7 @@ void CommitLog::start() {
             commit_stop_ = false;
         }
         committer_running_.store(true);
-        committer_ = std::thread([this] {
+        committer_ = tagged_thread([this] {
             ::pthread_setname_np(::pthread_self(), "CommitRealTime");
             tls_in_commit = true;
             run_committer();

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "base/log_tag.h"
 #include "store/mapped_file_queue.h"
 #include "store/store_checkpoint.h"
 
@@ -31,16 +32,16 @@ void FlushService::start() {
     }
     stopping_ = false;
     if (config_.flush_disk_type == FlushDiskType::kSyncFlush) {
-        thread_ = std::thread([this] {
+        thread_ = tagged_thread([this] {
             pthread_setname_np(pthread_self(), "FlushCommitLog");
             run_sync();
         });
-        reaper_ = std::thread([this] {
+        reaper_ = tagged_thread([this] {
             pthread_setname_np(pthread_self(), "FlushTimeoutRpr");
             run_reaper();
         });
     } else {
-        thread_ = std::thread([this] {
+        thread_ = tagged_thread([this] {
             pthread_setname_np(pthread_self(), "FlushCommitLog");
             run_async();
         });

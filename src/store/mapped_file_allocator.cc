@@ -1,5 +1,7 @@
 #include "store/mapped_file_allocator.h"
 
+#include "base/log_tag.h"
+
 #include <pthread.h>
 #include <spdlog/spdlog.h>
 
@@ -16,7 +18,7 @@ void AllocateMappedFileService::start() {
         return;
     }
     stopping_ = false;
-    thread_ = std::thread([this] {
+    thread_ = tagged_thread([this] {
         pthread_setname_np(pthread_self(), "AllocateMapped");
         run();
     });

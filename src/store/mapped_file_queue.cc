@@ -242,8 +242,12 @@ Status MappedFileQueue::truncate_dirty_files(int64_t offset) {
         COMET_RETURN_IF_ERROR(to_zero->zero_tail());
     }
     for (auto it = to_destroy.rbegin(); it != to_destroy.rend(); ++it) {
-        spdlog::warn("truncate {} at offset {}: removing segment {}", dir_, offset,
-                     (*it)->file_name());
+        // A segment with nothing written (one created ahead, or past the recovered end) loses
+        // no data: not worth a warning at every restart.
+        const auto level =
+            (*it)->wrote_position() > 0 ? spdlog::level::warn : spdlog::level::info;
+        spdlog::log(level, "truncate {} at offset {}: removing segment {} ({} bytes written)",
+                    dir_, offset, (*it)->file_name(), (*it)->wrote_position());
         COMET_RETURN_IF_ERROR((*it)->destroy());
     }
     return Status::ok();

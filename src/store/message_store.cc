@@ -11,6 +11,7 @@
 #include <filesystem>
 
 #include "base/bytes.h"
+#include "base/log_tag.h"
 #include "protocol/message_decoder.h"
 #include "protocol/message_id.h"
 #include "store/mapped_file_allocator.h"
@@ -246,7 +247,7 @@ void MessageStore::start() {
             MutexLock l(sched_mu_);
             sched_stop_ = false;
         }
-        scheduler_ = std::thread([this] { scheduler_loop(); });
+        scheduler_ = tagged_thread([this] { scheduler_loop(); });
     }
     spdlog::info("message store started: dispatch from {}, CommitLog max {}",
                  reput_->reput_from_offset().value(), commit_log_->max_offset().value());

@@ -1,5 +1,7 @@
 #include "store/prefault_service.h"
 
+#include "base/log_tag.h"
+
 #include <pthread.h>
 #include <spdlog/spdlog.h>
 
@@ -24,7 +26,7 @@ void PrefaultService::start() {
         return;
     }
     stopping_ = false;
-    thread_ = std::thread([this] {
+    thread_ = tagged_thread([this] {
         ::pthread_setname_np(::pthread_self(), "PrefaultMapped");
         run();
     });

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "base/bytes.h"
+#include "base/log_tag.h"
 #include "base/progress_log.h"
 #include "protocol/message_decoder.h"
 #include "protocol/message_ext.h"
@@ -338,7 +339,7 @@ void ReputMessageService::start() {
         MutexLock l(wake_mu_);
         stopping_ = false;
     }
-    thread_ = std::thread([this] { run(); });
+    thread_ = tagged_thread([this] { run(); });
 }
 
 void ReputMessageService::shutdown() {

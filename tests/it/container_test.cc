@@ -4,17 +4,26 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/mount.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <set>
 #include <thread>
 
 #include "client/admin_client.h"
 #include "client/producer.h"
 #include "client/pull_consumer.h"
+#include "client_helpers.h"
+#include "controller_group.h"
 #include "harness.h"
 #include "protocol/request_code.h"
 #include "protocol/response_code.h"
@@ -78,7 +87,8 @@ protected:
 
     // Starts the container on a fresh port with `files` as brokerConfigPaths.
     std::unique_ptr<Process> start_container(const std::vector<std::string>& files,
-                                             const std::string& name = "container") {
+                                             const std::string& name = "container",
+                                             std::map<std::string, std::string> extra = {}) {
         std::string paths;
         for (const std::string& f : files) {
             paths += (paths.empty() ? "" : ":") + f;
@@ -94,9 +104,32 @@ protected:
                     {"listenHost", "127.0.0.1"},
                     {"namesrvAddr", addr(ns_port_)},
                     {"logDir", dir_.sub(name + "-logs")}};
+        for (auto& [k, v] : extra) {
+            o.config[k] = v;
+        }
         auto p = Process::start(o, dir_.path());
         EXPECT_TRUE(p.is_ok()) << p.status().to_string();
         return p.is_ok() ? std::move(p).value() : nullptr;
+    }
+
+    // SIGTERM, then the container must exit 0 (every broker stopped gracefully).
+    static void expect_clean_exit(Process& box) {
+        box.sigterm();
+        auto code = box.wait_exit(guard(20s));
+        ASSERT_TRUE(code.is_ok()) << box.log_tail();
+        EXPECT_EQ(*code, 0) << box.log_tail();
+    }
+
+    // Waits for every broker of `files` to listen; false (with the log in the failure) if one
+    // does not.
+    static bool wait_listening(Process& box, const std::vector<const BrokerFile*>& files) {
+        for (const BrokerFile* f : files) {
+            if (!box.wait_for_port(f->port, guard(10s)).is_ok()) {
+                ADD_FAILURE() << f->name << " does not listen\n" << box.log_tail();
+                return false;
+            }
+        }
+        return true;
     }
 
     ClientConfig client_config() const {
@@ -147,34 +180,7 @@ protected:
     // Every message body of `topic` on every queue, pulled from offset 0 until `want` are all
     // there (bounded).
     std::set<std::string> pull_all(const std::string& topic, const std::set<std::string>& want) {
-        PullConsumerConfig cc;
-        cc.client = client_config();
-        cc.group = "CtrPull" + topic;
-        DefaultMqPullConsumer consumer(cc);
-        EXPECT_TRUE(consumer.start().is_ok());
-        std::set<std::string> got;
-        std::map<MessageQueue, int64_t> next;
-        eventually(
-            [&] {
-                auto mqs = consumer.fetch_subscribe_message_queues(topic);
-                if (!mqs.is_ok()) {
-                    return false;
-                }
-                for (const auto& mq : *mqs) {
-                    auto r = consumer.pull(mq, "*", next[mq], 32);
-                    if (!r.is_ok()) {
-                        continue;
-                    }
-                    for (const auto& m : r->messages) {
-                        got.insert(m.body);
-                    }
-                    next[mq] = r->next_begin_offset;
-                }
-                return std::includes(got.begin(), got.end(), want.begin(), want.end());
-            },
-            guard(15s));
-        consumer.shutdown();
-        return got;
+        return pull_bodies(client_config(), "CtrPull" + topic, topic, want, guard(15s));
     }
 
     CommandResult mqadmin(const std::vector<std::string>& args) {
@@ -205,8 +211,7 @@ TEST_F(ContainerIt, TwoBrokersServeClientsAndAnswerTheirOwnConfig) {
     auto box = start_container({a.path, b.path});
     ASSERT_NE(box, nullptr);
     ASSERT_TRUE(box->wait_for_port(container_port_, guard(10s)).is_ok()) << box->log_tail();
-    ASSERT_TRUE(box->wait_for_port(a.port, guard(10s)).is_ok()) << box->log_tail();
-    ASSERT_TRUE(box->wait_for_port(b.port, guard(10s)).is_ok()) << box->log_tail();
+    ASSERT_TRUE(wait_listening(*box, {&a, &b}));
     ASSERT_TRUE(eventually(
         [&] {
             return registered_brokers() == std::set<std::string>{"ctr-a", "ctr-b"};
@@ -249,6 +254,13 @@ TEST_F(ContainerIt, TwoBrokersServeClientsAndAnswerTheirOwnConfig) {
     EXPECT_NE(own->body.find("listenPort=" + std::to_string(container_port_) + "\n"),
               std::string::npos);
     EXPECT_NE(own->body.find("namesrvAddr=" + addr(ns_port_) + "\n"), std::string::npos);
+    // In the shared log, each broker's lines carry its identity: from its own threads (the
+    // admin executor created the topic) and from its requests on the shared I/O threads.
+    for (const BrokerFile* f : {&a, &b}) {
+        const std::string tag = std::string("[") + kCluster + ":" + f->name + ":0] ";
+        EXPECT_TRUE(box->wait_for_log(tag + "update topic CtrBoth", guard(5s)).is_ok())
+            << box->log_tail();
+    }
 
     // The container's port is not a broker: a broker request is refused, naming the code.
     net::RemotingClient client{net::RemotingClientConfig{}};
@@ -377,8 +389,7 @@ TEST_F(ContainerIt, BrokenBrokersAreReportedTheOthersServeAndSigtermIsClean) {
     auto box = start_container({a.path, bad_value.path, clash.path, no_store.path, port_taken.path,
                                 metrics_taken.path, corrupt.path, b.path});
     ASSERT_NE(box, nullptr);
-    ASSERT_TRUE(box->wait_for_port(a.port, guard(10s)).is_ok()) << box->log_tail();
-    ASSERT_TRUE(box->wait_for_port(b.port, guard(10s)).is_ok()) << box->log_tail();
+    ASSERT_TRUE(wait_listening(*box, {&a, &b}));
     ASSERT_TRUE(box->wait_for_log("Broker [ctr-b-0] boot success", guard(10s)).is_ok())
         << box->log_tail();
     const std::vector<std::string> log = lines_of(box->log());
@@ -417,10 +428,7 @@ TEST_F(ContainerIt, BrokenBrokersAreReportedTheOthersServeAndSigtermIsClean) {
     producer.shutdown();
     EXPECT_EQ(hit, (std::set<std::string>{"ctr-a", "ctr-b"}));
 
-    box->sigterm();
-    auto code = box->wait_exit(guard(20s));
-    ASSERT_TRUE(code.is_ok()) << box->log_tail();
-    EXPECT_EQ(*code, 0) << box->log_tail();
+    expect_clean_exit(*box);
     for (const BrokerFile* f : {&a, &b}) {
         EXPECT_TRUE(std::filesystem::exists(f->store + "/checkpoint")) << f->store;
         EXPECT_FALSE(std::filesystem::exists(f->store + "/abort")) << f->store;
@@ -444,8 +452,7 @@ TEST_F(ContainerIt, KillNineAndRestartLosesNoAcknowledgedMessage) {
     const BrokerFile b = broker_file("ctr-b", {{"flushDiskType", "SYNC_FLUSH"}});
     auto box = start_container({a.path, b.path});
     ASSERT_NE(box, nullptr);
-    ASSERT_TRUE(box->wait_for_port(a.port, guard(10s)).is_ok()) << box->log_tail();
-    ASSERT_TRUE(box->wait_for_port(b.port, guard(10s)).is_ok()) << box->log_tail();
+    ASSERT_TRUE(wait_listening(*box, {&a, &b}));
     create_topic("CtrDurable", {&a, &b}, 2);
 
     std::set<std::string> acked;
@@ -486,8 +493,7 @@ TEST_F(ContainerIt, OneFailingStoreLeavesTheOtherBrokerServing) {
     const BrokerFile b = broker_file("ctr-b");
     auto box = start_container({a.path, b.path});
     ASSERT_NE(box, nullptr);
-    ASSERT_TRUE(box->wait_for_port(a.port, guard(10s)).is_ok()) << box->log_tail();
-    ASSERT_TRUE(box->wait_for_port(b.port, guard(10s)).is_ok()) << box->log_tail();
+    ASSERT_TRUE(wait_listening(*box, {&a, &b}));
     net::RemotingClient client{net::RemotingClientConfig{}};
     client.start();
     for (const BrokerFile* f : {&a, &b}) {
@@ -536,10 +542,7 @@ TEST_F(ContainerIt, OneFailingStoreLeavesTheOtherBrokerServing) {
     client.shutdown();
     EXPECT_TRUE(box->running());
 
-    box->sigterm();
-    auto code = box->wait_exit(guard(20s));
-    ASSERT_TRUE(code.is_ok()) << box->log_tail();
-    EXPECT_EQ(*code, 0) << box->log_tail();
+    expect_clean_exit(*box);
     EXPECT_FALSE(std::filesystem::exists(a.store + "/abort"));
 }
 
@@ -636,6 +639,312 @@ TEST_F(ContainerIt, CrossDeploymentSurvivesLosingOneContainer) {
     client.shutdown();
     EXPECT_TRUE(two->running());
     EXPECT_TRUE(group_ids("ctr-ga").count(1) == 1);
+}
+
+// The brokers of a container share its I/O threads (one here). A SYNC_MASTER whose only slave
+// hangs (SIGSTOP) waits for the slave without holding that thread: the other broker answers
+// every send meanwhile, within a client timeout shorter than the hung master's wait, and the
+// hung master's own sends end with RocketMQ's status instead of hanging.
+TEST_F(ContainerIt, AHungSlaveOfOneBrokerDoesNotStallTheOtherOnTheSharedThread) {
+    const BrokerFile a = broker_file("ctr-ha", {{"brokerRole", "SYNC_MASTER"},
+                                                {"totalReplicas", "2"},
+                                                {"inSyncReplicas", "2"},
+                                                {"syncFlushTimeout", "4000"}});
+    const BrokerFile b = broker_file("ctr-hb");
+    auto box = start_container({a.path, b.path}, "container", {{"serverSelectorThreads", "1"}});
+    ASSERT_NE(box, nullptr);
+    ASSERT_TRUE(wait_listening(*box, {&a, &b}));
+    auto slave = start_broker(dir_, free_port(), addr(ns_port_),
+                              {{"brokerClusterName", kCluster},
+                               {"brokerName", "ctr-ha"},
+                               {"brokerId", "1"},
+                               {"brokerRole", "SLAVE"},
+                               {"haListenPort", std::to_string(free_port())}},
+                              "ctr-ha-slave");
+    ASSERT_TRUE(slave.is_ok()) << slave.status().to_string();
+
+    net::RemotingClient client{net::RemotingClientConfig{}};
+    client.start();
+    for (const BrokerFile* f : {&a, &b}) {
+        auto created = call(client, f->port, create_topic_request("CtrHung", 1));
+        ASSERT_TRUE(created.is_ok() && created->code == RC::kSuccess);
+    }
+    // The master acknowledges once its slave has connected and copied.
+    int32_t last = -1;
+    ASSERT_TRUE(eventually(
+        [&] {
+            auto r = call(client, a.port, send_message_request("CtrHung", "with-slave"));
+            last = r.is_ok() ? r->code : -1;
+            return last == RC::kSuccess;
+        },
+        guard(20s)))
+        << "last code " << last << "\n"
+        << box->log_tail();
+
+    ASSERT_TRUE((*slave)->sigstop_and_wait().is_ok());
+    // Three sends to the hung master in flight at once, each waiting up to syncFlushTimeout.
+    std::mutex mu;
+    std::condition_variable cv;
+    std::vector<int32_t> hung_codes;
+    for (int i = 0; i < 3; ++i) {
+        client.invoke_async(addr(a.port),
+                            send_message_request("CtrHung", "hung-" + std::to_string(i)),
+                            guard(30s), [&](Result<protocol::RemotingCommand> r) {
+                                std::lock_guard<std::mutex> l(mu);
+                                hung_codes.push_back(r.is_ok() ? r->code : -1);
+                                cv.notify_all();
+                            });
+    }
+    // Meanwhile broker b, on the same single I/O thread, answers each send within 2 s.
+    for (int i = 0; i < 20; ++i) {
+        auto r =
+            call(client, b.port, send_message_request("CtrHung", "b-" + std::to_string(i)), 2000ms);
+        ASSERT_TRUE(r.is_ok()) << "send " << i << " to b: " << r.status().to_string();
+        EXPECT_EQ(r->code, RC::kSuccess) << r->remark.value_or("");
+    }
+    {
+        std::unique_lock<std::mutex> l(mu);
+        ASSERT_TRUE(cv.wait_for(l, guard(30s), [&] { return hung_codes.size() == 3; }))
+            << box->log_tail();
+        for (int32_t code : hung_codes) {
+            EXPECT_TRUE(code == RC::kFlushSlaveTimeout || code == RC::kSlaveNotAvailable)
+                << "code " << code;
+        }
+    }
+    (*slave)->sigcont();
+    client.shutdown();
+    expect_clean_exit(*box);
+}
+
+// A flood of sends at one broker (two connections, thousands in flight) is served on the shared
+// I/O thread in turn with the other broker's requests: every one of the other broker's sends
+// is answered (within a 2 s client timeout) while the flood runs, and every flooding send gets
+// an answer too.
+TEST_F(ContainerIt, AFloodAtOneBrokerLeavesTheOtherServing) {
+    const BrokerFile a = broker_file("ctr-fa");
+    const BrokerFile b = broker_file("ctr-fb");
+    auto box = start_container({a.path, b.path}, "container", {{"serverSelectorThreads", "1"}});
+    ASSERT_NE(box, nullptr);
+    ASSERT_TRUE(wait_listening(*box, {&a, &b}));
+    net::RemotingClient client{net::RemotingClientConfig{}};
+    client.start();
+    for (const BrokerFile* f : {&a, &b}) {
+        auto created = call(client, f->port, create_topic_request("CtrFlood", 4));
+        ASSERT_TRUE(created.is_ok() && created->code == RC::kSuccess);
+    }
+    constexpr int kFloodClients = 2;
+    constexpr int kFloodPerClient = 3000;
+    const std::string body(1024, 'f');
+    std::atomic<int> answered{0};
+    std::atomic<int> ok{0};
+    std::vector<std::unique_ptr<net::RemotingClient>> flooders;
+    for (int c = 0; c < kFloodClients; ++c) {
+        flooders.push_back(std::make_unique<net::RemotingClient>(net::RemotingClientConfig{}));
+        flooders.back()->start();
+    }
+    std::thread flood([&] {
+        for (int i = 0; i < kFloodPerClient; ++i) {
+            for (auto& f : flooders) {
+                f->invoke_async(addr(a.port), send_message_request("CtrFlood", body, i % 4),
+                                guard(60s), [&](Result<protocol::RemotingCommand> r) {
+                                    ok += r.is_ok() && r->code == RC::kSuccess ? 1 : 0;
+                                    ++answered;
+                                });
+            }
+        }
+    });
+    for (int i = 0; i < 30; ++i) {
+        auto r = call(client, b.port, send_message_request("CtrFlood", "b-" + std::to_string(i)),
+                      2000ms);
+        ASSERT_TRUE(r.is_ok()) << "send " << i << " to b: " << r.status().to_string();
+        EXPECT_EQ(r->code, RC::kSuccess) << r->remark.value_or("");
+    }
+    flood.join();
+    const int total = kFloodClients * kFloodPerClient;
+    EXPECT_TRUE(eventually([&] { return answered.load() == total; }, guard(60s)))
+        << answered.load() << " of " << total << " flooding sends answered";
+    EXPECT_EQ(ok.load(), total);
+    for (auto& f : flooders) {
+        f->shutdown();
+    }
+    // Broker a still serves after its flood.
+    auto r = call(client, a.port, send_message_request("CtrFlood", "after"));
+    ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+    EXPECT_EQ(r->code, RC::kSuccess);
+    client.shutdown();
+    expect_clean_exit(*box);
+}
+
+// One broker's disk fills up (its store on a small tmpfs the test mounts): that broker refuses
+// sends, the other broker of the container keeps accepting them,
+// and the container stops cleanly. Needs root to mount (CI runs as root and must run it).
+TEST_F(ContainerIt, OneFullDiskLeavesTheOtherBrokerServing) {
+    if (::geteuid() != 0) {
+        ASSERT_EQ(std::getenv("CI"), nullptr) << "CI must run as root to mount the tmpfs";
+        GTEST_SKIP() << "not root: cannot mount a tmpfs";
+    }
+    const std::string small = dir_.sub("small-disk");
+    std::filesystem::create_directories(small);
+    if (::mount("tmpfs", small.c_str(), "tmpfs", 0, "size=3m") != 0) {
+        ASSERT_EQ(std::getenv("CI"), nullptr)
+            << "tmpfs mount failed in CI: " << std::strerror(errno);
+        GTEST_SKIP() << "tmpfs mount failed: " << std::strerror(errno);
+    }
+    struct Unmount {
+        std::string path;
+        ~Unmount() { ::umount2(path.c_str(), MNT_DETACH); }
+    } unmount{small};
+    const BrokerFile a = broker_file("ctr-da", {{"storePathRootDir", small + "/store"},
+                                                {"mappedFileSizeCommitLog", "1048576"},
+                                                {"mappedFileSizeConsumeQueue", "60000"},
+                                                {"messageIndexEnable", "false"}});
+    const BrokerFile b = broker_file("ctr-db");
+    auto box = start_container({a.path, b.path});
+    ASSERT_NE(box, nullptr);
+    ASSERT_TRUE(wait_listening(*box, {&a, &b}));
+    net::RemotingClient client{net::RemotingClientConfig{}};
+    client.start();
+    for (const BrokerFile* f : {&a, &b}) {
+        auto created = call(client, f->port, create_topic_request("CtrFull", 1));
+        ASSERT_TRUE(created.is_ok() && created->code == RC::kSuccess);
+    }
+    // 3 MiB hold fewer than 3,000 messages of 1 KiB: sends to a fail before the loop ends.
+    const std::string body(1024, 'd');
+    int32_t code = RC::kSuccess;
+    std::string remark;
+    int accepted = 0;
+    for (int i = 0; i < 6000 && code == RC::kSuccess; ++i) {
+        auto r = call(client, a.port, send_message_request("CtrFull", body));
+        ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+        code = r->code;
+        remark = r->remark.value_or("");
+        accepted += code == RC::kSuccess ? 1 : 0;
+        if (i % 100 == 0) {
+            auto other = call(client, b.port, send_message_request("CtrFull", "b"));
+            ASSERT_TRUE(other.is_ok()) << other.status().to_string();
+            ASSERT_EQ(other->code, RC::kSuccess) << other->remark.value_or("");
+        }
+    }
+    EXPECT_GT(accepted, 0);
+    // The segment that does not fit fails as RocketMQ's CREATE_MAPEDFILE_FAILED (SYSTEM_ERROR
+    // "create mapped file failed..."); once the disk check has run, the store refuses every put
+    // as SERVICE_NOT_AVAILABLE.
+    EXPECT_TRUE(code == RC::kSystemError || code == RC::kServiceNotAvailable)
+        << code << " " << remark << " after " << accepted << "\n"
+        << box->log_tail(3000);
+    // a keeps refusing; b keeps accepting.
+    for (int i = 0; i < 10; ++i) {
+        auto r = call(client, a.port, send_message_request("CtrFull", body));
+        ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+        EXPECT_NE(r->code, RC::kSuccess);
+        auto other = call(client, b.port, send_message_request("CtrFull", "b-after"));
+        ASSERT_TRUE(other.is_ok()) << other.status().to_string();
+        EXPECT_EQ(other->code, RC::kSuccess) << other->remark.value_or("");
+    }
+    client.shutdown();
+    EXPECT_TRUE(box->running());
+    expect_clean_exit(*box);
+    EXPECT_FALSE(std::filesystem::exists(b.store + "/abort"));
+}
+
+// Controller mode inside containers: three mqcontroller processes elect the master of group
+// ctr-c, whose two replicas run in two containers (the first also hosts an ordinary master).
+// After kill -9 of the container holding the master, the controllers elect the replica in the
+// other container, which accepts sends, and every message acknowledged before the kill
+// (allAckInSyncStateSet: on both replicas) is read back from it.
+TEST_F(ContainerIt, ControllerModeReplicasFailOverAcrossContainers) {
+    ControllerGroup controllers(dir_);
+    ASSERT_TRUE(controllers.start_all().is_ok()) << controllers.logs();
+    std::vector<BrokerFile> replicas;
+    for (int i = 0; i < 2; ++i) {
+        replicas.push_back(
+            broker_file("ctr-c-" + std::to_string(i), {{"brokerName", "ctr-c"},
+                                                       {"brokerId", "-1"},
+                                                       {"brokerRole", "SLAVE"},
+                                                       {"enableControllerMode", "true"},
+                                                       {"controllerAddr", controllers.addrs()},
+                                                       {"allAckInSyncStateSet", "true"},
+                                                       {"syncBrokerMetadataPeriod", "500"},
+                                                       {"checkSyncStateSetPeriod", "500"},
+                                                       {"haSendHeartbeatInterval", "200"}}));
+    }
+    const BrokerFile other = broker_file("ctr-x");
+    auto one = start_container({replicas[0].path, other.path}, "container-1");
+    ASSERT_NE(one, nullptr);
+    container_port_ = 0;
+    auto two = start_container({replicas[1].path}, "container-2");
+    ASSERT_NE(two, nullptr);
+    ASSERT_TRUE(wait_listening(*one, {&replicas[0], &other}));
+    ASSERT_TRUE(wait_listening(*two, {&replicas[1]}));
+
+    net::RemotingClient client{net::RemotingClientConfig{}};
+    client.start();
+    auto info = [&](const BrokerFile& f) {
+        auto r = runtime_info(client, f.port);
+        return r.is_ok() ? *r : std::map<std::string, std::string>{};
+    };
+    // The replica the controllers made master, once both are in its SyncStateSet.
+    auto wait_master = [&](std::vector<size_t> candidates, size_t members) {
+        int master = -1;
+        eventually(
+            [&] {
+                for (size_t i : candidates) {
+                    auto m = info(replicas[i]);
+                    const std::string& set = m["syncStateSet"];
+                    if (m["controllerMaster"] == "true" &&
+                        static_cast<size_t>(std::count(set.begin(), set.end(), ',')) + 1 ==
+                            members) {
+                        master = static_cast<int>(i);
+                        return true;
+                    }
+                }
+                return false;
+            },
+            guard(20s));
+        return master;
+    };
+    const int first = wait_master({0, 1}, 2);
+    ASSERT_GE(first, 0) << controllers.logs() << one->log_tail() << two->log_tail();
+    for (const BrokerFile* f : std::vector<const BrokerFile*>{&replicas[0], &replicas[1], &other}) {
+        auto created = call(client, f->port, create_topic_request("CtrCtl", 2));
+        ASSERT_TRUE(created.is_ok() && created->code == RC::kSuccess);
+    }
+    std::set<std::string> acked;
+    for (int i = 0; i < 20; ++i) {
+        const std::string body = "ctl-" + std::to_string(i);
+        auto r = call(client, replicas[static_cast<size_t>(first)].port,
+                      send_message_request("CtrCtl", body, i % 2));
+        ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+        ASSERT_EQ(r->code, RC::kSuccess) << r->remark.value_or("");
+        acked.insert(body);
+    }
+    // The ordinary master beside the replica serves as well.
+    auto x = call(client, other.port, send_message_request("CtrCtl", "x"));
+    ASSERT_TRUE(x.is_ok() && x->code == RC::kSuccess);
+
+    // Lose the container that holds the master.
+    Process& lost = first == 0 ? *one : *two;
+    const size_t survivor = first == 0 ? 1 : 0;
+    lost.sigkill();
+    ASSERT_TRUE(lost.wait_exit(guard(10s)).is_ok());
+    ASSERT_EQ(wait_master({survivor}, 1), static_cast<int>(survivor))
+        << controllers.logs() << (first == 0 ? two : one)->log_tail();
+    int32_t last = -1;
+    ASSERT_TRUE(eventually(
+        [&] {
+            auto r =
+                call(client, replicas[survivor].port, send_message_request("CtrCtl", "after", 0));
+            last = r.is_ok() ? r->code : -1;
+            return last == RC::kSuccess;
+        },
+        guard(20s)))
+        << "last code " << last;
+    acked.insert("after");
+    // Everything acknowledged is on the new master (the name server routes the group to it).
+    const std::set<std::string> got = pull_all("CtrCtl", acked);
+    EXPECT_TRUE(std::includes(got.begin(), got.end(), acked.begin(), acked.end()))
+        << got.size() << " of " << acked.size();
+    client.shutdown();
 }
 
 }  // namespace

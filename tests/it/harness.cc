@@ -17,6 +17,7 @@
 #include <set>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #include "fault_proxy.h"
 #include "protocol/json_body.h"
@@ -48,19 +49,24 @@ bool can_bind(uint16_t port) {
     return ok;
 }
 
-// Holds an exclusive flock on a per-port file for the rest of this process's life, so test
-// processes running in parallel never hand out the same port. False when another holds it.
-bool claim(uint16_t port) {
+// An exclusive flock on a per-port file: its descriptor, or -1 when another process holds it.
+int claim_fd(uint16_t port) {
     const std::string path = "/tmp/comet-test-port-" + std::to_string(port) + ".lock";
     const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
     if (fd < 0) {
-        return false;
+        return -1;
     }
     if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
         ::close(fd);
-        return false;
+        return -1;
     }
-    return true;  // fd stays open on purpose: the lock ends with the process
+    return fd;
+}
+
+// Holds an exclusive flock on a per-port file for the rest of this process's life, so test
+// processes running in parallel never hand out the same port. False when another holds it.
+bool claim(uint16_t port) {
+    return claim_fd(port) >= 0;  // fd stays open on purpose: the lock ends with the process
 }
 
 }  // namespace
@@ -80,6 +86,35 @@ uint16_t free_port() {
         }
         if (can_bind(port) && can_bind(static_cast<uint16_t>(port + 1))) {
             return port;
+        }
+    }
+    return 0;
+}
+
+uint16_t free_port_range(uint16_t span) {
+    constexpr uint32_t kFirst = 20000;
+    constexpr uint32_t kLast = 32767;
+    const uint32_t pairs = (kLast + 1 - kFirst - span - 1) / 2;  // even bases that fit
+    static std::atomic<uint32_t> next{static_cast<uint32_t>(::getpid()) * 104729u};
+    for (uint32_t tries = 0; tries < 200; ++tries) {
+        const uint32_t base = kFirst + 2 * (next.fetch_add(97) % pairs);
+        // free_port() hands out even ports p (with p + 1): claiming every even port of the
+        // range keeps all of [base, base + span + 1] away from it and from other ranges.
+        std::vector<int> fds;
+        bool ok = true;
+        for (uint32_t p = base; ok && p <= base + span; p += 2) {
+            const int fd = claim_fd(static_cast<uint16_t>(p));
+            ok = fd >= 0 && can_bind(static_cast<uint16_t>(p)) &&
+                 can_bind(static_cast<uint16_t>(p + 1));
+            if (fd >= 0) {
+                fds.push_back(fd);
+            }
+        }
+        if (ok) {
+            return static_cast<uint16_t>(base);  // the locks stay held for the process's life
+        }
+        for (int fd : fds) {
+            ::close(fd);
         }
     }
     return 0;

@@ -33,6 +33,10 @@ std::string binary_path(const std::string& name);
 
 // A port that was free a moment ago on 127.0.0.1 (bind port 0, read it, close).
 uint16_t free_port();
+// An even base such that every port of [base, base + span + 1] was free a moment ago on
+// 127.0.0.1 and is claimed for this process as free_port()'s ports are (for a server that
+// derives several fixed ports from one base, such as `mqbrokercontainer --dev`). 0 when none.
+uint16_t free_port_range(uint16_t span);
 
 // A fresh directory under $TMPDIR (or /tmp), removed with everything in it on destruction.
 class TempDir {

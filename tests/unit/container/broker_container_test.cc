@@ -120,6 +120,58 @@ TEST_F(BrokerContainerTest, AddsListsRemovesAndStopsBrokers) {
     box.shutdown();  // idempotent
 }
 
+// Threads of this process whose name starts with `prefix` (/proc/self/task/*/comm).
+size_t threads_named(const std::string& prefix) {
+    size_t n = 0;
+    for (const auto& task : fs::directory_iterator("/proc/self/task")) {
+        std::ifstream comm(task.path() / "comm");
+        std::string name;
+        std::getline(comm, name);
+        n += name.rfind(prefix, 0) == 0 ? 1 : 0;
+    }
+    return n;
+}
+
+TEST_F(BrokerContainerTest, BrokersShareTheContainersIoThreadsAndNameServerClient) {
+    BrokerContainerConfig c = container_config();
+    c.server_selector_threads = 2;
+    BrokerContainer box(c);
+    ASSERT_TRUE(box.start().is_ok());
+    auto ia = box.add_broker(write_broker("sa"));
+    ASSERT_TRUE(ia.is_ok()) << ia.status().to_string();
+    auto ib = box.add_broker(write_broker("sb"));
+    ASSERT_TRUE(ib.is_ok()) << ib.status().to_string();
+    // Two brokers and the admin port on the container's two I/O threads; no broker runs
+    // remoting threads or a name server client of its own.
+    EXPECT_EQ(threads_named("BrokerServer_"), 2u);
+    EXPECT_EQ(threads_named("ContainerServer"), 0u);
+    EXPECT_EQ(threads_named("BrokerOuterAPI"), 0u);
+    EXPECT_EQ(threads_named("ContainerOuterA"), 0u);  // runs on the shared threads too
+
+    // Both serve; removing one leaves the shared threads to the other, which keeps serving,
+    // and a broker added again runs on them as well.
+    for (uint16_t port : {ia->port, ib->port}) {
+        EXPECT_EQ(call(port, protocol::RemotingCommand::request(Req::kGetBrokerConfig)).code,
+                  RC::kSuccess);
+    }
+    ASSERT_TRUE(box.remove_broker(ia->identity).is_ok());
+    EXPECT_EQ(threads_named("BrokerServer_"), 2u);
+    EXPECT_EQ(call(ib->port, protocol::RemotingCommand::request(Req::kGetBrokerConfig)).code,
+              RC::kSuccess);
+    EXPECT_EQ(call(box.port(), protocol::RemotingCommand::request(Req::kGetBrokerConfig)).code,
+              RC::kSuccess);
+    auto again = box.add_broker(write_broker("sa"));
+    ASSERT_TRUE(again.is_ok()) << again.status().to_string();
+    EXPECT_EQ(call(again->port, protocol::RemotingCommand::request(Req::kGetBrokerConfig)).code,
+              RC::kSuccess);
+    EXPECT_EQ(threads_named("BrokerServer_"), 2u);
+
+    box.shutdown();
+    EXPECT_EQ(threads_named("BrokerServer_"), 0u);
+    EXPECT_FALSE(fs::exists(store("sa") + "/abort"));
+    EXPECT_FALSE(fs::exists(store("sb") + "/abort"));
+}
+
 TEST_F(BrokerContainerTest, FailedBrokerLeavesNothingRunningAndNoAbortFile) {
     BrokerContainer box(container_config());
     ASSERT_TRUE(box.start().is_ok());

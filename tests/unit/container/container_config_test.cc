@@ -55,7 +55,7 @@ TEST(ContainerConfig, ConfigTextListsEveryKeySorted) {
     c.namesrv_addr = "n:1";
     EXPECT_EQ(container_config_text(c),
               "brokerConfigPaths=/x.conf\nlistenHost=0.0.0.0\nlistenPort=10811\nlogDir=\n"
-              "namesrvAddr=n:1\n");
+              "namesrvAddr=n:1\nserverSelectorThreads=0\n");
 }
 
 TEST(ContainerConfig, SplitsPathsOnColonsAndDropsEmptyItems) {
@@ -105,6 +105,16 @@ TEST(ContainerConfig, BrokerLogDirIsAWarning) {
     const BrokerInstanceConfig b = instance("brokerName=ga\nlogDir=/var/log/ga\n", "ga.conf");
     ASSERT_EQ(b.warnings.size(), 1u);
     EXPECT_NE(b.warnings[0].find("ga.conf:2: logDir is not used"), std::string::npos)
+        << b.warnings[0];
+}
+
+TEST(ContainerConfig, BrokerServerSelectorThreadsIsAWarning) {
+    // The brokers of a container share its I/O threads: a broker file's count is not used.
+    const BrokerInstanceConfig b =
+        instance("brokerName=ga\nserverSelectorThreads=8\n", "ga.conf");
+    ASSERT_EQ(b.warnings.size(), 1u);
+    EXPECT_NE(b.warnings[0].find("ga.conf:2: serverSelectorThreads is not used"),
+              std::string::npos)
         << b.warnings[0];
 }
 

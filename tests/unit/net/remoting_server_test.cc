@@ -171,6 +171,55 @@ TEST_F(RemotingServerTest, TenThousandConcurrentRequestsOverSeveralConnections) 
     EXPECT_EQ(server_->connection_count(), static_cast<size_t>(kClients));
 }
 
+// Two servers on one shared group (RemotingServerConfig::loops, as the brokers of a container):
+// each answers on its own port from the group's threads; shutting one down closes its
+// connections and leaves the group running for the other, which keeps answering; the owner
+// stops the group last.
+TEST(RemotingServerSharedLoops, ServersShareTheGroupAndOneStopsWithoutStoppingIt) {
+    auto loops = std::make_shared<IoLoopGroup>("SharedIo", 2);
+    loops->start();
+    auto make = [&](const std::string& name) {
+        RemotingServerConfig c;
+        c.name = name;
+        c.listen_host = "127.0.0.1";
+        c.loops = loops;
+        auto server = std::make_unique<RemotingServer>(c);
+        server->register_inline_processor(kEcho, make_processor(echo));
+        return server;
+    };
+    auto one = make("One");
+    auto two = make("Two");
+    ASSERT_TRUE(one->start().is_ok());
+    ASSERT_TRUE(two->start().is_ok());
+    EXPECT_EQ(one->loops(), loops);
+    RemotingClient client;
+    client.start();
+    auto echo_on = [&](RemotingServer& s, const std::string& k) {
+        return client.invoke_sync("127.0.0.1:" + std::to_string(s.port()),
+                                  make_request(kEcho, k, "b"), 5s);
+    };
+    ASSERT_TRUE(echo_on(*one, "1").is_ok());
+    ASSERT_TRUE(echo_on(*two, "2").is_ok());
+    EXPECT_EQ(one->connection_count(), 1u);
+
+    // One's shutdown returns with its connection closed; the group still runs Two.
+    const uint16_t one_port = one->port();
+    one->shutdown();
+    EXPECT_EQ(one->connection_count(), 0u);
+    one.reset();
+    EXPECT_TRUE(loops->running());
+    auto r = echo_on(*two, "again");
+    ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+    EXPECT_EQ(*r->ext("k"), "again");
+    auto gone = client.invoke_sync("127.0.0.1:" + std::to_string(one_port),
+                                   make_request(kEcho, "x", "b"), 2s);
+    EXPECT_FALSE(gone.is_ok());
+
+    client.shutdown();
+    two->shutdown();
+    loops->shutdown();
+}
+
 TEST_F(RemotingServerTest, UnknownCodeAnswersRequestCodeNotSupported) {
     start_server();
     auto r = client().invoke_sync(addr_, make_request(9999, "x"), 5s);
