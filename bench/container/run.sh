@@ -1,25 +1,31 @@
 #!/usr/bin/env bash
 # Broker container benchmark (issue 18): in ONE run, the same load against
 #   (a) two brokers (two groups, ASYNC_MASTER, ASYNC_FLUSH) as two separate mqbroker processes
-#   (b) the same two broker files inside one mqbrokercontainer process
+#   (b) the same two broker files inside one mqbrokercontainer process (its default
+#       serverSelectorThreads: one shared I/O thread per core for both brokers)
+#   (c) as (b) with serverSelectorThreads = 2 x cores, as many I/O threads as the two mqbroker
+#       processes of (a) have together (each runs one per core): separates "one process" from
+#       "fewer I/O threads"
 # Load: one mqbench per broker at the same time, each sending SEND_MESSAGE_V2 straight to its
 # broker (-b, no name server in the path; the topic is auto-created from TBW102 by the warm-up),
 # --threads T x --window W, --size bytes, --duration s. The setups alternate over --rounds rounds
-# ((a) then (b), then (b) then (a), ...), each round on fresh ports and empty stores, so that
+# ((a) (b) (c), then (c) (b) (a), ...), each round on fresh ports and empty stores, so that
 # the ratios compare measurements taken minutes apart on the same noisy machine.
 # Prints, per round and as medians over the rounds: msgs/s (both brokers together), broker CPU
 # microseconds per message (utime+stime of the broker processes from /proc/PID/stat over the
 # timed part, divided by the messages acknowledged), the brokers' context switches per message
-# (voluntary + involuntary, all threads), mqbench CPU, threads and idle RSS (VmRSS
-# once the brokers are registered, before any load: the sum of the two mqbroker processes vs
-# the container) and idle PSS (smaps_rollup: the two processes' common library pages counted
-# once), and the ratios container / processes.
+# (voluntary + involuntary, all threads), the CPU seconds of each I/O thread (BrokerServer*,
+# busiest first: shows how the client connections were spread over them), mqbench CPU, threads
+# and idle RSS (VmRSS once the brokers are registered, before any load: the sum of the two
+# mqbroker processes vs the container) and idle PSS (smaps_rollup: the two processes' common
+# library pages counted once), and the ratios container / processes.
 #
 # Builds nothing. Usage:
 #   bench/container/run.sh BUILD_DIR [--duration SEC] [--rounds N] [--size BYTES]
-#                          [--threads T] [--window W] [--out FILE] [--keep]
+#                          [--threads T] [--window W] [--setups a,b,c] [--out FILE] [--keep]
 #                          [--broker-conf KEY=VALUE]...   (added to both broker files)
-# Defaults: --duration 5 --rounds 3 --size 1024 --threads 2 --window 64.
+#                          [--container-conf KEY=VALUE]...   (added to the container's file)
+# Defaults: --duration 5 --rounds 3 --size 1024 --threads 2 --window 64 --setups a,b,c.
 # BUILD_DIR must hold apps/{mqnamesrv,mqbroker,mqbrokercontainer,mqbench} (Release:
 #   cmake --build BUILD_DIR -j2 --target mqnamesrv mqbroker mqbrokercontainer mqbench).
 # Every process runs on 127.0.0.1 under a temp dir. Stores are removed after each setup (they
@@ -45,7 +51,9 @@ THREADS=2
 WINDOW=64
 OUT=""
 KEEP=0
+SETUPS="a,b,c"
 EXTRA_CONF=()
+CONTAINER_CONF=()
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --duration) DURATION="${2:?}"; shift 2 ;;
@@ -56,6 +64,8 @@ while [[ $# -gt 0 ]]; do
         --out) OUT="${2:?}"; shift 2 ;;
         --keep) KEEP=1; shift ;;
         --broker-conf) EXTRA_CONF+=("${2:?}"); shift 2 ;;
+        --container-conf) CONTAINER_CONF+=("${2:?}"); shift 2 ;;
+        --setups) SETUPS="${2:?}"; shift 2 ;;
         -h|--help) usage ;;
         -*) echo "run.sh: unknown option $1" >&2; usage ;;
         *) [[ -z "$BUILD" ]] || { echo "run.sh: one BUILD_DIR only" >&2; usage; }
@@ -68,6 +78,8 @@ BUILD="$(cd "$BUILD" && pwd)"
 for v in DURATION ROUNDS SIZE THREADS WINDOW; do
     [[ "${!v}" =~ ^[0-9]+$ && "${!v}" -gt 0 ]] || { echo "run.sh: bad ${v,,}: ${!v}" >&2; exit 2; }
 done
+[[ "$SETUPS" =~ ^[abc](,[abc])*$ && ",$SETUPS," == *",a,"* ]] ||
+    { echo "run.sh: bad --setups $SETUPS (a list of a, b, c that includes a)" >&2; exit 2; }
 
 NAMESRV_BIN="$BUILD/apps/mqnamesrv/mqnamesrv"
 BROKER_BIN="$BUILD/apps/mqbroker/mqbroker"
@@ -216,6 +228,17 @@ ctx_switches() {
     cat "/proc/$1"/task/*/status 2>/dev/null |
         awk '/^(voluntary|nonvoluntary)_ctxt_switches:/ { s += $2 } END { print s + 0 }'
 }
+# io_ticks PID... : "tid=ticks" for every I/O thread (name BrokerServer*) of the given processes.
+io_ticks() {
+    local p t
+    for p in "$@"; do
+        for t in /proc/"$p"/task/*; do
+            [[ "$(cat "$t/comm" 2>/dev/null)" == BrokerServer* ]] || continue
+            awk -v id="${t##*/}" '{ sub(/^.*\) /, ""); printf "%s=%d\n", id, $12 + $13 }' "$t/stat" \
+                2>/dev/null || true
+        done
+    done
+}
 # rss_kib PID : VmRSS in KiB.
 rss_kib() {
     awk '/^VmRSS:/ { print $2 }' "/proc/$1/status" 2>/dev/null || echo 0
@@ -268,7 +291,7 @@ broker_conf() {
         "storePathRootDir=$store" ${EXTRA_CONF[@]+"${EXTRA_CONF[@]}"} "$@"
 }
 
-# run_setup ROUND SETUP(a|b) : starts the setup, records idle RSS, warms up, measures, stops,
+# run_setup ROUND SETUP(a|b|c) : starts the setup, records idle RSS, warms up, measures, stops,
 # removes the stores. Appends one row to RESULTS.
 run_setup() {
     local round="$1" setup="$2" dir="$WORK/r$1-$2" ports
@@ -291,7 +314,13 @@ run_setup() {
                 "boot success" 1
         done
     else
-        label="1 mqbrokercontainer"
+        local io=()
+        if [[ $setup == c ]]; then
+            io=("serverSelectorThreads=$((2 * $(nproc)))")
+            label="1 mqbrokercontainer, serverSelectorThreads=$((2 * $(nproc)))"
+        else
+            label="1 mqbrokercontainer"
+        fi
         local i
         for i in 1 2; do
             broker_conf "$dir/broker$i.conf" "bench-ct-$i" "${ports[$((2 * i - 2))]}" \
@@ -300,7 +329,8 @@ run_setup() {
         write_conf "$dir/container.conf" \
             "brokerConfigPaths=$dir/broker1.conf:$dir/broker2.conf" \
             "listenPort=${ports[4]}" "listenHost=127.0.0.1" "namesrvAddr=$NS" \
-            "logDir=$dir/container/logs"
+            "logDir=$dir/container/logs" ${io[@]+"${io[@]}"} \
+            ${CONTAINER_CONF[@]+"${CONTAINER_CONF[@]}"}
         start "$dir/container.log" "$CONTAINER_BIN" -c "$dir/container.conf"
         broker_pids=("${PIDS[-1]}")
         wait_port "mqbrokercontainer" "${PIDS[-1]}" "${ports[4]}" "$dir/container.log"
@@ -335,6 +365,7 @@ run_setup() {
         cpu0=$((cpu0 + $(cpu_ticks "$k")))
         cs0=$((cs0 + $(ctx_switches "$k")))
     done
+    io_ticks "${broker_pids[@]}" >"$dir/io0.txt"
     child_cpu
     child0="$CHILD_CPU"
     pids=()
@@ -352,13 +383,19 @@ run_setup() {
         cpu1=$((cpu1 + $(cpu_ticks "$k")))
         cs1=$((cs1 + $(ctx_switches "$k")))
     done
+    io_ticks "${broker_pids[@]}" >"$dir/io1.txt"
     child_cpu
     child1="$CHILD_CPU"
+    # CPU seconds of each I/O thread over the timed part, busiest first ("2.10/0.05": one busy).
+    local io
+    io="$(awk -F= -v t="$CLK_TCK" 'NR == FNR { a[$1] = $2; next }
+                                  { d = ($2 - a[$1]) / t; if (d < 0) d = 0; print d }' \
+            "$dir/io0.txt" "$dir/io1.txt" | sort -rn | awk '{ printf "%s%.2f", (NR > 1 ? "/" : ""), $1 }')"
     local json1 json2
     json1="$(grep '^{' "$dir/load1.log" | tail -n 1 || true)"
     json2="$(grep '^{' "$dir/load2.log" | tail -n 1 || true)"
     [[ -n "$json1" && -n "$json2" ]] || { tail -n 20 "$dir"/load*.log >&2; die "no mqbench summary"; }
-    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$round" "$setup" "$label" "$la" "$rss" "$pss" \
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$round" "$setup" "$label" "$la" "${io:--}" "$rss" "$pss" \
         "$threads" "$((cs1 - cs0))" "$(awk -v a="$cpu0" -v b="$cpu1" -v t="$CLK_TCK" 'BEGIN { printf "%.3f", (b - a) / t }')" \
         "$(awk -v a="$child0" -v b="$child1" 'BEGIN { printf "%.3f", b - a }')" \
         "$json1" "$json2" >>"$RESULTS"
@@ -372,13 +409,12 @@ run_setup() {
 
 START_LOAD="$(cut -d" " -f1-3 /proc/loadavg)"
 log "build $BUILD, $(nproc) cores, load average $START_LOAD, work dir $WORK"
+IFS=',' read -r -a ORDER <<<"$SETUPS"
 for ((r = 1; r <= ROUNDS; r++)); do
     if ((r % 2 == 1)); then
-        run_setup "$r" a
-        run_setup "$r" b
+        for ((k = 0; k < ${#ORDER[@]}; k++)); do run_setup "$r" "${ORDER[$k]}"; done
     else
-        run_setup "$r" b
-        run_setup "$r" a
+        for ((k = ${#ORDER[@]} - 1; k >= 0; k--)); do run_setup "$r" "${ORDER[$k]}"; done
     fi
 done
 END_LOAD="$(cut -d" " -f1-3 /proc/loadavg)"
@@ -390,11 +426,11 @@ import json, statistics, sys
 path, cores, start_load, end_load, size, duration, threads, window, commit, kernel = sys.argv[1:]
 rows = {}
 for line in open(path):
-    rnd, setup, label, la, rss, pss, thr, cs, cpu, client, j1, j2 = line.rstrip("\n").split("\t")
+    rnd, setup, label, la, io, rss, pss, thr, cs, cpu, client, j1, j2 = line.rstrip("\n").split("\t")
     j1, j2 = json.loads(j1), json.loads(j2)
     ok = j1["ok"] + j2["ok"]
     failed = j1["failed"] + j2["failed"]
-    rows[(int(rnd), setup)] = dict(label=label, la=la, rss=int(rss) / 1024, pss=int(pss) / 1024, threads=int(thr),
+    rows[(int(rnd), setup)] = dict(label=label, la=la, io=io, rss=int(rss) / 1024, pss=int(pss) / 1024, threads=int(thr),
         tps=j1["tps"] + j2["tps"], ok=ok, failed=failed, cpu=float(cpu),
         us=float(cpu) / max(1, ok) * 1e6, client_us=float(client) / max(1, ok) * 1e6,
         p99=max(j1["p99_ms"], j2["p99_ms"]), cs=int(cs) / max(1, ok))
@@ -403,32 +439,39 @@ print(f"{size}-byte bodies, 2 x mqbench (one per broker, -b) x {threads} threads
       f"/proc/loadavg at start: {start_load}; at end: {end_load}")
 print()
 print("| round | setup | msgs/s (both) | failed | broker CPU s | broker µs/msg | broker ctx sw/msg "
-      "| mqbench µs/msg | worse p99 ms | idle RSS MiB | idle PSS MiB | threads | load avg |")
-print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+      "| mqbench µs/msg | worse p99 ms | I/O threads CPU s | idle RSS MiB | idle PSS MiB | threads "
+      "| load avg |")
+print("|---|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|")
 for (rnd, setup), r in sorted(rows.items()):
     print(f"| {rnd} | ({setup}) {r['label']} | {r['tps']:,.0f} | {r['failed']} | {r['cpu']:.2f} | "
-          f"{r['us']:.1f} | {r['cs']:.3f} | {r['client_us']:.1f} | {r['p99']:.2f} | {r['rss']:.1f} | {r['pss']:.1f} | "
+          f"{r['us']:.1f} | {r['cs']:.3f} | {r['client_us']:.1f} | {r['p99']:.2f} | {r['io']} | {r['rss']:.1f} | {r['pss']:.1f} | "
           f"{r['threads']} | {r['la']} |")
 print()
 rounds = sorted({k[0] for k in rows})
-ratios = {"tps": [], "us": [], "rss": [], "pss": [], "threads": []}
-print("| round | msgs/s (b)/(a) | broker µs/msg (b)/(a) | idle RSS (b)/(a) | idle PSS (b)/(a) "
-      "| threads (b)/(a) |")
-print("|---|---:|---:|---:|---:|---:|")
-for rnd in rounds:
-    a, b = rows.get((rnd, "a")), rows.get((rnd, "b"))
-    if not a or not b:
-        continue
-    vals = {k: (b[k] / a[k] if a[k] else float("nan")) for k in ratios}
-    for k, v in vals.items():
-        ratios[k].append(v)
-    print(f"| {rnd} | {vals['tps']:.2f} | {vals['us']:.2f} | {vals['rss']:.2f} | {vals['pss']:.2f} | "
-          f"{vals['threads']:.2f} |")
-if ratios["tps"]:
-    med = {k: statistics.median(v) for k, v in ratios.items()}
-    print(f"| median | {med['tps']:.2f} | {med['us']:.2f} | {med['rss']:.2f} | {med['pss']:.2f} | "
-          f"{med['threads']:.2f} |")
-    for s in ("a", "b"):
+present = sorted({k[1] for k in rows})
+for x in [s for s in present if s != "a"]:
+    ratios = {"tps": [], "us": [], "rss": [], "pss": [], "threads": []}
+    print(f"Container / processes, ({x}) / (a):")
+    print()
+    print(f"| round | msgs/s ({x})/(a) | broker µs/msg ({x})/(a) | idle RSS ({x})/(a) "
+          f"| idle PSS ({x})/(a) | threads ({x})/(a) |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for rnd in rounds:
+        a, b = rows.get((rnd, "a")), rows.get((rnd, x))
+        if not a or not b:
+            continue
+        vals = {k: (b[k] / a[k] if a[k] else float("nan")) for k in ratios}
+        for k, v in vals.items():
+            ratios[k].append(v)
+        print(f"| {rnd} | {vals['tps']:.2f} | {vals['us']:.2f} | {vals['rss']:.2f} | {vals['pss']:.2f} | "
+              f"{vals['threads']:.2f} |")
+    if ratios["tps"]:
+        med = {k: statistics.median(v) for k, v in ratios.items()}
+        print(f"| median | {med['tps']:.2f} | {med['us']:.2f} | {med['rss']:.2f} | {med['pss']:.2f} | "
+              f"{med['threads']:.2f} |")
+    print()
+if rows:
+    for s in present:
         vals = [r for (rnd, setup), r in rows.items() if setup == s]
         print()
         print(f"- ({s}) {vals[0]['label']}: median {statistics.median(v['tps'] for v in vals):,.0f} "
