@@ -676,8 +676,9 @@ std::optional<std::pair<std::string, std::map<std::string, std::string>>> leader
     return std::nullopt;
 }
 
-// transferLeader: asks the group's leader to hand leadership to peer -p, then waits (bounded)
-// until that peer reports itself the writable leader.
+// transferLeader: asks the group's leader to hand leadership to peer -p, then waits (bounded,
+// 10 s) until that peer reports itself the writable leader, asking again every second while
+// another peer leads (a transfer the leader gave up after its election timeout).
 Status cmd_transfer_leader(Context& ctx) {
     COMET_ASSIGN_OR_RETURN(auto admin, start_admin(ctx));
     const std::string target = ctx.opts.get('p');
@@ -692,22 +693,32 @@ Status cmd_transfer_leader(Context& ctx) {
         fmt::print(ctx.out, "{} already leads group {}\n", target, ctx.opts.get('b'));
         return Status::ok();
     }
-    auto req =
-        protocol::RemotingCommand::request(protocol::RequestCode::kDledgerLeadershipTransfer);
-    req.ext_fields["transferId"] = target;
-    COMET_ASSIGN_OR_RETURN(auto resp, admin->instance().remoting().invoke_sync(
-                                          leader->first, std::move(req), std::chrono::seconds(5)));
-    if (resp.code != protocol::ResponseCode::kSuccess) {
-        return Status::error(Errc::kFailedPrecondition, "{} refused: {}", leader->first,
-                             resp.remark.value_or(""));
-    }
-    for (int i = 0; i < 100; ++i) {
+    auto ask = [&](const std::string& addr) -> Status {
+        auto req =
+            protocol::RemotingCommand::request(protocol::RequestCode::kDledgerLeadershipTransfer);
+        req.ext_fields["transferId"] = target;
+        COMET_ASSIGN_OR_RETURN(auto resp, admin->instance().remoting().invoke_sync(
+                                              addr, std::move(req), std::chrono::seconds(5)));
+        if (resp.code != protocol::ResponseCode::kSuccess) {
+            return Status::error(Errc::kFailedPrecondition, "{} refused: {}", addr,
+                                 resp.remark.value_or(""));
+        }
+        return Status::ok();
+    };
+    COMET_RETURN_IF_ERROR(ask(leader->first));
+    for (int i = 1; i <= 100; ++i) {
         auto now = leader_of(*admin, addrs);
         if (now && now->second["dledgerSelfId"] == target &&
             now->second["dledgerWritable"] == "true") {
             fmt::print(ctx.out, "leadership of {} moved from {} to {} (term {})\n",
                        ctx.opts.get('b'), leader_id, target, now->second["dledgerTerm"]);
             return Status::ok();
+        }
+        // A transfer lasts one election timeout: the leader gives up when the target has not
+        // caught up by then (a busy machine, a slow disk). Ask again, once a second, whoever
+        // leads now.
+        if (i % 10 == 0 && now && now->second["dledgerSelfId"] != target) {
+            (void)ask(now->first);
         }
         ::usleep(100 * 1000);
     }
