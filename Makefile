@@ -9,7 +9,7 @@ DEV_PORT ?= 9876
 SAN_DIR   ?= build/sanitize
 TSAN_DIR  ?= build/tsan
 # The unit tests whose modules run threads; `make test-tsan` runs them under ThreadSanitizer.
-TSAN_UNITS ?= unit_store unit_ha unit_broker unit_net unit_dledger
+TSAN_UNITS ?= unit_store unit_ha unit_broker unit_net unit_dledger unit_container
 FUZZ_DIR  ?= build/fuzz
 JOBS      ?= $(shell nproc)
 WERROR    ?= $(if $(CI),ON,OFF)
