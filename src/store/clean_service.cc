@@ -83,8 +83,13 @@ bool CleanService::is_space_to_delete() {
         }
     }
     if (physic < 0 || physic > ratio) {
-        spdlog::info("physic disk maybe full soon ({:.3f} > {:.2f}), so reclaim space", physic,
-                     ratio);
+        if (physic < 0) {
+            spdlog::info("disk usage of {} cannot be read, so reclaim space (as RocketMQ)",
+                         config_.commit_log_dir());
+        } else {
+            spdlog::info("physic disk maybe full soon ({:.3f} > {:.2f}), so reclaim space",
+                         physic, ratio);
+        }
         return true;
     }
     return false;
@@ -113,8 +118,18 @@ void CleanService::delete_expired_commit_log() {
                      "manual={}, cleanImmediately={})",
                      n, timeup, space_full, manual_delete, clean_immediately_);
     } else if (space_full) {
-        spdlog::warn("retention: disk above {}% but no CommitLog segment could be deleted",
-                     config_.disk_max_used_space_ratio);
+        const double used = last_ratio_.load();
+        if (used < 0) {
+            // RocketMQ reclaims too when the usage cannot be read (a removed or unmounted
+            // store directory): say that, not "above".
+            spdlog::warn("retention: disk usage of {} cannot be read; no CommitLog segment "
+                         "could be deleted",
+                         config_.commit_log_dir());
+        } else {
+            spdlog::warn("retention: disk above {}% ({:.1f}% used) but no CommitLog segment "
+                         "could be deleted",
+                         config_.disk_max_used_space_ratio, used * 100);
+        }
     }
 }
 
