@@ -92,23 +92,9 @@ RESULTS="$WORK/results.tsv"
 PIDS=()       # every process started and not yet stopped
 STATUS=0
 
-log() { printf '[%s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
-
-# Stops the given pids: TERM, then KILL whatever is left after 10 s. Reaps them.
-stop_pids() {
-    local pid deadline
-    [[ $# -gt 0 ]] || return 0
-    for pid in "$@"; do kill -TERM "$pid" 2>/dev/null || true; done
-    deadline=$((SECONDS + 10))
-    for pid in "$@"; do
-        while kill -0 "$pid" 2>/dev/null && [[ $SECONDS -lt $deadline ]]; do sleep 0.1; done
-        if kill -0 "$pid" 2>/dev/null; then
-            log "pid $pid did not stop on TERM; KILL"
-            kill -KILL "$pid" 2>/dev/null || true
-        fi
-        wait "$pid" 2>/dev/null || true
-    done
-}
+# log, stop_pids, die, free_ports, start, forget, wait_port, cpu_ticks, ...
+# shellcheck source=bench/lib/proc.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/proc.sh"
 
 # shellcheck disable=SC2317  # invoked by the EXIT trap
 cleanup() {
@@ -130,32 +116,6 @@ trap cleanup EXIT
 trap 'log "interrupted"; exit 130' INT
 trap 'log "terminated"; exit 143' TERM
 
-die() {
-    log "ERROR: $*"
-    exit 3
-}
-
-# N ports free on 127.0.0.1 right now, held together while choosing so they are distinct.
-free_ports() {
-    python3 - "$1" <<'EOF'
-import socket, sys
-socks = []
-for _ in range(int(sys.argv[1])):
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    socks.append(s)
-print(" ".join(str(s.getsockname()[1]) for s in socks))
-EOF
-}
-
-# start LOGFILE CMD... : runs CMD in the background; its pid is appended to PIDS.
-start() {
-    local logf="$1"
-    shift
-    "$@" >"$logf" 2>&1 &
-    PIDS+=("$!")
-}
-
 # run LOGFILE CMD... : runs CMD to completion, in the background so that a signal to this
 # script is handled at once (the trap stops CMD too). Returns CMD's exit status.
 run() {
@@ -169,45 +129,7 @@ run() {
     return "$rc"
 }
 
-# forget PID... : drops stopped pids from PIDS.
-forget() {
-    local keep=() p q gone
-    for p in "${PIDS[@]}"; do
-        gone=0
-        for q in "$@"; do [[ $p == "$q" ]] && gone=1; done
-        [[ $gone -eq 1 ]] || keep+=("$p")
-    done
-    PIDS=("${keep[@]+"${keep[@]}"}")
-}
-
-# wait_port NAME PID PORT LOGFILE : until 127.0.0.1:PORT accepts (20 s), or the process died.
-wait_port() {
-    local name="$1" pid="$2" port="$3" logf="$4" deadline=$((SECONDS + 20))
-    while ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do
-        if ! kill -0 "$pid" 2>/dev/null; then
-            tail -n 20 "$logf" >&2 || true
-            die "$name exited before listening on $port (log above: $logf)"
-        fi
-        [[ $SECONDS -lt $deadline ]] || { tail -n 20 "$logf" >&2 || true;
-                                          die "$name not listening on $port after 20 s"; }
-        sleep 0.1
-    done
-}
-
 CLK_TCK="$(getconf CLK_TCK)"
-# cpu_ticks PID : user+system CPU of a running process, in clock ticks (0 if gone).
-cpu_ticks() {
-    awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat" 2>/dev/null || echo 0
-}
-# child_cpu : sets CHILD_CPU to the user+system seconds of this shell's reaped children so far.
-# `times` must run in this shell, not in a pipe or $(...) subshell, so it goes to a file.
-child_cpu() {
-    times >"$WORK/times.txt"
-    tail -n 1 "$WORK/times.txt" | awk '{ s = 0; for (i = 1; i <= 2; i++) { split($i, p, "m");
-                                 s += p[1] * 60 + substr(p[2], 1, length(p[2]) - 1) }
-                               printf "%.3f", s }' >"$WORK/times.sum"
-    CHILD_CPU="$(cat "$WORK/times.sum")"
-}
 # idle_ticks : the machine's idle time so far (all cores), in clock ticks.
 idle_ticks() {
     awk '$1 == "cpu" { print $5 + $6; exit }' /proc/stat
@@ -217,13 +139,6 @@ idle_ticks() {
 status_key() {
     awk -v k="$2" -F': ' '{ n=$1; sub(/ +$/, "", n); if (n == k) { v=$2; exit } }
                           END { print (v == "" ? "?" : v) }' "$1"
-}
-
-# write_conf FILE key=value... : a broker/namesrv properties file.
-write_conf() {
-    local f="$1"
-    shift
-    printf '%s\n' "$@" >"$f"
 }
 
 # Runs one scenario. Args: ID LABEL ROLE SLAVES ISR PROXY(0|1)

@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# Process plumbing shared by the benchmark scripts (bench/*/run.sh), sourced after they set
+# PIDS=() (every process started and not yet stopped) and WORK (their scratch directory).
+# Nothing here runs on its own; every function is the one the scripts used to copy.
+
+log() { printf '[%s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
+
+# Stops the given pids: TERM, then KILL whatever is left after 10 s. Reaps them.
+stop_pids() {
+    local pid deadline
+    [[ $# -gt 0 ]] || return 0
+    for pid in "$@"; do kill -TERM "$pid" 2>/dev/null || true; done
+    deadline=$((SECONDS + 10))
+    for pid in "$@"; do
+        while kill -0 "$pid" 2>/dev/null && [[ $SECONDS -lt $deadline ]]; do sleep 0.1; done
+        if kill -0 "$pid" 2>/dev/null; then
+            log "pid $pid did not stop on TERM; KILL"
+            kill -KILL "$pid" 2>/dev/null || true
+        fi
+        wait "$pid" 2>/dev/null || true
+    done
+}
+
+die() {
+    log "ERROR: $*"
+    exit 3
+}
+
+# N ports free on 127.0.0.1 right now, held together while choosing so they are distinct.
+free_ports() {
+    python3 - "$1" <<'EOF'
+import socket, sys
+socks = []
+for _ in range(int(sys.argv[1])):
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    socks.append(s)
+print(" ".join(str(s.getsockname()[1]) for s in socks))
+EOF
+}
+
+# start LOGFILE CMD... : runs CMD in the background; its pid is appended to PIDS.
+start() {
+    local logf="$1"
+    shift
+    "$@" >"$logf" 2>&1 &
+    PIDS+=("$!")
+}
+
+# forget PID... : drops stopped pids from PIDS.
+forget() {
+    local keep=() p q gone
+    for p in "${PIDS[@]}"; do
+        gone=0
+        for q in "$@"; do [[ $p == "$q" ]] && gone=1; done
+        [[ $gone -eq 1 ]] || keep+=("$p")
+    done
+    PIDS=("${keep[@]+"${keep[@]}"}")
+}
+
+# wait_port NAME PID PORT LOGFILE : until 127.0.0.1:PORT accepts (20 s), or the process died.
+wait_port() {
+    local name="$1" pid="$2" port="$3" logf="$4" deadline=$((SECONDS + 20))
+    while ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do
+        if ! kill -0 "$pid" 2>/dev/null; then
+            tail -n 20 "$logf" >&2 || true
+            die "$name exited before listening on $port (log above: $logf)"
+        fi
+        [[ $SECONDS -lt $deadline ]] || { tail -n 20 "$logf" >&2 || true;
+                                          die "$name not listening on $port after 20 s"; }
+        sleep 0.1
+    done
+}
+
+# cpu_ticks PID : user+system CPU of a running process (all its threads), in clock ticks.
+cpu_ticks() {
+    awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat" 2>/dev/null || echo 0
+}
+
+# ctx_switches PID : voluntary + nonvoluntary context switches summed over the live threads.
+ctx_switches() {
+    cat "/proc/$1"/task/*/status 2>/dev/null |
+        awk '/^(voluntary|nonvoluntary)_ctxt_switches:/ { s += $2 } END { print s + 0 }'
+}
+
+# child_cpu : sets CHILD_CPU to the user+system seconds of this shell's reaped children so far.
+# `times` must run in this shell, not in a pipe or $(...) subshell, so it goes to a file.
+child_cpu() {
+    times >"$WORK/times.txt"
+    tail -n 1 "$WORK/times.txt" | awk '{ s = 0; for (i = 1; i <= 2; i++) { split($i, p, "m");
+                                 s += p[1] * 60 + substr(p[2], 1, length(p[2]) - 1) }
+                               printf "%.3f", s }' >"$WORK/times.sum"
+    # shellcheck disable=SC2034  # read by the sourcing script
+    CHILD_CPU="$(cat "$WORK/times.sum")"
+}
+
+write_conf() {
+    local f="$1"
+    shift
+    printf '%s\n' "$@" >"$f"
+}
