@@ -95,35 +95,40 @@ function canBind(port) {
   });
 }
 
-function ephemeralPort() {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen({ port: 0, host: LOCALHOST, exclusive: true }, () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
+// Ports handed out come from [PORT_FIRST, PORT_LAST], below Linux's ephemeral range (32768 and
+// up by default): a port the kernel picks for an outgoing connection can never be one a server
+// of the test is about to bind. (Port 0 did hand out such ports: a container once found its
+// listenPort already taken by the local end of a broker's connection to the name server.)
+// The C++ process tests use 20000-32767 (tests/it/harness.cc); the compat tests run alone
+// (RUN_SERIAL) and keep to 12000-19999 anyway. A port is never handed out twice by one process.
+const PORT_FIRST = 12000;
+const PORT_LAST = 19999;
+const handedOut = new Set();
+let nextPort = PORT_FIRST + (process.pid * 7919) % (PORT_LAST - PORT_FIRST);
 
 /**
  * A free port P such that P+d is free too for every d in `neighbours` (RocketMQ brokers also bind
  * listenPort-2 (fast/VIP channel) and listenPort+1 (HA)).
  */
 async function freePort(neighbours = []) {
-  for (let attempt = 0; attempt < 50; attempt++) {
-    const port = await ephemeralPort();
-    if (neighbours.some(d => port + d <= 1024 || port + d > 65535)) continue;
+  const span = PORT_LAST - PORT_FIRST + 1;
+  for (let attempt = 0; attempt < 500; attempt++) {
+    const port = PORT_FIRST + ((nextPort++ - PORT_FIRST) % span + span) % span;
+    const block = [ port, ...neighbours.map(d => port + d) ];
+    if (block.some(p => p < PORT_FIRST || p > PORT_LAST || handedOut.has(p))) continue;
     let ok = true;
-    for (const d of neighbours) {
-      if (!(await canBind(port + d))) {
+    for (const p of block) {
+      if (!(await canBind(p))) {
         ok = false;
         break;
       }
     }
-    if (ok) return port;
+    if (ok) {
+      for (const p of block) handedOut.add(p);
+      return port;
+    }
   }
-  throw new Error('could not find a free 127.0.0.1 port block after 50 attempts');
+  throw new Error(`could not find a free 127.0.0.1 port block in ${PORT_FIRST}-${PORT_LAST}`);
 }
 
 function canConnect(port) {
@@ -932,20 +937,8 @@ class Cluster {
       }, 5000);
       peer.probeCreated = true;
     }
-    const msg = new Message(peer.probeTopic, 'probe', `probe ${Date.now()}`);
-    const result = await this.admin.sendMessage(peer.masterAddr, peer.name, msg, {
-      producerGroup: 'CompatContainerProbe',
-      topic: msg.topic,
-      defaultTopic: 'TBW102',
-      defaultTopicQueueNums: 1,
-      queueId: 0,
-      sysFlag: 0,
-      bornTimestamp: Date.now(),
-      flag: 0,
-      properties: MessageDecoder.messageProperties2String(msg.properties),
-      reconsumeTimes: 0,
-      unitMode: false,
-    }, 5000);
+    const result = await this.probeSend(peer.masterAddr, peer.name, peer.probeTopic,
+      'CompatContainerProbe');
     assert.equal(result.sendStatus, 'SEND_OK', `probe send to ${peer.name}'s master`);
     peer.probesSent = (peer.probesSent || 0) + 1;
     const want = peer.probesSent;
@@ -989,20 +982,8 @@ class Cluster {
       return true;
     }, { timeoutMs, intervalMs: 100 });
     await waitFor(`${found.replica.name} (the controllers' master) to acknowledge a probe send`, async () => {
-      const msg = new Message('CompatControllerProbe', 'probe', `probe ${Date.now()}`);
-      const result = await this.admin.sendMessage(found.replica.addr, this.brokerName, msg, {
-        producerGroup: 'CompatControllerProbe',
-        topic: msg.topic,
-        defaultTopic: 'TBW102',
-        defaultTopicQueueNums: 1,
-        queueId: 0,
-        sysFlag: 0,
-        bornTimestamp: Date.now(),
-        flag: 0,
-        properties: MessageDecoder.messageProperties2String(msg.properties),
-        reconsumeTimes: 0,
-        unitMode: false,
-      }, 5000);
+      const result = await this.probeSend(found.replica.addr, this.brokerName,
+        'CompatControllerProbe', 'CompatControllerProbe');
       return result.sendStatus === 'SEND_OK';
     }, { timeoutMs: 15000, intervalMs: 200 });
     this.broker = found.replica.server;
@@ -1050,6 +1031,27 @@ class Cluster {
   }
 
   /** GET_BROKER_RUNTIME_INFO (code 28) of `addr` through ali-ons' remoting client: the table. */
+  /**
+   * One SEND_MESSAGE_V2 ('probe', queue 0) of producer group `group` straight to `addr`, the
+   * broker `brokerName`; resolves to ali-ons' send result (sendStatus SEND_OK on success).
+   */
+  async probeSend(addr, brokerName, topic, group) {
+    const msg = new Message(topic, 'probe', `probe ${Date.now()}`);
+    return this.admin.sendMessage(addr, brokerName, msg, {
+      producerGroup: group,
+      topic: msg.topic,
+      defaultTopic: 'TBW102',
+      defaultTopicQueueNums: 1,
+      queueId: 0,
+      sysFlag: 0,
+      bornTimestamp: Date.now(),
+      flag: 0,
+      properties: MessageDecoder.messageProperties2String(msg.properties),
+      reconsumeTimes: 0,
+      unitMode: false,
+    }, 5000);
+  }
+
   async runtimeInfo(addr = this.brokerAddr) {
     const request = RemotingCommand.createRequestCommand(28, null);
     const response = await this.admin.invoke(addr, request, 3000);
