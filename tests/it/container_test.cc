@@ -112,6 +112,14 @@ protected:
         return p.is_ok() ? std::move(p).value() : nullptr;
     }
 
+    // One SEND_MESSAGE_V2 to `port` that must be acknowledged (SUCCESS).
+    static void expect_sent(net::RemotingClient& client, uint16_t port, const std::string& topic,
+                            const std::string& body, int queue = 0) {
+        auto r = call(client, port, send_message_request(topic, body, queue));
+        ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+        EXPECT_EQ(r->code, RC::kSuccess) << r->remark.value_or("");
+    }
+
     // SIGTERM, then the container must exit 0 (every broker stopped gracefully).
     static void expect_clean_exit(Process& box) {
         box.sigterm();
@@ -322,9 +330,7 @@ TEST_F(ContainerIt, AddAndRemoveBrokersWhileAnotherServes) {
     {
         net::RemotingClient client{net::RemotingClientConfig{}};
         client.start();
-        auto sent = call(client, b.port, send_message_request("CtrAdded", "to-b"));
-        ASSERT_TRUE(sent.is_ok()) << sent.status().to_string();
-        EXPECT_EQ(sent->code, RC::kSuccess) << sent->remark.value_or("");
+        expect_sent(client, b.port, "CtrAdded", "to-b");
         client.shutdown();
     }
 
@@ -499,9 +505,7 @@ TEST_F(ContainerIt, OneFailingStoreLeavesTheOtherBrokerServing) {
     for (const BrokerFile* f : {&a, &b}) {
         auto created = call(client, f->port, create_topic_request("CtrIso", 1));
         ASSERT_TRUE(created.is_ok() && created->code == RC::kSuccess);
-        auto sent = call(client, f->port, send_message_request("CtrIso", "before"));
-        ASSERT_TRUE(sent.is_ok()) << sent.status().to_string();
-        ASSERT_EQ(sent->code, RC::kSuccess) << sent->remark.value_or("");
+        expect_sent(client, f->port, "CtrIso", "before");
     }
 
     // Once b's queue file of CtrIso exists (its dispatch is done), its ConsumeQueue directory
@@ -535,9 +539,7 @@ TEST_F(ContainerIt, OneFailingStoreLeavesTheOtherBrokerServing) {
         << box->log_tail();
 
     for (int i = 0; i < 20; ++i) {
-        auto r = call(client, a.port, send_message_request("CtrIso", "a-" + std::to_string(i)));
-        ASSERT_TRUE(r.is_ok()) << r.status().to_string();
-        EXPECT_EQ(r->code, RC::kSuccess) << r->remark.value_or("");
+        expect_sent(client, a.port, "CtrIso", "a-" + std::to_string(i));
     }
     client.shutdown();
     EXPECT_TRUE(box->running());
@@ -605,9 +607,7 @@ TEST_F(ContainerIt, CrossDeploymentSurvivesLosingOneContainer) {
         auto created = call(client, m->port, create_topic_request("CtrCross", 1));
         ASSERT_TRUE(created.is_ok() && created->code == RC::kSuccess);
         for (int i = 0; i < 5; ++i) {
-            auto r = call(client, m->port, send_message_request("CtrCross", "x"));
-            ASSERT_TRUE(r.is_ok()) << r.status().to_string();
-            ASSERT_EQ(r->code, RC::kSuccess) << r->remark.value_or("");
+            expect_sent(client, m->port, "CtrCross", "x");
         }
     }
     // Each slave catches up with its master in the other container.
@@ -628,10 +628,7 @@ TEST_F(ContainerIt, CrossDeploymentSurvivesLosingOneContainer) {
     one->sigkill();
     ASSERT_TRUE(one->wait_exit(guard(10s)).is_ok());
     for (int i = 0; i < 10; ++i) {
-        auto r =
-            call(client, b0.port, send_message_request("CtrCross", "after-" + std::to_string(i)));
-        ASSERT_TRUE(r.is_ok()) << r.status().to_string();
-        EXPECT_EQ(r->code, RC::kSuccess) << r->remark.value_or("");
+        expect_sent(client, b0.port, "CtrCross", "after-" + std::to_string(i));
     }
     auto slave_info = runtime_info(client, a1.port);
     ASSERT_TRUE(slave_info.is_ok()) << slave_info.status().to_string();
@@ -820,9 +817,7 @@ TEST_F(ContainerIt, OneFullDiskLeavesTheOtherBrokerServing) {
         remark = r->remark.value_or("");
         accepted += code == RC::kSuccess ? 1 : 0;
         if (i % 100 == 0) {
-            auto other = call(client, b.port, send_message_request("CtrFull", "b"));
-            ASSERT_TRUE(other.is_ok()) << other.status().to_string();
-            ASSERT_EQ(other->code, RC::kSuccess) << other->remark.value_or("");
+            expect_sent(client, b.port, "CtrFull", "b");
         }
     }
     EXPECT_GT(accepted, 0);
@@ -837,9 +832,7 @@ TEST_F(ContainerIt, OneFullDiskLeavesTheOtherBrokerServing) {
         auto r = call(client, a.port, send_message_request("CtrFull", body));
         ASSERT_TRUE(r.is_ok()) << r.status().to_string();
         EXPECT_NE(r->code, RC::kSuccess);
-        auto other = call(client, b.port, send_message_request("CtrFull", "b-after"));
-        ASSERT_TRUE(other.is_ok()) << other.status().to_string();
-        EXPECT_EQ(other->code, RC::kSuccess) << other->remark.value_or("");
+        expect_sent(client, b.port, "CtrFull", "b-after");
     }
     client.shutdown();
     EXPECT_TRUE(box->running());
