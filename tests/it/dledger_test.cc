@@ -609,11 +609,20 @@ TEST_F(DLedgerIt, AGroupSwitchesFromMasterSlaveToDLedgerAndBackKeepingEveryMessa
             sent.insert(body);
         }
     };
+    // The bodies `port` serves once it serves all of `sent` (bounded): an acknowledged send is
+    // dispatched to its ConsumeQueue asynchronously, so a pull right after the ack may not see
+    // it yet.
     auto bodies_at = [&](uint16_t port) {
         std::set<std::string> got;
-        for (const auto& m : read_all_at(port)) {
-            got.insert(m.body);
-        }
+        eventually(
+            [&] {
+                got.clear();
+                for (const auto& m : read_all_at(port)) {
+                    got.insert(m.body);
+                }
+                return got == sent;
+            },
+            10s);
         return got;
     };
     // 1. Master-slave: 1 master + 2 slaves, in sync.
