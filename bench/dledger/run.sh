@@ -11,17 +11,23 @@
 # --direct: mqbench sends straight to the master / leader (-b, its pre-encoded frame path, 4
 # queues) instead of through the name server and the client library: less client CPU on a
 # 2-core machine shared with three peers, so the figures say more about the brokers.
-# Usage: bench/dledger/run.sh BUILD_DIR [--duration SEC] [--direct]
+# --variant LABEL "FLAGS": one more durable group, started with these extra broker flags (for
+# A/B of a DLedger key in the same run), e.g. --variant if1 "--dLegerMaxInflightAppends=1";
+# repeatable.
+# Usage: bench/dledger/run.sh BUILD_DIR [--duration SEC] [--direct] [--variant LABEL "FLAGS"]...
 # Builds nothing; every process it starts is stopped on exit. Needs python3 (free ports).
 set -euo pipefail
 BUILD=${1:?usage: bench/dledger/run.sh BUILD_DIR [--duration SEC] [--direct]}
 shift
 DURATION=10
 DIRECT=0
+VARIANTS=()
+declare -A VARIANT_FLAGS
 while [[ $# -gt 0 ]]; do
     case $1 in
         --duration) DURATION=$2; shift 2 ;;
         --direct) DIRECT=1; shift ;;
+        --variant) VARIANTS+=("$2"); VARIANT_FLAGS[$2]=$3; shift 3 ;;
         *) echo "unknown option $1" >&2; exit 2 ;;
     esac
 done
@@ -126,10 +132,16 @@ stop_all
 start_group relaxed --dLegerSyncBeforeAck=false
 measure relaxed
 stop_all
+for v in "${VARIANTS[@]}"; do
+    # shellcheck disable=SC2086 # the flags are words
+    start_group "$v" ${VARIANT_FLAGS[$v]}
+    measure "$v"
+    stop_all
+done
 printf '| load | target | msgs/s | ratio to single | p50 / p99 ms | brokers CPU µs/msg |\n|---|---|---:|---:|---|---:|\n'
 for l in 4x64 1x1; do
     read -r st sp50 sp99 sf scpu <<< "${RES[single-$l]}"
-    for t in single dledger relaxed; do
+    for t in single dledger relaxed "${VARIANTS[@]}"; do
         read -r tt tp50 tp99 tf tcpu <<< "${RES[$t-$l]}"
         ratio=$(python3 -c "print(f'{float($tt)/max(float($st),1):.2f}')")
         printf '| %s | %s | %.0f | %s | %s / %s | %s |\n' "$l" "$t" "$tt" "$ratio" "$tp50" "$tp99" "$tcpu"

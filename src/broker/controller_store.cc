@@ -172,9 +172,12 @@ void ControllerStore::become_slave_store(int64_t my_id) {
 }
 
 void ControllerStore::set_sync_state_set(std::set<int64_t> set) {
-    MutexLock l(mu_);
-    sync_state_set_ = std::move(set);
-    sync_state_set_size_.store(sync_state_set_.size(), std::memory_order_release);
+    {
+        MutexLock l(mu_);
+        sync_state_set_ = std::move(set);
+        sync_state_set_size_.store(sync_state_set_.size(), std::memory_order_release);
+    }
+    store_.wake_dispatch();  // a smaller set can raise the confirm offset
 }
 
 std::set<int64_t> ControllerStore::sync_state_set() const {

@@ -56,6 +56,9 @@ public:
 
     // The store's dispatch limit: the confirm offset (master and slave alike).
     int64_t dispatch_limit() const { return confirm_offset(); }
+    // Every change that can raise dispatch_limit() calls this (the store's dispatcher waits
+    // for wake-ups, MessageStoreOptions::dispatch_idle_wait).
+    void wake_dispatch() { store_.wake_dispatch(); }
 
     // To master at `epoch`: cuts bytes after the last whole record (a torn tail from
     // replication), drops epoch entries from that point, starts `epoch` there unless it is

@@ -184,6 +184,8 @@ Status ReplicationService::start_ha_service(bool auto_switch) {
         // Only SyncStateSet members count towards a put's acks.
         ControllerStore* cs = controller_store_;
         raw->set_ack_filter([cs](int64_t broker_id) { return cs->in_sync_state_set(broker_id); });
+        // The dispatch limit (the confirm offset) follows the acks: wake the dispatcher.
+        raw->set_ack_listener([cs] { cs->wake_dispatch(); });
     }
     auto replicas = std::make_unique<HaServiceReplicas>(*raw);
     ReplicaSet* rs = replicas.get();

@@ -283,8 +283,17 @@ void DLedgerServer::send(const raft::Message& m) {
     }
     net::PeerBackoff& link = it->second;
     protocol::RemotingCommand req = protocol::RemotingCommand::request(kRaftMessageCode);
-    raft::encode_message(m, log_.base_offset(), &req.body);
-    client_->invoke_oneway_async(p->addr(), std::move(req), [&link](Status st) {
+    // Entry payloads are CommitLog slices: the frame references them (written with writev)
+    // instead of copying each message once per follower.
+    std::vector<raft::SharedBytes> pieces;
+    raft::encode_message_parts(m, log_.base_offset(), &req.body, &pieces);
+    std::vector<net::SharedBuffer> extra;
+    extra.reserve(pieces.size());
+    for (raft::SharedBytes& b : pieces) {
+        extra.push_back(net::SharedBuffer{b.owner(), reinterpret_cast<const char*>(b.data()),
+                                          b.size()});
+    }
+    client_->invoke_oneway_async(p->addr(), std::move(req), std::move(extra), [&link](Status st) {
         link.on_write(st.is_ok(), SteadyClock::now());
     });
 }
@@ -327,6 +336,17 @@ void DLedgerServer::round() {
         if (Status st = node_->step(m); !st.is_ok()) {
             spdlog::debug("DLedger {}: {} from {}: {}", config_.self_id,
                           raft::message_type_name(m.type), m.from, st.message());
+        }
+    }
+    if (const int64_t cut = storage_.truncated_bytes(); cut != truncated_seen_) {
+        // Append frames still queued to the peers reference CommitLog bytes (send()) that the
+        // truncation just let a new append overwrite: drop them before the loop writes any.
+        // Raft resends what the peers miss.
+        truncated_seen_ = cut;
+        for (const DLedgerPeer& p : config_.peers) {
+            if (p.node != config_.self().node) {
+                client_->close_connection_now(p.addr());
+            }
         }
     }
     const auto tick = std::chrono::milliseconds(config_.tick_ms);

@@ -168,6 +168,7 @@ private:
     bool waiters_closed_ GUARDED_BY(waiters_mu_) = false;
 
     uint64_t persisted_reported_ = 0;   // driver thread
+    int64_t truncated_seen_ = 0;        // driver thread: storage_.truncated_bytes() last seen
     // Group commit off the driver thread: the driver posts the highest persist seq, the flush
     // thread ("DLedgerFlush") makes CommitLog + entries durable and publishes flushed_seq_.
     Mutex flush_mu_;

@@ -660,6 +660,19 @@ void HaService::on_slave_closed(uint64_t id, bool rejected) {
 void HaService::publish_acks() {
     std::vector<int64_t> acks = slave_ack_offsets();
     group_transfer_.on_acks(acks);
+    std::function<void()> listener;
+    {
+        MutexLock l(mu_);
+        listener = ack_listener_;
+    }
+    if (listener) {
+        listener();
+    }
+}
+
+void HaService::set_ack_listener(std::function<void()> listener) {
+    MutexLock l(mu_);
+    ack_listener_ = std::move(listener);
 }
 
 std::vector<SlaveInfo> HaService::slaves() const {

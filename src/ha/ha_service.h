@@ -109,6 +109,9 @@ public:
     // Controller mode: only slaves whose brokerId the filter accepts (SyncStateSet members)
     // count towards a put's acks and the in-sync figures. Called without this service's lock.
     void set_ack_filter(std::function<bool(int64_t broker_id)> filter);
+    // Called (without this service's lock, on an HA I/O thread) after every slave ack or
+    // departure: controller mode wakes the dispatcher, whose limit follows the acks.
+    void set_ack_listener(std::function<void()> listener);
     // The filter's answers changed (a new SyncStateSet): waiting puts are checked again.
     void recount_acks() { publish_acks(); }
     // DefaultHAService#inSyncReplicasNums at the given master put offset.
@@ -141,6 +144,7 @@ private:
     mutable Mutex mu_;
     std::map<uint64_t, SlaveInfo> slaves_ GUARDED_BY(mu_);
     std::function<bool(int64_t)> ack_filter_ GUARDED_BY(mu_);
+    std::function<void()> ack_listener_ GUARDED_BY(mu_);
     int64_t rejected_ GUARDED_BY(mu_) = 0;
     bool stopped_ GUARDED_BY(mu_) = false;
 };

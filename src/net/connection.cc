@@ -105,20 +105,31 @@ void Connection::kick_writer_locked() {
     }
 }
 
+namespace {
+
+// A frame whose body is command.body followed by `extra_body` (referenced, not copied).
+void encode_out_frame(const protocol::RemotingCommand& command,
+                      std::vector<SharedBuffer> extra_body, std::string* head,
+                      std::vector<SharedBuffer>* extra) {
+    if (extra_body.empty()) {
+        *head = protocol::encode_frame(command);
+        return;
+    }
+    size_t body_size = command.body.size();
+    for (const auto& b : extra_body) {
+        body_size += b.size;
+    }
+    *head = protocol::encode_frame_prefix(command, body_size);
+    head->append(command.body);
+    *extra = std::move(extra_body);
+}
+
+}  // namespace
+
 void Connection::send_response(protocol::RemotingCommand response,
                                std::vector<SharedBuffer> extra_body) {
     OutFrame frame;
-    if (extra_body.empty()) {
-        frame.head = protocol::encode_frame(response);
-    } else {
-        size_t body_size = response.body.size();
-        for (const auto& b : extra_body) {
-            body_size += b.size;
-        }
-        frame.head = protocol::encode_frame_prefix(response, body_size);
-        frame.head.append(response.body);
-        frame.extra = std::move(extra_body);
-    }
+    encode_out_frame(response, std::move(extra_body), &frame.head, &frame.extra);
     if (!enqueue(std::move(frame))) {
         spdlog::debug("net: response code {} opaque {} to {} dropped: connection closed",
                       response.code, response.opaque, remote_address_);
@@ -231,10 +242,15 @@ ResponseCallback Connection::take_pending_locked(PendingMap::iterator it) {
 }
 
 void Connection::invoke_oneway(protocol::RemotingCommand request, WriteCallback written) {
+    invoke_oneway(std::move(request), {}, std::move(written));
+}
+
+void Connection::invoke_oneway(protocol::RemotingCommand request,
+                               std::vector<SharedBuffer> extra_body, WriteCallback written) {
     request.opaque = next_opaque();
     request.flag = (request.flag & ~protocol::kFlagResponse) | protocol::kFlagOneway;
     OutFrame frame;
-    frame.head = protocol::encode_frame(request);
+    encode_out_frame(request, std::move(extra_body), &frame.head, &frame.extra);
     WriteCallback copy = written;
     frame.written = std::move(written);
     if (!enqueue(std::move(frame)) && copy) {
@@ -517,6 +533,19 @@ void Connection::touch() { last_io_ = clock_->now(); }
 void Connection::close(Status reason) {
     MutexLock lock(mu_);
     close_locked(std::move(reason));
+}
+
+void Connection::close_now(Status reason) {
+    COMET_CHECK(ctx_.get_executor().running_in_this_thread(),
+                "Connection::close_now off the connection's I/O thread");
+    {
+        MutexLock lock(mu_);
+        if (!closing_) {
+            closing_ = true;
+            close_reason_ = std::move(reason);
+        }
+    }
+    do_close();
 }
 
 void Connection::close_locked(Status reason) {

@@ -118,6 +118,10 @@ public:
     // Sends a one-way request (no response is expected). `written` (optional) reports whether
     // it reached the kernel.
     void invoke_oneway(protocol::RemotingCommand request, WriteCallback written = {});
+    // Same; the body on the wire is request.body followed by every extra buffer, in order
+    // (not copied, as for send_response).
+    void invoke_oneway(protocol::RemotingCommand request, std::vector<SharedBuffer> extra_body,
+                       WriteCallback written);
     // Hot path for callers that encode their own request frames (mqbench; decision 031):
     // `frame` is one whole request frame (length word included) whose header already carries
     // `opaque` (from next_opaque()) and no response/one-way flag. Its bytes are copied into the
@@ -132,6 +136,11 @@ public:
 
     // Closes now: pending requests fail, queued writes are dropped. Idempotent, any thread.
     void close(Status reason);
+    // The same, carried out before it returns; only on this connection's I/O thread. After it
+    // no byte of a queued or partly written frame is read again (close() leaves that to the
+    // loop, which may still write first): for callers whose frames reference memory they are
+    // about to change.
+    void close_now(Status reason);
     // Closes once everything queued so far is written (graceful shutdown).
     void close_after_flush(Status reason);
 

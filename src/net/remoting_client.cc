@@ -11,7 +11,7 @@ namespace comet::net {
 
 namespace {
 
-int64_t to_millis(Duration d) {
+int64_t millis_of(Duration d) {
     return std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
 }
 
@@ -180,7 +180,7 @@ void RemotingClient::start_connect_locked(const std::string& addr) {
                 finish_connect(
                     attempt,
                     Status::error(Errc::kUnavailable, "connect to {} timed out after {} ms",
-                                  attempt->addr, to_millis(config_.connect_timeout)));
+                                  attempt->addr, millis_of(config_.connect_timeout)));
             }
         });
         auto on_connected = [this, attempt](const asio::error_code& ec) {
@@ -320,7 +320,7 @@ void RemotingClient::invoke_async(const std::string& addr, protocol::RemotingCom
         }
         if (deadline <= clock->now()) {
             callback(Status::error(Errc::kTimeout, "connect to {} took the whole timeout {} ms",
-                                   conn.value()->remote_address(), to_millis(timeout)));
+                                   conn.value()->remote_address(), millis_of(timeout)));
             return;
         }
         conn.value()->invoke_until(std::move(request), deadline, timeout, std::move(callback));
@@ -349,7 +349,13 @@ Result<protocol::RemotingCommand> RemotingClient::invoke_sync(const std::string&
 
 void RemotingClient::invoke_oneway_async(const std::string& addr, protocol::RemotingCommand request,
                                          WriteCallback written) {
-    get_connection(addr, [request = std::move(request),
+    invoke_oneway_async(addr, std::move(request), {}, std::move(written));
+}
+
+void RemotingClient::invoke_oneway_async(const std::string& addr, protocol::RemotingCommand request,
+                                         std::vector<SharedBuffer> extra_body,
+                                         WriteCallback written) {
+    get_connection(addr, [request = std::move(request), extra = std::move(extra_body),
                           written = std::move(written)](Result<ConnectionPtr> conn) mutable {
         if (!conn.is_ok()) {
             if (written) {
@@ -357,7 +363,7 @@ void RemotingClient::invoke_oneway_async(const std::string& addr, protocol::Remo
             }
             return;
         }
-        conn.value()->invoke_oneway(std::move(request), std::move(written));
+        conn.value()->invoke_oneway(std::move(request), std::move(extra), std::move(written));
     });
 }
 
@@ -372,7 +378,7 @@ Status RemotingClient::invoke_oneway(const std::string& addr, protocol::Remoting
                         [promise](Status st) { promise->set_value(std::move(st)); });
     if (future.wait_for(timeout) != std::future_status::ready) {
         return Status::error(Errc::kTimeout, "one-way request to {} not written within {} ms", addr,
-                             to_millis(timeout));
+                             millis_of(timeout));
     }
     return future.get();
 }
@@ -388,6 +394,20 @@ void RemotingClient::close_connection(const std::string& addr) {
     }
     if (conn) {
         conn->close(Status::error(Errc::kUnavailable, "closed by client {}", config_.name));
+    }
+}
+
+void RemotingClient::close_connection_now(const std::string& addr) {
+    ConnectionPtr conn;
+    {
+        MutexLock lock(mu_);
+        auto it = channels_.find(addr);
+        if (it != channels_.end()) {
+            conn = it->second.conn;
+        }
+    }
+    if (conn) {
+        conn->close_now(Status::error(Errc::kUnavailable, "closed by client {}", config_.name));
     }
 }
 

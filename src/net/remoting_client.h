@@ -70,6 +70,9 @@ public:
     // One-way: no response. `written` (optional) says whether the frame reached the kernel.
     void invoke_oneway_async(const std::string& addr, protocol::RemotingCommand request,
                              WriteCallback written = {});
+    // Same; the body on the wire is request.body followed by `extra_body` (not copied).
+    void invoke_oneway_async(const std::string& addr, protocol::RemotingCommand request,
+                             std::vector<SharedBuffer> extra_body, WriteCallback written);
     // Blocks until the frame is written or `timeout`.
     Status invoke_oneway(const std::string& addr, protocol::RemotingCommand request,
                          Duration timeout);
@@ -77,6 +80,8 @@ public:
     // The open connection to `addr`, connecting when there is none.
     void get_connection(const std::string& addr, ConnectCallback callback);
     void close_connection(const std::string& addr);
+    // Connection::close_now of the connection to `addr`; only on that connection's I/O thread.
+    void close_connection_now(const std::string& addr);
     size_t connection_count() const;
 
 private:

@@ -45,7 +45,10 @@ private:
 
 }  // namespace
 
-void encode_message(const Message& m, int64_t tag, std::string* out) {
+namespace {
+
+// The fixed part of every message, up to and including the entry count.
+void encode_header(const Message& m, int64_t tag, std::string* out) {
     ByteWriter w(out);
     w.u8(kVersion);
     w.u8(static_cast<uint8_t>(m.type));
@@ -61,20 +64,83 @@ void encode_message(const Message& m, int64_t tag, std::string* out) {
     w.be64(static_cast<uint64_t>(m.conflict_term.value()));
     w.be64(static_cast<uint64_t>(tag));
     w.be32(static_cast<uint32_t>(m.entries.size()));
+}
+
+void encode_entry_header(const Entry& e, std::string* out) {
+    ByteWriter w(out);
+    w.be64(static_cast<uint64_t>(e.term.value()));
+    w.be64(static_cast<uint64_t>(e.index.value()));
+    w.u8(static_cast<uint8_t>(e.type));
+    w.be32(static_cast<uint32_t>(e.payload.size()));
+}
+
+bool has_snapshot_part(const Message& m) {
+    return m.type == MessageType::kInstallSnapshot ||
+           m.type == MessageType::kInstallSnapshotResponse;
+}
+
+void encode_snapshot_header(const Message& m, std::string* out) {
+    ByteWriter w(out);
+    w.be64(static_cast<uint64_t>(m.snapshot_offset));
+    w.be64(static_cast<uint64_t>(m.snapshot_size));
+    w.u8(m.snapshot_done ? 1 : 0);
+    w.be32(static_cast<uint32_t>(m.data.size()));
+}
+
+}  // namespace
+
+void encode_message(const Message& m, int64_t tag, std::string* out) {
+    encode_header(m, tag, out);
     for (const Entry& e : m.entries) {
-        w.be64(static_cast<uint64_t>(e.term.value()));
-        w.be64(static_cast<uint64_t>(e.index.value()));
-        w.u8(static_cast<uint8_t>(e.type));
-        w.be32(static_cast<uint32_t>(e.payload.size()));
-        w.bytes(e.payload.view());
+        encode_entry_header(e, out);
+        out->append(e.payload.view());
     }
-    if (m.type == MessageType::kInstallSnapshot ||
-        m.type == MessageType::kInstallSnapshotResponse) {
-        w.be64(static_cast<uint64_t>(m.snapshot_offset));
-        w.be64(static_cast<uint64_t>(m.snapshot_size));
-        w.u8(m.snapshot_done ? 1 : 0);
-        w.be32(static_cast<uint32_t>(m.data.size()));
-        w.bytes(m.data.view());
+    if (has_snapshot_part(m)) {
+        encode_snapshot_header(m, out);
+        out->append(m.data.view());
+    }
+}
+
+void encode_message_parts(const Message& m, int64_t tag, std::string* head,
+                          std::vector<SharedBytes>* tail) {
+    encode_header(m, tag, head);
+    // Bytes that sit between two referenced pieces: entry headers after the first payload
+    // and the snapshot header. One buffer for all of them, sliced.
+    struct Gap {
+        size_t offset;
+        size_t size;
+    };
+    auto gaps = std::make_shared<std::string>();
+    std::vector<std::pair<Gap, const SharedBytes*>> order;  // gap before each piece
+    std::string* into = head;                               // head until the first piece
+    auto add_piece = [&](const SharedBytes& piece, auto&& write_prefix) {
+        const size_t start = into == head ? 0 : gaps->size();
+        write_prefix(into);
+        const Gap g{start, into == head ? 0 : gaps->size() - start};
+        if (piece.empty()) {
+            if (into != head) {
+                order.push_back({g, nullptr});
+            }
+            return;
+        }
+        order.push_back({g, &piece});
+        into = gaps.get();
+    };
+    for (const Entry& e : m.entries) {
+        add_piece(e.payload, [&](std::string* out) { encode_entry_header(e, out); });
+    }
+    if (has_snapshot_part(m)) {
+        add_piece(m.data, [&](std::string* out) { encode_snapshot_header(m, out); });
+    }
+    std::shared_ptr<const void> owner = gaps;
+    const auto* base = reinterpret_cast<const uint8_t*>(gaps->data());
+    for (const auto& [g, piece] : order) {
+        if (g.size > 0) {
+            tail->emplace_back(owner, base + g.offset, g.size);
+        }
+        if (piece != nullptr) {
+            tail->push_back(*piece);
+        }
     }
 }
 

@@ -17,6 +17,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/status.h"
 #include "raft/types.h"
@@ -25,6 +26,12 @@ namespace comet::raft {
 
 // Appends the encoded message (with the driver's tag) to *out.
 void encode_message(const Message& m, int64_t tag, std::string* out);
+// The same bytes without copying entry payloads or snapshot data: the encoding is *head
+// followed by every piece of *tail in order. *head gets everything up to the first payload;
+// pieces are the payloads (sharing their owners) and views of one buffer holding the bytes
+// between them. For transports that write a frame from several buffers (writev).
+void encode_message_parts(const Message& m, int64_t tag, std::string* head,
+                          std::vector<SharedBytes>* tail);
 // Errors (kCorruption): truncated input, unknown version/type, trailing bytes.
 Result<Message> decode_message(std::shared_ptr<const std::string> owner, int64_t* tag);
 

@@ -35,6 +35,7 @@ public:
     size_t size() const { return size_; }
     bool empty() const { return size_ == 0; }
     std::string_view view() const { return {reinterpret_cast<const char*>(data_), size_}; }
+    const std::shared_ptr<const void>& owner() const { return owner_; }
     // Bytes [offset, offset + n) of this view, sharing its owner. Requires: offset + n <= size().
     SharedBytes slice(size_t offset, size_t n) const { return {owner_, data_ + offset, n}; }
 

@@ -22,14 +22,14 @@ size_t file_size_for(int32_t hash_slot_num, int32_t index_num) {
            static_cast<size_t>(index_num) * kIndexEntrySize;
 }
 
-Status errno_status(std::string_view op, const std::string& path, int err) {
+Status index_io_error(std::string_view op, const std::string& path, int err) {
     return Status::error(Errc::kIoError, "{} {}: {}", op, path, std::strerror(err));
 }
 
 Result<uint8_t*> map_fd(int fd, size_t size, const std::string& path) {
     void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (p == MAP_FAILED) {
-        return errno_status("mmap index file", path, errno);
+        return index_io_error("mmap index file", path, errno);
     }
     return static_cast<uint8_t*>(p);
 }
@@ -76,7 +76,7 @@ Result<std::unique_ptr<IndexFile>> IndexFile::create(const std::string& path,
     const std::string tmp = path + std::string(kIndexCreatingSuffix);
     int fd = ::open(tmp.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
-        return errno_status("create index file", tmp, errno);
+        return index_io_error("create index file", tmp, errno);
     }
     const int rc = ::posix_fallocate(fd, 0, static_cast<off_t>(size));
     if (rc != 0) {
@@ -101,7 +101,7 @@ Result<std::unique_ptr<IndexFile>> IndexFile::create(const std::string& path,
     if (::rename(tmp.c_str(), path.c_str()) != 0) {
         const int err = errno;
         ::unlink(tmp.c_str());
-        return errno_status("rename index file to", path, err);  // f unmaps on return
+        return index_io_error("rename index file to", path, err);  // f unmaps on return
     }
     return f;
 }
@@ -111,13 +111,13 @@ Result<std::unique_ptr<IndexFile>> IndexFile::load(const std::string& path, int3
     const size_t size = file_size_for(hash_slot_num, index_num);
     int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
     if (fd < 0) {
-        return errno_status("open index file", path, errno);
+        return index_io_error("open index file", path, errno);
     }
     struct stat st {};
     if (::fstat(fd, &st) != 0) {
         const int err = errno;
         ::close(fd);
-        return errno_status("stat index file", path, err);
+        return index_io_error("stat index file", path, err);
     }
     if (static_cast<size_t>(st.st_size) != size) {
         ::close(fd);
@@ -262,7 +262,7 @@ std::string IndexFile::file_name() const {
 Status IndexFile::flush() {
     write_header();
     if (::msync(base_, size_, MS_SYNC) != 0) {
-        return errno_status("msync index file", path_, errno);
+        return index_io_error("msync index file", path_, errno);
     }
     return Status::ok();
 }
@@ -273,7 +273,7 @@ Status IndexFile::destroy() {
         base_ = nullptr;
     }
     if (::unlink(path_.c_str()) != 0 && errno != ENOENT) {
-        return errno_status("unlink index file", path_, errno);
+        return index_io_error("unlink index file", path_, errno);
     }
     return Status::ok();
 }

@@ -187,6 +187,7 @@ Status MessageStore::load_and_recover() {
         *reader_, [this](const DispatchRequest& req) { return dispatch(req); },
         parse_message_delay_level(config_.message_delay_level));
     reput_->set_read_keys(config_.message_index_enable);
+    reput_->set_idle_wait(options_.dispatch_idle_wait);
     reput_->set_reput_from_offset(PhysicalOffset(from));
     auto dispatched = reput_->do_reput();
     if (!dispatched.is_ok()) {
@@ -426,8 +427,13 @@ void MessageStore::set_checkpoint_confirm_offset(int64_t offset) {
 
 void MessageStore::set_dispatch_limit(std::function<PhysicalOffset()> limit) {
     auto shared = std::make_shared<const std::function<PhysicalOffset()>>(std::move(limit));
-    MutexLock l(dispatch_limit_mu_);
-    dispatch_limit_ = std::move(shared);
+    {
+        MutexLock l(dispatch_limit_mu_);
+        dispatch_limit_ = std::move(shared);
+    }
+    if (reput_ != nullptr) {
+        reput_->wakeup();  // the new limit may be higher
+    }
 }
 
 Status MessageStore::truncate_log(PhysicalOffset end) {

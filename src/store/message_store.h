@@ -21,6 +21,7 @@
 // or IndexService; each of those has its own short lock.
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <functional>
 #include <future>
@@ -72,6 +73,11 @@ struct MessageStoreOptions {
     // appended bytes are never dispatchable before that (DLedger: only a commit makes them
     // so): appends do not wake the dispatcher, so an append costs it no wake-up.
     bool only_limit_raises_wake_dispatch = false;
+    // How long the dispatcher sleeps after a pass that found nothing, unless woken. RocketMQ's
+    // ReputMessageService polls every 1 ms; here every raise of the dispatchable end wakes it
+    // (appends through the append listener, the owners of dispatch_limit by wake_dispatch()),
+    // so the wait is only a safety net, and an idle broker is not woken 1,000 times a second.
+    std::chrono::milliseconds dispatch_idle_wait{100};
     // Called once during recovery with the recovered CommitLog end E; returns the offset the
     // log must be cut to (<= E; DLedger: the end of its last entry, so bytes a crashed leader
     // wrote but never proposed are gone). Empty: keep E. An error fails open().

@@ -407,9 +407,10 @@ void ReputMessageService::run() {
         }
         MutexLock l(wake_mu_);
         if (idle && !wake_pending_.load(std::memory_order_acquire) && !stopping_) {
-            // Java sleeps 1 ms between passes; puts wake us earlier. The Mutex itself is the
+            // Java sleeps 1 ms between passes; here every raise of the dispatchable end wakes
+            // us (MessageStoreOptions::dispatch_idle_wait). The Mutex itself is the
             // BasicLockable the condition variable releases while waiting.
-            wake_cv_.wait_for(wake_mu_, std::chrono::milliseconds(r.is_ok() ? 1 : 100));
+            wake_cv_.wait_for(wake_mu_, r.is_ok() ? idle_wait_ : std::chrono::milliseconds(100));
         }
         // Cleared before the next pass reads the write end: a put after this sets it again.
         wake_pending_.store(false, std::memory_order_release);

@@ -11,6 +11,7 @@
 // the thread is stopped (recovery, truncation).
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -123,6 +124,8 @@ public:
 
     // Whether DispatchRequest.keys / uniq_key are filled (only the index needs them).
     void set_read_keys(bool read) { read_keys_.store(read, std::memory_order_relaxed); }
+    // Sleep after a pass that dispatched nothing, unless woken (before start()).
+    void set_idle_wait(std::chrono::milliseconds wait) { idle_wait_ = wait; }
 
     int64_t dispatched_total() const { return dispatched_total_.load(std::memory_order_relaxed); }
     int64_t corrupt_skipped() const { return corrupt_skipped_.load(std::memory_order_relaxed); }
@@ -135,6 +138,7 @@ private:
     const std::vector<int64_t> delay_levels_ms_;
     Mutex reput_mu_;  // serialises do_reput()
     std::atomic<int64_t> reput_from_offset_{0};
+    std::chrono::milliseconds idle_wait_{1};
     std::atomic<int64_t> dispatched_total_{0};
     std::atomic<int64_t> corrupt_skipped_{0};
     std::atomic<bool> read_keys_{true};

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace comet::raft {
 namespace {
 
@@ -66,6 +68,58 @@ TEST(MessageCodec, TruncatedPaddedOrUnknownInputIsRefused) {
     std::string bad_version = wire;
     bad_version[0] = 2;
     EXPECT_FALSE(decode_message(std::make_shared<const std::string>(bad_version), nullptr).is_ok());
+}
+
+// The scatter form (DLedger's append frames reference CommitLog slices) puts the same bytes on
+// the wire as the contiguous one, and copies no payload.
+TEST(MessageCodec, PartsConcatenateToTheContiguousEncoding) {
+    std::vector<Message> cases;
+    cases.push_back(sample());  // a payload, then an empty no-op entry
+    Message none = sample();
+    none.entries.clear();
+    cases.push_back(none);
+    Message many = sample();
+    many.entries.clear();
+    many.entries.push_back(Entry{Term(7), LogIndex(42), EntryType::kNoOp, {}});
+    for (int i = 0; i < 5; ++i) {
+        many.entries.push_back(Entry{Term(7), LogIndex(43 + i), EntryType::kNormal,
+                                     SharedBytes::copy_of(std::string(100 + i, 'a' + i))});
+    }
+    cases.push_back(many);
+    Message snap;
+    snap.type = MessageType::kInstallSnapshot;
+    snap.from = NodeId(1);
+    snap.to = NodeId(2);
+    snap.snapshot_offset = 4096;
+    snap.snapshot_size = 9000;
+    snap.snapshot_done = true;
+    snap.data = SharedBytes::copy_of("snapshot-bytes");
+    cases.push_back(snap);
+    Message snap_after_entry = snap;
+    snap_after_entry.entries.push_back(
+        Entry{Term(2), LogIndex(9), EntryType::kNormal, SharedBytes::copy_of("x")});
+    cases.push_back(snap_after_entry);
+    for (size_t c = 0; c < cases.size(); ++c) {
+        std::string want;
+        encode_message(cases[c], 77, &want);
+        std::string head;
+        std::vector<SharedBytes> tail;
+        encode_message_parts(cases[c], 77, &head, &tail);
+        std::string got = head;
+        for (const SharedBytes& b : tail) {
+            got.append(b.view());
+        }
+        EXPECT_EQ(got, want) << "case " << c;
+        for (const Entry& e : cases[c].entries) {
+            if (e.payload.empty()) {
+                continue;
+            }
+            const bool referenced = std::any_of(tail.begin(), tail.end(), [&](const SharedBytes& b) {
+                return b.data() == e.payload.data();
+            });
+            EXPECT_TRUE(referenced) << "case " << c << ": entry " << e.index.value() << " was copied";
+        }
+    }
 }
 
 }  // namespace

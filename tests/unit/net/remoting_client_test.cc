@@ -459,6 +459,88 @@ TEST_F(RemotingClientTest, ClientOnSharedLoopsRunsOnThemAndLeavesThemRunning) {
     EXPECT_EQ(r->body, "still");
 }
 
+// One-way frames whose body continues in referenced buffers arrive whole; close_now on the I/O
+// thread drops what is queued before any of it is written (DLedger relies on it before a
+// truncation lets those buffers change).
+TEST_F(RemotingClientTest, OnewayExtraBodyArrivesWholeAndCloseNowDropsQueuedFrames) {
+    constexpr int32_t kSink = 7103;
+    std::mutex got_mu;
+    std::vector<std::string> got;
+    std::atomic<int> got_count{0};
+    RemotingServerConfig sc;
+    sc.listen_host = "127.0.0.1";
+    sc.io_threads = 1;
+    sc.name = "SinkSrv";
+    RemotingServer sink(sc);
+    sink.register_inline_processor(
+        kSink, make_processor([&](const ConnectionPtr&, RemotingCommand req, Responder) {
+            std::lock_guard<std::mutex> lock(got_mu);
+            got.push_back(std::move(req.body));
+            got_count.fetch_add(1);
+        }));
+    ASSERT_TRUE(sink.start().is_ok());
+    const std::string addr = "127.0.0.1:" + std::to_string(sink.port());
+    RemotingClientConfig cc;
+    cc.name = "OnewayCli";
+    cc.loops = sink.loops();
+    RemotingClient shared(cc);
+    shared.start();
+
+    auto piece = [](std::string s) {
+        auto owner = std::make_shared<const std::string>(std::move(s));
+        return SharedBuffer{owner, owner->data(), owner->size()};
+    };
+    Latch written(1);
+    std::atomic<bool> write_ok{false};
+    shared.invoke_oneway_async(addr, make_request(kSink, "k", "head|"),
+                               {piece("one|"), piece(""), piece("two")}, [&](Status st) {
+                                   write_ok = st.is_ok();
+                                   written.count_down();
+                               });
+    ASSERT_TRUE(written.wait_for(5s));
+    EXPECT_TRUE(write_ok.load());
+    for (int i = 0; i < 5000 && got_count.load() < 1; ++i) {
+        std::this_thread::sleep_for(1ms);
+    }
+    {
+        std::lock_guard<std::mutex> lock(got_mu);
+        ASSERT_EQ(got.size(), 1u);
+        EXPECT_EQ(got[0], "head|one|two");
+    }
+
+    // On the loop: queue three frames on the open connection, then close it at once. Every
+    // frame fails before close_now returns, and none reaches the server.
+    std::promise<std::vector<bool>> outcome;
+    asio::post(sink.loops()->context(0), [&] {
+        auto failed = std::make_shared<std::vector<bool>>(3, false);
+        for (int i = 0; i < 3; ++i) {
+            shared.invoke_oneway_async(addr, make_request(kSink, "k", "dropped|"),
+                                       {piece("x")},
+                                       [failed, i](Status st) { (*failed)[i] = !st.is_ok(); });
+        }
+        shared.close_connection_now(addr);
+        outcome.set_value(*failed);
+    });
+    const std::vector<bool> failed = outcome.get_future().get();
+    EXPECT_EQ(failed, std::vector<bool>(3, true));
+    // A later frame reconnects and arrives; the dropped ones never do (the server reads in order).
+    Latch later(1);
+    shared.invoke_oneway_async(addr, make_request(kSink, "k", "after"), {}, [&](Status) {
+        later.count_down();
+    });
+    ASSERT_TRUE(later.wait_for(5s));
+    for (int i = 0; i < 5000 && got_count.load() < 2; ++i) {
+        std::this_thread::sleep_for(1ms);
+    }
+    {
+        std::lock_guard<std::mutex> lock(got_mu);
+        ASSERT_EQ(got.size(), 2u);
+        EXPECT_EQ(got[1], "after");
+    }
+    shared.shutdown();
+    sink.shutdown();
+}
+
 TEST(ThreadPoolExecutorTest, RunsEverythingQueuedBeforeShutdownThenRejects) {
     ThreadPoolExecutor pool("Pool", 2, 1000);
     std::atomic<int> ran{0};
