@@ -450,9 +450,10 @@ void SendMessageProcessor::send_decoded(const RequestContext& rc,
     }
     // `reply` is copied into a non-const member (a copy capture of the const& would be a const
     // member: the closure could not move, and would not fit Done inline).
-    auto done = [this, req = std::move(req), reply = Reply(reply), transaction_id, answered_queue,
+    auto done = [this, req = std::move(req), reply = Reply(reply),
+                 transaction_id = std::move(transaction_id), answered_queue,
                  cfg = std::move(cfg_snapshot), oneway, metrics_in, started,
-                 body_bytes](store::PutMessageResult r, SendDurability dur) {
+                 body_bytes](store::PutMessageResult r, SendDurability dur) mutable {
         const std::string& region = cfg->region_id;
         const bool trace_on = cfg->trace_on;
         const PutResponse pr = map_put_status(r);
@@ -474,11 +475,14 @@ void SendMessageProcessor::send_decoded(const RequestContext& rc,
             protocol::SendMessageResponseHeader h;  // msgId moved in below, not copied
             h.queue_id = answered_queue;
             h.queue_offset = r.append.logics_offset.value();
-            h.transaction_id = transaction_id;
+            // transactionId (the UNIQ_KEY) is moved in below, as msgId, not copied twice.
             h.msg_region = region;
             h.trace_on = trace_on ? "true" : "false";
             h.to_ext(resp);
             resp.set_ext("msgId", std::move(r.append.msg_id));  // extFields are sorted by key
+            if (transaction_id.has_value()) {
+                resp.set_ext("transactionId", std::move(*transaction_id));
+            }
             // Durability (docs/replication.md): replicas holding it when answered.
             resp.set_ext("replicas", std::to_string(dur.replicas));
             if (dur.degraded) {

@@ -5,7 +5,7 @@
 namespace comet::broker {
 namespace {
 
-std::string_view trim(std::string_view s) {
+std::string_view trim_spaces_tabs(std::string_view s) {
     while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) {
         s.remove_prefix(1);
     }
@@ -122,7 +122,7 @@ Result<SubscriptionData> build_subscription(std::string_view topic, std::string_
     }
     SubscriptionData s;
     s.topic = std::string(topic);
-    const std::string_view expr = trim(expression);
+    const std::string_view expr = trim_spaces_tabs(expression);
     if (expr.empty() || expr == kSubAll) {
         s.sub_string = std::string(kSubAll);
         return s;
@@ -131,7 +131,7 @@ Result<SubscriptionData> build_subscription(std::string_view topic, std::string_
     std::string_view rest = expr;
     while (true) {
         const size_t p = rest.find("||");
-        const std::string_view tag = trim(rest.substr(0, p));
+        const std::string_view tag = trim_spaces_tabs(rest.substr(0, p));
         if (!tag.empty()) {
             s.tags_set.insert(std::string(tag));
             s.code_set.insert(java_string_hash(tag));

@@ -342,10 +342,14 @@ void DLedgerServer::round() {
         // Append frames still queued to the peers reference CommitLog bytes (send()) that the
         // truncation just let a new append overwrite: drop them before the loop writes any.
         // Raft resends what the peers miss.
+        // The dropped frames report failed writes; the peers are not down, so no back-off.
         truncated_seen_ = cut;
         for (const DLedgerPeer& p : config_.peers) {
             if (p.node != config_.self().node) {
                 client_->close_connection_now(p.addr());
+                if (auto it = links_.find(p.node.value()); it != links_.end()) {
+                    it->second.reset();
+                }
             }
         }
     }

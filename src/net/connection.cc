@@ -98,6 +98,19 @@ bool Connection::enqueue(OutFrame frame) {
     return true;
 }
 
+std::string& Connection::shared_buffer_locked() {
+    if (out_queue_.empty() || !out_queue_.back().shared) {
+        OutFrame f;
+        f.shared = true;
+        if (!spare_buffers_.empty()) {
+            f.head = std::move(spare_buffers_.back());
+            spare_buffers_.pop_back();
+        }
+        out_queue_.push_back(std::move(f));
+    }
+    return out_queue_.back().head;
+}
+
 void Connection::kick_writer_locked() {
     if (!write_scheduled_) {
         write_scheduled_ = true;
@@ -128,6 +141,17 @@ void encode_out_frame(const protocol::RemotingCommand& command,
 
 void Connection::send_response(protocol::RemotingCommand response,
                                std::vector<SharedBuffer> extra_body) {
+    if (extra_body.empty()) {
+        // Encoded straight into the write buffer that queued frames share (as invoke_frame's
+        // requests): no string per response, and a burst of answers leaves in one write.
+        MutexLock lock(mu_);
+        if (closing_) {
+            return;
+        }
+        protocol::append_frame(response, &shared_buffer_locked());
+        kick_writer_locked();
+        return;
+    }
     OutFrame frame;
     encode_out_frame(response, std::move(extra_body), &frame.head, &frame.extra);
     if (!enqueue(std::move(frame))) {
@@ -178,16 +202,7 @@ bool Connection::invoke_frame(int32_t opaque, std::string_view frame, TimePoint 
                 return false;
             }
             add_pending_locked(opaque, std::move(callback), deadline, timeout);
-            if (out_queue_.empty() || !out_queue_.back().shared) {
-                OutFrame f;
-                f.shared = true;
-                if (!spare_buffers_.empty()) {
-                    f.head = std::move(spare_buffers_.back());
-                    spare_buffers_.pop_back();
-                }
-                out_queue_.push_back(std::move(f));
-            }
-            out_queue_.back().head.append(frame);
+            shared_buffer_locked().append(frame);
             kick_writer_locked();
             return true;
         }

@@ -149,7 +149,7 @@ private:
         std::string head;                 // frame prefix + header + inline body
         std::vector<SharedBuffer> extra;  // more body bytes, referenced
         WriteCallback written;
-        bool shared = false;  // invoke_frame's buffer: later invoke_frame bytes are appended
+        bool shared = false;  // a write buffer later frames (invoke_frame, responses) append to
     };
     using DeadlineMap = std::multimap<TimePoint, int32_t>;
     struct Pending {
@@ -162,6 +162,9 @@ private:
     // Queues a frame; false when closing. Kicks the writer when idle.
     bool enqueue(OutFrame frame);
     void kick_writer_locked() REQUIRES(mu_);
+    // The write buffer at the queue's tail that frames are appended to (a new one, from the
+    // spare buffers, when the tail is not one).
+    std::string& shared_buffer_locked() REQUIRES(mu_);
     // Registers a request in pending_ and deadlines_, reusing recycled nodes; arms the timer
     // when this deadline is the earliest.
     void add_pending_locked(int32_t opaque, ResponseCallback&& callback, TimePoint deadline,

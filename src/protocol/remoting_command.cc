@@ -248,29 +248,44 @@ std::string encode_header(const RemotingCommand& cmd) {
     return out;
 }
 
-std::string encode_frame_prefix(const RemotingCommand& cmd, size_t body_size) {
-    std::string out(8, '\0');
+namespace {
+
+void append_frame_prefix(const RemotingCommand& cmd, size_t body_size, std::string* out) {
+    const size_t start = out->size();
+    out->append(8, '\0');
     SerializeType type = effective_type(cmd);
     if (type == SerializeType::kRocketMq) {
-        encode_rocketmq_header(cmd, &out);
+        encode_rocketmq_header(cmd, out);
     } else {
-        encode_json_header(cmd, &out);
+        encode_json_header(cmd, out);
     }
-    size_t header_len = out.size() - 8;
+    size_t header_len = out->size() - start - 8;
     COMET_CHECK(header_len <= kMaxHeaderBytes, "remoting header too large: {} bytes", header_len);
     size_t length = 4 + header_len + body_size;
     COMET_CHECK(length <= static_cast<size_t>(std::numeric_limits<int32_t>::max()),
                 "remoting frame too large: {} bytes", length);
-    auto* p = reinterpret_cast<uint8_t*>(out.data());
+    auto* p = reinterpret_cast<uint8_t*>(out->data() + start);
     put_be32(p, static_cast<uint32_t>(length));
     put_be32(p + 4, (static_cast<uint32_t>(type) << 24) | static_cast<uint32_t>(header_len));
+}
+
+}  // namespace
+
+std::string encode_frame_prefix(const RemotingCommand& cmd, size_t body_size) {
+    std::string out;
+    append_frame_prefix(cmd, body_size, &out);
     return out;
 }
 
 std::string encode_frame(const RemotingCommand& cmd) {
-    std::string out = encode_frame_prefix(cmd, cmd.body.size());
-    out.append(cmd.body);
+    std::string out;
+    append_frame(cmd, &out);
     return out;
+}
+
+void append_frame(const RemotingCommand& cmd, std::string* out) {
+    append_frame_prefix(cmd, cmd.body.size(), out);
+    out->append(cmd.body);
 }
 
 namespace detail {

@@ -81,6 +81,8 @@ std::string encode_frame_prefix(const RemotingCommand& cmd, size_t body_size);
 
 // Whole frame: prefix + cmd.body.
 std::string encode_frame(const RemotingCommand& cmd);
+// The same bytes appended to *out (a write buffer that several frames share).
+void append_frame(const RemotingCommand& cmd, std::string* out);
 
 // Decodes the payload of one frame: the bytes after the 4-byte length word (header-length
 // word + header + body). Errors (kInvalidArgument / kCorruption) name what was wrong.
