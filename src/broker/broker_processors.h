@@ -40,15 +40,15 @@ public:
     // with `req` untouched when the send needs a step that may block (creating a topic writes
     // topics.json; retry / DLQ handling; CONSUMER_SEND_MSG_BACK reads the log and may call
     // another broker): the caller then runs process() on the SendMessage executor.
-    bool try_send_inline(const RequestContext& rc, protocol::RemotingCommand& req,
-                         const Reply& reply);
+    // `reply` is moved into the completion when the send runs here (not copied).
+    bool try_send_inline(const RequestContext& rc, protocol::RemotingCommand& req, Reply&& reply);
 
 private:
     void send(const RequestContext& rc, protocol::RemotingCommand req, const Reply& reply);
     // `topic_cfg`: the topic's config when the caller already looked it up.
     void send_decoded(const RequestContext& rc, protocol::SendMessageRequestHeader header,
                       std::optional<TopicConfig> topic_cfg, protocol::RemotingCommand req,
-                      const Reply& reply);
+                      Reply reply);
     void send_back(const RequestContext& rc, protocol::RemotingCommand req, const Reply& reply);
     BrokerContext& ctx_;
 };

@@ -180,7 +180,7 @@ void SendMessageProcessor::process(const RequestContext& rc, RemotingCommand req
 }
 
 bool SendMessageProcessor::try_send_inline(const RequestContext& rc, RemotingCommand& req,
-                                           const Reply& reply) {
+                                           Reply&& reply) {
     if (req.code == Req::kConsumerSendMsgBack) {
         return false;
     }
@@ -205,7 +205,8 @@ bool SendMessageProcessor::try_send_inline(const RequestContext& rc, RemotingCom
         }
         auto header = protocol::take_send_message_header(req);
         COMET_CHECK(header.is_ok(), "a typed send header failed to convert");
-        send_decoded(rc, std::move(header).value(), std::move(topic_cfg), std::move(req), reply);
+        send_decoded(rc, std::move(header).value(), std::move(topic_cfg), std::move(req),
+                     std::move(reply));
         return true;
     }
     auto header_r = protocol::decode_send_message_header(req);
@@ -217,7 +218,8 @@ bool SendMessageProcessor::try_send_inline(const RequestContext& rc, RemotingCom
     if (!topic_cfg) {
         return false;
     }
-    send_decoded(rc, std::move(header_r).value(), std::move(topic_cfg), std::move(req), reply);
+    send_decoded(rc, std::move(header_r).value(), std::move(topic_cfg), std::move(req),
+                 std::move(reply));
     return true;
 }
 
@@ -233,7 +235,7 @@ void SendMessageProcessor::send(const RequestContext& rc, RemotingCommand req, c
 void SendMessageProcessor::send_decoded(const RequestContext& rc,
                                         protocol::SendMessageRequestHeader header,
                                         std::optional<TopicConfig> topic_cfg, RemotingCommand req,
-                                        const Reply& reply) {
+                                        Reply reply) {
     // Read once per send, shared with the completion (no copy of the config per message).
     std::shared_ptr<const BrokerConfig> cfg_snapshot = ctx_.config->snapshot();
     const BrokerConfig& cfg = *cfg_snapshot;
@@ -448,9 +450,8 @@ void SendMessageProcessor::send_decoded(const RequestContext& rc,
             type != MT::kNormal ? msg.property(protocol::property::kRealTopic) : nullptr;
         metrics_in = ctx_.metrics->topic_in(real != nullptr ? *real : msg.topic, type);
     }
-    // `reply` is copied into a non-const member (a copy capture of the const& would be a const
-    // member: the closure could not move, and would not fit Done inline).
-    auto done = [this, req = std::move(req), reply = Reply(reply),
+    // `reply` is moved into the completion (this function owns it).
+    auto done = [this, req = std::move(req), reply = std::move(reply),
                  transaction_id = std::move(transaction_id), answered_queue,
                  cfg = std::move(cfg_snapshot), oneway, metrics_in, started,
                  body_bytes](store::PutMessageResult r, SendDurability dur) mutable {

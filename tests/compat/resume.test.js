@@ -150,6 +150,17 @@ h.test('SEARCH_OFFSET_BY_TIMESTAMP finds the first message stored after the time
     await new Promise(resolve => setTimeout(resolve, 200));
     const late = await sendAll(producer, makeMessages(topic, 'late', 40));
     assert.deepEqual(late.failures, [], 'late sends must succeed');
+    const perQueue = new Map(earlyPerQueue);
+    for (const r of late.results) {
+      const q = Number(r.messageQueue.queueId);
+      perQueue.set(q, (perQueue.get(q) || 0) + 1);
+    }
+    // A send is acknowledged before its ConsumeQueue entry is written (dispatch runs behind the
+    // CommitLog, as in RocketMQ): search once every queue shows the whole second batch.
+    for (let q = 0; q < 4; q++) {
+      await waitFor(`queue ${q} to show ${perQueue.get(q) || 0} messages`,
+        async () => (await cluster.maxOffset(topic, q)) === (perQueue.get(q) || 0));
+    }
 
     for (let q = 0; q < 4; q++) {
       const offset = await cluster.admin.searchOffset(cluster.brokerAddr, topic, q, stamp, 3000);

@@ -278,6 +278,36 @@ TEST_F(MessageStoreTest, TheLimitOwnersWakeUpDispatchesWhenAppendsWakeNobody) {
     store->shutdown();
 }
 
+// The dispatcher sleeps until a put wakes it (MessageStoreOptions::dispatch_idle_wait is only
+// a safety net): with the net set to a minute, every put must still be dispatched at once, in
+// both CommitLog write modes. A put whose wake-up were lost would wait out the minute and fail
+// the bounded wait below.
+TEST_F(MessageStoreTest, EveryPutWakesTheDispatcherWithoutPolling) {
+    for (const bool write_buffer : {true, false}) {
+        SCOPED_TRACE(write_buffer ? "write buffer" : "through the mapping");
+        ManualClock clock;
+        MessageStoreConfig config = tiny_config(root_ + (write_buffer ? "/wb" : "/map"));
+        if (!write_buffer) {
+            config.commit_log_write_buffer_bytes = 0;
+        }
+        MessageStoreOptions opts;
+        opts.dispatch_idle_wait = std::chrono::minutes(1);
+        auto store = open_store(clock, config, opts);
+        ASSERT_NE(store, nullptr);
+        for (int i = 0; i < 300; ++i) {
+            auto r = put(*store, make_message("W", i % 2, "body-" + std::to_string(i)));
+            ASSERT_TRUE(r.ok());
+            const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+            while (store->dispatched_offset() < r.append.end_offset() &&
+                   std::chrono::steady_clock::now() < give_up) {
+                std::this_thread::sleep_for(std::chrono::microseconds(200));
+            }
+            ASSERT_EQ(store->dispatched_offset(), r.append.end_offset()) << "put " << i;
+        }
+        store->shutdown();
+    }
+}
+
 TEST_F(MessageStoreTest, RecoversAfterCleanShutdownAndAfterCrash) {
     ManualClock clock;
     const auto config = tiny_config(root_);
