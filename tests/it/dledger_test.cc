@@ -383,6 +383,18 @@ TEST_F(DLedgerIt, KillingTheLeaderTenTimesLosesNoAcknowledgedMessage) {
             }
         }
     });
+    // An ASSERT below returns early: stop and join the sender first (a joinable std::thread
+    // destroyed would terminate the binary and leave the group's processes running).
+    struct JoinOnExit {
+        std::atomic<bool>& flag;
+        std::thread& worker;
+        ~JoinOnExit() {
+            flag.store(true);
+            if (worker.joinable()) {
+                worker.join();
+            }
+        }
+    } join_sender{stop, sender};
     auto acked_count = [&] {
         std::lock_guard<std::mutex> l(mu);
         return acked.size();
