@@ -298,6 +298,27 @@ void DLedgerServer::send(const raft::Message& m) {
     });
 }
 
+void DLedgerServer::drop_frames_after_truncation() {
+    const int64_t cut = storage_.truncated_bytes();
+    if (cut == truncated_seen_) {
+        return;
+    }
+    truncated_seen_ = cut;
+    // Append frames still queued to the peers reference CommitLog bytes (send()) that the
+    // truncation just let a new append overwrite: drop them before the loop writes any; Raft
+    // resends what the peers miss. The dropped frames report failed writes, but the peers are
+    // not down: no back-off.
+    for (const DLedgerPeer& p : config_.peers) {
+        if (p.node == config_.self().node) {
+            continue;
+        }
+        client_->close_connection_now(p.addr());
+        if (auto it = links_.find(p.node.value()); it != links_.end()) {
+            it->second.reset();
+        }
+    }
+}
+
 void DLedgerServer::schedule_round() {
     if (round_posted_.exchange(true, std::memory_order_acq_rel)) {
         return;
@@ -338,21 +359,7 @@ void DLedgerServer::round() {
                           raft::message_type_name(m.type), m.from, st.message());
         }
     }
-    if (const int64_t cut = storage_.truncated_bytes(); cut != truncated_seen_) {
-        // Append frames still queued to the peers reference CommitLog bytes (send()) that the
-        // truncation just let a new append overwrite: drop them before the loop writes any.
-        // Raft resends what the peers miss.
-        // The dropped frames report failed writes; the peers are not down, so no back-off.
-        truncated_seen_ = cut;
-        for (const DLedgerPeer& p : config_.peers) {
-            if (p.node != config_.self().node) {
-                client_->close_connection_now(p.addr());
-                if (auto it = links_.find(p.node.value()); it != links_.end()) {
-                    it->second.reset();
-                }
-            }
-        }
-    }
+    drop_frames_after_truncation();
     const auto tick = std::chrono::milliseconds(config_.tick_ms);
     const auto now = SteadyClock::now();
     const bool ticked = now >= next_tick_;

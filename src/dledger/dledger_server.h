@@ -120,6 +120,9 @@ private:
     void expire_waiters();
     void on_message(std::string body);
     void send(const raft::Message& m);
+    // Driver thread, after stepping: when a step truncated the CommitLog, closes the outbound
+    // connections at once (their queued frames reference the cut bytes; decision 033).
+    void drop_frames_after_truncation();
     void publish_status();
 
     const DLedgerConfig config_;

@@ -383,30 +383,20 @@ Status RemotingClient::invoke_oneway(const std::string& addr, protocol::Remoting
     return future.get();
 }
 
+ConnectionPtr RemotingClient::connection_to(const std::string& addr) const {
+    MutexLock lock(mu_);
+    auto it = channels_.find(addr);
+    return it != channels_.end() ? it->second.conn : nullptr;
+}
+
 void RemotingClient::close_connection(const std::string& addr) {
-    ConnectionPtr conn;
-    {
-        MutexLock lock(mu_);
-        auto it = channels_.find(addr);
-        if (it != channels_.end()) {
-            conn = it->second.conn;
-        }
-    }
-    if (conn) {
+    if (ConnectionPtr conn = connection_to(addr)) {
         conn->close(Status::error(Errc::kUnavailable, "closed by client {}", config_.name));
     }
 }
 
 void RemotingClient::close_connection_now(const std::string& addr) {
-    ConnectionPtr conn;
-    {
-        MutexLock lock(mu_);
-        auto it = channels_.find(addr);
-        if (it != channels_.end()) {
-            conn = it->second.conn;
-        }
-    }
-    if (conn) {
+    if (ConnectionPtr conn = connection_to(addr)) {
         conn->close_now(Status::error(Errc::kUnavailable, "closed by client {}", config_.name));
     }
 }

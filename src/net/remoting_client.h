@@ -98,6 +98,8 @@ private:
     ConnectionHandler* handler() { return this; }
     void on_request(const ConnectionPtr& conn, protocol::RemotingCommand request) override;
     void on_closed(const ConnectionPtr& conn, const Status& reason) override;
+    // The connection held for `addr` (open, closing or null).
+    ConnectionPtr connection_to(const std::string& addr) const;
 
     const RemotingClientConfig config_;
     Clock* const clock_;

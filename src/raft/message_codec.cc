@@ -43,10 +43,6 @@ private:
     bool ok_ = true;
 };
 
-}  // namespace
-
-namespace {
-
 // The fixed part of every message, up to and including the entry count.
 void encode_header(const Message& m, int64_t tag, std::string* out) {
     ByteWriter w(out);
@@ -104,42 +100,42 @@ void encode_message(const Message& m, int64_t tag, std::string* out) {
 void encode_message_parts(const Message& m, int64_t tag, std::string* head,
                           std::vector<SharedBytes>* tail) {
     encode_header(m, tag, head);
-    // Bytes that sit between two referenced pieces: entry headers after the first payload
-    // and the snapshot header. One buffer for all of them, sliced.
-    struct Gap {
-        size_t offset;
-        size_t size;
+    // Until the first referenced piece, prefixes go into *head. After it, the bytes between
+    // two pieces (entry headers, the snapshot header) go into one buffer, made only then, and
+    // are referenced by slices once it is complete (it may move while it grows).
+    struct Part {
+        size_t gap_from = 0;  // the gap before `piece` in *gaps
+        size_t gap_to = 0;
+        const SharedBytes* piece = nullptr;  // null: a trailing gap (empty payload)
     };
-    auto gaps = std::make_shared<std::string>();
-    std::vector<std::pair<Gap, const SharedBytes*>> order;  // gap before each piece
-    std::string* into = head;                               // head until the first piece
-    auto add_piece = [&](const SharedBytes& piece, auto&& write_prefix) {
-        const size_t start = into == head ? 0 : gaps->size();
-        write_prefix(into);
-        const Gap g{start, into == head ? 0 : gaps->size() - start};
-        if (piece.empty()) {
-            if (into != head) {
-                order.push_back({g, nullptr});
+    std::shared_ptr<std::string> gaps;
+    std::vector<Part> parts;
+    auto add = [&](const SharedBytes& piece, auto&& write_prefix) {
+        if (!gaps) {
+            write_prefix(head);
+            if (!piece.empty()) {
+                parts.push_back({0, 0, &piece});
+                gaps = std::make_shared<std::string>();
             }
             return;
         }
-        order.push_back({g, &piece});
-        into = gaps.get();
+        const size_t from = gaps->size();
+        write_prefix(gaps.get());
+        parts.push_back({from, gaps->size(), piece.empty() ? nullptr : &piece});
     };
     for (const Entry& e : m.entries) {
-        add_piece(e.payload, [&](std::string* out) { encode_entry_header(e, out); });
+        add(e.payload, [&](std::string* out) { encode_entry_header(e, out); });
     }
     if (has_snapshot_part(m)) {
-        add_piece(m.data, [&](std::string* out) { encode_snapshot_header(m, out); });
+        add(m.data, [&](std::string* out) { encode_snapshot_header(m, out); });
     }
-    std::shared_ptr<const void> owner = gaps;
-    const auto* base = reinterpret_cast<const uint8_t*>(gaps->data());
-    for (const auto& [g, piece] : order) {
-        if (g.size > 0) {
-            tail->emplace_back(owner, base + g.offset, g.size);
+    for (const Part& p : parts) {
+        if (p.gap_to > p.gap_from) {
+            tail->emplace_back(gaps, reinterpret_cast<const uint8_t*>(gaps->data()) + p.gap_from,
+                               p.gap_to - p.gap_from);
         }
-        if (piece != nullptr) {
-            tail->push_back(*piece);
+        if (p.piece != nullptr) {
+            tail->push_back(*p.piece);
         }
     }
 }
