@@ -448,6 +448,15 @@ void DLedgerServer::run_flusher() {
     }
 }
 
+bool DLedgerServer::sync_inline() {
+    if (Status st = storage_.sync_data(); !st.is_ok()) {
+        // Left to the flush thread, which retries and reports (acks held meanwhile).
+        spdlog::debug("DLedger {}: inline sync: {}", config_.self_id, st.message());
+        return false;
+    }
+    return true;
+}
+
 void DLedgerServer::propose_new_bytes() {
     if (!writable_.load() || node_->role() != raft::Role::kLeader) {
         return;
@@ -496,6 +505,13 @@ void DLedgerServer::drain_ready() {
                     node_->persisted(rd.persist->seq);
                     persisted_reported_ = std::max(persisted_reported_, rd.persist->seq);
                 }
+            } else if (config_.sync_before_ack && node_->role() != raft::Role::kLeader &&
+                       sync_inline()) {
+                // A follower syncs on the driver itself: it has nothing to do meanwhile but
+                // read the next appends, which wait in the socket and make the next round's
+                // sync cover more (no hand-off to the flush thread and back per round).
+                node_->persisted(rd.persist->seq);
+                persisted_reported_ = std::max(persisted_reported_, rd.persist->seq);
             } else {
                 // Entries only: the flush thread syncs while the driver goes on (acks and votes
                 // that depend on these writes stay held inside the node until persisted()).

@@ -110,6 +110,8 @@ private:
     void round();
     void arm_tick();
     void run_flusher();
+    // Driver thread: CommitLog + entries durable now (a follower's round). False on an I/O error.
+    bool sync_inline();
     void drain_ready();
     void propose_new_bytes();
     void on_role_change(raft::Role was);

@@ -1039,6 +1039,46 @@ bool CommitLog::commit_round_locked() {
     return true;
 }
 
+void CommitLog::hint_replicated_locked(int64_t start, std::string_view data) {
+    if (hints_ == nullptr || data.empty()) {
+        return;
+    }
+    const int64_t seg = config_.mapped_file_size_commit_log;
+    if (hint_lost_ && (seg <= 0 || start % seg != 0)) {
+        return;  // mid-record (an earlier chunk ended inside one): wait for a segment start
+    }
+    hint_lost_ = false;
+    static const std::vector<int64_t> kNoDelayLevels;
+    const auto* bytes = reinterpret_cast<const uint8_t*>(data.data());
+    int64_t at = start;
+    size_t pos = 0;
+    while (pos < data.size()) {
+        DispatchRequest* h = hints_->begin_push();
+        int32_t size = 0;
+        const CheckResult r = check_message_and_return_size(
+            bytes + pos, data.size() - pos, /*check_crc=*/false, kNoDelayLevels,
+            h != nullptr ? h : &hint_scratch_, &size, /*read_keys=*/true);
+        if (r == CheckResult::kMessage) {
+            // A delayed message's tags code is its delivery time, which needs the delay
+            // levels: the dispatcher decodes those itself.
+            if (h != nullptr && h->topic != kScheduleTopic) {
+                h->commit_log_offset = PhysicalOffset(at);
+                h->msg_size = size;
+                hints_->end_push();
+            }
+            pos += static_cast<size_t>(size);
+            at += size;
+        } else if (r == CheckResult::kBlank && seg > 0) {
+            const int64_t seg_end = (at / seg + 1) * seg;  // the filler ends the segment
+            pos += static_cast<size_t>(seg_end - at);
+            at = seg_end;
+        } else {
+            hint_lost_ = true;  // a record continues in the next chunk (or bad bytes)
+            return;
+        }
+    }
+}
+
 Status CommitLog::append_data(PhysicalOffset start, std::string_view data, bool wake_flush) {
     MutexLock l(put_mu_);
     if (!flags_->is_writeable()) {
@@ -1057,6 +1097,7 @@ Status CommitLog::append_data(PhysicalOffset start, std::string_view data, bool 
                              "append_data at {} but the CommitLog ends at {}", start,
                              max_offset_.load());
     }
+    const std::string_view all = data;
     while (ring_ != nullptr && !data.empty()) {
         const int64_t at = max_offset_.load();
         auto r = queue_.get_mapped_file_for_write(at);
@@ -1087,6 +1128,7 @@ Status CommitLog::append_data(PhysicalOffset start, std::string_view data, bool 
     }
     reserved_ = max_offset_.load();
     reserved_pub_.store(reserved_);
+    hint_replicated_locked(start.value(), all);
     if (listener_) {
         listener_(PhysicalOffset(max_offset_.load()));
     }
@@ -1123,6 +1165,7 @@ Status CommitLog::truncate_to(PhysicalOffset end) {
     queue_.set_flushed_where(std::min(queue_.flushed_where(), end.value()));
     max_offset_.store(end.value());
     reserved_ = end.value();
+    hint_lost_ = false;  // a truncation cuts at a record boundary
     reserved_pub_.store(reserved_);
     write_file_.reset();
     ring_room_end_ = 0;

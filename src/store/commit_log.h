@@ -270,6 +270,9 @@ private:
     // Writes `bytes` at log offset `at` == max_offset() straight into the segment files (the
     // ring is drained). Records never span segments; `at` may sit at a segment start.
     Status write_direct_locked(int64_t at, std::string_view bytes) REQUIRES(put_mu_);
+    // Dispatch hints for replicated bytes (append_data) just written at `start`: decoded here,
+    // where they are hot, instead of read back through the mapping by the dispatcher.
+    void hint_replicated_locked(int64_t start, std::string_view data) REQUIRES(put_mu_);
     // After a put's bytes are published: SYNC_FLUSH wait or completion.
     // (r and done may be moved from.)
     void finish_put(PutMessageResult& r, bool wait_store_msg_ok, PutCompletion& done);
@@ -317,6 +320,10 @@ private:
     // Write buffer (null when puts write through the mapping).
     std::unique_ptr<WriteRing> ring_;
     std::unique_ptr<DispatchHints> hints_;  // with ring_
+    // The last replicated chunk ended inside a record: the CommitLog's end is no record
+    // boundary, so hint_replicated_locked waits for a chunk that starts a segment.
+    bool hint_lost_ GUARDED_BY(put_mu_) = false;
+    DispatchRequest hint_scratch_ GUARDED_BY(put_mu_);  // decode target when the ring is full
     int64_t reserved_ GUARDED_BY(put_mu_) = 0;
     // Segment holding reserved_ (cached: no queue lookup per put); reset by recovery.
     std::shared_ptr<MappedFile> write_file_ GUARDED_BY(put_mu_);

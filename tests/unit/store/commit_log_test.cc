@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <fstream>
 #include <future>
@@ -946,6 +947,105 @@ TEST_F(CommitLogTest, TruncationInvalidatesDispatchHints) {
     EXPECT_EQ(req.topic, "Other");
     EXPECT_EQ(req.queue_id, 3);
     EXPECT_EQ(req.consume_queue_offset.value(), 0);
+}
+
+// Replicated bytes (a follower's or slave's append_data) leave hints too, decoded from the
+// chunk while it is hot: equal field for field to decoding the stored record. Chunks of whole
+// records are hinted throughout (the schedule topic excepted, as for puts); chunks that split
+// records lose the hints until a chunk starts a segment, and every hint handed out is right.
+TEST_F(CommitLogTest, ReplicatedChunksLeaveCorrectDispatchHints) {
+    auto master = open_log(config(dir_.path() + "/master"));
+    std::vector<int64_t> starts;
+    std::vector<bool> schedule;
+    for (int i = 0; i < 70; ++i) {
+        pm::MessageExt m = sample_message("Rep" + std::to_string(i % 3), i % 4,
+                                          std::string(static_cast<size_t>(200 + i * 131 % 2900), 'r'));
+        if (i % 4 == 1) {
+            m.set_property("KEYS", "k-" + std::to_string(i));
+        }
+        if (i % 9 == 2) {
+            m.set_property("TAGS", "T" + std::to_string(i));
+        }
+        const bool delayed = i == 30;
+        if (delayed) {
+            m.topic = std::string(kScheduleTopic);
+            m.set_property("DELAY", "2");
+        }
+        auto r = put(*master, std::move(m));
+        ASSERT_TRUE(r.ok()) << i;
+        starts.push_back(r.append.wrote_offset.value());
+        schedule.push_back(delayed);
+    }
+    const int64_t max = master->max_offset().value();
+    ASSERT_GT(max, 64 * 1024) << "the puts should roll a segment";
+
+    // Compares every hint the slave hands out with the slave's own stored record.
+    auto check_hints = [&](CommitLog& slave, int* hinted) {
+        DispatchHints* hints = slave.dispatch_hints();
+        ASSERT_NE(hints, nullptr);
+        DispatchRequest from_hint;
+        DispatchRequest decoded;
+        for (size_t i = 0; i < starts.size(); ++i) {
+            if (!hints->take(starts[i], max, &from_hint)) {
+                continue;
+            }
+            EXPECT_FALSE(schedule[i]) << "a delayed message was hinted: " << i;
+            ++*hinted;
+            auto view = slave.get_data(PhysicalOffset(starts[i]));
+            ASSERT_TRUE(view.has_value());
+            int32_t size = 0;
+            ASSERT_EQ(
+                check_message_and_return_size(view->data, view->size, true, {}, &decoded, &size),
+                CheckResult::kMessage);
+            EXPECT_EQ(from_hint.topic, decoded.topic) << i;
+            EXPECT_EQ(from_hint.queue_id, decoded.queue_id) << i;
+            EXPECT_EQ(from_hint.commit_log_offset.value(), starts[i]) << i;
+            EXPECT_EQ(from_hint.msg_size, size) << i;
+            EXPECT_EQ(from_hint.tags_code, decoded.tags_code) << i;
+            EXPECT_EQ(from_hint.store_timestamp, decoded.store_timestamp) << i;
+            EXPECT_EQ(from_hint.consume_queue_offset, decoded.consume_queue_offset) << i;
+            EXPECT_EQ(from_hint.keys, decoded.keys) << i;
+            EXPECT_EQ(from_hint.uniq_key, decoded.uniq_key) << i;
+            EXPECT_EQ(from_hint.sys_flag, decoded.sys_flag) << i;
+        }
+    };
+
+    {  // Whole records, a few per chunk (as DLedger entries carry them), filler included.
+        auto slave = open_log(config(dir_.path() + "/whole"));
+        int64_t pos = 0;
+        while (pos < max) {
+            auto v = master->get_data(PhysicalOffset(pos));
+            ASSERT_TRUE(v);
+            // Up to three records (get_data stops at the segment's end, after its filler).
+            auto end = std::upper_bound(starts.begin(), starts.end(), pos);
+            int64_t cut = pos + static_cast<int64_t>(v->size);
+            if (std::distance(end, starts.end()) >= 3 && *(end + 2) < cut) {
+                cut = *(end + 2);
+            }
+            ASSERT_TRUE(slave->append_data(PhysicalOffset(pos),
+                                           v->bytes().substr(0, static_cast<size_t>(cut - pos)))
+                            .is_ok());
+            pos = cut;
+        }
+        ASSERT_EQ(slave->max_offset().value(), max);
+        int hinted = 0;
+        check_hints(*slave, &hinted);
+        EXPECT_EQ(hinted, 69) << "every record but the delayed one";
+    }
+    {  // Fixed-size chunks that split records: fewer hints, none wrong.
+        auto slave = open_log(config(dir_.path() + "/split"));
+        int64_t pos = 0;
+        while (pos < max) {
+            auto v = master->get_data(PhysicalOffset(pos), 7000);
+            ASSERT_TRUE(v);
+            ASSERT_TRUE(slave->append_data(PhysicalOffset(pos), v->bytes()).is_ok());
+            pos += static_cast<int64_t>(v->size);
+        }
+        int hinted = 0;
+        check_hints(*slave, &hinted);
+        EXPECT_GT(hinted, 0) << "the second segment's chunks start at a record";
+        EXPECT_LT(hinted, 69);
+    }
 }
 
 // The ring itself: full means no hint (the record is decoded), hints of records already
