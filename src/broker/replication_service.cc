@@ -294,9 +294,8 @@ void ReplicationService::put_dledger(bool wait_store_msg_ok, const PutFn& put, D
             return;
         }
         const int64_t end = r.append.end_offset().value();
-        // The commit waiter is a (copyable) std::function: it shares the send's completion.
-        auto shared = std::make_shared<Done>(std::move(done));
-        dledger_->wait_committed(end, [this, r, majority, shared](PutMessageStatus st) mutable {
+        auto committed = [this, r = std::move(r), majority,
+                          done = std::move(done)](PutMessageStatus st) mutable {
             if (st == PutMessageStatus::kPutOk) {
                 counters_.quorum_acks.fetch_add(1, std::memory_order_relaxed);
             } else {
@@ -307,9 +306,12 @@ void ReplicationService::put_dledger(bool wait_store_msg_ok, const PutFn& put, D
                                : "not stored: leadership lost before replication";
             }
             r.status = st;
-            (*shared)(std::move(r),
-                      SendDurability{st == PutMessageStatus::kPutOk ? majority : 1, majority, false});
-        });
+            done(std::move(r),
+                 SendDurability{st == PutMessageStatus::kPutOk ? majority : 1, majority, false});
+        };
+        static_assert(dledger::DLedgerServer::CommitDone::fits_inline<decltype(committed)>(),
+                      "the commit waiter must not allocate per send");
+        dledger_->wait_committed(end, std::move(committed));
     });
 }
 

@@ -149,13 +149,13 @@ void DLedgerServer::shutdown() {
     server_->shutdown();
     tick_timer_.reset();
     (void)log_.sync_hard_state(true);
-    std::multimap<int64_t, Waiter> rest;
+    std::vector<Waiter> rest;
     {
         MutexLock l(waiters_mu_);
         waiters_closed_ = true;
-        rest.swap(waiters_);
+        take_waiters_above(INT64_MIN, &rest);
     }
-    for (auto& [end, w] : rest) {
+    for (Waiter& w : rest) {
         w.done(store::PutMessageStatus::kServiceNotAvailable);
     }
 }
@@ -182,16 +182,21 @@ void DLedgerServer::notify_appended() {
 }
 
 void DLedgerServer::wait_committed(int64_t end_offset, CommitDone done) {
+    bool closed = false;
     {
         MutexLock l(waiters_mu_);
-        if (!waiters_closed_ && end_offset > committed_end_.load()) {
-            const auto deadline = clock_.now() + config_.commit_timeout;
-            waiters_.emplace(end_offset, Waiter{std::move(done), deadline});
+        closed = waiters_closed_;
+        if (!closed && end_offset > committed_end_.load()) {
+            waiters_.push_back(
+                Waiter{end_offset, clock_.now() + config_.commit_timeout, std::move(done)});
+            for (size_t i = waiters_.size() - 1;
+                 i > waiters_head_ && waiters_[i - 1].end > waiters_[i].end; --i) {
+                std::swap(waiters_[i - 1], waiters_[i]);
+            }
             return;
         }
     }
-    done(waiters_closed_ ? store::PutMessageStatus::kServiceNotAvailable
-                         : store::PutMessageStatus::kPutOk);
+    done(closed ? store::PutMessageStatus::kServiceNotAvailable : store::PutMessageStatus::kPutOk);
 }
 
 Status DLedgerServer::transfer_leadership(const std::string& peer_id) {
@@ -539,21 +544,44 @@ void DLedgerServer::publish_commit(raft::LogIndex commit) {
         commit = log_.last_index();
     }
     const int64_t end = storage_.end_of(commit);
-    std::vector<Waiter> ready;
+    std::vector<Waiter>& ready = committed_batch_;
     {
         MutexLock l(waiters_mu_);
         if (end > committed_end_.load()) {
             committed_end_.store(end, std::memory_order_release);
         }
-        auto last = waiters_.upper_bound(end);
-        for (auto it = waiters_.begin(); it != last; ++it) {
-            ready.push_back(std::move(it->second));
+        size_t i = waiters_head_;
+        for (; i < waiters_.size() && waiters_[i].end <= end; ++i) {
+            ready.push_back(std::move(waiters_[i]));
         }
-        waiters_.erase(waiters_.begin(), last);
+        waiters_head_ = i;
+        if (waiters_head_ == waiters_.size()) {
+            waiters_.clear();
+            waiters_head_ = 0;
+        } else if (waiters_head_ >= 256 && waiters_head_ * 2 >= waiters_.size()) {
+            waiters_.erase(waiters_.begin(), waiters_.begin() + static_cast<ptrdiff_t>(i));
+            waiters_head_ = 0;
+        }
     }
     store_.wake_dispatch();
     for (Waiter& w : ready) {
         w.done(store::PutMessageStatus::kPutOk);
+    }
+    ready.clear();
+}
+
+void DLedgerServer::take_waiters_above(int64_t offset, std::vector<Waiter>* out) {
+    size_t first = waiters_.size();
+    while (first > waiters_head_ && waiters_[first - 1].end > offset) {
+        --first;
+    }
+    for (size_t i = first; i < waiters_.size(); ++i) {
+        out->push_back(std::move(waiters_[i]));
+    }
+    waiters_.erase(waiters_.begin() + static_cast<ptrdiff_t>(first), waiters_.end());
+    if (waiters_head_ == waiters_.size()) {
+        waiters_.clear();
+        waiters_head_ = 0;
     }
 }
 
@@ -561,11 +589,7 @@ void DLedgerServer::fail_waiters_above(int64_t offset, store::PutMessageStatus s
     std::vector<Waiter> failed;
     {
         MutexLock l(waiters_mu_);
-        auto first = waiters_.upper_bound(offset);
-        for (auto it = first; it != waiters_.end(); ++it) {
-            failed.push_back(std::move(it->second));
-        }
-        waiters_.erase(first, waiters_.end());
+        take_waiters_above(offset, &failed);
     }
     for (Waiter& w : failed) {
         w.done(status);
@@ -577,14 +601,18 @@ void DLedgerServer::expire_waiters() {
     std::vector<Waiter> expired;
     {
         MutexLock l(waiters_mu_);
-        for (auto it = waiters_.begin(); it != waiters_.end();) {
-            if (it->second.deadline <= now) {
-                expired.push_back(std::move(it->second));
-                it = waiters_.erase(it);
+        size_t kept = waiters_head_;
+        for (size_t i = waiters_head_; i < waiters_.size(); ++i) {
+            if (waiters_[i].deadline <= now) {
+                expired.push_back(std::move(waiters_[i]));
             } else {
-                ++it;
+                if (kept != i) {
+                    waiters_[kept] = std::move(waiters_[i]);
+                }
+                ++kept;
             }
         }
+        waiters_.erase(waiters_.begin() + static_cast<ptrdiff_t>(kept), waiters_.end());
     }
     for (Waiter& w : expired) {
         w.done(store::PutMessageStatus::kFlushSlaveTimeout);

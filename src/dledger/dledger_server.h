@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "base/inline_function.h"
 #include "base/mutex.h"
 #include "base/rng.h"
 #include "dledger/commit_log_storage.h"
@@ -61,7 +62,8 @@ public:
         bool writable = false;  // leader, caught up: registered as master
     };
     using RoleListener = std::function<void(const RoleInfo&)>;
-    using CommitDone = std::function<void(store::PutMessageStatus)>;
+    // A commit waiter's completion, held inline (no allocation per put up to its capacity).
+    using CommitDone = InlineFunction<void(store::PutMessageStatus), 640>;
 
     DLedgerServer(DLedgerConfig config, EntryLog& log, store::MessageStore& store,
                   Clock& clock = SystemClock::instance());
@@ -95,8 +97,9 @@ public:
 
 private:
     struct Waiter {
-        CommitDone done;
+        int64_t end = 0;
         TimePoint deadline;
+        CommitDone done;
     };
     struct PeerStatus {
         std::string id;
@@ -119,6 +122,8 @@ private:
     void maybe_become_writable();
     void publish_commit(raft::LogIndex commit);
     void fail_waiters_above(int64_t offset, store::PutMessageStatus status);
+    // Moves the waiters ending above `offset` (all of them: INT64_MIN) into *out, in order.
+    void take_waiters_above(int64_t offset, std::vector<Waiter>* out) REQUIRES(waiters_mu_);
     void expire_waiters();
     void on_message(std::string body);
     void send(const raft::Message& m);
@@ -169,8 +174,13 @@ private:
     int64_t truncated_bytes_ GUARDED_BY(mu_) = 0;      // step-down: never-proposed bytes
 
     Mutex waiters_mu_;
-    std::multimap<int64_t, Waiter> waiters_ GUARDED_BY(waiters_mu_);
+    // Waiting puts in end-offset order, live from waiters_head_ on: they arrive nearly in order
+    // (a put on another I/O thread may register a little late and is moved back into place);
+    // the vector keeps its capacity, so registering a waiter allocates nothing once grown.
+    std::vector<Waiter> waiters_ GUARDED_BY(waiters_mu_);
+    size_t waiters_head_ GUARDED_BY(waiters_mu_) = 0;
     bool waiters_closed_ GUARDED_BY(waiters_mu_) = false;
+    std::vector<Waiter> committed_batch_;  // driver thread: publish_commit's (capacity kept)
 
     uint64_t persisted_reported_ = 0;   // driver thread
     int64_t truncated_seen_ = 0;        // driver thread: storage_.truncated_bytes() last seen

@@ -190,5 +190,51 @@ TEST_F(DLedgerServerTest, ElectsCommitsOnAMajorityAndFailsOver) {
         [&] { return peers_[next].store->get_max_offset_in_queue("T", 0).value() == 21; }, 20s));
 }
 
+// Commit waiters may register out of end-offset order (puts on different I/O threads): each
+// completes once the commit covers its own end, a waiter beyond the log keeps waiting, and
+// shutdown fails whatever still waits. Every completion runs exactly once.
+TEST_F(DLedgerServerTest, WaitersRegisteredOutOfOrderCompleteByTheirOwnEnd) {
+    int leader = -1;
+    ASSERT_TRUE(wait_until([&] { return (leader = writable_leader()) >= 0; }, 20s));
+    Peer& p = peers_[leader];
+    ASSERT_TRUE(p.server->begin_put());
+    std::vector<int64_t> ends;
+    for (int k = 0; k < 3; ++k) {
+        std::promise<int64_t> end;
+        auto fut = end.get_future();
+        p.store->put_message(make_message("W", 0, "w" + std::to_string(k)),
+                             [&](const store::PutMessageResult& r) {
+                                 end.set_value(r.ok() ? r.append.end_offset().value() : -1);
+                             });
+        ASSERT_EQ(fut.wait_for(10s), std::future_status::ready);
+        ends.push_back(fut.get());
+        ASSERT_GT(ends.back(), 0);
+    }
+    std::atomic<int> ok{0};
+    std::atomic<int> calls{0};
+    std::promise<store::PutMessageStatus> far_status;
+    auto far = far_status.get_future();
+    for (int k : {2, 0, 1}) {
+        p.server->wait_committed(ends[static_cast<size_t>(k)], [&](store::PutMessageStatus st) {
+            calls.fetch_add(1);
+            if (st == store::PutMessageStatus::kPutOk) {
+                ok.fetch_add(1);
+            }
+        });
+    }
+    p.server->wait_committed(ends.back() + 100000, [&](store::PutMessageStatus st) {
+        calls.fetch_add(1);
+        far_status.set_value(st);
+    });
+    p.server->end_put();
+    p.server->notify_appended();
+    ASSERT_TRUE(wait_until([&] { return ok.load() == 3; }, 20s)) << ok.load();
+    EXPECT_EQ(far.wait_for(200ms), std::future_status::timeout) << "completed beyond the log";
+    p.server->shutdown();
+    ASSERT_EQ(far.wait_for(10s), std::future_status::ready);
+    EXPECT_EQ(far.get(), store::PutMessageStatus::kServiceNotAvailable);
+    EXPECT_EQ(calls.load(), 4);
+}
+
 }  // namespace
 }  // namespace comet::dledger
