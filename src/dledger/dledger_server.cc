@@ -454,10 +454,24 @@ void DLedgerServer::run_flusher() {
 }
 
 bool DLedgerServer::sync_inline() {
+    const auto start = SteadyClock::now();
+    if (start < inline_sync_off_until_) {
+        return false;
+    }
     if (Status st = storage_.sync_data(); !st.is_ok()) {
         // Left to the flush thread, which retries and reports (acks held meanwhile).
         spdlog::debug("DLedger {}: inline sync: {}", config_.self_id, st.message());
         return false;
+    }
+    // A driver blocked in a slow sync answers no heartbeat meanwhile: past a quarter of the
+    // minimum election timeout (the leader's check-quorum window), leave the syncs to the flush
+    // thread for a while, so a stalling disk delays acks but never costs the group its leader.
+    const auto took = SteadyClock::now() - start;
+    if (took > std::chrono::milliseconds(config_.election_timeout_min_ms / 4)) {
+        inline_sync_off_until_ = SteadyClock::now() + std::chrono::seconds(10);
+        spdlog::info("DLedger {}: a sync took {} ms; syncing on the flush thread for 10 s",
+                     config_.self_id,
+                     std::chrono::duration_cast<std::chrono::milliseconds>(took).count());
     }
     return true;
 }

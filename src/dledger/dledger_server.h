@@ -113,7 +113,8 @@ private:
     void round();
     void arm_tick();
     void run_flusher();
-    // Driver thread: CommitLog + entries durable now (a follower's round). False on an I/O error.
+    // Driver thread: CommitLog + entries durable now (a follower's round). False on an I/O error
+    // or while inline syncs are off after a slow one (the flush thread takes the round then).
     bool sync_inline();
     void drain_ready();
     void propose_new_bytes();
@@ -184,6 +185,8 @@ private:
 
     uint64_t persisted_reported_ = 0;   // driver thread
     int64_t truncated_seen_ = 0;        // driver thread: storage_.truncated_bytes() last seen
+    // Driver thread: inline syncs resume after this (a slow one hands them to the flush thread).
+    std::chrono::steady_clock::time_point inline_sync_off_until_;
     // Group commit off the driver thread: the driver posts the highest persist seq, the flush
     // thread ("DLedgerFlush") makes CommitLog + entries durable and publishes flushed_seq_.
     Mutex flush_mu_;
