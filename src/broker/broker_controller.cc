@@ -383,11 +383,15 @@ void BrokerController::register_processors() {
     // (topic auto-creation, retry / DLQ topics) goes on to the SendMessage executor, and so
     // does every CONSUMER_SEND_MSG_BACK.
     auto send_inline =
-        net::make_processor([this, send, send_exec, context_of, reply_of](
-                                const net::ConnectionPtr& conn, protocol::RemotingCommand req,
-                                net::Responder responder) {
+        net::make_processor([this, send, send_exec, context_of](const net::ConnectionPtr& conn,
+                                                                protocol::RemotingCommand req,
+                                                                net::Responder responder) {
             track_channel(conn);
-            if (send_->try_send_inline(context_of(conn, req), req, reply_of(responder))) {
+            // Answers through the Responder, with the response by reference (issue 16).
+            SendReply reply = [responder](protocol::RemotingCommand& resp) {
+                responder.answer(resp);
+            };
+            if (send_->try_send_inline(context_of(conn, req), req, reply)) {
                 return;
             }
             const bool queued =
