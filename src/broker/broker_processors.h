@@ -57,7 +57,7 @@ public:
 private:
     void send(const RequestContext& rc, protocol::RemotingCommand req, const Reply& reply);
     // `topic_cfg`: the topic's config when the caller already looked it up.
-    void send_decoded(const RequestContext& rc, protocol::SendMessageRequestHeader header,
+    void send_decoded(const RequestContext& rc, const protocol::SendMessageRequestHeader& header,
                       std::optional<TopicConfig> topic_cfg, protocol::RemotingCommand req,
                       SendReply reply);
     void send_back(const RequestContext& rc, protocol::RemotingCommand req, const Reply& reply);

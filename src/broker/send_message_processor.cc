@@ -272,8 +272,9 @@ bool SendMessageProcessor::try_send_inline(const RequestContext& rc, RemotingCom
         }
         auto header = protocol::take_send_message_header(req);
         COMET_CHECK(header.is_ok(), "a typed send header failed to convert");
-        send_decoded(rc, std::move(header).value(), std::move(topic_cfg), std::move(req),
-                     std::move(reply));
+        send_decoded(rc, header.value(), std::move(topic_cfg), std::move(req), std::move(reply));
+        // Its strings serve the next header decoded on this thread (issue 16).
+        protocol::recycle_send_header(std::move(header).value());
         return true;
     }
     auto header_r = protocol::decode_send_message_header(req);
@@ -286,8 +287,7 @@ bool SendMessageProcessor::try_send_inline(const RequestContext& rc, RemotingCom
     if (!topic_cfg) {
         return false;
     }
-    send_decoded(rc, std::move(header_r).value(), std::move(topic_cfg), std::move(req),
-                 std::move(reply));
+    send_decoded(rc, header_r.value(), std::move(topic_cfg), std::move(req), std::move(reply));
     return true;
 }
 
@@ -297,12 +297,11 @@ void SendMessageProcessor::send(const RequestContext& rc, RemotingCommand req, c
         reply_code(reply, req, RC::kSystemError, header_r.status().message());
         return;
     }
-    send_decoded(rc, std::move(header_r).value(), std::nullopt, std::move(req),
-                 send_reply_of(reply));
+    send_decoded(rc, header_r.value(), std::nullopt, std::move(req), send_reply_of(reply));
 }
 
 void SendMessageProcessor::send_decoded(const RequestContext& rc,
-                                        protocol::SendMessageRequestHeader header,
+                                        const protocol::SendMessageRequestHeader& header,
                                         std::optional<TopicConfig> topic_cfg, RemotingCommand req,
                                         SendReply reply) {
     // Read once per send, shared with the completion (no copy of the config per message).

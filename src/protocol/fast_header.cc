@@ -454,7 +454,14 @@ bool is_pull(const RemotingCommand& cmd) {
 // Fills the typed header (or ext_fields for every other code) from the scanned views.
 void finish(const ExtViews& ext, FastFrame* out) {
     if (is_send_v2(out->cmd)) {
-        out->send_v2 = read_views<SendMessageRequestHeaderV2>(ext);
+        // Into the strings of the last header the broker recycled on this thread (issue 16).
+        SendMessageRequestHeaderV2 header = recycled_send_header_v2();
+        Status st = read_fields_into(header, ext);
+        if (st.is_ok()) {
+            out->send_v2 = std::move(header);
+        } else {
+            out->send_v2 = std::move(st);
+        }
     } else if (is_pull(out->cmd)) {
         out->pull = read_views<PullMessageRequestHeader>(ext);
     } else {
