@@ -382,12 +382,23 @@ void BrokerController::register_processors() {
     // (docs/decisions/019-run-to-completion.md). A send that needs a step that may block
     // (topic auto-creation, retry / DLQ topics) goes on to the SendMessage executor, and so
     // does every CONSUMER_SEND_MSG_BACK.
-    auto send_inline =
-        net::make_processor([this, send, send_exec, context_of, reply_of](
-                                const net::ConnectionPtr& conn, protocol::RemotingCommand req,
+    auto send_inline = net::make_processor(
+        [this, send, send_exec](const net::ConnectionPtr& conn, protocol::RemotingCommand req,
                                 net::Responder responder) {
             track_channel(conn);
-            if (send_->try_send_inline(context_of(conn, req), req, reply_of(responder))) {
+            // Answers through the Responder, with the response by reference (issue 16).
+            SendReply reply = [responder](protocol::RemotingCommand& resp) {
+                responder.answer(resp);
+            };
+            // One context per I/O thread, its address string reused (a peer's "ip:port" is
+            // often longer than a string's inline buffer): try_send_inline reads it only before
+            // it returns.
+            thread_local RequestContext rc;
+            rc.channel = ChannelId(conn->id());
+            rc.remote_address.assign(conn->remote_address());
+            rc.language = req.language;
+            rc.version = req.version;
+            if (send_->try_send_inline(rc, req, reply)) {
                 return;
             }
             const bool queued =

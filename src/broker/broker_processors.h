@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "base/inline_function.h"
 #include "broker/broker_context.h"
 #include "protocol/message_ext.h"
 #include "protocol/remoting_command.h"
@@ -28,6 +29,13 @@ struct PutResponse {
 };
 PutResponse map_put_status(const store::PutMessageResult& r);
 
+// How a send is answered, held inline by the send's completion (issue 16): an inline send
+// answers straight through its Responder, a send on the executor through its Reply. The
+// response is passed by reference and may be a per-thread command that is reused (its
+// strings keep their capacity); a Reply gets it moved.
+using SendReply = InlineFunction<void(protocol::RemotingCommand&), 32>;
+SendReply send_reply_of(Reply reply);
+
 class SendMessageProcessor {
 public:
     explicit SendMessageProcessor(BrokerContext& ctx) : ctx_(ctx) {}
@@ -40,15 +48,18 @@ public:
     // with `req` untouched when the send needs a step that may block (creating a topic writes
     // topics.json; retry / DLQ handling; CONSUMER_SEND_MSG_BACK reads the log and may call
     // another broker): the caller then runs process() on the SendMessage executor.
-    // `reply` is moved into the completion when the send runs here (not copied).
+    // `reply` is moved into the completion when the send runs here (not copied); it is left
+    // untouched when false is returned. `rc` is read only before this returns.
+    bool try_send_inline(const RequestContext& rc, protocol::RemotingCommand& req,
+                         SendReply& reply);
     bool try_send_inline(const RequestContext& rc, protocol::RemotingCommand& req, Reply&& reply);
 
 private:
     void send(const RequestContext& rc, protocol::RemotingCommand req, const Reply& reply);
     // `topic_cfg`: the topic's config when the caller already looked it up.
-    void send_decoded(const RequestContext& rc, protocol::SendMessageRequestHeader header,
+    void send_decoded(const RequestContext& rc, const protocol::SendMessageRequestHeader& header,
                       std::optional<TopicConfig> topic_cfg, protocol::RemotingCommand req,
-                      Reply reply);
+                      SendReply reply);
     void send_back(const RequestContext& rc, protocol::RemotingCommand req, const Reply& reply);
     BrokerContext& ctx_;
 };

@@ -1,5 +1,7 @@
 #include <spdlog/spdlog.h>
 
+#include <charconv>
+#include <cstring>
 #include <random>
 
 #include "base/check.h"
@@ -90,7 +92,66 @@ std::string topic_config_to_string(const TopicConfig& t) {
         topic_filter_type_name(t.topic_filter_type), t.topic_sys_flag, t.order ? "true" : "false");
 }
 
+// The UNIQ_KEY a send's response echoes as transactionId, kept by the completion. A client's
+// is 32 hex characters: held inline, so the completion copies no string (issue 16); a longer
+// one is held on the heap.
+class TransactionIdCopy {
+public:
+    void set(std::string_view id) {
+        present_ = true;
+        if (id.size() <= sizeof(inline_)) {
+            std::memcpy(inline_, id.data(), id.size());
+            inline_size_ = static_cast<uint8_t>(id.size());
+            heap_.clear();
+            on_heap_ = false;
+        } else {
+            heap_.assign(id);
+            on_heap_ = true;
+        }
+    }
+    bool present() const { return present_; }
+    std::string_view view() const {
+        return on_heap_ ? std::string_view(heap_) : std::string_view(inline_, inline_size_);
+    }
+
+private:
+    char inline_[48];
+    uint8_t inline_size_ = 0;
+    bool present_ = false;
+    bool on_heap_ = false;
+    std::string heap_;
+};
+
+// The decimal text of `v` in `buf`.
+std::string_view decimal(int64_t v, char (&buf)[24]) {
+    auto r = std::to_chars(buf, buf + sizeof(buf), v);
+    return std::string_view(buf, static_cast<size_t>(r.ptr - buf));
+}
+
+// The command a send's completion answers with, one per thread: the fields are set afresh for
+// every response, the strings keep their capacity (issue 16). Same content as
+// make_response(req, code, remark) with the send's extFields.
+RemotingCommand& send_response_for(int32_t opaque, protocol::SerializeType serialize_type,
+                                   int32_t code, std::optional<std::string> remark) {
+    thread_local RemotingCommand resp;
+    resp.code = code;
+    resp.language = RemotingCommand().language;
+    resp.version = protocol::kCometVersion;
+    resp.opaque = opaque;
+    resp.flag = protocol::kFlagResponse;
+    resp.remark = std::move(remark);
+    resp.body.clear();
+    resp.serialize_type = serialize_type;
+    resp.typed_send_v2.reset();
+    resp.typed_pull.reset();
+    return resp;
+}
+
 }  // namespace
+
+SendReply send_reply_of(Reply reply) {
+    return [reply = std::move(reply)](RemotingCommand& resp) { reply(std::move(resp), {}); };
+}
 
 RemotingCommand make_response(const RemotingCommand& req, int32_t code,
                               std::optional<std::string> remark) {
@@ -181,6 +242,12 @@ void SendMessageProcessor::process(const RequestContext& rc, RemotingCommand req
 
 bool SendMessageProcessor::try_send_inline(const RequestContext& rc, RemotingCommand& req,
                                            Reply&& reply) {
+    SendReply send_reply = send_reply_of(std::move(reply));
+    return try_send_inline(rc, req, send_reply);
+}
+
+bool SendMessageProcessor::try_send_inline(const RequestContext& rc, RemotingCommand& req,
+                                           SendReply& reply) {
     if (req.code == Req::kConsumerSendMsgBack) {
         return false;
     }
@@ -205,21 +272,22 @@ bool SendMessageProcessor::try_send_inline(const RequestContext& rc, RemotingCom
         }
         auto header = protocol::take_send_message_header(req);
         COMET_CHECK(header.is_ok(), "a typed send header failed to convert");
-        send_decoded(rc, std::move(header).value(), std::move(topic_cfg), std::move(req),
-                     std::move(reply));
+        send_decoded(rc, header.value(), std::move(topic_cfg), std::move(req), std::move(reply));
+        // Its strings serve the next header decoded on this thread (issue 16).
+        protocol::recycle_send_header(std::move(header).value());
         return true;
     }
     auto header_r = protocol::decode_send_message_header(req);
     if (!header_r.is_ok()) {
-        reply_code(reply, req, RC::kSystemError, header_r.status().message());
+        RemotingCommand resp = make_response(req, RC::kSystemError, header_r.status().message());
+        reply(resp);
         return true;
     }
     auto topic_cfg = inline_topic(header_r.value().topic, header_r.value().properties);
     if (!topic_cfg) {
         return false;
     }
-    send_decoded(rc, std::move(header_r).value(), std::move(topic_cfg), std::move(req),
-                 std::move(reply));
+    send_decoded(rc, header_r.value(), std::move(topic_cfg), std::move(req), std::move(reply));
     return true;
 }
 
@@ -229,13 +297,13 @@ void SendMessageProcessor::send(const RequestContext& rc, RemotingCommand req, c
         reply_code(reply, req, RC::kSystemError, header_r.status().message());
         return;
     }
-    send_decoded(rc, std::move(header_r).value(), std::nullopt, std::move(req), reply);
+    send_decoded(rc, header_r.value(), std::nullopt, std::move(req), send_reply_of(reply));
 }
 
 void SendMessageProcessor::send_decoded(const RequestContext& rc,
-                                        protocol::SendMessageRequestHeader header,
+                                        const protocol::SendMessageRequestHeader& header,
                                         std::optional<TopicConfig> topic_cfg, RemotingCommand req,
-                                        Reply reply) {
+                                        SendReply reply) {
     // Read once per send, shared with the completion (no copy of the config per message).
     std::shared_ptr<const BrokerConfig> cfg_snapshot = ctx_.config->snapshot();
     const BrokerConfig& cfg = *cfg_snapshot;
@@ -244,7 +312,7 @@ void SendMessageProcessor::send_decoded(const RequestContext& rc,
     auto refuse = [&](int32_t code, std::string remark) {
         RemotingCommand resp = make_response(req, code, std::move(remark));
         add_send_response_ext(cfg, &resp);
-        reply(std::move(resp), {});
+        reply(resp);
     };
     const int64_t now = ctx_.clock->wall_millis();
     if (cfg.start_accept_send_request_time_stamp > now) {
@@ -425,9 +493,9 @@ void SendMessageProcessor::send_decoded(const RequestContext& rc,
         }
     }
 
-    std::optional<std::string> transaction_id;
+    TransactionIdCopy transaction_id;
     if (const std::string* uk = msg.property(protocol::property::kUniqClientMessageIdKeyIdx)) {
-        transaction_id = *uk;
+        transaction_id.set(*uk);
     }
     if (const std::string* rq = msg.property(protocol::property::kRealQueueId);
         rq != nullptr && msg.topic == kScheduleTopic) {
@@ -450,14 +518,15 @@ void SendMessageProcessor::send_decoded(const RequestContext& rc,
             type != MT::kNormal ? msg.property(protocol::property::kRealTopic) : nullptr;
         metrics_in = ctx_.metrics->topic_in(real != nullptr ? *real : msg.topic, type);
     }
-    // `reply` is moved into the completion (this function owns it).
-    auto done = [this, req = std::move(req), reply = std::move(reply),
-                 transaction_id = std::move(transaction_id), answered_queue,
-                 cfg = std::move(cfg_snapshot), oneway, metrics_in, started,
+    // `reply` is moved into the completion (this function owns it). Of the request, only what
+    // the response needs is kept.
+    auto done = [this, opaque = req.opaque, serialize_type = req.serialize_type,
+                 reply = std::move(reply), transaction_id = std::move(transaction_id),
+                 answered_queue, cfg = std::move(cfg_snapshot), oneway, metrics_in, started,
                  body_bytes](store::PutMessageResult r, SendDurability dur) mutable {
         const std::string& region = cfg->region_id;
-        const bool trace_on = cfg->trace_on;
-        const PutResponse pr = map_put_status(r);
+        const std::string_view trace_on = cfg->trace_on ? "true" : "false";
+        PutResponse pr = map_put_status(r);
         if (ctx_.metrics != nullptr) {
             ctx_.metrics->on_put(metrics_in, r.status, r.append.msg_num, body_bytes,
                                  std::chrono::steady_clock::now() - started);
@@ -470,29 +539,46 @@ void SendMessageProcessor::send_decoded(const RequestContext& rc,
         if (oneway) {
             return;
         }
-        RemotingCommand resp = make_response(req, pr.code, pr.remark);
-        resp.ext_fields.reserve(8);  // the header below: one allocation for its fields
+        RemotingCommand& resp =
+            send_response_for(opaque, serialize_type, pr.code, std::move(pr.remark));
         if (store::is_stored(r.status)) {
-            protocol::SendMessageResponseHeader h;  // msgId moved in below, not copied
-            h.queue_id = answered_queue;
-            h.queue_offset = r.append.logics_offset.value();
-            // transactionId (the UNIQ_KEY) is moved in below, as msgId, not copied twice.
-            h.msg_region = region;
-            h.trace_on = trace_on ? "true" : "false";
-            h.to_ext(resp);
-            resp.set_ext("msgId", std::move(r.append.msg_id));  // extFields are sorted by key
-            if (transaction_id.has_value()) {
-                resp.set_ext("transactionId", std::move(*transaction_id));
-            }
-            // Durability (docs/replication.md): replicas holding it when answered.
-            resp.set_ext("replicas", std::to_string(dur.replicas));
-            if (dur.degraded) {
-                resp.set_ext("degraded", "true");
+            // SendMessageResponseHeader (msgId, queueId, queueOffset, transactionId = the
+            // UNIQ_KEY, MSG_REGION, TRACE_ON) and the durability: replicas holding it when
+            // answered (docs/replication.md). In key order, as ExtFields keeps them.
+            char queue_id[24];
+            char queue_offset[24];
+            char replicas[24];
+            const std::string_view qid = decimal(answered_queue, queue_id);
+            const std::string_view qoff = decimal(r.append.logics_offset.value(), queue_offset);
+            const std::string_view reps = decimal(dur.replicas, replicas);
+            const std::string_view msg_id = r.append.msg_id;
+            if (!dur.degraded && transaction_id.present()) {  // the usual answer
+                resp.ext_fields.assign_sorted({{"MSG_REGION", region},
+                                               {"TRACE_ON", trace_on},
+                                               {"msgId", msg_id},
+                                               {"queueId", qid},
+                                               {"queueOffset", qoff},
+                                               {"replicas", reps},
+                                               {"transactionId", transaction_id.view()}});
+            } else {
+                resp.ext_fields.clear();
+                resp.set_ext("MSG_REGION", region);
+                resp.set_ext("TRACE_ON", std::string(trace_on));
+                resp.set_ext("msgId", std::string(msg_id));
+                resp.set_ext("queueId", std::string(qid));
+                resp.set_ext("queueOffset", std::string(qoff));
+                resp.set_ext("replicas", std::string(reps));
+                if (transaction_id.present()) {
+                    resp.set_ext("transactionId", std::string(transaction_id.view()));
+                }
+                if (dur.degraded) {
+                    resp.set_ext("degraded", "true");
+                }
             }
         } else {
-            add_send_response_ext(*cfg, &resp);
+            resp.ext_fields.assign_sorted({{"MSG_REGION", region}, {"TRACE_ON", trace_on}});
         }
-        reply(std::move(resp), {});
+        reply(resp);
     };
     static_assert(ReplicationService::Done::fits_inline<decltype(done)>(),
                   "the send completion must fit ReplicationService::Done inline (no allocation)");

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "base/check.h"
+#include "base/pool_allocator.h"
 #include "protocol/fast_header.h"
 
 namespace comet::net {
@@ -142,14 +143,7 @@ void encode_out_frame(const protocol::RemotingCommand& command,
 void Connection::send_response(protocol::RemotingCommand response,
                                std::vector<SharedBuffer> extra_body) {
     if (extra_body.empty()) {
-        // Encoded straight into the write buffer that queued frames share (as invoke_frame's
-        // requests): no string per response, and a burst of answers leaves in one write.
-        MutexLock lock(mu_);
-        if (closing_) {
-            return;
-        }
-        protocol::append_frame(response, &shared_buffer_locked());
-        kick_writer_locked();
+        send_response_encoded(response);
         return;
     }
     OutFrame frame;
@@ -158,6 +152,17 @@ void Connection::send_response(protocol::RemotingCommand response,
         spdlog::debug("net: response code {} opaque {} to {} dropped: connection closed",
                       response.code, response.opaque, remote_address_);
     }
+}
+
+void Connection::send_response_encoded(const protocol::RemotingCommand& response) {
+    // Encoded straight into the write buffer that queued frames share (as invoke_frame's
+    // requests): no string per response, and a burst of answers leaves in one write.
+    MutexLock lock(mu_);
+    if (closing_) {
+        return;
+    }
+    protocol::append_frame(response, &shared_buffer_locked());
+    kick_writer_locked();
 }
 
 void Connection::invoke_async(protocol::RemotingCommand request, Duration timeout,
@@ -425,11 +430,15 @@ void Connection::on_read(const asio::error_code& ec, size_t n) {
                    (fast->pull && !fast->pull->is_ok())) {
             decoded = protocol::decode_frame_payload(payload, options_.max_frame_bytes);
         } else {
+            // The typed headers' slots come from a per-thread pool (issue 16).
             if (fast->send_v2) {
-                fast->cmd.typed_send_v2 = std::make_shared<protocol::SendMessageRequestHeaderV2>(
+                fast->cmd.typed_send_v2 =
+                    std::allocate_shared<protocol::SendMessageRequestHeaderV2>(
+                        PoolAllocator<protocol::SendMessageRequestHeaderV2>(),
                         std::move(*fast->send_v2).value());
             } else if (fast->pull) {
-                fast->cmd.typed_pull = std::make_shared<const protocol::PullMessageRequestHeader>(
+                fast->cmd.typed_pull = std::allocate_shared<protocol::PullMessageRequestHeader>(
+                    PoolAllocator<protocol::PullMessageRequestHeader>(),
                     std::move(*fast->pull).value());
             }
             decoded = std::move(fast->cmd);

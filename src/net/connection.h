@@ -108,6 +108,10 @@ public:
     void send_response(protocol::RemotingCommand response,
                        std::vector<SharedBuffer> extra_body = {});
 
+    // The same without an extra body, for a response the caller keeps: its bytes are encoded
+    // into the write buffer, the command is neither moved nor changed.
+    void send_response_encoded(const protocol::RemotingCommand& response);
+
     // Sends a request (a fresh opaque is assigned) and calls `callback` exactly once.
     void invoke_async(protocol::RemotingCommand request, Duration timeout,
                       ResponseCallback callback);

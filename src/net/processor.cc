@@ -6,6 +6,7 @@
 #include <set>
 
 #include "base/check.h"
+#include "base/pool_allocator.h"
 
 namespace comet::net {
 
@@ -31,7 +32,8 @@ void run_processor(RequestProcessor& processor, const ConnectionPtr& conn,
 
 Responder::Responder(ConnectionPtr conn, const protocol::RemotingCommand& request,
                      const RpcObserver* observer)
-    : state_(std::make_shared<State>()) {
+    // From a per-thread pool: a Responder is made for every request (issue 16).
+    : state_(std::allocate_shared<State>(PoolAllocator<State>())) {
     state_->conn = std::move(conn);
     state_->request_code = request.code;
     state_->opaque = request.opaque;
@@ -61,25 +63,39 @@ Responder::State::~State() {
     }
 }
 
-void Responder::operator()(protocol::RemotingCommand response,
-                           std::vector<SharedBuffer> extra_body) const {
+bool Responder::claim(int32_t response_code) const {
     COMET_CHECK(state_ != nullptr, "answer through an empty Responder");
     if (state_->answered.exchange(true)) {
         spdlog::warn("net: second response to request code {} opaque {} from {} dropped",
                      state_->request_code, state_->opaque, state_->conn->remote_address());
-        return;
+        return false;
     }
     if (state_->observer != nullptr) {
-        state_->observer->on_rpc(state_->request_code, response.code,
+        state_->observer->on_rpc(state_->request_code, response_code,
                                  std::chrono::steady_clock::now() - state_->started);
     }
-    if (state_->oneway) {
+    return !state_->oneway;
+}
+
+void Responder::operator()(protocol::RemotingCommand response,
+                           std::vector<SharedBuffer> extra_body) const {
+    if (!claim(response.code)) {
         return;
     }
     response.opaque = state_->opaque;
     response.flag |= protocol::kFlagResponse;
     response.flag &= ~protocol::kFlagOneway;
     state_->conn->send_response(std::move(response), std::move(extra_body));
+}
+
+void Responder::answer(protocol::RemotingCommand& response) const {
+    if (!claim(response.code)) {
+        return;
+    }
+    response.opaque = state_->opaque;
+    response.flag |= protocol::kFlagResponse;
+    response.flag &= ~protocol::kFlagOneway;
+    state_->conn->send_response_encoded(response);
 }
 
 void Responder::respond(int32_t code, std::optional<std::string> remark) const {

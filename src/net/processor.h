@@ -55,6 +55,10 @@ public:
     // on the wire is response.body followed by `extra_body` (not copied; see SharedBuffer).
     void operator()(protocol::RemotingCommand response,
                     std::vector<SharedBuffer> extra_body = {}) const;
+    // The same for a response the caller keeps: `response` is encoded (its opaque and flags set
+    // first), not moved, so a caller may reuse one command and its strings' capacity for every
+    // answer (the send path, issue 16). No extra body.
+    void answer(protocol::RemotingCommand& response) const;
     // Shorthand: response_to(request, code, remark).
     void respond(int32_t code, std::optional<std::string> remark = std::nullopt) const;
 
@@ -64,6 +68,10 @@ public:
     const ConnectionPtr& connection() const;
 
 private:
+    // Marks the request answered and tells the observer; false when nothing is to be sent
+    // (answered before: logged and dropped; or a one-way request).
+    bool claim(int32_t response_code) const;
+
     struct State {
         ConnectionPtr conn;
         int32_t request_code = 0;

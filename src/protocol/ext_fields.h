@@ -15,6 +15,8 @@
 #include <utility>
 #include <vector>
 
+#include "base/check.h"
+
 namespace comet::protocol {
 
 class ExtFields {
@@ -104,6 +106,22 @@ public:
             return {it, false};
         }
         return {v_.emplace(it, std::move(key), std::move(value)), true};
+    }
+
+    // Replaces the content with `fields`, which must be in key order without duplicates. The
+    // entries' strings are assigned in place, so a header rebuilt in the same object allocates
+    // nothing once their capacity suffices (the send response, issue 16).
+    void assign_sorted(
+        std::initializer_list<std::pair<std::string_view, std::string_view>> fields) {
+        v_.resize(fields.size());
+        size_t i = 0;
+        for (const auto& [k, v] : fields) {
+            COMET_CHECK(i == 0 || v_[i - 1].first < k,
+                        "ExtFields::assign_sorted: key {} out of order", k);
+            v_[i].first.assign(k);
+            v_[i].second.assign(v);
+            ++i;
+        }
     }
 
     size_t erase(std::string_view key) {

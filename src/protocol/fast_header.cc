@@ -40,13 +40,27 @@ public:
     }
 
     // Storage for JSON strings decoded from escapes; the scanner reserves it once to the header
-    // size, so views into it stay valid.
+    // size, so views into it stay valid. One per thread, emptied for each header and kept with
+    // its capacity (properties arrive escaped in every JSON send: issue 16); only a buffer grown
+    // by an unusually large header is given back.
     std::string& arena() { return arena_; }
+    ~ExtViews() {
+        if (arena_.capacity() > kKeptArenaBytes) {
+            std::string().swap(arena_);
+        }
+    }
 
 private:
+    static constexpr size_t kKeptArenaBytes = 64 * 1024;
+    static std::string& thread_arena() {
+        thread_local std::string arena;
+        arena.clear();
+        return arena;
+    }
+
     std::array<std::pair<std::string_view, std::string_view>, kCapacity> pairs_;
     size_t n_ = 0;
-    std::string arena_;
+    std::string& arena_ = thread_arena();
 };
 
 // The views read with the general path's FieldReader: same Java rules, same error texts.
@@ -440,7 +454,14 @@ bool is_pull(const RemotingCommand& cmd) {
 // Fills the typed header (or ext_fields for every other code) from the scanned views.
 void finish(const ExtViews& ext, FastFrame* out) {
     if (is_send_v2(out->cmd)) {
-        out->send_v2 = read_views<SendMessageRequestHeaderV2>(ext);
+        // Into the strings of the last header the broker recycled on this thread (issue 16).
+        SendMessageRequestHeaderV2 header = recycled_send_header_v2();
+        Status st = read_fields_into(header, ext);
+        if (st.is_ok()) {
+            out->send_v2 = std::move(header);
+        } else {
+            out->send_v2 = std::move(st);
+        }
     } else if (is_pull(out->cmd)) {
         out->pull = read_views<PullMessageRequestHeader>(ext);
     } else {

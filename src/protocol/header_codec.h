@@ -80,6 +80,7 @@ public:
         }
         get(name, std::string_view(*v), out);
     }
+    // A plain field with a default: left as it is when absent.
     template <typename T>
     void optional(const char* name, T& out) {
         if (!status_.is_ok()) {
@@ -87,6 +88,19 @@ public:
         }
         if (const auto* v = source_.find(name)) {
             get(name, std::string_view(*v), out);
+        }
+    }
+    // Absent: `out` is reset, so that a header read into a used object (read_fields_into)
+    // keeps no value of the previous one.
+    template <typename T>
+    void optional(const char* name, std::optional<T>& out) {
+        if (!status_.is_ok()) {
+            return;
+        }
+        if (const auto* v = source_.find(name)) {
+            get(name, std::string_view(*v), out);
+        } else {
+            out.reset();
         }
     }
     const Status& status() const { return status_; }
@@ -110,13 +124,14 @@ private:
         }
     }
     void get(const char*, std::string_view v, bool& out) { out = parse_java_bool(v); }
+    // In place: a string already there keeps its capacity. After an error `out` is unspecified
+    // (the whole header is an error then).
     template <typename T>
     void get(const char* name, std::string_view v, std::optional<T>& out) {
-        T value{};
-        get(name, v, value);
-        if (status_.is_ok()) {
-            out = std::move(value);
+        if (!out) {
+            out.emplace();
         }
+        get(name, v, *out);
     }
 
     const Source& source_;
@@ -133,6 +148,17 @@ Result<T> read_fields(const Source& source) {
         return r.status();
     }
     return header;
+}
+
+// The same into `header`, overwriting every field (an absent std::optional one is reset; a
+// plain field read with optional() keeps its value when absent, so use a default-valued header
+// for those); strings are assigned, so a header read into a used object reuses their capacity.
+// On error `header` holds an unspecified mix of old and new values.
+template <typename T, typename Source>
+Status read_fields_into(T& header, const Source& source) {
+    FieldReader<Source> r(source);
+    T::fields(header, r);
+    return r.status();
 }
 
 // RemotingCommand::ext_fields as a FieldReader source.

@@ -76,6 +76,59 @@ Result<SendMessageRequestHeader> take_send_message_header(RemotingCommand& cmd) 
     return decode_send_message_header(cmd);
 }
 
+namespace {
+
+constexpr size_t kMaxRecycledBytes = 64 * 1024;
+
+struct SpareHeaderStrings {
+    std::string producer_group;
+    std::string topic;
+    std::string default_topic;
+    std::string properties;
+    bool has_properties = false;  // properties holds a buffer worth lending
+};
+
+SpareHeaderStrings& spare_header_strings() {
+    thread_local SpareHeaderStrings spare;
+    return spare;
+}
+
+void keep(std::string& spare, std::string&& spent) {
+    if (spent.capacity() <= kMaxRecycledBytes && spent.capacity() > spare.capacity()) {
+        spare = std::move(spent);
+    }
+}
+
+}  // namespace
+
+void recycle_send_header(SendMessageRequestHeader&& spent) {
+    SpareHeaderStrings& spare = spare_header_strings();
+    keep(spare.producer_group, std::move(spent.producer_group));
+    keep(spare.topic, std::move(spent.topic));
+    keep(spare.default_topic, std::move(spent.default_topic));
+    if (spent.properties) {
+        keep(spare.properties, std::move(*spent.properties));
+        spare.has_properties = true;
+    }
+}
+
+SendMessageRequestHeaderV2 recycled_send_header_v2() {
+    SpareHeaderStrings& spare = spare_header_strings();
+    SendMessageRequestHeaderV2 h;
+    h.a = std::move(spare.producer_group);
+    h.a.clear();
+    h.b = std::move(spare.topic);
+    h.b.clear();
+    h.c = std::move(spare.default_topic);
+    h.c.clear();
+    if (spare.has_properties) {
+        h.i.emplace(std::move(spare.properties));
+        h.i->clear();
+        spare.has_properties = false;
+    }
+    return h;
+}
+
 bool is_batch_send(const RemotingCommand& cmd, const SendMessageRequestHeader& header) {
     return cmd.code == RequestCode::kSendBatchMessage || header.batch.value_or(false);
 }

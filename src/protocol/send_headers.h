@@ -96,6 +96,15 @@ Result<SendMessageRequestHeader> decode_send_message_header(const RemotingComman
 // owner (no allocation); the command's send header is spent then (typed_send_v2 reset).
 Result<SendMessageRequestHeader> take_send_message_header(RemotingCommand& cmd);
 
+// Header string recycling on the send fast path (issue 16). A spent header given back here
+// lends its strings' buffers to the next SEND_MESSAGE_V2 / SEND_BATCH_MESSAGE header the fast
+// path decodes on the same thread (recycled_send_header_v2), so a steady stream of sends
+// allocates no header strings. Per-thread storage; any thread. Buffers over 64 KiB are freed.
+void recycle_send_header(SendMessageRequestHeader&& spent);
+// A header with default values whose strings (empty) hold the buffers last recycled on this
+// thread, for read_fields_into.
+SendMessageRequestHeaderV2 recycled_send_header_v2();
+
 // True if the request is a batch: code 320 or header batch=true (reference §4.2).
 bool is_batch_send(const RemotingCommand& cmd, const SendMessageRequestHeader& header);
 

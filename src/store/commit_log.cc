@@ -118,7 +118,7 @@ std::string_view tls_queue_key(std::string_view topic, int32_t queue_id) {
 
 // Appends the offset message id (protocol::create_offset_msg_id: hex of store ip, port and
 // physical offset, upper case) without temporaries.
-void append_offset_msg_id(std::string* out, const pm::HostAddress& host, int64_t offset) {
+void append_offset_msg_id(OffsetMsgIds* out, const pm::HostAddress& host, int64_t offset) {
     static constexpr char kDigits[] = "0123456789ABCDEF";
     uint8_t raw[28];
     size_t n = host.ip_len();
@@ -126,13 +126,12 @@ void append_offset_msg_id(std::string* out, const pm::HostAddress& host, int64_t
     put_be32(raw + n, static_cast<uint32_t>(host.port));
     put_be64(raw + n + 4, static_cast<uint64_t>(offset));
     n += 12;
-    const size_t at = out->size();
-    out->resize(at + 2 * n);
-    char* d = out->data() + at;
+    char d[2 * sizeof(raw)];
     for (size_t i = 0; i < n; ++i) {
         d[2 * i] = kDigits[raw[i] >> 4];
         d[2 * i + 1] = kDigits[raw[i] & 0xF];
     }
+    out->append(std::string_view(d, 2 * n));
 }
 
 // A put commits inline when the last commit round ended at least this long ago.
@@ -556,10 +555,11 @@ PutMessageResult CommitLog::appended(int64_t phys, int32_t bytes, int64_t store_
 void CommitLog::fill_msg_ids(PutMessageResult* r, size_t count,
                              const std::function<int64_t(size_t)>& start_of) const {
     r->append.msg_num = static_cast<int32_t>(count);
-    r->append.msg_id.reserve(count * ((store_host_.ip_len() + 12) * 2 + 1));
+    // count ids and count - 1 commas: a single IPv6 id (56 characters) stays inline.
+    r->append.msg_id.reserve(count * ((store_host_.ip_len() + 12) * 2 + 1) - (count > 0 ? 1 : 0));
     for (size_t i = 0; i < count; ++i) {
         if (i > 0) {
-            r->append.msg_id.push_back(',');
+            r->append.msg_id.append(",");
         }
         append_offset_msg_id(&r->append.msg_id, store_host_,
                              r->append.wrote_offset.value() + start_of(i));

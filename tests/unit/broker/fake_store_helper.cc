@@ -85,7 +85,8 @@ void FakeStore::put_messages(protocol::MessageExt batch, PutCallback done) {
             } else {
                 total.append.msg_num++;
             }
-            ids += (ids.empty() ? "" : ",") + r.append.msg_id;
+            ids += ids.empty() ? "" : ",";
+            ids += r.append.msg_id.view();
         }
     }
     total.append.msg_id = ids;

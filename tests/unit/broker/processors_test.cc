@@ -252,6 +252,61 @@ TEST_F(Processors, SendsRunInlineUnlessTheyNeedTheExecutor) {
     EXPECT_EQ(responses_.back().code, RC::kSystemError);
 }
 
+// An inline send answers with a per-thread command that is reused (issue 16): each response
+// carries exactly its own fields, whatever the previous one had.
+TEST_F(Processors, ReusedSendResponsesCarryOnlyTheirOwnFields) {
+    create("T", 2);
+    std::vector<RemotingCommand> got;
+    auto send_inline = [&](const std::optional<std::string>& uniq_key) {
+        RemotingCommand r = RemotingCommand::request(Req::kSendMessageV2);
+        r.ext_fields = {{"a", "PG"}, {"b", "T"}, {"c", "TBW102"}, {"d", "4"},
+                        {"e", "1"},  {"f", "0"}, {"g", "1"},      {"h", "0"}};
+        if (uniq_key) {
+            r.ext_fields["i"] = std::string("UNIQ_KEY\x01") + *uniq_key;
+        }
+        r.opaque = 77;
+        r.body = "body";
+        SendReply reply = [&got](RemotingCommand& resp) { got.push_back(resp); };  // a copy
+        EXPECT_TRUE(send_.try_send_inline(rc_, r, reply));
+        EXPECT_FALSE(got.empty());
+        return got.empty() ? RemotingCommand{} : got.back();
+    };
+    auto keys = [](const RemotingCommand& r) {
+        std::string k;
+        for (const auto& [key, value] : r.ext_fields) {
+            k += key + ",";
+        }
+        return k;
+    };
+    const std::string id1(32, 'A');
+    RemotingCommand a = send_inline(id1);
+    ASSERT_EQ(a.code, RC::kSuccess);
+    EXPECT_EQ(keys(a), "MSG_REGION,TRACE_ON,msgId,queueId,queueOffset,replicas,transactionId,");
+    EXPECT_EQ(*a.ext("transactionId"), id1);
+    EXPECT_EQ(*a.ext("queueId"), "1");
+    EXPECT_EQ(a.opaque, 77);
+    EXPECT_FALSE(a.remark.has_value());
+
+    RemotingCommand b = send_inline(std::nullopt);
+    ASSERT_EQ(b.code, RC::kSuccess);
+    EXPECT_EQ(keys(b), "MSG_REGION,TRACE_ON,msgId,queueId,queueOffset,replicas,");
+    EXPECT_EQ(std::stoll(*b.ext("queueOffset")), std::stoll(*a.ext("queueOffset")) + 1);
+    EXPECT_NE(*b.ext("msgId"), *a.ext("msgId"));
+
+    store_.next_status = store::PutMessageStatus::kServiceNotAvailable;
+    RemotingCommand c = send_inline(std::string(64, 'L'));  // longer than the inline copy
+    EXPECT_EQ(c.code, RC::kServiceNotAvailable);
+    EXPECT_EQ(keys(c), "MSG_REGION,TRACE_ON,");
+    EXPECT_TRUE(c.remark.has_value());
+    store_.next_status = store::PutMessageStatus::kPutOk;
+
+    RemotingCommand d = send_inline(std::string(64, 'L'));
+    ASSERT_EQ(d.code, RC::kSuccess);
+    EXPECT_EQ(*d.ext("transactionId"), std::string(64, 'L'));
+    EXPECT_FALSE(d.remark.has_value());
+    EXPECT_EQ(keys(d), keys(a));
+}
+
 TEST_F(Processors, DelayedSendGoesToScheduleTopic) {
     create("T", 2);
     RemotingCommand r = send("T", "x", 1, std::string("DELAY\x01") + "3");

@@ -815,6 +815,50 @@ TEST_F(RemotingServerTest, ConnectionHooksSeeOpenAndClose) {
     EXPECT_EQ(listener_->closed[0].second.code(), Errc::kUnavailable);
 }
 
+// Responder::answer sends a command the processor keeps: encoded as operator() would send it
+// (opaque and response flag set), the command itself left with its fields, a second answer
+// dropped, a one-way request never answered.
+TEST_F(RemotingServerTest, AnswerSendsAKeptCommandOnce) {
+    RemotingServerConfig sc;
+    sc.listen_host = "127.0.0.1";
+    sc.io_threads = 1;
+    RemotingServer server(sc);
+    RemotingCommand kept;  // touched only on the I/O thread
+    std::atomic<int> kept_intact{0};
+    std::atomic<int> oneway_seen{0};
+    server.register_inline_processor(
+        kEcho, make_processor([&](const ConnectionPtr&, RemotingCommand req, Responder r) {
+            if (req.is_oneway()) {
+                oneway_seen.fetch_add(1);
+            }
+            kept.code = 0;
+            kept.flag = 0;
+            kept.ext_fields.assign_sorted({{"k", *req.ext("k")}, {"long", std::string(40, 'L')}});
+            r.answer(kept);
+            r.answer(kept);  // dropped
+            if (!req.is_oneway() && kept.ext_fields.size() == 2 && kept.is_response() &&
+                kept.opaque == req.opaque) {
+                kept_intact.fetch_add(1);
+            }
+        }));
+    ASSERT_TRUE(server.start().is_ok());
+    const std::string addr = "127.0.0.1:" + std::to_string(server.port());
+    RemotingCommand oneway = make_request(kEcho, "one-way");
+    ASSERT_TRUE(client().invoke_oneway(addr, oneway, 5s).is_ok());
+    for (const std::string key : {"a", "b", "c"}) {
+        auto r = client().invoke_sync(addr, make_request(kEcho, key), 5s);
+        ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+        EXPECT_EQ(r->code, 0);
+        ASSERT_NE(r->ext("k"), nullptr);
+        EXPECT_EQ(*r->ext("k"), key);
+        ASSERT_NE(r->ext("long"), nullptr);
+        EXPECT_EQ(*r->ext("long"), std::string(40, 'L'));
+    }
+    EXPECT_EQ(oneway_seen.load(), 1);  // processed before the next request on the connection
+    EXPECT_EQ(kept_intact.load(), 3);
+    server.shutdown();
+}
+
 TEST(RemotingServerStartTest, BindFailureIsAnError) {
     RemotingServerConfig sc;
     sc.listen_host = "127.0.0.1";

@@ -69,5 +69,36 @@ TEST(ExtFieldsTest, BehavesAsTheSortedMapItReplaced) {
     }
 }
 
+// assign_sorted: the same fields as operator[] would leave, whatever was there before (more,
+// fewer or other entries), and a rebuilt header keeps its strings' buffers.
+TEST(ExtFieldsTest, AssignSortedReplacesTheContentAndKeepsTheStrings) {
+    ExtFields e{{"zzz", "old"}, {"a", "x"}, {"b", "y"}, {"c", "z"}};
+    const std::string long_id(32, 'F');
+    e.assign_sorted({{"MSG_REGION", "DefaultRegion"}, {"msgId", long_id}, {"queueId", "3"}});
+    ExtFields want;
+    want["queueId"] = "3";
+    want["msgId"] = long_id;
+    want["MSG_REGION"] = "DefaultRegion";
+    EXPECT_EQ(e, want);
+
+    const char* buffer = e.at("msgId").data();
+    const std::string other_id(32, 'A');
+    e.assign_sorted({{"MSG_REGION", "r"}, {"msgId", other_id}, {"queueId", "4"}});
+    EXPECT_EQ(e.at("msgId"), other_id);
+    EXPECT_EQ(e.at("msgId").data(), buffer);  // assigned in place, no new buffer
+    EXPECT_EQ(e.at("MSG_REGION"), "r");
+
+    e.assign_sorted({{"TRACE_ON", "true"}});
+    EXPECT_EQ(e, (ExtFields{{"TRACE_ON", "true"}}));
+    e.assign_sorted({});
+    EXPECT_TRUE(e.empty());
+}
+
+TEST(ExtFieldsDeathTest, AssignSortedChecksTheKeyOrder) {
+    ExtFields e;
+    EXPECT_DEATH(e.assign_sorted({{"b", "1"}, {"a", "2"}}), "out of order");
+    EXPECT_DEATH(e.assign_sorted({{"a", "1"}, {"a", "2"}}), "out of order");
+}
+
 }  // namespace
 }  // namespace comet::protocol

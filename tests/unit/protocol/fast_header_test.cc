@@ -338,5 +338,48 @@ TEST(FastHeader, TakeMovesTheTypedHeaderOnlyFromItsSoleOwner) {
     EXPECT_EQ(plain->topic, "TopicA");
 }
 
+// Recycled header strings (issue 16): a send header decoded after a spent one was given back
+// equals the general path's, and keeps nothing of the spent one (absent optional fields
+// stay absent).
+TEST(FastHeader, RecycledSendHeaderStringsCarryNoOldValues) {
+    SendMessageRequestHeader spent;
+    spent.producer_group = std::string(40, 'p');
+    spent.topic = std::string(40, 't');
+    spent.default_topic = std::string(40, 'd');
+    spent.properties = std::string(100, 'x');
+    spent.broker_name = "old-broker";
+    spent.reconsume_times = 5;
+    for (SerializeType type : {SerializeType::kJson, SerializeType::kRocketMq}) {
+        recycle_send_header(SendMessageRequestHeader(spent));
+        RemotingCommand with_props = send_v2(type);
+        expect_same(std::string_view(encode_frame(with_props)).substr(4), "with properties");
+        recycle_send_header(SendMessageRequestHeader(spent));
+        RemotingCommand without = send_v2(type);
+        without.ext_fields.erase("i");
+        expect_same(std::string_view(encode_frame(without)).substr(4), "without properties");
+
+        recycle_send_header(SendMessageRequestHeader(spent));
+        auto fast = decode_frame_payload_fast(std::string_view(encode_frame(without)).substr(4));
+        ASSERT_TRUE(fast.is_ok());
+        ASSERT_TRUE(fast->send_v2.has_value() && fast->send_v2->is_ok());
+        const SendMessageRequestHeaderV2& h = fast->send_v2->value();
+        EXPECT_EQ(h.a, "pg");
+        EXPECT_EQ(h.b, "TopicA");
+        EXPECT_FALSE(h.i.has_value());
+        EXPECT_FALSE(h.j.has_value());
+        EXPECT_FALSE(h.n.has_value());
+    }
+    // The recycled buffers are really used: the next header's strings need no new buffer.
+    recycle_send_header(SendMessageRequestHeader(spent));
+    SendMessageRequestHeaderV2 lent = recycled_send_header_v2();
+    EXPECT_GE(lent.a.capacity(), 40u);
+    EXPECT_TRUE(lent.a.empty());
+    ASSERT_TRUE(lent.i.has_value());
+    EXPECT_GE(lent.i->capacity(), 100u);
+    EXPECT_TRUE(lent.i->empty());
+    EXPECT_FALSE(lent.n.has_value());
+    EXPECT_FALSE(recycled_send_header_v2().i.has_value());  // lent once
+}
+
 }  // namespace
 }  // namespace comet::protocol

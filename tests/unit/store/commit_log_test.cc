@@ -310,6 +310,32 @@ TEST_P(CommitLogModeTest, BatchPutWritesOneRecordPerMessage) {
     EXPECT_EQ(log->next_queue_offset("VecTopic", 1), QueueOffset(4));
 }
 
+// One offset message id, even an IPv6 one, is held inline; a batch's list goes to the heap.
+TEST(OffsetMsgIdsTest, OneIdInlineAListOnTheHeap) {
+    OffsetMsgIds ids;
+    EXPECT_TRUE(ids.empty());
+    const std::string v6(56, 'A');
+    ids.reserve(56);
+    ids.append(v6);
+    EXPECT_EQ(ids, v6);
+    EXPECT_EQ(ids.size(), 56u);
+    const std::string_view view = ids;
+    EXPECT_GE(view.data(), reinterpret_cast<const char*>(&ids));  // inside the object
+    EXPECT_LT(view.data(), reinterpret_cast<const char*>(&ids + 1));
+    ids.append(",");
+    ids.append(v6);
+    EXPECT_EQ(ids.str(), v6 + "," + v6);
+    EXPECT_EQ(std::count(ids.begin(), ids.end(), ','), 1);
+    OffsetMsgIds copy = ids;
+    EXPECT_EQ(copy, ids);
+    ids = "AB";
+    EXPECT_EQ(ids, "AB");
+    EXPECT_EQ(copy.size(), 113u);
+    std::string s;
+    s = copy;  // reads as a string_view
+    EXPECT_EQ(s, copy.str());
+}
+
 TEST_P(CommitLogModeTest, Ipv6StoreHost) {
     auto cfg = config(dir_.path());
     cfg.store_host = "[::1]:10911";
