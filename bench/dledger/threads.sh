@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# Where a 3-peer DLedger group spends its CPU, per thread: starts a name server and a durable
+# group, drives it with mqbench, and prints each thread's CPU (utime+stime from
+# /proc/PID/task/*/stat) and context switches (voluntary + nonvoluntary) per acknowledged
+# message over the timed run, by role (L = leader, F = both followers summed) and thread name.
+# Usage: bench/dledger/threads.sh BUILD_DIR [--duration SEC] [--via-ns] [--perf FILE]
+#                                 [--load "MQBENCH LOAD FLAGS"] [-- EXTRA BROKER FLAGS...]
+#   --via-ns   mqbench through the name server and the client library (default: -b to the leader)
+#   --perf F   also `perf record -g` the three peers into F while the load runs
+#   --load     default "--threads 4 --window 64"
+# Builds nothing; every process it starts is stopped on exit. Needs python3.
+set -euo pipefail
+BUILD=${1:?usage: bench/dledger/threads.sh BUILD_DIR [--duration SEC] [--via-ns] [--perf FILE] [--load FLAGS] [-- BROKER FLAGS]}
+shift
+DURATION=8
+VIA_NS=0
+PERF_OUT=""
+LOAD="--threads 4 --window 64"
+EXTRA=()
+while [[ $# -gt 0 ]]; do
+    case $1 in
+        --duration) DURATION=$2; shift 2 ;;
+        --via-ns) VIA_NS=1; shift ;;
+        --perf) PERF_OUT=$2; shift 2 ;;
+        --load) LOAD=$2; shift 2 ;;
+        --) shift; EXTRA=("$@"); break ;;
+        *) echo "unknown option $1" >&2; exit 2 ;;
+    esac
+done
+NS=$BUILD/apps/mqnamesrv/mqnamesrv
+BR=$BUILD/apps/mqbroker/mqbroker
+MB=$BUILD/apps/mqbench/mqbench
+ADMIN=$BUILD/apps/mqadmin/mqadmin
+for b in "$NS" "$BR" "$MB" "$ADMIN"; do [[ -x $b ]] || { echo "missing $b" >&2; exit 2; }; done
+TMP=$(mktemp -d /tmp/comet_bench_dlthreads.XXXXXX)
+PIDS=()
+cleanup() {
+    for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+    for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+    rm -rf "$TMP"
+}
+trap cleanup EXIT INT TERM
+port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
+wait_port() { for _ in $(seq 1 200); do (echo > /dev/tcp/127.0.0.1/$1) 2>/dev/null && return 0; sleep 0.05; done; return 1; }
+
+NSP=$(port)
+"$NS" --listenPort="$NSP" --kvConfigPath="$TMP/kv.json" --logDir="$TMP/logs" > "$TMP/ns.log" 2>&1 &
+PIDS+=($!)
+wait_port "$NSP"
+dp=($(port) $(port) $(port))
+bp=($(port) $(port) $(port))
+PEERS="n0-127.0.0.1:${dp[0]};n1-127.0.0.1:${dp[1]};n2-127.0.0.1:${dp[2]}"
+BROKERS=()
+for i in 0 1 2; do
+    "$BR" -n "127.0.0.1:$NSP" --brokerName=bench-threads --listenPort="${bp[$i]}" \
+        --listenHost=127.0.0.1 --brokerIP1=127.0.0.1 --storePathRootDir="$TMP/peer$i" \
+        --logDir="$TMP/logs" --enableDLegerCommitLog=true --dLegerGroup=threads \
+        --dLegerPeers="$PEERS" --dLegerSelfId=n$i "${EXTRA[@]}" > "$TMP/peer$i.log" 2>&1 &
+    PIDS+=($!)
+    BROKERS+=($!)
+done
+for i in 0 1 2; do wait_port "${bp[$i]}"; done
+sleep 2
+"$MB" producer -n "127.0.0.1:$NSP" -t BenchDl --threads 1 --window 1 -s 1024 --count 200 > /dev/null 2>&1 || true
+MASTER=$("$ADMIN" clusterList -n "127.0.0.1:$NSP" | awk '$3 == "0" { print $4; exit }')
+[[ -n $MASTER ]] || { echo "no leader registered" >&2; exit 1; }
+LEADER_PID=""
+for i in 0 1 2; do [[ "127.0.0.1:${bp[$i]}" == "$MASTER" ]] && LEADER_PID=${BROKERS[$i]}; done
+TARGET=(-b "$MASTER" --queues 4)
+[[ $VIA_NS == 1 ]] && TARGET=(-n "127.0.0.1:$NSP")
+
+# snapshot FILE: "pid tid ticks switches name" for every thread of the three peers.
+snapshot() {
+    local p t
+    for p in "${BROKERS[@]}"; do
+        for t in /proc/"$p"/task/*; do
+            printf '%s %s %s %s %s\n' "$p" "${t##*/}" \
+                "$(awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "$t/stat" 2>/dev/null || echo 0)" \
+                "$(awk '/ctxt_switches/ { s += $2 } END { print s + 0 }' "$t/status" 2>/dev/null || echo 0)" \
+                "$(cat "$t/comm" 2>/dev/null || echo '?')"
+        done
+    done > "$1"
+}
+snapshot "$TMP/before"
+PERF_PID=""
+if [[ -n $PERF_OUT ]]; then
+    perf record -e cpu-clock -F 1999 -g -o "$PERF_OUT" -p "$(IFS=,; echo "${BROKERS[*]}")" \
+        -- sleep $((DURATION > 2 ? DURATION - 1 : 1)) > /dev/null 2>&1 &
+    PERF_PID=$!
+fi
+# shellcheck disable=SC2086 # LOAD is a list of flags
+"$MB" producer "${TARGET[@]}" -t BenchDl $LOAD -s 1024 --duration "$DURATION" --json \
+    2> "$TMP/mqbench.err" | tail -1 > "$TMP/result.json"
+snapshot "$TMP/after"
+[[ -n $PERF_PID ]] && wait "$PERF_PID" || true
+grep -h "syncing on the flush thread" "$TMP"/peer*.log 2>/dev/null | head -3 || true
+python3 - "$TMP/before" "$TMP/after" "$TMP/result.json" "$LEADER_PID" "$(getconf CLK_TCK)" <<'PY'
+import json, sys
+def load(path):
+    rows = {}
+    for line in open(path):
+        pid, tid, ticks, switches, name = line.rstrip("\n").split(" ", 4)
+        rows[(pid, tid)] = (name, int(ticks), int(switches))
+    return rows
+before, after = load(sys.argv[1]), load(sys.argv[2])
+result = json.load(open(sys.argv[3]))
+ok = max(int(result.get("ok", 0)), 1)
+leader, tck = sys.argv[4], int(sys.argv[5])
+print(f"msgs/s {result.get('tps')}  acked {ok}  p50 {result.get('p50_ms')} ms  p99 {result.get('p99_ms')} ms")
+by = {}
+for key, (name, ticks, switches) in after.items():
+    _, t0, s0 = before.get(key, (name, 0, 0))
+    role = "L" if key[0] == leader else "F"
+    acc = by.setdefault((role, name), [0, 0])
+    acc[0] += ticks - t0
+    acc[1] += switches - s0
+total = 0.0
+print("| role | thread | CPU µs/msg | ctx sw/msg |\n|---|---|---:|---:|")
+for (role, name), (ticks, switches) in sorted(by.items(), key=lambda kv: -kv[1][0]):
+    us = ticks / tck * 1e6 / ok
+    total += us
+    if us >= 0.05 or switches / ok >= 0.01:
+        print(f"| {role} | {name} | {us:.2f} | {switches / ok:.3f} |")
+print(f"group total {total:.1f} µs per message (L = leader, F = both followers summed)")
+PY
