@@ -8,7 +8,7 @@
 #   --via-ns   mqbench through the name server and the client library (default: -b to the leader)
 #   --perf F   also `perf record -g` the three peers into F while the load runs
 #   --load     default "--threads 4 --window 64"
-# Builds nothing; every process it starts is stopped on exit. Needs python3.
+# Builds nothing; every process it starts is stopped on exit (bench/lib/proc.sh). Needs python3.
 set -euo pipefail
 BUILD=${1:?usage: bench/dledger/threads.sh BUILD_DIR [--duration SEC] [--via-ns] [--perf FILE] [--load FLAGS] [-- BROKER FLAGS]}
 shift
@@ -32,38 +32,35 @@ BR=$BUILD/apps/mqbroker/mqbroker
 MB=$BUILD/apps/mqbench/mqbench
 ADMIN=$BUILD/apps/mqadmin/mqadmin
 for b in "$NS" "$BR" "$MB" "$ADMIN"; do [[ -x $b ]] || { echo "missing $b" >&2; exit 2; }; done
-TMP=$(mktemp -d /tmp/comet_bench_dlthreads.XXXXXX)
+WORK=$(mktemp -d /tmp/comet_bench_dlthreads.XXXXXX)
 PIDS=()
+# shellcheck source=bench/lib/proc.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/proc.sh"
 cleanup() {
-    for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-    for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
-    rm -rf "$TMP"
+    stop_pids "${PIDS[@]+"${PIDS[@]}"}"
+    rm -rf "$WORK"
 }
 trap cleanup EXIT INT TERM
-port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
-wait_port() { for _ in $(seq 1 200); do (echo > /dev/tcp/127.0.0.1/$1) 2>/dev/null && return 0; sleep 0.05; done; return 1; }
 
-NSP=$(port)
-"$NS" --listenPort="$NSP" --kvConfigPath="$TMP/kv.json" --logDir="$TMP/logs" > "$TMP/ns.log" 2>&1 &
-PIDS+=($!)
-wait_port "$NSP"
-dp=($(port) $(port) $(port))
-bp=($(port) $(port) $(port))
+read -r NSP D0 D1 D2 B0 B1 B2 <<< "$(free_ports 7)"
+dp=("$D0" "$D1" "$D2")
+bp=("$B0" "$B1" "$B2")
+start "$WORK/ns.log" "$NS" --listenPort="$NSP" --kvConfigPath="$WORK/kv.json" --logDir="$WORK/logs"
+wait_port mqnamesrv "${PIDS[-1]}" "$NSP" "$WORK/ns.log"
 PEERS="n0-127.0.0.1:${dp[0]};n1-127.0.0.1:${dp[1]};n2-127.0.0.1:${dp[2]}"
 BROKERS=()
 for i in 0 1 2; do
-    "$BR" -n "127.0.0.1:$NSP" --brokerName=bench-threads --listenPort="${bp[$i]}" \
-        --listenHost=127.0.0.1 --brokerIP1=127.0.0.1 --storePathRootDir="$TMP/peer$i" \
-        --logDir="$TMP/logs" --enableDLegerCommitLog=true --dLegerGroup=threads \
-        --dLegerPeers="$PEERS" --dLegerSelfId=n$i "${EXTRA[@]}" > "$TMP/peer$i.log" 2>&1 &
-    PIDS+=($!)
-    BROKERS+=($!)
+    start "$WORK/peer$i.log" "$BR" -n "127.0.0.1:$NSP" --brokerName=bench-threads \
+        --listenPort="${bp[$i]}" --listenHost=127.0.0.1 --brokerIP1=127.0.0.1 \
+        --storePathRootDir="$WORK/peer$i" --logDir="$WORK/logs" --enableDLegerCommitLog=true \
+        --dLegerGroup=threads --dLegerPeers="$PEERS" --dLegerSelfId=n$i "${EXTRA[@]}"
+    BROKERS+=("${PIDS[-1]}")
 done
-for i in 0 1 2; do wait_port "${bp[$i]}"; done
+for i in 0 1 2; do wait_port "peer n$i" "${BROKERS[$i]}" "${bp[$i]}" "$WORK/peer$i.log"; done
 sleep 2
 "$MB" producer -n "127.0.0.1:$NSP" -t BenchDl --threads 1 --window 1 -s 1024 --count 200 > /dev/null 2>&1 || true
 MASTER=$("$ADMIN" clusterList -n "127.0.0.1:$NSP" | awk '$3 == "0" { print $4; exit }')
-[[ -n $MASTER ]] || { echo "no leader registered" >&2; exit 1; }
+[[ -n $MASTER ]] || die "no leader registered"
 LEADER_PID=""
 for i in 0 1 2; do [[ "127.0.0.1:${bp[$i]}" == "$MASTER" ]] && LEADER_PID=${BROKERS[$i]}; done
 TARGET=(-b "$MASTER" --queues 4)
@@ -81,7 +78,7 @@ snapshot() {
         done
     done > "$1"
 }
-snapshot "$TMP/before"
+snapshot "$WORK/before"
 PERF_PID=""
 if [[ -n $PERF_OUT ]]; then
     perf record -e cpu-clock -F 1999 -g -o "$PERF_OUT" -p "$(IFS=,; echo "${BROKERS[*]}")" \
@@ -90,11 +87,11 @@ if [[ -n $PERF_OUT ]]; then
 fi
 # shellcheck disable=SC2086 # LOAD is a list of flags
 "$MB" producer "${TARGET[@]}" -t BenchDl $LOAD -s 1024 --duration "$DURATION" --json \
-    2> "$TMP/mqbench.err" | tail -1 > "$TMP/result.json"
-snapshot "$TMP/after"
+    2> "$WORK/mqbench.err" | tail -1 > "$WORK/result.json"
+snapshot "$WORK/after"
 [[ -n $PERF_PID ]] && wait "$PERF_PID" || true
-grep -h "syncing on the flush thread" "$TMP"/peer*.log 2>/dev/null | head -3 || true
-python3 - "$TMP/before" "$TMP/after" "$TMP/result.json" "$LEADER_PID" "$(getconf CLK_TCK)" <<'PY'
+grep -h "syncing on the flush thread" "$WORK"/peer*.log 2>/dev/null | head -3 || true
+python3 - "$WORK/before" "$WORK/after" "$WORK/result.json" "$LEADER_PID" "$(getconf CLK_TCK)" <<'PY'
 import json, sys
 def load(path):
     rows = {}

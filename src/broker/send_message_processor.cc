@@ -1,10 +1,11 @@
 #include <spdlog/spdlog.h>
 
 #include <charconv>
-#include <cstring>
 #include <random>
+#include <span>
 
 #include "base/check.h"
+#include "base/inline_string.h"
 #include "broker/broker_metrics.h"
 #include "broker/broker_processors.h"
 #include "broker/broker_stats_manager.h"
@@ -92,35 +93,9 @@ std::string topic_config_to_string(const TopicConfig& t) {
         topic_filter_type_name(t.topic_filter_type), t.topic_sys_flag, t.order ? "true" : "false");
 }
 
-// The UNIQ_KEY a send's response echoes as transactionId, kept by the completion. A client's
-// is 32 hex characters: held inline, so the completion copies no string (issue 16); a longer
-// one is held on the heap.
-class TransactionIdCopy {
-public:
-    void set(std::string_view id) {
-        present_ = true;
-        if (id.size() <= sizeof(inline_)) {
-            std::memcpy(inline_, id.data(), id.size());
-            inline_size_ = static_cast<uint8_t>(id.size());
-            heap_.clear();
-            on_heap_ = false;
-        } else {
-            heap_.assign(id);
-            on_heap_ = true;
-        }
-    }
-    bool present() const { return present_; }
-    std::string_view view() const {
-        return on_heap_ ? std::string_view(heap_) : std::string_view(inline_, inline_size_);
-    }
-
-private:
-    char inline_[48];
-    uint8_t inline_size_ = 0;
-    bool present_ = false;
-    bool on_heap_ = false;
-    std::string heap_;
-};
+// The UNIQ_KEY a send's response echoes as transactionId, kept by the completion: a client's is
+// 32 hex characters, held inline (issue 16).
+using TransactionId = InlineString<48>;
 
 // The decimal text of `v` in `buf`.
 std::string_view decimal(int64_t v, char (&buf)[24]) {
@@ -130,20 +105,12 @@ std::string_view decimal(int64_t v, char (&buf)[24]) {
 
 // The command a send's completion answers with, one per thread: the fields are set afresh for
 // every response, the strings keep their capacity (issue 16). Same content as
-// make_response(req, code, remark) with the send's extFields.
+// make_response(req, code, remark); the caller assigns the send's extFields.
 RemotingCommand& send_response_for(int32_t opaque, protocol::SerializeType serialize_type,
                                    int32_t code, std::optional<std::string> remark) {
     thread_local RemotingCommand resp;
-    resp.code = code;
-    resp.language = RemotingCommand().language;
-    resp.version = protocol::kCometVersion;
-    resp.opaque = opaque;
-    resp.flag = protocol::kFlagResponse;
-    resp.remark = std::move(remark);
-    resp.body.clear();
+    resp.reset_as_response(opaque, code, std::move(remark));
     resp.serialize_type = serialize_type;
-    resp.typed_send_v2.reset();
-    resp.typed_pull.reset();
     return resp;
 }
 
@@ -493,9 +460,9 @@ void SendMessageProcessor::send_decoded(const RequestContext& rc,
         }
     }
 
-    TransactionIdCopy transaction_id;
+    std::optional<TransactionId> transaction_id;
     if (const std::string* uk = msg.property(protocol::property::kUniqClientMessageIdKeyIdx)) {
-        transaction_id.set(*uk);
+        transaction_id.emplace(*uk);
     }
     if (const std::string* rq = msg.property(protocol::property::kRealQueueId);
         rq != nullptr && msg.topic == kScheduleTopic) {
@@ -551,30 +518,21 @@ void SendMessageProcessor::send_decoded(const RequestContext& rc,
             const std::string_view qid = decimal(answered_queue, queue_id);
             const std::string_view qoff = decimal(r.append.logics_offset.value(), queue_offset);
             const std::string_view reps = decimal(dur.replicas, replicas);
-            const std::string_view msg_id = r.append.msg_id;
-            if (!dur.degraded && transaction_id.present()) {  // the usual answer
-                resp.ext_fields.assign_sorted({{"MSG_REGION", region},
-                                               {"TRACE_ON", trace_on},
-                                               {"msgId", msg_id},
-                                               {"queueId", qid},
-                                               {"queueOffset", qoff},
-                                               {"replicas", reps},
-                                               {"transactionId", transaction_id.view()}});
-            } else {
-                resp.ext_fields.clear();
-                resp.set_ext("MSG_REGION", region);
-                resp.set_ext("TRACE_ON", std::string(trace_on));
-                resp.set_ext("msgId", std::string(msg_id));
-                resp.set_ext("queueId", std::string(qid));
-                resp.set_ext("queueOffset", std::string(qoff));
-                resp.set_ext("replicas", std::string(reps));
-                if (transaction_id.present()) {
-                    resp.set_ext("transactionId", std::string(transaction_id.view()));
-                }
-                if (dur.degraded) {
-                    resp.set_ext("degraded", "true");
-                }
+            std::pair<std::string_view, std::string_view> fields[8];
+            size_t n = 0;
+            fields[n++] = {"MSG_REGION", region};
+            fields[n++] = {"TRACE_ON", trace_on};
+            if (dur.degraded) {
+                fields[n++] = {"degraded", "true"};
             }
+            fields[n++] = {"msgId", r.append.msg_id};
+            fields[n++] = {"queueId", qid};
+            fields[n++] = {"queueOffset", qoff};
+            fields[n++] = {"replicas", reps};
+            if (transaction_id.has_value()) {
+                fields[n++] = {"transactionId", transaction_id->view()};
+            }
+            resp.ext_fields.assign_sorted(std::span(fields, n));
         } else {
             resp.ext_fields.assign_sorted({{"MSG_REGION", region}, {"TRACE_ON", trace_on}});
         }

@@ -569,13 +569,7 @@ void DLedgerServer::publish_commit(raft::LogIndex commit) {
             ready.push_back(std::move(waiters_[i]));
         }
         waiters_head_ = i;
-        if (waiters_head_ == waiters_.size()) {
-            waiters_.clear();
-            waiters_head_ = 0;
-        } else if (waiters_head_ >= 256 && waiters_head_ * 2 >= waiters_.size()) {
-            waiters_.erase(waiters_.begin(), waiters_.begin() + static_cast<ptrdiff_t>(i));
-            waiters_head_ = 0;
-        }
+        compact_waiters();
     }
     store_.wake_dispatch();
     for (Waiter& w : ready) {
@@ -593,8 +587,16 @@ void DLedgerServer::take_waiters_above(int64_t offset, std::vector<Waiter>* out)
         out->push_back(std::move(waiters_[i]));
     }
     waiters_.erase(waiters_.begin() + static_cast<ptrdiff_t>(first), waiters_.end());
+    compact_waiters();
+}
+
+void DLedgerServer::compact_waiters() {
     if (waiters_head_ == waiters_.size()) {
-        waiters_.clear();
+        waiters_.clear();  // the usual case under load: every waiter answered
+        waiters_head_ = 0;
+    } else if (waiters_head_ >= 256 && waiters_head_ * 2 >= waiters_.size()) {
+        waiters_.erase(waiters_.begin(),
+                       waiters_.begin() + static_cast<ptrdiff_t>(waiters_head_));
         waiters_head_ = 0;
     }
 }

@@ -125,6 +125,8 @@ private:
     void fail_waiters_above(int64_t offset, store::PutMessageStatus status);
     // Moves the waiters ending above `offset` (all of them: INT64_MIN) into *out, in order.
     void take_waiters_above(int64_t offset, std::vector<Waiter>* out) REQUIRES(waiters_mu_);
+    // Drops the answered waiters before waiters_head_ once they are all or half of the vector.
+    void compact_waiters() REQUIRES(waiters_mu_);
     void expire_waiters();
     void on_message(std::string body);
     void send(const raft::Message& m);

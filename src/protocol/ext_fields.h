@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -111,8 +112,7 @@ public:
     // Replaces the content with `fields`, which must be in key order without duplicates. The
     // entries' strings are assigned in place, so a header rebuilt in the same object allocates
     // nothing once their capacity suffices (the send response, issue 16).
-    void assign_sorted(
-        std::initializer_list<std::pair<std::string_view, std::string_view>> fields) {
+    void assign_sorted(std::span<const std::pair<std::string_view, std::string_view>> fields) {
         v_.resize(fields.size());
         size_t i = 0;
         for (const auto& [k, v] : fields) {
@@ -122,6 +122,10 @@ public:
             v_[i].second.assign(v);
             ++i;
         }
+    }
+    void assign_sorted(
+        std::initializer_list<std::pair<std::string_view, std::string_view>> fields) {
+        assign_sorted(std::span(fields.begin(), fields.size()));
     }
 
     size_t erase(std::string_view key) {

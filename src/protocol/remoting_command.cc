@@ -225,12 +225,22 @@ RemotingCommand RemotingCommand::request(int32_t code) {
 RemotingCommand RemotingCommand::response_to(const RemotingCommand& req, int32_t code,
                                              std::optional<std::string> remark) {
     RemotingCommand cmd;
-    cmd.code = code;
-    cmd.opaque = req.opaque;
-    cmd.flag = kFlagResponse;
-    cmd.remark = std::move(remark);
-    cmd.serialize_type = SerializeType::kJson;
+    cmd.reset_as_response(req.opaque, code, std::move(remark));
     return cmd;
+}
+
+void RemotingCommand::reset_as_response(int32_t request_opaque, int32_t response_code,
+                                        std::optional<std::string> response_remark) {
+    code = response_code;
+    language = kDefaultLanguage;
+    version = kCometVersion;
+    opaque = request_opaque;
+    flag = kFlagResponse;
+    remark = std::move(response_remark);
+    body.clear();
+    serialize_type = SerializeType::kJson;
+    typed_send_v2.reset();
+    typed_pull.reset();
 }
 
 const std::string* RemotingCommand::ext(std::string_view key) const {

@@ -37,8 +37,10 @@ inline constexpr size_t kDefaultMaxFrameBytes = 16 * 1024 * 1024;
 inline constexpr int32_t kCometVersion = 479;
 
 struct RemotingCommand {
+    static constexpr LanguageCode kDefaultLanguage = LanguageCode::kCpp;
+
     int32_t code = 0;
-    LanguageCode language = LanguageCode::kCpp;
+    LanguageCode language = kDefaultLanguage;
     int32_t version = kCometVersion;
     int32_t opaque = 0;
     int32_t flag = 0;
@@ -63,6 +65,11 @@ struct RemotingCommand {
     // answer; see reference §1.1), the given code and remark.
     static RemotingCommand response_to(const RemotingCommand& req, int32_t code,
                                        std::optional<std::string> remark = std::nullopt);
+    // Makes this command the bare response response_to() builds (code, opaque, remark, JSON,
+    // default language and version, no body or typed header) while keeping its buffers for
+    // reuse; ext_fields is left as it is, for the caller to assign (ExtFields::assign_sorted).
+    void reset_as_response(int32_t request_opaque, int32_t response_code,
+                           std::optional<std::string> response_remark);
 
     // extFields helpers. The pointer ext() returns is invalidated by any later insertion or
     // erasure in ext_fields (set_ext included): copy what must outlive a change.

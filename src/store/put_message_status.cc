@@ -1,10 +1,6 @@
 #include "store/put_message_status.h"
 
-#include <ostream>
-
 namespace comet::store {
-
-std::ostream& operator<<(std::ostream& os, const OffsetMsgIds& ids) { return os << ids.view(); }
 
 std::string_view put_message_status_name(PutMessageStatus s) {
     switch (s) {

@@ -3,12 +3,11 @@
 // and the offset types the store hands out.
 
 #include <cstdint>
-#include <cstring>
-#include <iosfwd>
 #include <string>
 #include <string_view>
 
 #include "base/inline_function.h"
+#include "base/inline_string.h"
 #include "base/strong_id.h"
 
 namespace comet::store {
@@ -47,69 +46,7 @@ inline bool is_stored(PutMessageStatus s) {
 // The offset message id(s) of a put (§5.4, §5.7): one id, or a comma-joined list for a batch.
 // One id (32 hex characters for an IPv4 store host, 56 for IPv6) is held inline, so a single
 // put's result carries it with no allocation (issue 16); a longer list is held on the heap.
-// Reads as a std::string_view.
-class OffsetMsgIds {
-public:
-    OffsetMsgIds() = default;
-    OffsetMsgIds(std::string_view ids) { append(ids); }  // NOLINT(google-explicit-constructor)
-    OffsetMsgIds& operator=(std::string_view ids) {
-        clear();
-        append(ids);
-        return *this;
-    }
-
-    void clear() {
-        inline_size_ = 0;
-        heap_.clear();
-        on_heap_ = false;
-    }
-    void append(std::string_view s) {
-        if (!on_heap_ && inline_size_ + s.size() <= kInlineChars) {
-            std::memcpy(inline_ + inline_size_, s.data(), s.size());
-            inline_size_ += static_cast<uint8_t>(s.size());
-            return;
-        }
-        if (!on_heap_) {
-            heap_.assign(inline_, inline_size_);
-            on_heap_ = true;
-        }
-        heap_.append(s);
-    }
-    // Room for `n` characters in all (beyond the inline room: on the heap at once).
-    void reserve(size_t n) {
-        if (n > kInlineChars) {
-            if (!on_heap_) {
-                heap_.assign(inline_, inline_size_);
-                on_heap_ = true;
-            }
-            heap_.reserve(n);
-        }
-    }
-
-    std::string_view view() const {
-        return on_heap_ ? std::string_view(heap_) : std::string_view(inline_, inline_size_);
-    }
-    operator std::string_view() const { return view(); }  // NOLINT(google-explicit-constructor)
-    std::string str() const { return std::string(view()); }
-    size_t size() const { return view().size(); }
-    bool empty() const { return size() == 0; }
-    const char* begin() const { return view().data(); }
-    const char* end() const { return view().data() + view().size(); }
-
-    friend bool operator==(const OffsetMsgIds& a, std::string_view b) { return a.view() == b; }
-    friend bool operator==(const OffsetMsgIds& a, const OffsetMsgIds& b) {
-        return a.view() == b.view();
-    }
-    friend std::ostream& operator<<(std::ostream& os, const OffsetMsgIds& ids);
-
-    static constexpr size_t kInlineChars = 56;
-
-private:
-    char inline_[kInlineChars];
-    uint8_t inline_size_ = 0;
-    bool on_heap_ = false;
-    std::string heap_;
-};
+using OffsetMsgIds = InlineString<56>;
 
 // Mirrors org.apache.rocketmq.store.AppendMessageStatus.
 enum class AppendMessageStatus : int32_t {

@@ -874,6 +874,32 @@ TEST(CommitLogOpen, RejectsBadConfig) {
               Errc::kInvalidArgument);
 }
 
+// A dispatch hint must describe the record stored at `at` field for field, as the dispatcher's
+// own decoder (with the CRC checked) reads it back.
+void expect_hint_matches_record(const CommitLog& log, int64_t at, const DispatchRequest& hint,
+                                size_t i) {
+    auto view = log.get_data(PhysicalOffset(at));
+    ASSERT_TRUE(view.has_value()) << i;
+    DispatchRequest decoded;
+    int32_t size = 0;
+    ASSERT_EQ(check_message_and_return_size(view->data, view->size, true, {}, &decoded, &size),
+              CheckResult::kMessage)
+        << i;
+    EXPECT_EQ(hint.commit_log_offset.value(), at) << i;
+    EXPECT_EQ(hint.commit_log_offset, decoded.commit_log_offset) << i;
+    EXPECT_EQ(hint.msg_size, size) << i;
+    EXPECT_EQ(hint.msg_size, decoded.msg_size) << i;
+    EXPECT_EQ(hint.topic, decoded.topic) << i;
+    EXPECT_EQ(hint.queue_id, decoded.queue_id) << i;
+    EXPECT_EQ(hint.tags_code, decoded.tags_code) << i;
+    EXPECT_EQ(hint.store_timestamp, decoded.store_timestamp) << i;
+    EXPECT_EQ(hint.consume_queue_offset, decoded.consume_queue_offset) << i;
+    EXPECT_EQ(hint.keys, decoded.keys) << i;
+    EXPECT_EQ(hint.uniq_key, decoded.uniq_key) << i;
+    EXPECT_EQ(hint.sys_flag, decoded.sys_flag) << i;
+    EXPECT_EQ(hint.prepared_transaction_offset, decoded.prepared_transaction_offset) << i;
+}
+
 // Dispatch hints (issue 16): every single-message put of the write-buffer path leaves the
 // dispatcher a description of its record; it must equal what decoding the stored bytes gives,
 // field for field, for plain, keyed, transactional (prepared / rollback: queue offset 0) and
@@ -917,7 +943,6 @@ TEST_F(CommitLogTest, DispatchHintsEqualTheDecodedRecords) {
     const int64_t max = log->max_offset().value();
     ASSERT_GT(max, 64 * 1024) << "the puts should roll a segment";
     DispatchRequest from_hint;
-    DispatchRequest decoded;
     int compared = 0;
     for (size_t i = 0; i < results.size(); ++i) {
         const int64_t at = results[i].append.wrote_offset.value();
@@ -926,23 +951,7 @@ TEST_F(CommitLogTest, DispatchHintsEqualTheDecodedRecords) {
         if (!took) {
             continue;
         }
-        auto view = log->get_data(PhysicalOffset(at));
-        ASSERT_TRUE(view.has_value());
-        int32_t size = 0;
-        ASSERT_EQ(check_message_and_return_size(view->data, view->size, true, {}, &decoded, &size),
-                  CheckResult::kMessage);
-        EXPECT_EQ(from_hint.msg_size, size) << i;
-        EXPECT_EQ(from_hint.topic, decoded.topic) << i;
-        EXPECT_EQ(from_hint.queue_id, decoded.queue_id) << i;
-        EXPECT_EQ(from_hint.commit_log_offset, decoded.commit_log_offset) << i;
-        EXPECT_EQ(from_hint.msg_size, decoded.msg_size) << i;
-        EXPECT_EQ(from_hint.tags_code, decoded.tags_code) << i;
-        EXPECT_EQ(from_hint.store_timestamp, decoded.store_timestamp) << i;
-        EXPECT_EQ(from_hint.consume_queue_offset, decoded.consume_queue_offset) << i;
-        EXPECT_EQ(from_hint.keys, decoded.keys) << i;
-        EXPECT_EQ(from_hint.uniq_key, decoded.uniq_key) << i;
-        EXPECT_EQ(from_hint.sys_flag, decoded.sys_flag) << i;
-        EXPECT_EQ(from_hint.prepared_transaction_offset, decoded.prepared_transaction_offset) << i;
+        expect_hint_matches_record(*log, at, from_hint, i);
         ++compared;
     }
     EXPECT_EQ(compared, 59);
@@ -1010,29 +1019,13 @@ TEST_F(CommitLogTest, ReplicatedChunksLeaveCorrectDispatchHints) {
         DispatchHints* hints = slave.dispatch_hints();
         ASSERT_NE(hints, nullptr);
         DispatchRequest from_hint;
-        DispatchRequest decoded;
         for (size_t i = 0; i < starts.size(); ++i) {
             if (!hints->take(starts[i], max, &from_hint)) {
                 continue;
             }
             EXPECT_FALSE(schedule[i]) << "a delayed message was hinted: " << i;
             ++*hinted;
-            auto view = slave.get_data(PhysicalOffset(starts[i]));
-            ASSERT_TRUE(view.has_value());
-            int32_t size = 0;
-            ASSERT_EQ(
-                check_message_and_return_size(view->data, view->size, true, {}, &decoded, &size),
-                CheckResult::kMessage);
-            EXPECT_EQ(from_hint.topic, decoded.topic) << i;
-            EXPECT_EQ(from_hint.queue_id, decoded.queue_id) << i;
-            EXPECT_EQ(from_hint.commit_log_offset.value(), starts[i]) << i;
-            EXPECT_EQ(from_hint.msg_size, size) << i;
-            EXPECT_EQ(from_hint.tags_code, decoded.tags_code) << i;
-            EXPECT_EQ(from_hint.store_timestamp, decoded.store_timestamp) << i;
-            EXPECT_EQ(from_hint.consume_queue_offset, decoded.consume_queue_offset) << i;
-            EXPECT_EQ(from_hint.keys, decoded.keys) << i;
-            EXPECT_EQ(from_hint.uniq_key, decoded.uniq_key) << i;
-            EXPECT_EQ(from_hint.sys_flag, decoded.sys_flag) << i;
+            expect_hint_matches_record(slave, starts[i], from_hint, i);
         }
     };
 
