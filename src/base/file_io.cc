@@ -1,9 +1,12 @@
 #include "base/file_io.h"
 
 #include <fcntl.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 
@@ -31,6 +34,37 @@ Status pwrite_all(int fd, const void* data, size_t n, off_t at, const std::strin
         p += w;
         n -= static_cast<size_t>(w);
         at += w;
+    }
+    return Status::ok();
+}
+
+Status pwrite_zeros(int fd, off_t at, int64_t len, const std::string& path) {
+    static const uint8_t kZeros[64 * 1024] = {};
+    constexpr int kVecs = 16;
+    iovec iov[kVecs];
+    while (len > 0) {
+        int n = 0;
+        int64_t batch = 0;
+        while (n < kVecs && batch < len) {
+            const auto part = static_cast<size_t>(std::min<int64_t>(len - batch, sizeof kZeros));
+            iov[n].iov_base = const_cast<uint8_t*>(kZeros);
+            iov[n].iov_len = part;
+            batch += static_cast<int64_t>(part);
+            ++n;
+        }
+        const ssize_t w = ::pwritev(fd, iov, n, at);
+        if (w < 0 && errno == EINTR) {
+            continue;
+        }
+        if (w < 0) {
+            return io_error("write zeros", path);
+        }
+        if (w == 0) {
+            return Status::error(Errc::kIoError, "write zeros {}: wrote 0 bytes at {}", path,
+                                 static_cast<int64_t>(at));
+        }
+        at += w;
+        len -= w;
     }
     return Status::ok();
 }

@@ -89,6 +89,9 @@ void register_store_config(ConfigRegistry& r, store::MessageStoreConfig* c) {
         .range(0, 100);
     r.add_bool("warmMapedFileEnable", &c->warm_mapped_file_enable, c->warm_mapped_file_enable,
                "pre-touch new CommitLog segments");
+    r.add_string("commitLogZeroFill", &c->commit_log_zero_fill, c->commit_log_zero_fill,
+                 "auto|true|false: write new CommitLog segments with zeros so that syncs commit "
+                 "no file system metadata (auto: on with DLedger or SYNC_FLUSH)");
     r.add_int64("commitLogWriteBufferSize", &c->commit_log_write_buffer_bytes,
                 c->commit_log_write_buffer_bytes,
                 "CommitLog write buffer bytes (Comet; 0 = write through the mapping)")
@@ -164,6 +167,8 @@ Result<store::MessageStoreConfig> make_store_config(const BrokerConfig& config,
             }
         } else if (k == "warmMapedFileEnable") {
             COMET_RETURN_IF_ERROR(parse_bool(k, v, &c.warm_mapped_file_enable));
+        } else if (k == "commitLogZeroFill") {
+            c.commit_log_zero_fill = v;
         } else if (k == "commitLogWriteBufferSize") {
             COMET_RETURN_IF_ERROR(parse_num(k, v, &c.commit_log_write_buffer_bytes));
             if (c.commit_log_write_buffer_bytes < 0) {
@@ -173,6 +178,16 @@ Result<store::MessageStoreConfig> make_store_config(const BrokerConfig& config,
                                      c.commit_log_write_buffer_bytes);
             }
         }
+    }
+    if (c.commit_log_zero_fill == "auto") {
+        c.zero_fill_commit_log = config.enable_dleger_commit_log ||
+                                 c.flush_disk_type == store::FlushDiskType::kSyncFlush;
+    } else if (c.commit_log_zero_fill == "true" || c.commit_log_zero_fill == "false") {
+        c.zero_fill_commit_log = c.commit_log_zero_fill == "true";
+    } else {
+        return Status::error(Errc::kInvalidArgument,
+                             "commitLogZeroFill: '{}' is not auto, true or false",
+                             c.commit_log_zero_fill);
     }
     return c;
 }

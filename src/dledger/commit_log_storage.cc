@@ -1,6 +1,16 @@
 #include "dledger/commit_log_storage.h"
 
+#include <sys/stat.h>
+
 namespace comet::dledger {
+
+CommitLogStorage::CommitLogStorage(EntryLog& log, store::MessageStore& store)
+    : log_(log), store_(store) {
+    struct stat cl {};
+    struct stat en {};
+    same_device_ = ::stat(store.config().commit_log_dir().c_str(), &cl) == 0 &&
+                   ::stat(log.dir().c_str(), &en) == 0 && cl.st_dev == en.st_dev;
+}
 
 std::optional<raft::Term> CommitLogStorage::term_at(raft::LogIndex index) const {
     if (index.value() == 0) {
@@ -97,6 +107,9 @@ Status CommitLogStorage::sync() {
 
 Status CommitLogStorage::sync_data() {
     MutexLock l(io_mu_);
+    if (same_device_) {
+        return store_.commit_log().flush_service().flush_all_then([this] { return log_.sync(); });
+    }
     if (!store_.commit_log().flush_service().flush_all()) {
         return Status::error(Errc::kIoError, "CommitLog flush failed");
     }

@@ -26,7 +26,7 @@ namespace comet::dledger {
 
 class CommitLogStorage final : public raft::LogStorage {
 public:
-    CommitLogStorage(EntryLog& log, store::MessageStore& store) : log_(log), store_(store) {}
+    CommitLogStorage(EntryLog& log, store::MessageStore& store);
 
     void set_leader_mode(bool on) { leader_mode_ = on; }
     EntryLog& entry_log() { return log_; }
@@ -46,7 +46,11 @@ public:
 
     // The part of sync() that may run on another thread (the driver's flush thread): CommitLog
     // flush and the entries file's fdatasync. Serialised with truncate_suffix() by io_mu_.
+    // When both live on one device, one device flush serves both (decision 035,
+    // FlushService::flush_all_then): the entries file's fdatasync flushes the CommitLog's
+    // written-back segments too.
     Status sync_data();
+    bool one_device_flush() const { return same_device_; }
 
     int64_t end_of(raft::LogIndex i) const { return log_.end_of(i); }
     // CommitLog bytes removed by truncate_suffix() so far (divergent tails). Any thread: read
@@ -55,6 +59,7 @@ public:
 
 private:
     EntryLog& log_;
+    bool same_device_ = false;  // the CommitLog and the entries file share a block device
     store::MessageStore& store_;
     bool leader_mode_ = false;
     std::atomic<int64_t> truncated_bytes_{0};

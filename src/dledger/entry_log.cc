@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -21,6 +22,11 @@ namespace {
 constexpr char kLogMagic[8] = {'C', 'M', 'T', 'R', 'L', 'O', 'G', '1'};
 constexpr char kHsMagic[8] = {'C', 'M', 'T', 'R', 'H', 'S', '0', '1'};
 constexpr size_t kHeader = EntryLog::kRecordSize;
+// The entries file grows by this many zero bytes at a time (decision 035): a record written
+// into bytes that already exist on disk changes no metadata, so the fdatasync that makes it
+// durable commits no journal transaction (a file growing by 32 bytes per entry did, every
+// sync). A zeroed record ends the log at load.
+constexpr int64_t kGrowBytes = 1 << 20;
 
 void encode_record(const EntryRecord& r, uint8_t* b) {
     std::memset(b, 0, EntryLog::kRecordSize);
@@ -108,19 +114,26 @@ Status EntryLog::load() {
         for (size_t off = kHeader; off + kRecordSize <= size; off += kRecordSize) {
             EntryRecord r;
             if (!decode_record(buf.data() + off, &r) || r.start != expect) {
-                spdlog::warn("{}: log ends at entry {} (torn or zeroed record at byte {})", path,
-                             recs_.size(), off);
+                if (!std::all_of(buf.begin() + static_cast<std::ptrdiff_t>(off), buf.end(),
+                                 [](uint8_t b) { return b == 0; })) {
+                    spdlog::warn("{}: log ends at entry {} (torn record at byte {})", path,
+                                 recs_.size(), off);
+                }
                 break;
             }
             recs_.push_back(r);
             expect = r.end();
         }
+        // Cut what follows the last valid record (a torn record, the zeros of the last
+        // growth): the file then grows again by zeros only, so no stale record can ever
+        // reappear behind new ones.
         const size_t valid = kHeader + recs_.size() * kRecordSize;
         if (valid != size) {
             if (::ftruncate(fd_, static_cast<off_t>(valid)) != 0 || ::fdatasync(fd_) != 0) {
                 return io_error("truncate", path);
             }
         }
+        allocated_ = static_cast<int64_t>(valid);
     } else if (size > 0) {
         // A header that never made it to disk whole: the log was never used.
         if (::ftruncate(fd_, 0) != 0) {
@@ -175,6 +188,7 @@ Status EntryLog::set_base(int64_t base_offset) {
         return io_error("fdatasync", path);
     }
     COMET_RETURN_IF_ERROR(fsync_dir(dir_));
+    allocated_ = std::max<int64_t>(allocated_, static_cast<int64_t>(kHeader));
     has_base_ = true;
     base_ = base_offset;
     return Status::ok();
@@ -189,6 +203,11 @@ Status EntryLog::append(const EntryRecord& r) {
     uint8_t b[kRecordSize];
     encode_record(r, b);
     const auto at = static_cast<off_t>(kHeader + recs_.size() * kRecordSize);
+    if (at + static_cast<off_t>(kRecordSize) > allocated_) {
+        // Durable with the next sync (the size change commits once per growth).
+        COMET_RETURN_IF_ERROR(pwrite_zeros(fd_, allocated_, kGrowBytes, dir_ + "/entries"));
+        allocated_ += kGrowBytes;
+    }
     COMET_RETURN_IF_ERROR(pwrite_all(fd_, b, sizeof b, at, dir_ + "/entries"));
     recs_.push_back(r);
     if (keep_epochs_ && r.term.value() > epochs_.last_epoch()) {
@@ -209,6 +228,7 @@ Status EntryLog::truncate_from(raft::LogIndex from) {
         ::fdatasync(fd_) != 0) {
         return io_error("truncate", path);
     }
+    allocated_ = static_cast<int64_t>(kHeader + keep * kRecordSize);
     recs_.resize(keep);
     return rebuild_epochs();
 }

@@ -8,6 +8,7 @@
 //   entries    32-byte header [magic "CMTRLOG1"][be64 base offset][12 zero][be32 crc32 of 28],
 //              then one 32-byte record per entry, index i at 32 * i:
 //              [be64 start][be32 size][u8 type][3 zero][be64 term][4 zero][be32 crc32 of 28].
+//              The file grows by 1 MiB of zeros at a time; a zeroed record ends the log.
 //              Entry 1 starts at the base offset (the CommitLog end when the log was created,
 //              so a store written in master-slave mode keeps its data); entry i + 1 starts where
 //              entry i ends.
@@ -107,6 +108,7 @@ private:
 
     std::string dir_;
     int fd_ = -1;
+    int64_t allocated_ = 0;  // file size: records, then zeros up to here (kGrowBytes steps)
     bool has_base_ = false;
     int64_t base_ = 0;
     std::vector<EntryRecord> recs_;

@@ -201,6 +201,7 @@ Result<std::unique_ptr<CommitLog>> CommitLog::open(const MessageStoreConfig& con
     COMET_ASSIGN_OR_RETURN(pm::HostAddress host, pm::parse_host_address(config.store_host));
     std::unique_ptr<CommitLog> log(
         new CommitLog(config, clock, allocator, checkpoint, flags, host));
+    log->queue_.set_zero_fill(config.zero_fill_commit_log);
     COMET_RETURN_IF_ERROR(log->queue_.load());
     log->max_offset_.store(log->queue_.max_offset());
     {

@@ -134,6 +134,10 @@ void FlushService::mark_failed(const Status& st) {
 
 bool FlushService::flush_to(int64_t target, int32_t least_pages) {
     MutexLock fl(flush_mu_);
+    return flush_to_locked(target, least_pages);
+}
+
+bool FlushService::flush_to_locked(int64_t target, int32_t least_pages) {
     auto last = queue_->last_mapped_file();
     int64_t ts = last != nullptr ? last->store_timestamp() : 0;  // read before the max offset
     int64_t max_at_start = queue_->max_offset();
@@ -169,6 +173,47 @@ bool FlushService::flush_all() {
         }
     }
     return flush_to(queue_->max_offset(), 0);
+}
+
+Status FlushService::flush_all_then(const std::function<Status()>& device_flush) {
+    {
+        MutexLock l(mu_);
+        if (failed_) {
+            return Status::error(Errc::kIoError, "the CommitLog flush failed earlier: {}",
+                                 failure_);
+        }
+    }
+    MutexLock fl(flush_mu_);
+    auto last = queue_->last_mapped_file();
+    const int64_t ts = last != nullptr ? last->store_timestamp() : 0;  // before the max offset
+    const int64_t max_at_start = queue_->max_offset();
+    const int64_t before = queue_->flushed_where();
+    const auto started = std::chrono::steady_clock::now();
+    auto wrote = queue_->write_back();
+    if (!wrote.is_ok()) {
+        mark_failed(wrote.status());
+        return wrote.status();
+    }
+    if (!wrote.value().has_value()) {
+        if (!flush_to_locked(max_at_start, 0)) {
+            return Status::error(Errc::kIoError, "CommitLog flush failed");
+        }
+        return device_flush();
+    }
+    COMET_RETURN_IF_ERROR(device_flush());
+    const int64_t where = *wrote.value();
+    queue_->mark_flushed(where);
+    if (where > before) {
+        if (const FlushObserver* o = observer_.load(std::memory_order_acquire); o != nullptr) {
+            o->on_flush(std::chrono::steady_clock::now() - started, where - before);
+        }
+        MutexLock l(mu_);
+        ++fsyncs_;
+    }
+    if (checkpoint_ != nullptr && ts > 0 && where >= max_at_start) {
+        checkpoint_->set_physic_msg_timestamp(ts);
+    }
+    return Status::ok();
 }
 
 void FlushService::complete_covered(int64_t flushed, bool failed) {

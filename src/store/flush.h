@@ -70,6 +70,14 @@ public:
     // Flushes up to everything written now, on the calling thread (tests, shutdown).
     // Returns false if an msync failed.
     bool flush_all();
+    // flush_all() whose device flush is `device_flush`, which must fsync or fdatasync a file
+    // on the CommitLog's device (decision 035: DLedger's entries file). When every segment to
+    // flush is fully written, they are written back without a device flush, device_flush()
+    // then flushes the device for both, and only then are they recorded flushed: one device
+    // flush instead of two. Otherwise flush_all(), then device_flush(). A CommitLog failure
+    // makes the store read-only as flush_all() does; device_flush()'s error is returned as is
+    // (nothing recorded flushed).
+    Status flush_all_then(const std::function<Status()>& device_flush);
     // Completes waiters whose deadline has passed (the reaper calls this; tests with a
     // ManualClock call it directly). Returns how many timed out.
     int expire_timeouts();
@@ -97,6 +105,7 @@ private:
     void run_reaper();
     // Flushes until flushed_where >= target (or no progress). False on msync failure.
     bool flush_to(int64_t target, int32_t least_pages);
+    bool flush_to_locked(int64_t target, int32_t least_pages) REQUIRES(flush_mu_);
     void complete_covered(int64_t flushed, bool failed);
     void mark_failed(const Status& st);
 

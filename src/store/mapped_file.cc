@@ -2,7 +2,10 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <linux/fiemap.h>
+#include <linux/fs.h>
 #include <spdlog/spdlog.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
@@ -12,6 +15,8 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+
+#include "base/file_io.h"
 
 namespace comet::store {
 
@@ -34,6 +39,37 @@ std::string base_of(const std::string& path) {
 
 std::atomic<bool> g_flush_fault{false};
 std::atomic<bool> g_write_fault{false};
+
+// True when FIEMAP reports extents covering [0, size) with none unwritten, delayed or of
+// unknown state. False when the file system cannot tell (no FIEMAP) or any doubt remains.
+bool all_blocks_written(int fd, int64_t size) {
+    constexpr int kExtents = 64;
+    alignas(fiemap) uint8_t buf[sizeof(fiemap) + kExtents * sizeof(fiemap_extent)];
+    int64_t expect = 0;
+    for (int round = 0; round < 1 << 16 && expect < size; ++round) {
+        std::memset(buf, 0, sizeof buf);
+        auto* fm = reinterpret_cast<fiemap*>(buf);
+        fm->fm_start = static_cast<uint64_t>(expect);
+        fm->fm_length = static_cast<uint64_t>(size - expect);
+        fm->fm_extent_count = kExtents;
+        if (::ioctl(fd, FS_IOC_FIEMAP, fm) != 0 || fm->fm_mapped_extents == 0) {
+            return false;
+        }
+        for (uint32_t i = 0; i < fm->fm_mapped_extents; ++i) {
+            const fiemap_extent& e = fm->fm_extents[i];
+            constexpr uint32_t kDoubt =
+                FIEMAP_EXTENT_UNWRITTEN | FIEMAP_EXTENT_DELALLOC | FIEMAP_EXTENT_UNKNOWN;
+            if (static_cast<int64_t>(e.fe_logical) > expect || (e.fe_flags & kDoubt) != 0) {
+                return false;  // a hole, or blocks whose first write changes metadata
+            }
+            expect = std::max(expect, static_cast<int64_t>(e.fe_logical + e.fe_length));
+            if ((e.fe_flags & FIEMAP_EXTENT_LAST) != 0) {
+                return expect >= size;
+            }
+        }
+    }
+    return expect >= size;
+}
 
 }  // namespace
 
@@ -60,12 +96,13 @@ std::optional<int64_t> file_name_to_offset(std::string_view name) {
 }
 
 Result<std::shared_ptr<MappedFile>> MappedFile::open(const std::string& dir,
-                                                     int64_t file_from_offset, int64_t file_size) {
-    return open_path(dir + "/" + offset_to_file_name(file_from_offset), file_size);
+                                                     int64_t file_from_offset, int64_t file_size,
+                                                     bool zero_fill) {
+    return open_path(dir + "/" + offset_to_file_name(file_from_offset), file_size, zero_fill);
 }
 
 Result<std::shared_ptr<MappedFile>> MappedFile::open_path(const std::string& path,
-                                                          int64_t file_size) {
+                                                          int64_t file_size, bool zero_fill) {
     auto from = file_name_to_offset(base_of(path));
     if (!from) {
         return Status::error(Errc::kInvalidArgument,
@@ -92,6 +129,17 @@ Result<std::shared_ptr<MappedFile>> MappedFile::open_path(const std::string& pat
             ::close(tfd);
             ::unlink(tmp.c_str());
             return errno_status("fallocate", path, rc);
+        }
+        if (zero_fill) {
+            Status st = pwrite_zeros(tfd, 0, file_size, tmp);
+            if (st.is_ok() && ::fdatasync(tfd) != 0) {
+                st = errno_status("fdatasync", tmp, errno);
+            }
+            if (!st.is_ok()) {
+                ::close(tfd);
+                ::unlink(tmp.c_str());
+                return st;
+            }
         }
         if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, path.c_str(), RENAME_NOREPLACE) != 0) {
             int err = errno;
@@ -130,6 +178,10 @@ Result<std::shared_ptr<MappedFile>> MappedFile::open_path(const std::string& pat
     std::shared_ptr<MappedFile> file(
         new MappedFile(path, *from, file_size, fd, static_cast<uint8_t*>(p)));
     file->dir_sync_pending_.store(created, std::memory_order_relaxed);
+    // A file created here was zero-filled above; one found on disk may have been created
+    // without (another mode, a truncation's hole punch) and is asked.
+    file->fully_written_.store(zero_fill && (created || all_blocks_written(fd, file_size)),
+                               std::memory_order_relaxed);
     return file;
 }
 
@@ -261,27 +313,62 @@ Result<int32_t> MappedFile::flush(int32_t least_pages) {
     if (g_flush_fault.load(std::memory_order_relaxed)) {
         return errno_status("msync", path_, EIO);
     }
-    if (dir_sync_pending_.load(std::memory_order_acquire)) {
-        // First data flush: the name first (a crash must not keep bytes we report durable in
-        // a file whose directory entry was never committed).
-        const std::string dir = dir_of(path_);
-        int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (dfd < 0 || ::fsync(dfd) != 0) {
-            int err = errno;
-            if (dfd >= 0) {
-                ::close(dfd);
-            }
-            return errno_status("fsync directory", dir, err);
-        }
-        ::close(dfd);
-        dir_sync_pending_.store(false, std::memory_order_release);
-    }
+    COMET_RETURN_IF_ERROR(sync_name_if_pending());
     if (::msync(base_ + begin, static_cast<size_t>(wrote - begin), MS_SYNC) != 0) {
         int err = errno;
         return errno_status("msync", path_, err);
     }
     flushed_position_.store(wrote, std::memory_order_release);
     return wrote;
+}
+
+Status MappedFile::sync_name_if_pending() {
+    if (!dir_sync_pending_.load(std::memory_order_acquire)) {
+        return Status::ok();
+    }
+    // First data flush: the name first (a crash must not keep bytes we report durable in a
+    // file whose directory entry was never committed).
+    const std::string dir = dir_of(path_);
+    int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0 || ::fsync(dfd) != 0) {
+        int err = errno;
+        if (dfd >= 0) {
+            ::close(dfd);
+        }
+        return errno_status("fsync directory", dir, err);
+    }
+    ::close(dfd);
+    dir_sync_pending_.store(false, std::memory_order_release);
+    return Status::ok();
+}
+
+Result<int32_t> MappedFile::write_back() {
+    COMET_CHECK(fully_written(), "write_back of {}, which is not fully written", path_);
+    int32_t flushed = flushed_position();
+    int32_t wrote = wrote_position();
+    if (wrote <= flushed) {
+        return flushed;
+    }
+    if (g_flush_fault.load(std::memory_order_relaxed)) {
+        return errno_status("sync_file_range", path_, EIO);
+    }
+    COMET_RETURN_IF_ERROR(sync_name_if_pending());
+    int64_t begin = (flushed / kOsPageSize) * kOsPageSize;
+    // The mapping's dirty pages are the page cache's: writing the file range writes them.
+    if (::sync_file_range(fd_, begin, wrote - begin,
+                          SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
+                              SYNC_FILE_RANGE_WAIT_AFTER) != 0) {
+        return errno_status("sync_file_range", path_, errno);
+    }
+    return wrote;
+}
+
+void MappedFile::mark_flushed(int32_t pos) {
+    COMET_CHECK(pos <= wrote_position(), "flushed {} beyond wrote {} in {}", pos,
+                wrote_position(), path_);
+    int32_t cur = flushed_position_.load(std::memory_order_acquire);
+    while (pos > cur && !flushed_position_.compare_exchange_weak(cur, pos)) {
+    }
 }
 
 std::optional<MappedView> MappedFile::select(int32_t pos, int32_t size) const {
@@ -316,6 +403,7 @@ Status MappedFile::zero_tail() {
     if (page_end < file_size_) {
         int64_t len = file_size_ - page_end;
         if (::fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, page_end, len) == 0) {
+            fully_written_.store(false, std::memory_order_release);  // unwritten extents again
             int rc = ::posix_fallocate(fd_, page_end, len);
             if (rc != 0) {
                 return errno_status("fallocate after hole punch", path_, rc);

@@ -13,7 +13,11 @@
 // Invariant: 0 <= flushed_position() <= wrote_position() <= file_size().
 //
 // The file is fallocate'd to its full size before mapping, so a full disk fails open() with an
-// error instead of raising SIGBUS later through the mapping.
+// error instead of raising SIGBUS later through the mapping. With `zero_fill` it is also written
+// with zeros before it is published (decision 035): fallocate leaves unwritten extents, and the
+// first sync of every page written into one converts the extent, a metadata change that costs
+// a journal commit (two device flushes) on top of the data's own. Writes into a fully written
+// file change no metadata, so write_back() and one later device flush make them durable.
 //
 // A new file's directory entry is made durable (fsync of the directory) by its first flush()
 // that writes data, before that data, not at creation: creating a file costs no journal commit
@@ -51,10 +55,14 @@ public:
     // bytes. An existing file of another size is an error (kCorruption). A new file is
     // allocated on disk; its name is made durable by its first flush().
     static Result<std::shared_ptr<MappedFile>> open(const std::string& dir,
-                                                    int64_t file_from_offset, int64_t file_size);
-    // Opens the file at `path` whose name must be a 20-digit offset.
+                                                    int64_t file_from_offset, int64_t file_size,
+                                                    bool zero_fill = false);
+    // Opens the file at `path` whose name must be a 20-digit offset. `zero_fill`: a new file is
+    // written with zeros and synced before its name appears; an existing file is asked
+    // (FIEMAP) whether every block is written. Either way fully_written() tells the result.
     static Result<std::shared_ptr<MappedFile>> open_path(const std::string& path,
-                                                         int64_t file_size);
+                                                         int64_t file_size,
+                                                         bool zero_fill = false);
 
     ~MappedFile();
     MappedFile(const MappedFile&) = delete;
@@ -106,6 +114,19 @@ public:
     // read-only: a failed flush is never retried and reported as success).
     Result<int32_t> flush(int32_t least_pages);
 
+    // Every block of the file is allocated and written on disk (no hole, no unwritten extent),
+    // as known at open (zero_fill) and not undone by zero_tail() since.
+    bool fully_written() const { return fully_written_.load(std::memory_order_acquire); }
+    // The first half of a flush without the device flush: writes [flushed page, wrote_position)
+    // to the device and waits for it (sync_file_range), after making a new file's name durable.
+    // Returns the position written back. Requires fully_written() (no metadata to commit): the
+    // bytes are durable once any fsync/fdatasync on the same device that starts after this
+    // returns has returned (ext4 and XFS flush the device cache on every fsync); the caller
+    // then records it with mark_flushed(). Errors as flush().
+    Result<int32_t> write_back();
+    // Records [0, pos) durable (after write_back() and a device flush). Never moves backwards.
+    void mark_flushed(int32_t pos);
+
     // View of [pos, pos + size) within this file; nullopt unless it lies within the written
     // bytes. Requires: the MappedFile is owned by a shared_ptr.
     std::optional<MappedView> select(int32_t pos, int32_t size) const;
@@ -129,6 +150,7 @@ public:
 
 private:
     MappedFile(std::string path, int64_t from, int64_t size, int fd, uint8_t* base);
+    Status sync_name_if_pending();
 
     const std::string path_;
     const int64_t file_from_offset_;
@@ -140,6 +162,7 @@ private:
     std::atomic<int64_t> store_timestamp_{0};
     std::atomic<bool> destroyed_{false};
     std::atomic<bool> dir_sync_pending_{false};  // created; name not yet made durable
+    std::atomic<bool> fully_written_{false};
 };
 
 // 20-digit zero-padded decimal (UtilAll.offset2FileName).

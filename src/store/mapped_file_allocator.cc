@@ -49,8 +49,9 @@ int64_t AllocateMappedFileService::created_in_background() const {
 }
 
 Result<std::shared_ptr<MappedFile>> AllocateMappedFileService::create(const std::string& path,
-                                                                     int64_t size) {
-    auto r = MappedFile::open_path(path, size);
+                                                                     int64_t size,
+                                                                     bool zero_fill) {
+    auto r = MappedFile::open_path(path, size, zero_fill);
     if (r.is_ok() && warm_) {
         r.value()->warm();
     }
@@ -60,7 +61,8 @@ Result<std::shared_ptr<MappedFile>> AllocateMappedFileService::create(const std:
 Result<std::shared_ptr<MappedFile>> AllocateMappedFileService::get(const std::string& path,
                                                                   const std::string& next_path,
                                                                   int64_t file_size,
-                                                                  int64_t prefault_bytes) {
+                                                                  int64_t prefault_bytes,
+                                                                  bool zero_fill) {
     std::shared_ptr<Request> mine;
     {
         MutexLock l(mu_);
@@ -74,7 +76,11 @@ Result<std::shared_ptr<MappedFile>> AllocateMappedFileService::get(const std::st
         }
     }
     Result<std::shared_ptr<MappedFile>> file =
-        (mine && mine->result && mine->result->is_ok()) ? *mine->result : create(path, file_size);
+        (mine && mine->result && mine->result->is_ok())
+            ? *mine->result
+            // Inline (nobody pre-created it: the first segment, or the worker fell behind):
+            // never zero-filled, which would stall the put path for the whole file.
+            : create(path, file_size, /*zero_fill=*/false);
     if (mine && mine->result && !mine->result->is_ok()) {
         spdlog::warn("pre-allocation of {} failed ({}); created inline", path,
                      mine->result->status().to_string());
@@ -92,6 +98,7 @@ Result<std::shared_ptr<MappedFile>> AllocateMappedFileService::get(const std::st
             req->path = next_path;
             req->file_size = file_size;
             req->prefault_bytes = prefault_bytes;
+            req->zero_fill = zero_fill;
             requests_[next_path] = req;
             pending_.push_back(req);
         }
@@ -114,7 +121,7 @@ void AllocateMappedFileService::run() {
             req = pending_.front();
             pending_.pop_front();
         }
-        auto result = create(req->path, req->file_size);
+        auto result = create(req->path, req->file_size, req->zero_fill);
         if (result.is_ok() && !warm_ && req->prefault_bytes > 0) {
             (void)result.value()->prefault(0, req->prefault_bytes);
         }

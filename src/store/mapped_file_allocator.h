@@ -33,9 +33,12 @@ public:
     // Returns the file at `path` (waiting for it if the worker is creating it now, creating it
     // inline if nobody asked for it), then asks the worker to pre-create `next_path`.
     // next_path empty: no pre-allocation. The worker faults in the first prefault_bytes of
-    // the next file writable (MappedFile::prefault) before publishing it.
+    // the next file writable (MappedFile::prefault) before publishing it. zero_fill: files the worker
+    // creates are zero-filled (MappedFile::open_path); one created inline never is (it would
+    // stall the caller for the whole file).
     Result<std::shared_ptr<MappedFile>> get(const std::string& path, const std::string& next_path,
-                                            int64_t file_size, int64_t prefault_bytes = 0);
+                                            int64_t file_size, int64_t prefault_bytes = 0,
+                                            bool zero_fill = false);
 
     int64_t created_in_background() const;
 
@@ -44,12 +47,14 @@ private:
         std::string path;
         int64_t file_size = 0;
         int64_t prefault_bytes = 0;
+        bool zero_fill = false;
         bool done = false;
         std::optional<Result<std::shared_ptr<MappedFile>>> result;
     };
 
     void run();
-    Result<std::shared_ptr<MappedFile>> create(const std::string& path, int64_t size);
+    Result<std::shared_ptr<MappedFile>> create(const std::string& path, int64_t size,
+                                               bool zero_fill);
 
     const bool warm_;
     mutable Mutex mu_;

@@ -64,7 +64,8 @@ Status MappedFileQueue::load() {
             return Status::error(Errc::kCorruption, "segment {} has size {}, expected {}", path,
                                  sec ? -1 : static_cast<int64_t>(size), mapped_file_size_);
         }
-        COMET_ASSIGN_OR_RETURN(auto file, MappedFile::open_path(path, mapped_file_size_));
+        COMET_ASSIGN_OR_RETURN(auto file,
+                               MappedFile::open_path(path, mapped_file_size_, zero_fill_));
         file->set_positions(static_cast<int32_t>(mapped_file_size_));
         loaded.push_back(std::move(file));
     }
@@ -101,8 +102,8 @@ Result<std::shared_ptr<MappedFile>> MappedFileQueue::create_segment(int64_t crea
     std::string next = dir_ + "/" + offset_to_file_name(create_offset + mapped_file_size_);
     Result<std::shared_ptr<MappedFile>> file =
         allocator_ != nullptr
-            ? allocator_->get(path, next, mapped_file_size_, prefault_on_preallocate_)
-            : MappedFile::open_path(path, mapped_file_size_);
+            ? allocator_->get(path, next, mapped_file_size_, prefault_on_preallocate_, zero_fill_)
+            : MappedFile::open_path(path, mapped_file_size_, zero_fill_);
     if (!file.is_ok()) {
         spdlog::error("create mapped file {} failed: {}", path, file.status().to_string());
         return file;
@@ -208,6 +209,49 @@ Result<bool> MappedFileQueue::flush(int32_t least_pages) {
     while (now_where > cur && !flushed_where_.compare_exchange_weak(cur, now_where)) {
     }
     return progressed;
+}
+
+Result<std::optional<int64_t>> MappedFileQueue::write_back() {
+    const int64_t where = flushed_where();
+    std::vector<std::shared_ptr<MappedFile>> range;
+    {
+        MutexLock l(mu_);
+        for (const auto& f : files_) {
+            if (f->file_from_offset() + mapped_file_size_ > where) {
+                range.push_back(f);
+            }
+        }
+    }
+    for (const auto& f : range) {
+        if (!f->fully_written()) {
+            return std::optional<int64_t>();
+        }
+    }
+    int64_t end = where;
+    for (const auto& f : range) {
+        COMET_ASSIGN_OR_RETURN(int32_t pos, f->write_back());
+        end = std::max(end, f->file_from_offset() + pos);
+    }
+    return std::optional<int64_t>(end);
+}
+
+void MappedFileQueue::mark_flushed(int64_t where) {
+    std::vector<std::shared_ptr<MappedFile>> range;
+    {
+        MutexLock l(mu_);
+        for (const auto& f : files_) {
+            if (f->file_from_offset() < where) {
+                range.push_back(f);
+            }
+        }
+    }
+    for (const auto& f : range) {
+        f->mark_flushed(
+            static_cast<int32_t>(std::min(where - f->file_from_offset(), mapped_file_size_)));
+    }
+    int64_t cur = flushed_where();
+    while (where > cur && !flushed_where_.compare_exchange_weak(cur, where)) {
+    }
 }
 
 Status MappedFileQueue::truncate_dirty_files(int64_t offset) {

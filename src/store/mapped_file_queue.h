@@ -13,6 +13,7 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,10 @@ public:
     // Bytes at the head of each segment the allocator pre-creates in the background to fault
     // in writable before handing it over (0: none). Set before the first put.
     void set_prefault_on_preallocate(int64_t bytes) { prefault_on_preallocate_ = bytes; }
+    // New segments are zero-filled on disk and loaded ones checked (MappedFile::open_path's
+    // zero_fill; decision 035): with an allocator, those its worker pre-creates; without one,
+    // every segment (inline). Set before load().
+    void set_zero_fill(bool on) { zero_fill_ = on; }
 
     // The last segment; when it is full or absent and `create` is set, creates the next one,
     // starting at `start_offset` rounded down to a segment boundary if the queue is empty.
@@ -73,6 +78,15 @@ public:
     // Returns true when something new became durable. Errors from msync are returned as is
     // (the caller turns the store read-only).
     Result<bool> flush(int32_t least_pages);
+
+    // The first half of a flush whose device flush the caller does (decision 035): writes back
+    // every segment from flushed_where() to the end (MappedFile::write_back) and returns the
+    // end written back, or nullopt (nothing written) when one of those segments is not
+    // fully_written() (the caller then uses flush()). Errors as flush().
+    Result<std::optional<int64_t>> write_back();
+    // After write_back() returned `where` and a device flush: records [.., where) flushed in
+    // the segments and in flushed_where().
+    void mark_flushed(int64_t where);
 
     // Cuts everything at and beyond `offset`: the segment holding it is truncated to
     // offset - from and its bytes past that are zeroed (so stale records can never reappear
@@ -108,6 +122,7 @@ private:
     const int64_t mapped_file_size_;
     AllocateMappedFileService* const allocator_;
     int64_t prefault_on_preallocate_ = 0;
+    bool zero_fill_ = false;
     mutable Mutex mu_;
     std::vector<std::shared_ptr<MappedFile>> files_ GUARDED_BY(mu_);
     std::atomic<int64_t> flushed_where_{0};

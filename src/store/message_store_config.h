@@ -30,6 +30,12 @@ struct MessageStoreConfig {
     int32_t delete_commit_log_files_interval_ms = 100;  // deleteCommitLogFilesInterval
     int32_t destroy_mapped_file_interval_forcibly_ms = 1000 * 120;  // destroyMapedFileIntervalForcibly
     bool warm_mapped_file_enable = false;           // warmMapedFileEnable
+    // Comet only: commitLogZeroFill = auto | true | false. New CommitLog segments are written
+    // with zeros before use, so a sync of new bytes commits no file system metadata (decision
+    // 035). auto (the broker resolves it into zero_fill_commit_log): on with
+    // enableDLegerCommitLog or SYNC_FLUSH, where every acknowledgement waits for a sync.
+    std::string commit_log_zero_fill = "auto";
+    bool zero_fill_commit_log = false;
     // Comet only (no Java key): bytes of the current CommitLog segment kept faulted in ahead of
     // the write position by PrefaultService (and of the next segment by its pre-allocation);
     // 0 disables. A sliding-window warmMapedFile: puts copy into resident pages.

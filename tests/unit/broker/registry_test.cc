@@ -41,5 +41,34 @@ TEST(BrokerRegistry, BrokerAndStoreKeysThroughTheSharedRegistry) {
     EXPECT_FALSE(make_store_config(cfg, store_cfg).is_ok());
 }
 
+// Decision 035: commitLogZeroFill=auto zero-fills where every acknowledgement waits for a sync.
+TEST(BrokerRegistry, CommitLogZeroFillAutoFollowsTheDurabilityMode) {
+    BrokerConfig cfg;
+    store::MessageStoreConfig store_cfg;
+    ConfigRegistry r;
+    register_broker_config(r, &cfg);
+    register_store_config(r, &store_cfg);
+    auto resolved = [&] {
+        auto sc = make_store_config(cfg, store_cfg);
+        EXPECT_TRUE(sc.is_ok()) << sc.status().to_string();
+        return sc.is_ok() && sc->zero_fill_commit_log;
+    };
+    EXPECT_FALSE(resolved()) << "ASYNC_FLUSH master-slave: no sync per acknowledgement";
+    cfg.flush_disk_type = "SYNC_FLUSH";
+    EXPECT_TRUE(resolved());
+    cfg.flush_disk_type = "ASYNC_FLUSH";
+    cfg.enable_dleger_commit_log = true;
+    EXPECT_TRUE(resolved());
+    ASSERT_TRUE(r.set("commitLogZeroFill", "false", "test").is_ok());
+    EXPECT_FALSE(resolved());
+    cfg.enable_dleger_commit_log = false;
+    ASSERT_TRUE(r.set("commitLogZeroFill", "true", "test").is_ok());
+    EXPECT_TRUE(resolved());
+    ASSERT_TRUE(r.set("commitLogZeroFill", "sometimes", "test").is_ok());
+    auto bad = make_store_config(cfg, store_cfg);
+    ASSERT_FALSE(bad.is_ok());
+    EXPECT_NE(bad.status().to_string().find("commitLogZeroFill"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace comet::broker

@@ -81,6 +81,44 @@ TEST_F(EntryLogTest, ATornOrZeroedRecordEndsTheLog) {
     ASSERT_TRUE(log->append(rec(20, 5, 2)).is_ok());
 }
 
+// Decision 035: the file grows by 1 MiB of zeros at a time (records then land in bytes that
+// exist on disk: an fdatasync commits no metadata); the zeros end the log at reopen.
+TEST_F(EntryLogTest, GrowsByZeroedMebibytesAndReopensToItsRecords) {
+    const std::string path = dir_ + "/entries";
+    constexpr int64_t kMiB = 1 << 20;
+    const auto per_mib = static_cast<int>(kMiB / EntryLog::kRecordSize);
+    {
+        auto log = open();
+        ASSERT_TRUE(log->set_base(0).is_ok());
+        EXPECT_EQ(std::filesystem::file_size(path), EntryLog::kRecordSize);
+        ASSERT_TRUE(log->append(rec(0, 10, 1)).is_ok());
+        EXPECT_EQ(std::filesystem::file_size(path), EntryLog::kRecordSize + kMiB);
+        for (int i = 1; i < per_mib; ++i) {  // fills the first MiB exactly
+            ASSERT_TRUE(log->append(rec(i * 10, 10, 1)).is_ok());
+        }
+        EXPECT_EQ(std::filesystem::file_size(path), EntryLog::kRecordSize + kMiB);
+        ASSERT_TRUE(log->append(rec(per_mib * 10, 10, 1)).is_ok());
+        EXPECT_EQ(std::filesystem::file_size(path), EntryLog::kRecordSize + 2 * kMiB);
+        ASSERT_TRUE(log->sync().is_ok());
+    }
+    {
+        auto log = open();
+        EXPECT_EQ(log->last_index(), raft::LogIndex(per_mib + 1));
+        EXPECT_EQ(log->end_offset(), (per_mib + 1) * 10);
+        EXPECT_EQ(std::filesystem::file_size(path), EntryLog::kRecordSize * (per_mib + 2))
+            << "the zeros are cut at open";
+        ASSERT_TRUE(log->truncate_from(raft::LogIndex(10)).is_ok());
+        EXPECT_EQ(std::filesystem::file_size(path), EntryLog::kRecordSize * 10);
+        ASSERT_TRUE(log->append(rec(90, 7, 2)).is_ok());
+        EXPECT_EQ(std::filesystem::file_size(path), EntryLog::kRecordSize * 10 + kMiB);
+        ASSERT_TRUE(log->sync().is_ok());
+    }
+    auto log = open();
+    ASSERT_EQ(log->last_index(), raft::LogIndex(10));
+    EXPECT_EQ(log->at(raft::LogIndex(10)).size, 7);
+    EXPECT_EQ(log->at(raft::LogIndex(10)).term, raft::Term(2));
+}
+
 TEST_F(EntryLogTest, TruncateAndCutBeyondAreDurableAtOnce) {
     {
         auto log = open();

@@ -167,5 +167,73 @@ TEST_F(FlushServiceTest, AsyncFlushHonoursLeastPagesThenFlushesAll) {
     EXPECT_EQ(queue_.flushed_where(), queue_.max_offset());
 }
 
+// Decision 035: one device flush for the CommitLog and the caller's file. The segments are
+// recorded flushed only after the caller's flush succeeded.
+TEST(FlushAllThen, WritesBackThenCallsTheDeviceFlushThenRecords) {
+    TempDir dir;
+    MessageStoreConfig config;
+    ManualClock clock;
+    RunningFlags flags;
+    MappedFileQueue queue(dir.path() + "/log", kSeg, nullptr);
+    queue.set_zero_fill(true);
+    ASSERT_TRUE(queue.load().is_ok());
+    FlushService fs(config, &queue, &clock, &flags, nullptr);
+    auto f = queue.get_last_mapped_file(0, true).value();
+    ASSERT_TRUE(f->fully_written());
+    ASSERT_TRUE(f->append(std::string(3000, 'a')));
+
+    int calls = 0;
+    Status st = fs.flush_all_then([&] {
+        ++calls;
+        EXPECT_EQ(queue.flushed_where(), 0) << "recorded before the device flush";
+        return Status::error(Errc::kIoError, "injected fdatasync failure");
+    });
+    EXPECT_FALSE(st.is_ok());
+    EXPECT_EQ(calls, 1);
+    EXPECT_EQ(queue.flushed_where(), 0);
+    EXPECT_EQ(fs.fsync_count(), 0);
+
+    st = fs.flush_all_then([&] {
+        ++calls;
+        return Status::ok();
+    });
+    ASSERT_TRUE(st.is_ok()) << st.to_string();
+    EXPECT_EQ(calls, 2);
+    EXPECT_EQ(queue.flushed_where(), 3000);
+    EXPECT_EQ(f->flushed_position(), 3000);
+    EXPECT_EQ(fs.fsync_count(), 1);
+    EXPECT_TRUE(fs.flush_all()) << "the store is not failed by the caller's failure";
+}
+
+TEST(FlushAllThen, FallsBackToMsyncForAFallocatedSegment) {
+    TempDir dir;
+    MessageStoreConfig config;
+    ManualClock clock;
+    RunningFlags flags;
+    MappedFileQueue queue(dir.path() + "/log", kSeg, nullptr);
+    ASSERT_TRUE(queue.load().is_ok());
+    FlushService fs(config, &queue, &clock, &flags, nullptr);
+    ASSERT_TRUE(queue.get_last_mapped_file(0, true).value()->append(std::string(700, 'b')));
+    int64_t flushed_when_called = -1;
+    Status st = fs.flush_all_then([&] {
+        flushed_when_called = queue.flushed_where();
+        return Status::ok();
+    });
+    ASSERT_TRUE(st.is_ok());
+    EXPECT_EQ(flushed_when_called, 700) << "msync'ed first, then the caller's flush";
+
+    set_flush_fault_for_test(true);
+    ASSERT_TRUE(queue.get_last_mapped_file(0, true).value()->append("c"));
+    int calls = 0;
+    st = fs.flush_all_then([&] {
+        ++calls;
+        return Status::ok();
+    });
+    set_flush_fault_for_test(false);
+    EXPECT_FALSE(st.is_ok());
+    EXPECT_EQ(calls, 0);
+    EXPECT_FALSE(fs.flush_all()) << "a failed CommitLog flush makes the store read-only";
+}
+
 }  // namespace
 }  // namespace comet::store

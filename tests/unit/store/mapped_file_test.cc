@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -23,6 +24,30 @@ using testing::kSeg;
 using testing::TempDir;
 
 namespace fs = std::filesystem;
+
+// Creates the first segment of `q` (inline), fills it, waits until the worker pre-created the
+// next one and returns both (second null on failure, with a test failure recorded).
+std::pair<std::shared_ptr<MappedFile>, std::shared_ptr<MappedFile>>
+first_inline_second_from_worker(AllocateMappedFileService& alloc, MappedFileQueue& q) {
+    auto first = q.get_last_mapped_file(0, true);
+    EXPECT_TRUE(first.is_ok());
+    if (!first.is_ok() || !first.value()->append(std::string(kSeg, 'x'))) {
+        ADD_FAILURE() << "first segment";
+        return {};
+    }
+    // The first get asked the worker for the next segment: wait until it made it, so the
+    // second get is served from the worker, not created inline.
+    for (int i = 0; i < 30000 && alloc.created_in_background() < 1; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    EXPECT_EQ(alloc.created_in_background(), 1);
+    auto second = q.get_last_mapped_file(0, true);
+    if (!second.is_ok() || second.value()->file_from_offset() != kSeg) {
+        ADD_FAILURE() << "second segment";
+        return {first.value(), nullptr};
+    }
+    return {first.value(), second.value()};
+}
 
 TEST(MappedFileName, FormatsAndParses) {
     EXPECT_EQ(offset_to_file_name(0), "00000000000000000000");
@@ -320,26 +345,131 @@ TEST(AllocateMappedFileService, PrefaultsHeadOfPreallocatedSegment) {
     MappedFileQueue q(dir.path(), kSeg, &alloc);
     q.set_prefault_on_preallocate(2 * kOsPageSize);
     ASSERT_TRUE(q.load().is_ok());
-    auto first = q.get_last_mapped_file(0, true);
-    ASSERT_TRUE(first.is_ok());
-    ASSERT_TRUE(first.value()->append(std::string(kSeg, 'x')));
-    // The first get asked the worker for the next segment: wait until it made it, so the
-    // second get is served from the worker (the path under test), not created inline.
-    for (int i = 0; i < 30000 && alloc.created_in_background() < 1; ++i) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-    ASSERT_EQ(alloc.created_in_background(), 1);
-    auto second = q.get_last_mapped_file(0, true);
-    ASSERT_TRUE(second.is_ok());
-    EXPECT_EQ(second.value()->file_from_offset(), kSeg);
+    auto [first, second] = first_inline_second_from_worker(alloc, q);
+    ASSERT_TRUE(second != nullptr);
     std::vector<unsigned char> vec(2);
-    ASSERT_EQ(::mincore(second.value()->data(), 2 * kOsPageSize, vec.data()), 0);
-    if (!second.value()->prefault(kSeg - 1, 1)) {
+    ASSERT_EQ(::mincore(second->data(), 2 * kOsPageSize, vec.data()), 0);
+    if (!second->prefault(kSeg - 1, 1)) {
         GTEST_SKIP() << "madvise(MADV_POPULATE_WRITE) unsupported by this kernel (Linux < 5.14)";
     }
     EXPECT_TRUE(vec[0] & 1);
     EXPECT_TRUE(vec[1] & 1);
-    EXPECT_EQ(second.value()->wrote_position(), 0);
+    EXPECT_EQ(second->wrote_position(), 0);
+    alloc.shutdown();
+}
+
+// Decision 035: a zero-filled segment has every block written, so a sync of new bytes commits
+// no metadata; a fallocate'd one (unwritten extents) is never taken for one.
+TEST(MappedFile, ZeroFilledFileIsFullyWrittenAndAFallocatedOneIsNot) {
+    TempDir dir;
+    auto zeroed = MappedFile::open(dir.path(), 0, kSeg, /*zero_fill=*/true);
+    ASSERT_TRUE(zeroed.is_ok()) << zeroed.status().to_string();
+    EXPECT_TRUE(zeroed.value()->fully_written());
+    for (int64_t i = 0; i < kSeg; i += 4093) {
+        ASSERT_EQ(zeroed.value()->data()[i], 0) << i;
+    }
+    EXPECT_EQ(fs::directory_iterator(dir.path())->path().filename().string().size(), 20u)
+        << "no temporary file left behind";
+    auto plain = MappedFile::open(dir.path(), kSeg, kSeg);
+    ASSERT_TRUE(plain.is_ok());
+    EXPECT_FALSE(plain.value()->fully_written());
+    zeroed.value().reset();
+    plain.value().reset();
+
+    // Reopened: the file system is asked. A fallocate'd file never passes; the zero-filled one
+    // does wherever FIEMAP reports extents (ext4, XFS, btrfs; not tmpfs).
+    auto plain_again = MappedFile::open(dir.path(), kSeg, kSeg, /*zero_fill=*/true);
+    ASSERT_TRUE(plain_again.is_ok());
+    EXPECT_FALSE(plain_again.value()->fully_written());
+    auto zeroed_again = MappedFile::open(dir.path(), 0, kSeg, /*zero_fill=*/true);
+    ASSERT_TRUE(zeroed_again.is_ok());
+    if (!zeroed_again.value()->fully_written()) {
+        std::cout << "note: FIEMAP does not report written extents on this file system; "
+                     "reopened segments use the two-flush path\n";
+    }
+    // Without zero_fill the question is never asked.
+    zeroed_again.value().reset();
+    auto unasked = MappedFile::open(dir.path(), 0, kSeg);
+    ASSERT_TRUE(unasked.is_ok());
+    EXPECT_FALSE(unasked.value()->fully_written());
+}
+
+TEST(MappedFile, ZeroTailMakesAZeroFilledFileAFallocatedOneAgain) {
+    TempDir dir;
+    auto f = MappedFile::open(dir.path(), 0, kSeg, /*zero_fill=*/true).value();
+    ASSERT_TRUE(f->append(std::string(3 * kOsPageSize, 'a')));
+    f->set_positions(kOsPageSize);
+    ASSERT_TRUE(f->zero_tail().is_ok());
+    // Wherever the hole punch worked the tail is unwritten again; where it could not, the
+    // tail was zeroed in place and stays written.
+    if (f->fully_written()) {
+        EXPECT_EQ(f->data()[kOsPageSize], 0);
+    }
+    EXPECT_EQ(f->data()[kOsPageSize - 1], 'a');
+    EXPECT_EQ(f->data()[2 * kOsPageSize], 0);
+}
+
+TEST(MappedFile, WriteBackLeavesTheFlushedPositionToMarkFlushed) {
+    TempDir dir;
+    auto f = MappedFile::open(dir.path(), 0, kSeg, /*zero_fill=*/true).value();
+    ASSERT_TRUE(f->append(std::string(5000, 'b')));
+    auto wrote = f->write_back();
+    ASSERT_TRUE(wrote.is_ok()) << wrote.status().to_string();
+    EXPECT_EQ(wrote.value(), 5000);
+    EXPECT_EQ(f->flushed_position(), 0) << "not durable before the device flush";
+    f->mark_flushed(wrote.value());
+    EXPECT_EQ(f->flushed_position(), 5000);
+    f->mark_flushed(100);
+    EXPECT_EQ(f->flushed_position(), 5000) << "never moves backwards";
+    set_flush_fault_for_test(true);
+    ASSERT_TRUE(f->append(std::string(10, 'c')));
+    auto failed = f->write_back();
+    set_flush_fault_for_test(false);
+    EXPECT_FALSE(failed.is_ok());
+    EXPECT_EQ(f->flushed_position(), 5000);
+}
+
+TEST(MappedFileQueue, WriteBackCoversEveryZeroFilledSegmentOrNone) {
+    TempDir dir;
+    {
+        MappedFileQueue q(dir.path(), kSeg, nullptr);
+        q.set_zero_fill(true);
+        ASSERT_TRUE(q.load().is_ok());
+        auto a = q.get_last_mapped_file(0, true).value();
+        ASSERT_TRUE(a->append(std::string(kSeg, 'x')));
+        auto b = q.get_last_mapped_file(0, true).value();
+        ASSERT_TRUE(b->append(std::string(100, 'y')));
+        auto where = q.write_back();
+        ASSERT_TRUE(where.is_ok());
+        ASSERT_TRUE(where.value().has_value());
+        EXPECT_EQ(*where.value(), kSeg + 100);
+        EXPECT_EQ(q.flushed_where(), 0);
+        q.mark_flushed(*where.value());
+        EXPECT_EQ(q.flushed_where(), kSeg + 100);
+        EXPECT_EQ(a->flushed_position(), kSeg);
+        EXPECT_EQ(b->flushed_position(), 100);
+    }
+    // A queue whose unflushed range holds a fallocate'd segment writes nothing back.
+    TempDir dir2;
+    MappedFileQueue q(dir2.path(), kSeg, nullptr);
+    ASSERT_TRUE(q.load().is_ok());
+    ASSERT_TRUE(q.get_last_mapped_file(0, true).value()->append("z"));
+    auto where = q.write_back();
+    ASSERT_TRUE(where.is_ok());
+    EXPECT_FALSE(where.value().has_value());
+}
+
+TEST(AllocateMappedFileService, ZeroFillsOnlyTheFilesItsWorkerCreates) {
+    TempDir dir;
+    AllocateMappedFileService alloc;
+    alloc.start();
+    MappedFileQueue q(dir.path(), kSeg, &alloc);
+    q.set_zero_fill(true);
+    ASSERT_TRUE(q.load().is_ok());
+    auto [first, second] = first_inline_second_from_worker(alloc, q);
+    ASSERT_TRUE(second != nullptr);
+    EXPECT_FALSE(first->fully_written()) << "created inline: never zero-filled";
+    EXPECT_TRUE(second->fully_written());
     alloc.shutdown();
 }
 
