@@ -50,6 +50,10 @@ CLK_TCK=$(getconf CLK_TCK)
 cleanup() {
     for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
     for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+    # KEEP_LOGS=DIR: keep the brokers' logs and mqbench's output of the run there.
+    if [[ -n ${KEEP_LOGS:-} ]]; then
+        mkdir -p "$KEEP_LOGS" && cp -r "$TMP"/*.log "$TMP"/*.err "$TMP"/*.json "$TMP"/logs "$KEEP_LOGS"/ 2>/dev/null || true
+    fi
     rm -rf "$TMP"
 }
 trap cleanup EXIT INT TERM
@@ -75,19 +79,28 @@ start_ns() {
     PIDS+=($!)
     wait_port "$NSP"
 }
-# run LABEL THREADS WINDOW -> "tps p50 p99 failed cpu_us_per_msg"
+# The block device under $TMP and its completed writes and cache flushes (/proc/diskstats
+# fields 8 and 19; the flush count needs Linux >= 5.5, else 0): device work per message does
+# not depend on how busy the CPUs are.
+DEV=$(basename "$(df --output=source "$TMP" | tail -1)")
+disk_io() { awk -v d="$DEV" '$3 == d { print $8, ($19 == "" ? 0 : $19) }' /proc/diskstats; }
+# run LABEL THREADS WINDOW -> "tps p50 p99 failed cpu_us_per_msg writes/1k flushes/1k"
 run() {
-    local c0 c1
+    local c0 c1 d0 d1
     c0=$(brokers_cpu)
+    d0=$(disk_io)
     "$MB" producer "${TARGET[@]}" -t BenchDl --threads "$2" --window "$3" -s 1024 \
         --duration "$DURATION" --json 2> "$TMP/$1.err" | tail -1 > "$TMP/$1.json"
     c1=$(brokers_cpu)
+    d1=$(disk_io)
     python3 -c 'import json,sys
 d=json.load(open(sys.argv[1]))
 ok=max(d.get("ok",0),1)
 cpu=(int(sys.argv[2])-int(sys.argv[3]))/int(sys.argv[4])*1e6/ok
-print(d.get("tps",0),d.get("p50_ms",0),d.get("p99_ms",0),d.get("failed",0),f"{cpu:.1f}")' \
-        "$TMP/$1.json" "$c1" "$c0" "$CLK_TCK"
+w0,f0=map(int,(sys.argv[5] or "0 0").split()); w1,f1=map(int,(sys.argv[6] or "0 0").split())
+print(d.get("tps",0),d.get("p50_ms",0),d.get("p99_ms",0),d.get("failed",0),f"{cpu:.1f}",
+      f"{(w1-w0)*1000/ok:.0f}",f"{(f1-f0)*1000/ok:.0f}")' \
+        "$TMP/$1.json" "$c1" "$c0" "$CLK_TCK" "$d0" "$d1"
 }
 declare -A RES
 measure() {  # label
@@ -146,13 +159,13 @@ for v in "${VARIANTS[@]}"; do
     measure "$v"
     stop_all
 done
-printf '| load | target | msgs/s | ratio to single | p50 / p99 ms | brokers CPU µs/msg |\n|---|---|---:|---:|---|---:|\n'
+printf '| load | target | msgs/s | ratio to single | p50 / p99 ms | brokers CPU µs/msg | %s writes / flushes per 1k msgs |\n|---|---|---:|---:|---|---:|---:|\n' "$DEV"
 for l in 4x64 1x1; do
-    read -r st sp50 sp99 sf scpu <<< "${RES[single-$l]}"
+    read -r st sp50 sp99 sf scpu sw sfl <<< "${RES[single-$l]}"
     for t in single dledger relaxed "${VARIANTS[@]}"; do
-        read -r tt tp50 tp99 tf tcpu <<< "${RES[$t-$l]}"
+        read -r tt tp50 tp99 tf tcpu tw tfl <<< "${RES[$t-$l]}"
         ratio=$(python3 -c "print(f'{float($tt)/max(float($st),1):.2f}')")
-        printf '| %s | %s | %.0f | %s | %s / %s | %s |\n' "$l" "$t" "$tt" "$ratio" "$tp50" "$tp99" "$tcpu"
+        printf '| %s | %s | %.0f | %s | %s / %s | %s | %s / %s |\n' "$l" "$t" "$tt" "$ratio" "$tp50" "$tp99" "$tcpu" "$tw" "$tfl"
         if [[ $tf != 0 ]]; then echo "($l $t: $tf failed sends)"; fi
     done
 done

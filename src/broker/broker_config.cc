@@ -97,6 +97,7 @@ const std::vector<Entry>& fields() {
         {"dLegerElectionTimeoutMaxMs", &BrokerConfig::dleger_election_timeout_max_ms},
         {"dLegerHeartbeatIntervalMs", &BrokerConfig::dleger_heartbeat_interval_ms},
         {"dLegerSyncBeforeAck", &BrokerConfig::dleger_sync_before_ack},
+        {"dLegerLazyLeaderSync", &BrokerConfig::dleger_lazy_leader_sync},
         {"enableControllerMode", &BrokerConfig::enable_controller_mode},
         {"controllerAddr", &BrokerConfig::controller_addr},
         {"syncBrokerMetadataPeriod", &BrokerConfig::sync_broker_metadata_period},

@@ -113,6 +113,7 @@ struct BrokerConfig {
     int32_t dleger_election_timeout_max_ms = 300;        // dLegerElectionTimeoutMaxMs (Comet)
     int32_t dleger_heartbeat_interval_ms = 50;           // dLegerHeartbeatIntervalMs (Comet)
     bool dleger_sync_before_ack = true;                  // dLegerSyncBeforeAck (Comet)
+    bool dleger_lazy_leader_sync = true;                 // dLegerLazyLeaderSync (Comet)
     // --- controller mode (docs/controller.md; BrokerConfig + MessageStoreConfig keys) ---
     bool enable_controller_mode = false;                 // enableControllerMode
     std::string controller_addr;                         // controllerAddr "a:9878;b:9868"

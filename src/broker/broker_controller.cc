@@ -197,6 +197,7 @@ Status BrokerController::initialize() {
         dcfg.heartbeat_interval_ms = cfg.dleger_heartbeat_interval_ms;
         dcfg.commit_timeout = std::chrono::milliseconds(cfg.slave_timeout);
         dcfg.sync_before_ack = cfg.dleger_sync_before_ack;
+        dcfg.lazy_leader_sync = cfg.dleger_lazy_leader_sync;
         if (!dcfg.sync_before_ack) {
             spdlog::warn(
                 "dLegerSyncBeforeAck=false: acks from the page cache; a power failure of "

@@ -40,6 +40,11 @@ struct DLedgerConfig {
     // cache, fsync right behind; survives kill -9 of any number of peers, but a power failure
     // of a majority within the flush lag can lose acknowledged messages.
     bool sync_before_ack = true;
+    // dLegerLazyLeaderSync (Comet, decision 036): with sync_before_ack, a leader whose followers
+    // alone are a majority syncs its own log only when a commit waits for its vote (a request
+    // older than about two follower rounds that they have not committed), and at least every
+    // 100 ms; it still counts itself only for entries synced. false: it syncs every round.
+    bool lazy_leader_sync = true;
 
     const DLedgerPeer& self() const;
     const DLedgerPeer* find(const std::string& id) const;

@@ -242,6 +242,8 @@ std::map<std::string, std::string> DLedgerServer::runtime_info() const {
         peers += p.id + ":" + std::to_string(p.match_index) + ":" + std::to_string(p.match_offset);
     }
     m["dledgerPeerMatch"] = peers;
+    m["dledgerLeaderSyncsDeferredCommitted"] = std::to_string(lazy_committed_by_followers_.load());
+    m["dledgerLeaderSyncsForCommit"] = std::to_string(lazy_released_for_commit_.load());
     return m;
 }
 
@@ -523,6 +525,8 @@ void DLedgerServer::drain_ready() {
                 } else {
                     node_->persisted(rd.persist->seq);
                     persisted_reported_ = std::max(persisted_reported_, rd.persist->seq);
+                    lazy_.clear();  // covered
+                    lazy_seq_ = 0;
                 }
             } else if (config_.sync_before_ack && node_->role() != raft::Role::kLeader &&
                        sync_inline()) {
@@ -531,16 +535,12 @@ void DLedgerServer::drain_ready() {
                 // sync cover more (no hand-off to the flush thread and back per round).
                 node_->persisted(rd.persist->seq);
                 persisted_reported_ = std::max(persisted_reported_, rd.persist->seq);
-            } else {
+            } else if (!defer_leader_sync(*rd.persist, SteadyClock::now())) {
                 // Entries only: the flush thread syncs while the driver goes on (acks and votes
                 // that depend on these writes stay held inside the node until persisted()).
                 // Relaxed policy: the page cache counts as persisted at once; the flush thread
                 // still syncs behind, nobody waits for it.
-                {
-                    MutexLock l(flush_mu_);
-                    flush_want_ = std::max(flush_want_, rd.persist->seq);
-                }
-                flush_cv_.notify_one();
+                request_flush(rd.persist->seq);
                 if (!config_.sync_before_ack) {
                     node_->persisted(rd.persist->seq);
                     persisted_reported_ = std::max(persisted_reported_, rd.persist->seq);
@@ -551,6 +551,68 @@ void DLedgerServer::drain_ready() {
             publish_commit(rd.apply_to);
         }
     }
+    release_lazy_syncs(SteadyClock::now());
+}
+
+void DLedgerServer::request_flush(uint64_t seq) {
+    {
+        MutexLock l(flush_mu_);
+        flush_want_ = std::max(flush_want_, seq);
+    }
+    flush_cv_.notify_one();
+}
+
+bool DLedgerServer::defer_leader_sync(const raft::PersistRequest& p,
+                                      std::chrono::steady_clock::time_point now) {
+    const size_t voters = config_.peers.size();
+    // The followers alone are a majority (3 peers and more): the leader's vote is a spare.
+    if (!config_.sync_before_ack || !config_.lazy_leader_sync ||
+        node_->role() != raft::Role::kLeader || voters - 1 < voters / 2 + 1) {
+        return false;
+    }
+    if (lazy_seq_ == 0) {
+        lazy_oldest_ = now;
+    }
+    lazy_seq_ = std::max(lazy_seq_, p.seq);
+    lazy_.push_back(DeferredSync{p.seq, p.last_index, now});
+    return true;
+}
+
+void DLedgerServer::release_lazy_syncs(std::chrono::steady_clock::time_point now) {
+    if (lazy_seq_ == 0) {
+        return;
+    }
+    // Requests whose entries the followers committed: learn how long that took.
+    const raft::LogIndex commit = node_->commit_index();
+    size_t done = 0;
+    while (done < lazy_.size() && lazy_[done].last <= commit) {
+        const auto took = now - lazy_[done].since;
+        follower_commit_avg_ += (took - follower_commit_avg_) / 8;
+        ++done;
+    }
+    if (done > 0) {
+        lazy_committed_by_followers_.fetch_add(static_cast<int64_t>(done),
+                                               std::memory_order_relaxed);
+        lazy_.erase(lazy_.begin(), lazy_.begin() + static_cast<std::ptrdiff_t>(done));
+    }
+    // A request waiting four times the followers' usual time may be waiting for the leader's
+    // vote (a follower down or slow): sync now. Rounds vary a lot on a busy device, so less
+    // would sync the leader for ordinary stragglers. Bounded by a quarter of the election
+    // timeout.
+    const auto wait = std::clamp<std::chrono::nanoseconds>(
+        4 * follower_commit_avg_, std::chrono::milliseconds(2),
+        std::chrono::milliseconds(std::max(1, config_.election_timeout_min_ms / 4)));
+    const bool for_commit = !lazy_.empty() && now - lazy_.front().since >= wait;
+    const bool background = now - lazy_oldest_ >= std::chrono::milliseconds(100);
+    if (!for_commit && !background && node_->role() == raft::Role::kLeader) {
+        return;
+    }
+    if (for_commit) {
+        lazy_released_for_commit_.fetch_add(1, std::memory_order_relaxed);
+    }
+    request_flush(lazy_seq_);
+    lazy_.clear();
+    lazy_seq_ = 0;
 }
 
 void DLedgerServer::publish_commit(raft::LogIndex commit) {

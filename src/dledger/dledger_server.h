@@ -117,6 +117,14 @@ private:
     // or while inline syncs are off after a slow one (the flush thread takes the round then).
     bool sync_inline();
     void drain_ready();
+    // Driver thread, leader, decision 036: true when this persist request may wait (the
+    // followers alone are a majority); it is then recorded in lazy_.
+    bool defer_leader_sync(const raft::PersistRequest& p, std::chrono::steady_clock::time_point now);
+    // Driver thread, every round: hands the deferred requests to the flush thread when a commit
+    // may be waiting for the leader's vote, the oldest is 100 ms old, or this peer is no
+    // longer leader.
+    void release_lazy_syncs(std::chrono::steady_clock::time_point now);
+    void request_flush(uint64_t seq);
     void propose_new_bytes();
     void on_role_change(raft::Role was);
     void step_down_writes();
@@ -186,6 +194,24 @@ private:
     std::vector<Waiter> committed_batch_;  // driver thread: publish_commit's (capacity kept)
 
     uint64_t persisted_reported_ = 0;   // driver thread
+    // Driver thread, decision 036: the leader's persist requests not yet handed to the flush
+    // thread. lazy_ holds those the followers have not committed yet (oldest first, capacity
+    // kept); lazy_seq_ is the highest deferred seq, lazy_oldest_ when the oldest of them came.
+    struct DeferredSync {
+        uint64_t seq;
+        raft::LogIndex last;
+        std::chrono::steady_clock::time_point since;
+    };
+    std::vector<DeferredSync> lazy_;
+    uint64_t lazy_seq_ = 0;
+    std::chrono::steady_clock::time_point lazy_oldest_;
+    // How long the followers take to commit a deferred request (moving average): the leader's
+    // own sync is started once a request waited twice that.
+    std::chrono::nanoseconds follower_commit_avg_{std::chrono::milliseconds(2)};
+    // Deferred requests the followers committed alone, and those handed to the flush thread
+    // because a commit may have waited for the leader (runtime_info).
+    std::atomic<int64_t> lazy_committed_by_followers_{0};
+    std::atomic<int64_t> lazy_released_for_commit_{0};
     int64_t truncated_seen_ = 0;        // driver thread: storage_.truncated_bytes() last seen
     // Driver thread: inline syncs resume after this (a slow one hands them to the flush thread).
     std::chrono::steady_clock::time_point inline_sync_off_until_;

@@ -40,6 +40,31 @@ std::string base_of(const std::string& path) {
 std::atomic<bool> g_flush_fault{false};
 std::atomic<bool> g_write_fault{false};
 
+// Writes zeros over [0, size) and makes them durable, with write-behind: at most two 1 MiB
+// chunks are in flight, so a sync of another file (a DLedger round, a group commit) never waits
+// behind the writeback of a whole segment (a 128 MiB burst made follower syncs take 290 ms and
+// cost a DLedger group its leader).
+Status zero_fill_durably(int fd, int64_t size, const std::string& path) {
+    constexpr int64_t kChunk = 1 << 20;
+    for (int64_t at = 0; at < size; at += kChunk) {
+        const int64_t n = std::min(kChunk, size - at);
+        COMET_RETURN_IF_ERROR(pwrite_zeros(fd, at, n, path));
+        if (::sync_file_range(fd, at, n, SYNC_FILE_RANGE_WRITE) != 0) {
+            return errno_status("sync_file_range", path, errno);
+        }
+        if (at >= kChunk &&
+            ::sync_file_range(fd, at - kChunk, kChunk,
+                              SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
+                                  SYNC_FILE_RANGE_WAIT_AFTER) != 0) {
+            return errno_status("sync_file_range", path, errno);
+        }
+    }
+    if (::fdatasync(fd) != 0) {
+        return errno_status("fdatasync", path, errno);
+    }
+    return Status::ok();
+}
+
 // True when FIEMAP reports extents covering [0, size) with none unwritten, delayed or of
 // unknown state. False when the file system cannot tell (no FIEMAP) or any doubt remains.
 bool all_blocks_written(int fd, int64_t size) {
@@ -131,10 +156,7 @@ Result<std::shared_ptr<MappedFile>> MappedFile::open_path(const std::string& pat
             return errno_status("fallocate", path, rc);
         }
         if (zero_fill) {
-            Status st = pwrite_zeros(tfd, 0, file_size, tmp);
-            if (st.is_ok() && ::fdatasync(tfd) != 0) {
-                st = errno_status("fdatasync", tmp, errno);
-            }
+            Status st = zero_fill_durably(tfd, file_size, tmp);
             if (!st.is_ok()) {
                 ::close(tfd);
                 ::unlink(tmp.c_str());

@@ -236,5 +236,30 @@ TEST_F(DLedgerServerTest, WaitersRegisteredOutOfOrderCompleteByTheirOwnEnd) {
     EXPECT_EQ(calls.load(), 4);
 }
 
+// Decision 036: with both followers up, the leader's own sync is a spare vote and waits; the
+// followers commit alone. With one follower down every commit needs the leader's vote: its sync
+// starts once a request waited (about two follower rounds) and every put still commits.
+TEST_F(DLedgerServerTest, LeaderSyncsItsLogOnlyWhenACommitWaitsForIt) {
+    int leader = -1;
+    ASSERT_TRUE(wait_until([&] { return (leader = writable_leader()) >= 0; }, 20s));
+    auto counter = [&](const char* key) {
+        return std::stoll(peers_[leader].server->runtime_info()[key]);
+    };
+    for (int k = 0; k < 20; ++k) {
+        ASSERT_EQ(put(leader, "a" + std::to_string(k)), store::PutMessageStatus::kPutOk);
+    }
+    EXPECT_GT(counter("dledgerLeaderSyncsDeferredCommitted"), 0);
+    const int64_t for_commit_before = counter("dledgerLeaderSyncsForCommit");
+
+    const int down = (leader + 1) % 3;
+    peers_[down].server->shutdown();  // kept until TearDown: its store still reads it
+    for (int k = 0; k < 5; ++k) {
+        ASSERT_EQ(put(leader, "b" + std::to_string(k)), store::PutMessageStatus::kPutOk) << k;
+    }
+    EXPECT_GT(counter("dledgerLeaderSyncsForCommit"), for_commit_before);
+    const int64_t end = peers_[leader].store->commit_log().max_offset().value();
+    EXPECT_EQ(peers_[leader].server->committed_offset(), end);
+}
+
 }  // namespace
 }  // namespace comet::dledger
