@@ -91,7 +91,7 @@ void register_store_config(ConfigRegistry& r, store::MessageStoreConfig* c) {
                "pre-touch new CommitLog segments");
     r.add_string("commitLogZeroFill", &c->commit_log_zero_fill, c->commit_log_zero_fill,
                  "auto|true|false: write new CommitLog segments with zeros so that syncs commit "
-                 "no file system metadata (auto: on with DLedger or SYNC_FLUSH)");
+                 "no file system metadata (auto: on with DLedger)");
     r.add_int64("commitLogWriteBufferSize", &c->commit_log_write_buffer_bytes,
                 c->commit_log_write_buffer_bytes,
                 "CommitLog write buffer bytes (Comet; 0 = write through the mapping)")
@@ -180,8 +180,9 @@ Result<store::MessageStoreConfig> make_store_config(const BrokerConfig& config,
         }
     }
     if (c.commit_log_zero_fill == "auto") {
-        c.zero_fill_commit_log = config.enable_dleger_commit_log ||
-                                 c.flush_disk_type == store::FlushDiskType::kSyncFlush;
+        // Not with SYNC_FLUSH alone: a group commit there batches enough that the zeros' CPU
+        // and second write cost more than the metadata they save (decision 035).
+        c.zero_fill_commit_log = config.enable_dleger_commit_log;
     } else if (c.commit_log_zero_fill == "true" || c.commit_log_zero_fill == "false") {
         c.zero_fill_commit_log = c.commit_log_zero_fill == "true";
     } else {

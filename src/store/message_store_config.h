@@ -33,7 +33,7 @@ struct MessageStoreConfig {
     // Comet only: commitLogZeroFill = auto | true | false. New CommitLog segments are written
     // with zeros before use, so a sync of new bytes commits no file system metadata (decision
     // 035). auto (the broker resolves it into zero_fill_commit_log): on with
-    // enableDLegerCommitLog or SYNC_FLUSH, where every acknowledgement waits for a sync.
+    // enableDLegerCommitLog, where every acknowledgement waits for syncs on a majority.
     std::string commit_log_zero_fill = "auto";
     bool zero_fill_commit_log = false;
     // Comet only (no Java key): bytes of the current CommitLog segment kept faulted in ahead of
