@@ -562,6 +562,10 @@ void DLedgerServer::request_flush(uint64_t seq) {
     flush_cv_.notify_one();
 }
 
+namespace {
+constexpr std::chrono::nanoseconds kLazySyncMaxWait = std::chrono::milliseconds(8);
+}  // namespace
+
 bool DLedgerServer::defer_leader_sync(const raft::PersistRequest& p,
                                       std::chrono::steady_clock::time_point now) {
     const size_t voters = config_.peers.size();
@@ -595,13 +599,12 @@ void DLedgerServer::release_lazy_syncs(std::chrono::steady_clock::time_point now
                                                std::memory_order_relaxed);
         lazy_.erase(lazy_.begin(), lazy_.begin() + static_cast<std::ptrdiff_t>(done));
     }
-    // A request waiting four times the followers' usual time may be waiting for the leader's
+    // A request waiting three times the followers' usual time may be waiting for the leader's
     // vote (a follower down or slow): sync now. Rounds vary a lot on a busy device, so less
-    // would sync the leader for ordinary stragglers. Bounded by a quarter of the election
-    // timeout.
+    // would sync the leader for ordinary stragglers; at most 8 ms (a straggling follower costs
+    // the p99 at most that much).
     const auto wait = std::clamp<std::chrono::nanoseconds>(
-        4 * follower_commit_avg_, std::chrono::milliseconds(2),
-        std::chrono::milliseconds(std::max(1, config_.election_timeout_min_ms / 4)));
+        3 * follower_commit_avg_, std::chrono::milliseconds(2), kLazySyncMaxWait);
     const bool for_commit = !lazy_.empty() && now - lazy_.front().since >= wait;
     const bool background = now - lazy_oldest_ >= std::chrono::milliseconds(100);
     if (!for_commit && !background && node_->role() == raft::Role::kLeader) {
