@@ -422,7 +422,10 @@ void Connection::on_read(const asio::error_code& ec, size_t n) {
         // Hot request headers go straight into their typed struct (decision 020). A typed
         // header that does not decode is rare: decode generally so the processor answers it
         // from ext_fields with the usual error.
-        auto fast = protocol::decode_frame_payload_fast(payload, options_.max_frame_bytes);
+        // A send's body stays in rbuf_ (borrowed_body), which is neither moved nor
+        // overwritten before the next do_read(): valid through on_request below (issue 16).
+        auto fast = protocol::decode_frame_payload_fast(payload, options_.max_frame_bytes,
+                                                        /*borrow_send_body=*/true);
         Result<protocol::RemotingCommand> decoded = Status(Errc::kInternal, "unset");
         if (!fast.is_ok()) {
             decoded = fast.status();

@@ -68,7 +68,9 @@ using ConnectionPtr = std::shared_ptr<Connection>;
 class ConnectionHandler {
 public:
     virtual ~ConnectionHandler() = default;
-    // An incoming request (responses are matched inside Connection).
+    // An incoming request (responses are matched inside Connection). A send's body may be
+    // borrowed from the connection's read buffer (request.borrowed_body): valid until this
+    // call returns; keeping the request longer requires request.own_body() first.
     virtual void on_request(const ConnectionPtr& conn, protocol::RemotingCommand request) = 0;
     // Exactly once, after the socket is closed and every pending request has failed.
     virtual void on_closed(const ConnectionPtr& conn, const Status& reason) = 0;
