@@ -62,6 +62,8 @@ void put_through(BrokerContext& ctx, protocol::MessageExt& msg, std::string_view
             ctx.store->put_message(msg, body, std::move(cb));
         }
     };
+    static_assert(ReplicationService::PutFn::fits_inline<decltype(append)>(),
+                  "the append must fit ReplicationService::PutFn inline (no allocation)");
     if (ctx.replication == nullptr) {
         append([done = std::move(done)](store::PutMessageResult r) {
             done(std::move(r), SendDurability{});
