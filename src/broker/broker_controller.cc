@@ -402,6 +402,7 @@ void BrokerController::register_processors() {
             if (send_->try_send_inline(rc, req, reply)) {
                 return;
             }
+            req.own_body();  // the executor runs it after the read buffer has moved on
             const bool queued =
                 send_exec->execute([send, conn, req = std::move(req), responder]() mutable {
                     try {
@@ -419,8 +420,9 @@ void BrokerController::register_processors() {
                                   "[OVERLOAD]system busy, start flow control for a while");
             }
         });
+    // send_inline reads a send's body where the connection read it (issue 16).
     for (int32_t code : {Req::kSendMessage, Req::kSendMessageV2, Req::kSendBatchMessage}) {
-        server_->register_inline_processor(code, send_inline);
+        server_->register_inline_processor(code, send_inline, /*borrows_body=*/true);
     }
     server_->register_processor(Req::kConsumerSendMsgBack, send, send_exec);
     // Java runs END_TRANSACTION on its own endTransactionExecutor; here it shares the

@@ -49,7 +49,9 @@ public:
     // topics.json; retry / DLQ handling; CONSUMER_SEND_MSG_BACK reads the log and may call
     // another broker): the caller then runs process() on the SendMessage executor.
     // `reply` is moved into the completion when the send runs here (not copied); it is left
-    // untouched when false is returned. `rc` is read only before this returns.
+    // untouched when false is returned. `rc` is read only before this returns, and so is the
+    // body, which may be borrowed from the connection's read buffer (req.body_view()): a
+    // caller that keeps `req` after false is returned calls req.own_body() first.
     bool try_send_inline(const RequestContext& rc, protocol::RemotingCommand& req,
                          SendReply& reply);
     bool try_send_inline(const RequestContext& rc, protocol::RemotingCommand& req, Reply&& reply);

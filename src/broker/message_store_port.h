@@ -11,6 +11,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "protocol/message_ext.h"
@@ -28,9 +29,17 @@ public:
 
     virtual ~MessageStorePort() = default;
 
-    // Appends one message (topic/queue/body/properties/flags/hosts/born time filled in by the
-    // caller). `done` runs once with the final result (after flush/replication waits).
-    virtual void put_message(protocol::MessageExt msg, PutCallback done) = 0;
+    // Appends one message (topic/queue/properties/flags/hosts/born time filled in by the
+    // caller) whose body is `body` (msg.body is not read). `done` runs once with the final
+    // result (after flush/replication waits). msg and body are read only before this returns:
+    // the caller may reuse them at once (the send path's per-thread message, its body still in
+    // the request's frame: issue 16), and `done` must not refer to them.
+    virtual void put_message(const protocol::MessageExt& msg, std::string_view body,
+                             PutCallback done) = 0;
+    // Same, with the body msg.body.
+    void put_message(const protocol::MessageExt& msg, PutCallback done) {
+        put_message(msg, msg.body, std::move(done));
+    }
     // Appends a batch: `msg.body` holds the §5.7 batch encoding; topic/queue/hosts as above.
     virtual void put_messages(protocol::MessageExt batch, PutCallback done) = 0;
 

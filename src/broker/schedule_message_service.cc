@@ -117,9 +117,7 @@ int64_t ScheduleMessageService::deliver_due() {
             }
             std::promise<store::PutMessageResult> p;
             auto f = p.get_future();
-            store_.put_message(std::move(out), [&p](store::PutMessageResult r) {
-                p.set_value(std::move(r));
-            });
+            store_.put_message(out, [&p](store::PutMessageResult r) { p.set_value(std::move(r)); });
             if (f.wait_for(std::chrono::seconds(10)) != std::future_status::ready) {
                 // The callback still refers to `p`; wait for it so it never dangles.
                 f.wait();

@@ -46,19 +46,24 @@ protocol::HostAddress host_of(const std::string& addr) {
     return protocol::HostAddress::ipv4(127, 0, 0, 1, 0);
 }
 
-// The store append, through the replication service when there is one (quorum decision,
-// slave refusal, durability); straight to the store otherwise (processor unit tests).
-void put_through(BrokerContext& ctx, protocol::MessageExt msg, bool batch, bool wait_store_msg_ok,
-                 ReplicationService::Done done) {
+// The store append of one message (body `body`) or of a batch (`msg.body` holds the §5.7
+// entries), through the replication service when there is one (quorum decision, slave
+// refusal, durability); straight to the store otherwise (processor unit tests). A single
+// message and `body` are read only before this returns (MessageStorePort::put_message); a
+// batch is moved from.
+void put_through(BrokerContext& ctx, protocol::MessageExt& msg, std::string_view body, bool batch,
+                 bool wait_store_msg_ok, ReplicationService::Done done) {
     // ReplicationService::put runs `append` (at most once) before it returns, so `msg` may be
     // captured by reference: no copy, no allocation on the send path.
-    auto append = [&ctx, &msg, batch](ReplicationService::PutCallback cb) {
+    auto append = [&ctx, &msg, body, batch](ReplicationService::PutCallback cb) {
         if (batch) {
             ctx.store->put_messages(std::move(msg), std::move(cb));
         } else {
-            ctx.store->put_message(std::move(msg), std::move(cb));
+            ctx.store->put_message(msg, body, std::move(cb));
         }
     };
+    static_assert(ReplicationService::PutFn::fits_inline<decltype(append)>(),
+                  "the append must fit ReplicationService::PutFn inline (no allocation)");
     if (ctx.replication == nullptr) {
         append([done = std::move(done)](store::PutMessageResult r) {
             done(std::move(r), SendDurability{});
@@ -102,6 +107,46 @@ std::string_view decimal(int64_t v, char (&buf)[24]) {
     auto r = std::to_chars(buf, buf + sizeof(buf), v);
     return std::string_view(buf, static_cast<size_t>(r.ptr - buf));
 }
+
+// The message a send fills and puts, one per thread, refilled for every send so that its
+// strings and properties keep their capacity (issue 16). The store reads it only before the
+// put returns (MessageStorePort::put_message), so it is free again once put_through() has
+// returned and no completion refers to it. A send that finds it taken (one started by a
+// completion of another send on the same thread) gets a message of its own.
+class SendMessageLease {
+public:
+    SendMessageLease() {
+        Slot& s = slot();
+        if (s.busy) {
+            own_.emplace();
+            msg_ = &*own_;
+        } else {
+            s.busy = true;
+            s.msg.clear();
+            msg_ = &s.msg;
+        }
+    }
+    ~SendMessageLease() {
+        if (!own_) {
+            slot().busy = false;
+        }
+    }
+    SendMessageLease(const SendMessageLease&) = delete;
+    SendMessageLease& operator=(const SendMessageLease&) = delete;
+    protocol::MessageExt& msg() { return *msg_; }
+
+private:
+    struct Slot {
+        protocol::MessageExt msg;
+        bool busy = false;
+    };
+    static Slot& slot() {
+        thread_local Slot s;
+        return s;
+    }
+    std::optional<protocol::MessageExt> own_;
+    protocol::MessageExt* msg_ = nullptr;
+};
 
 // The command a send's completion answers with, one per thread: the fields are set afresh for
 // every response, the strings keep their capacity (issue 16). Same content as
@@ -194,7 +239,7 @@ void apply_schedule_topic(const DelayLevels& levels, protocol::MessageExt* msg) 
     msg->set_property(protocol::property::kDelayTimeLevel, std::to_string(level));
     msg->set_property(protocol::property::kRealTopic, msg->topic);
     msg->set_property(protocol::property::kRealQueueId, std::to_string(msg->queue_id));
-    msg->topic = std::string(kScheduleTopic);
+    msg->topic.assign(kScheduleTopic);
     msg->queue_id = level - 1;
 }
 
@@ -341,17 +386,21 @@ void SendMessageProcessor::send_decoded(const RequestContext& rc,
                fmt::format("the topic[{}] sending message is forbidden", header.topic));
         return;
     }
-    if (static_cast<int64_t>(req.body.size()) > cfg.max_message_size) {
+    // The body may still be in the request's frame (RemotingCommand::borrowed_body): it is
+    // read only before put_through() returns, and copied once, into the CommitLog.
+    const std::string_view body = req.body_view();
+    if (static_cast<int64_t>(body.size()) > cfg.max_message_size) {
         refuse(RC::kMessageIllegal, fmt::format("the message body size {} is over the limit {}",
-                                                req.body.size(), cfg.max_message_size));
+                                                body.size(), cfg.max_message_size));
         return;
     }
-    if (req.body.empty()) {
+    if (body.empty()) {
         refuse(RC::kMessageIllegal, "the message body is empty");
         return;
     }
 
-    protocol::MessageExt msg;
+    SendMessageLease lease;
+    protocol::MessageExt& msg = lease.msg();
     msg.topic = header.topic;
     msg.queue_id =
         header.queue_id < 0 ? random_queue(topic_cfg->write_queue_nums) : header.queue_id;
@@ -365,10 +414,8 @@ void SendMessageProcessor::send_decoded(const RequestContext& rc,
     msg.store_host = ctx_.store->store_host();
     msg.reconsume_times = header.reconsume_times.value_or(0);
     if (header.properties) {
-        msg.properties = protocol::string_to_message_properties(*header.properties);
+        msg.properties.assign_from_string(*header.properties);
     }
-    msg.body = std::move(req.body);
-    req.body.clear();
 
     const bool batch = protocol::is_batch_send(req, header);
     if (batch) {
@@ -376,7 +423,7 @@ void SendMessageProcessor::send_decoded(const RequestContext& rc,
             refuse(RC::kMessageIllegal, "batch request does not support retry group");
             return;
         }
-        auto entries = protocol::decode_batch_body(msg.body);
+        auto entries = protocol::decode_batch_body(body);
         if (!entries.is_ok() || entries.value().empty()) {
             refuse(RC::kMessageIllegal, entries.is_ok() ? std::string("the batch is empty")
                                                         : entries.status().message());
@@ -469,12 +516,11 @@ void SendMessageProcessor::send_decoded(const RequestContext& rc,
         answered_queue = std::atoi(rq->c_str());
     }
     const bool oneway = req.is_oneway();
-    req.body.clear();
     // Metrics: resolve the topic's counters here (per-thread cache) so that the completion
     // only bumps atomics. A delayed or half message counts for its real topic.
     const BrokerMetrics::TopicIn* metrics_in = nullptr;
     std::chrono::steady_clock::time_point started{};
-    const auto body_bytes = static_cast<int64_t>(msg.body.size());
+    const auto body_bytes = static_cast<int64_t>(body.size());
     if (ctx_.metrics != nullptr) {
         started = std::chrono::steady_clock::now();
         using MT = BrokerMetrics::MessageType;
@@ -540,7 +586,10 @@ void SendMessageProcessor::send_decoded(const RequestContext& rc,
     };
     static_assert(ReplicationService::Done::fits_inline<decltype(done)>(),
                   "the send completion must fit ReplicationService::Done inline (no allocation)");
-    put_through(ctx_, std::move(msg), batch, wait_store_msg_ok, std::move(done));
+    if (batch) {
+        msg.body.assign(body);  // a batch put consumes its message (MessageStorePort::put_messages)
+    }
+    put_through(ctx_, msg, body, batch, wait_store_msg_ok, std::move(done));
 }
 
 void SendMessageProcessor::send_back(const RequestContext& rc, RemotingCommand req,
@@ -675,7 +724,7 @@ void SendMessageProcessor::send_back(const RequestContext& rc, RemotingCommand r
         }
     };
     // Java sets WAIT=false on send-back messages: no flush or replica wait.
-    put_through(ctx_, std::move(msg), false, false, std::move(done));
+    put_through(ctx_, msg, msg.body, false, false, std::move(done));
 }
 
 }  // namespace comet::broker

@@ -236,11 +236,12 @@ bool gate_put(dledger::DLedgerServer* dl, bool writable, StoreAdapter::PutCallba
 
 }  // namespace
 
-void StoreAdapter::put_message(protocol::MessageExt msg, PutCallback done) {
+void StoreAdapter::put_message(const protocol::MessageExt& msg, std::string_view body,
+                               PutCallback done) {
     if (!gate_put(dledger_, writable_.load(), &done)) {
         return;
     }
-    store_->put_message(std::move(msg), std::move(done));
+    store_->put_message(msg, body, std::move(done));
 }
 
 void StoreAdapter::put_messages(protocol::MessageExt batch, PutCallback done) {

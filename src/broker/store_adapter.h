@@ -44,7 +44,9 @@ public:
     void set_writable(bool writable) { writable_.store(writable); }
     bool writable() const { return writable_.load(); }
 
-    void put_message(protocol::MessageExt msg, PutCallback done) override;
+    using MessageStorePort::put_message;
+    void put_message(const protocol::MessageExt& msg, std::string_view body,
+                     PutCallback done) override;
     void put_messages(protocol::MessageExt batch, PutCallback done) override;
     store::GetMessageResult get_message(const std::string& group, const std::string& topic,
                                         int32_t queue_id, int64_t offset, int32_t max_msg_nums,

@@ -47,8 +47,7 @@ void TransactionalMessageService::ensure_topics() {
 store::PutMessageResult TransactionalMessageService::put_sync(protocol::MessageExt msg) {
     std::promise<store::PutMessageResult> p;
     auto f = p.get_future();
-    d_.store->put_message(std::move(msg),
-                          [&p](store::PutMessageResult r) { p.set_value(std::move(r)); });
+    d_.store->put_message(msg, [&p](store::PutMessageResult r) { p.set_value(std::move(r)); });
     return f.get();
 }
 

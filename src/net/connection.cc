@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <span>
 
 #include "base/check.h"
 #include "base/pool_allocator.h"
@@ -115,7 +116,9 @@ std::string& Connection::shared_buffer_locked() {
 void Connection::kick_writer_locked() {
     if (!write_scheduled_) {
         write_scheduled_ = true;
-        asio::post(ctx_, [self = shared_from_this()] { self->do_write(); });
+        asio::post(ctx_,
+                   asio::bind_allocator(HandlerAllocator<void, kKickMemoryBytes>(&kick_memory_),
+                                        [self = shared_from_this()] { self->do_write(); }));
     }
 }
 
@@ -302,9 +305,14 @@ void Connection::do_write() {
             }
         }
     }
+    // The buffers as a span: asio copies the sequence into its write operation, and a copy of
+    // the vector would allocate once per write (iov_ is not touched before on_write).
     asio::async_write(
-        socket_, iov_,
-        [self = shared_from_this()](const asio::error_code& ec, size_t) { self->on_write(ec); });
+        socket_, std::span<const asio::const_buffer>(iov_),
+        asio::bind_allocator(HandlerAllocator<void, kWriteMemoryBytes>(&write_memory_),
+                             [self = shared_from_this()](const asio::error_code& ec, size_t) {
+                                 self->on_write(ec);
+                             }));
 }
 
 void Connection::on_write(const asio::error_code& ec) {
@@ -422,7 +430,10 @@ void Connection::on_read(const asio::error_code& ec, size_t n) {
         // Hot request headers go straight into their typed struct (decision 020). A typed
         // header that does not decode is rare: decode generally so the processor answers it
         // from ext_fields with the usual error.
-        auto fast = protocol::decode_frame_payload_fast(payload, options_.max_frame_bytes);
+        // A send's body stays in rbuf_ (borrowed_body), which is neither moved nor
+        // overwritten before the next do_read(): valid through on_request below (issue 16).
+        auto fast = protocol::decode_frame_payload_fast(payload, options_.max_frame_bytes,
+                                                        /*borrow_send_body=*/true);
         Result<protocol::RemotingCommand> decoded = Status(Errc::kInternal, "unset");
         if (!fast.is_ok()) {
             decoded = fast.status();

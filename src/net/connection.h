@@ -29,6 +29,7 @@
 #include "base/mutex.h"
 #include "base/status.h"
 #include "net/asio.h"
+#include "net/handler_memory.h"
 #include "net/io_loop.h"
 #include "protocol/remoting_command.h"
 
@@ -68,7 +69,9 @@ using ConnectionPtr = std::shared_ptr<Connection>;
 class ConnectionHandler {
 public:
     virtual ~ConnectionHandler() = default;
-    // An incoming request (responses are matched inside Connection).
+    // An incoming request (responses are matched inside Connection). A send's body may be
+    // borrowed from the connection's read buffer (request.borrowed_body): valid until this
+    // call returns; keeping the request longer requires request.own_body() first.
     virtual void on_request(const ConnectionPtr& conn, protocol::RemotingCommand request) = 0;
     // Exactly once, after the socket is closed and every pending request has failed.
     virtual void on_closed(const ConnectionPtr& conn, const Status& reason) = 0;
@@ -225,6 +228,12 @@ private:
     size_t want_bytes_ = 0;  // size of the frame being read, when known
     std::vector<OutFrame> writing_;
     std::vector<asio::const_buffer> iov_;
+    // The state of the writer kick's post and of the write in flight: at most one of each is
+    // outstanding (write_scheduled_), so neither allocates per burst (issue 16).
+    static constexpr size_t kKickMemoryBytes = 256;
+    static constexpr size_t kWriteMemoryBytes = 2048;
+    HandlerMemory<kKickMemoryBytes> kick_memory_;
+    HandlerMemory<kWriteMemoryBytes> write_memory_;
     TimePoint last_io_;
     bool closed_ = false;
 };

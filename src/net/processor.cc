@@ -120,18 +120,19 @@ void ProcessorTable::register_processor(int32_t code, std::shared_ptr<RequestPro
                                         std::shared_ptr<ThreadPoolExecutor> executor) {
     COMET_CHECK(processor != nullptr && executor != nullptr, "processor for code {} incomplete",
                 code);
-    table_[code] = Entry{std::move(processor), std::move(executor)};
+    table_[code] = Entry{std::move(processor), std::move(executor), false};
 }
 
-void ProcessorTable::register_inline(int32_t code, std::shared_ptr<RequestProcessor> processor) {
+void ProcessorTable::register_inline(int32_t code, std::shared_ptr<RequestProcessor> processor,
+                                     bool borrows_body) {
     COMET_CHECK(processor != nullptr, "inline processor for code {} is null", code);
-    table_[code] = Entry{std::move(processor), nullptr};
+    table_[code] = Entry{std::move(processor), nullptr, borrows_body};
 }
 
 void ProcessorTable::register_default(std::shared_ptr<RequestProcessor> processor,
                                       std::shared_ptr<ThreadPoolExecutor> executor) {
     COMET_CHECK(processor != nullptr && executor != nullptr, "default processor incomplete");
-    default_ = Entry{std::move(processor), std::move(executor)};
+    default_ = Entry{std::move(processor), std::move(executor), false};
 }
 
 void ProcessorTable::dispatch(const ConnectionPtr& conn, protocol::RemotingCommand request) const {
@@ -153,9 +154,13 @@ void ProcessorTable::dispatch(const ConnectionPtr& conn, protocol::RemotingComma
         return;
     }
     if (entry->executor == nullptr) {
+        if (!entry->borrows_body) {
+            request.own_body();
+        }
         run_processor(*entry->processor, conn, std::move(request), respond);
         return;
     }
+    request.own_body();  // the executor runs it after the read buffer has moved on
     bool queued = entry->executor->execute(
         [processor = entry->processor, conn, request = std::move(request), respond]() mutable {
             run_processor(*processor, conn, std::move(request), respond);

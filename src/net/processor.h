@@ -123,8 +123,12 @@ public:
                             std::shared_ptr<ThreadPoolExecutor> executor);
     // Run to completion: process() is called on the I/O thread that read the request, with no
     // executor hop (docs/decisions/019-run-to-completion.md). For the hot path only (sends);
-    // the processor must not block. Requires: processor non-null; before the owner starts.
-    void register_inline(int32_t code, std::shared_ptr<RequestProcessor> processor);
+    // the processor must not block. borrows_body: the processor reads a send's body through
+    // request.body_view() and calls request.own_body() before keeping the request past
+    // process(), so a borrowed body is handed over as is (issue 16); otherwise it is copied
+    // into request.body first. Requires: processor non-null; before the owner starts.
+    void register_inline(int32_t code, std::shared_ptr<RequestProcessor> processor,
+                         bool borrows_body = false);
     // Used for codes with no processor of their own (namesrv's DefaultRequestProcessor).
     void register_default(std::shared_ptr<RequestProcessor> processor,
                           std::shared_ptr<ThreadPoolExecutor> executor);
@@ -145,6 +149,7 @@ private:
     struct Entry {
         std::shared_ptr<RequestProcessor> processor;
         std::shared_ptr<ThreadPoolExecutor> executor;  // null: runs inline on the I/O thread
+        bool borrows_body = false;                     // inline only: see register_inline
     };
     std::unordered_map<int32_t, Entry> table_;
     std::optional<Entry> default_;

@@ -29,10 +29,11 @@ void RemotingServer::register_processor(int32_t code, std::shared_ptr<RequestPro
 }
 
 void RemotingServer::register_inline_processor(int32_t code,
-                                               std::shared_ptr<RequestProcessor> processor) {
+                                               std::shared_ptr<RequestProcessor> processor,
+                                               bool borrows_body) {
     MutexLock lock(mu_);
     COMET_CHECK(!started_, "register_inline_processor({}) after start", code);
-    processors_.register_inline(code, std::move(processor));
+    processors_.register_inline(code, std::move(processor), borrows_body);
 }
 
 void RemotingServer::register_default_processor(std::shared_ptr<RequestProcessor> processor,

@@ -72,7 +72,8 @@ public:
     void register_processor(int32_t code, std::shared_ptr<RequestProcessor> processor,
                             std::shared_ptr<ThreadPoolExecutor> executor);
     // Runs on the I/O thread that read the request (ProcessorTable::register_inline).
-    void register_inline_processor(int32_t code, std::shared_ptr<RequestProcessor> processor);
+    void register_inline_processor(int32_t code, std::shared_ptr<RequestProcessor> processor,
+                                   bool borrows_body = false);
     void register_default_processor(std::shared_ptr<RequestProcessor> processor,
                                     std::shared_ptr<ThreadPoolExecutor> executor);
     void set_connection_listener(std::shared_ptr<ConnectionListener> listener);

@@ -447,6 +447,13 @@ bool is_send_v2(const RemotingCommand& cmd) {
     return !cmd.is_response() &&
            (cmd.code == RequestCode::kSendMessageV2 || cmd.code == RequestCode::kSendBatchMessage);
 }
+// The requests whose body a caller may borrow: the sends (the broker reads their body only
+// before the put returns).
+bool is_send(const RemotingCommand& cmd) {
+    return !cmd.is_response() &&
+           (cmd.code == RequestCode::kSendMessage || cmd.code == RequestCode::kSendMessageV2 ||
+            cmd.code == RequestCode::kSendBatchMessage);
+}
 bool is_pull(const RemotingCommand& cmd) {
     return !cmd.is_response() && cmd.code == RequestCode::kPullMessage;
 }
@@ -487,7 +494,8 @@ Result<FastFrame> decode_general(std::string_view payload, size_t max_frame_byte
 
 }  // namespace
 
-Result<FastFrame> decode_frame_payload_fast(std::string_view payload, size_t max_frame_bytes) {
+Result<FastFrame> decode_frame_payload_fast(std::string_view payload, size_t max_frame_bytes,
+                                            bool borrow_send_body) {
     COMET_ASSIGN_OR_RETURN(detail::PayloadParts parts,
                            detail::split_payload(payload, max_frame_bytes));
     FastFrame out;
@@ -512,7 +520,11 @@ Result<FastFrame> decode_frame_payload_fast(std::string_view payload, size_t max
         return Status::error(Errc::kCorruption, "unknown serialization type {}", parts.type);
     }
     finish(ext, &out);
-    out.cmd.body = std::string(parts.body);
+    if (borrow_send_body && is_send(out.cmd)) {
+        out.cmd.borrowed_body = parts.body;
+    } else {
+        out.cmd.body = std::string(parts.body);
+    }
     return out;
 }
 

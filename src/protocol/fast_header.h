@@ -32,8 +32,12 @@ struct FastFrame {
 };
 
 // As decode_frame_payload (same errors), plus the typed header for the codes above.
+// borrow_send_body: the body of a SEND_MESSAGE, SEND_MESSAGE_V2 or SEND_BATCH_MESSAGE request
+// is left in `payload` (cmd.borrowed_body, valid as long as `payload`) instead of copied into
+// cmd.body (issue 16).
 Result<FastFrame> decode_frame_payload_fast(std::string_view payload,
-                                            size_t max_frame_bytes = kDefaultMaxFrameBytes);
+                                            size_t max_frame_bytes = kDefaultMaxFrameBytes,
+                                            bool borrow_send_body = false);
 
 // Differential check for tests and the fuzzer: decodes `payload` both ways and describes the
 // first difference (frame status, command fields, typed header or its error), or nullopt.

@@ -7,33 +7,110 @@
 
 namespace comet::protocol {
 
+MessageProperties::MessageProperties(const MessageProperties& other)
+    : entries_(other.entries_.begin(),
+               other.entries_.begin() + static_cast<std::ptrdiff_t>(other.size_)),
+      size_(other.size_) {}
+
+MessageProperties& MessageProperties::operator=(const MessageProperties& other) {
+    if (this != &other) {
+        // Into this object's strings, in order (keys are unique in `other`).
+        for (size_t i = 0; i < other.size_; ++i) {
+            if (i < entries_.size()) {
+                entries_[i].first.assign(other.entries_[i].first);
+                entries_[i].second.assign(other.entries_[i].second);
+            } else {
+                entries_.push_back(other.entries_[i]);
+            }
+        }
+        size_ = other.size_;
+    }
+    return *this;
+}
+
+MessageProperties::MessageProperties(MessageProperties&& other) noexcept
+    : entries_(std::move(other.entries_)), size_(other.size_) {
+    other.entries_.clear();
+    other.size_ = 0;
+}
+
+MessageProperties& MessageProperties::operator=(MessageProperties&& other) noexcept {
+    if (this != &other) {
+        entries_ = std::move(other.entries_);
+        size_ = other.size_;
+        other.entries_.clear();
+        other.size_ = 0;
+    }
+    return *this;
+}
+
 const std::string* MessageProperties::get(std::string_view key) const {
-    for (const auto& [k, v] : entries_) {
-        if (k == key) {
-            return &v;
+    for (size_t i = 0; i < size_; ++i) {
+        if (entries_[i].first == key) {
+            return &entries_[i].second;
         }
     }
     return nullptr;
 }
 
 void MessageProperties::set(std::string_view key, std::string_view value) {
-    for (auto& [k, v] : entries_) {
-        if (k == key) {
-            v = value;
+    for (size_t i = 0; i < size_; ++i) {
+        if (entries_[i].first == key) {
+            entries_[i].second.assign(value);
             return;
         }
     }
-    entries_.emplace_back(std::string(key), std::string(value));
+    if (size_ < entries_.size()) {
+        entries_[size_].first.assign(key);
+        entries_[size_].second.assign(value);
+    } else {
+        entries_.emplace_back(std::string(key), std::string(value));
+    }
+    ++size_;
 }
 
 bool MessageProperties::erase(std::string_view key) {
-    for (auto it = entries_.begin(); it != entries_.end(); ++it) {
-        if (it->first == key) {
-            entries_.erase(it);
+    for (size_t i = 0; i < size_; ++i) {
+        if (entries_[i].first == key) {
+            // The erased entry becomes the first spare; the ones after it move up in order.
+            // Rotation swaps strings: no allocation, no capacity lost.
+            std::rotate(entries_.begin() + static_cast<std::ptrdiff_t>(i),
+                        entries_.begin() + static_cast<std::ptrdiff_t>(i) + 1,
+                        entries_.begin() + static_cast<std::ptrdiff_t>(size_));
+            --size_;
             return true;
         }
     }
     return false;
+}
+
+bool MessageProperties::operator==(const MessageProperties& other) const {
+    const auto a = entries();
+    const auto b = other.entries();
+    return std::equal(a.begin(), a.end(), b.begin(), b.end());
+}
+
+void MessageProperties::assign_from_string(std::string_view s) {
+    clear();
+    // Room for the entries and the two the broker adds (CLUSTER and a retry's or delay's
+    // bookkeeping): one allocation for a fresh object, none for a reused one.
+    const size_t want = static_cast<size_t>(std::count(s.begin(), s.end(), kPropertySeparator)) + 3;
+    if (entries_.capacity() < want) {
+        entries_.reserve(want);
+    }
+    size_t start = 0;
+    while (start < s.size()) {
+        size_t end = s.find(kPropertySeparator, start);
+        if (end == std::string_view::npos) {
+            end = s.size();
+        }
+        std::string_view item = s.substr(start, end - start);
+        size_t sep = item.find(kNameValueSeparator);
+        if (sep != std::string_view::npos && sep > 0 && sep + 1 < item.size()) {
+            set(item.substr(0, sep), item.substr(sep + 1));
+        }
+        start = end + 1;
+    }
 }
 
 void message_properties_to_string(const MessageProperties& props, std::string* out) {
@@ -62,23 +139,25 @@ std::string message_properties_to_string(const MessageProperties& props) {
 
 MessageProperties string_to_message_properties(std::string_view s) {
     MessageProperties props;
-    // One allocation for the entries, with room for the two the broker adds (CLUSTER and a
-    // retry's or delay's bookkeeping).
-    props.reserve(static_cast<size_t>(std::count(s.begin(), s.end(), kPropertySeparator)) + 3);
-    size_t start = 0;
-    while (start < s.size()) {
-        size_t end = s.find(kPropertySeparator, start);
-        if (end == std::string_view::npos) {
-            end = s.size();
-        }
-        std::string_view item = s.substr(start, end - start);
-        size_t sep = item.find(kNameValueSeparator);
-        if (sep != std::string_view::npos && sep > 0 && sep + 1 < item.size()) {
-            props.set(item.substr(0, sep), item.substr(sep + 1));
-        }
-        start = end + 1;
-    }
+    props.assign_from_string(s);
     return props;
+}
+
+void MessageExt::clear() {
+    // Keep the buffers aside, reset every field (new fields included), give the buffers back.
+    std::string topic_buf = std::move(topic);
+    MessageProperties props = std::move(properties);
+    std::string body_buf = std::move(body);
+    std::string msg_id_buf = std::move(msg_id);
+    *this = MessageExt{};
+    topic = std::move(topic_buf);
+    topic.clear();
+    properties = std::move(props);
+    properties.clear();
+    body = std::move(body_buf);
+    body.clear();
+    msg_id = std::move(msg_id_buf);
+    msg_id.clear();
 }
 
 HostAddress HostAddress::ipv4(uint8_t a, uint8_t b, uint8_t c, uint8_t d, int32_t port) {

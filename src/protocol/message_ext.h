@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -66,21 +67,37 @@ inline constexpr char kPropertySeparator = 2;
 
 // Message properties in insertion order (the order of the stored string is preserved, so a
 // decoded record re-encodes byte for byte). Keys are unique; set() replaces in place.
+// Capacity is kept: erase() and assign_from_string() leave the dropped entries' strings behind
+// as spares that later insertions reuse, so a MessageProperties refilled for every message (the
+// broker's per-thread send message, issue 16) stops allocating once its strings have grown.
 class MessageProperties {
 public:
     using Entry = std::pair<std::string, std::string>;
 
+    MessageProperties() = default;
+    MessageProperties(const MessageProperties& other);
+    MessageProperties& operator=(const MessageProperties& other);
+    MessageProperties(MessageProperties&& other) noexcept;
+    MessageProperties& operator=(MessageProperties&& other) noexcept;
+
     const std::string* get(std::string_view key) const;
     void set(std::string_view key, std::string_view value);
     bool erase(std::string_view key);
-    bool empty() const { return entries_.empty(); }
-    size_t size() const { return entries_.size(); }
+    // Removes every entry (their strings stay as spares).
+    void clear() { size_ = 0; }
+    bool empty() const { return size_ == 0; }
+    size_t size() const { return size_; }
     void reserve(size_t n) { entries_.reserve(n); }
-    const std::vector<Entry>& entries() const { return entries_; }
-    bool operator==(const MessageProperties&) const = default;
+    std::span<const Entry> entries() const { return {entries_.data(), size_}; }
+    // The properties of the §5.3 string `s`, read as string_to_message_properties() reads it,
+    // into this object's strings (replaces what it held).
+    void assign_from_string(std::string_view s);
+    bool operator==(const MessageProperties& other) const;
 
 private:
+    // [0, size_) are the entries; the rest are spares whose strings keep their capacity.
     std::vector<Entry> entries_;
+    size_t size_ = 0;
 };
 
 // §5.3 writer: key 0x01 value, pairs separated by 0x02, no separator after the last pair (as
@@ -133,6 +150,10 @@ struct MessageExt {
     int32_t reconsume_times = 0;
     int64_t prepared_transaction_offset = 0;
     std::string msg_id;  // offset message id, filled by decode
+
+    // Every field back to its default, the strings and properties keeping their capacity (a
+    // message refilled for every send: issue 16).
+    void clear();
 
     const std::string* property(std::string_view key) const { return properties.get(key); }
     void set_property(std::string_view key, std::string_view value);

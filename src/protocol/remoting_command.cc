@@ -238,6 +238,7 @@ void RemotingCommand::reset_as_response(int32_t request_opaque, int32_t response
     flag = kFlagResponse;
     remark = std::move(response_remark);
     body.clear();
+    borrowed_body = {};
     serialize_type = SerializeType::kJson;
     typed_send_v2.reset();
     typed_pull.reset();
@@ -294,8 +295,9 @@ std::string encode_frame(const RemotingCommand& cmd) {
 }
 
 void append_frame(const RemotingCommand& cmd, std::string* out) {
-    append_frame_prefix(cmd, cmd.body.size(), out);
-    out->append(cmd.body);
+    const std::string_view body = cmd.body_view();
+    append_frame_prefix(cmd, body.size(), out);
+    out->append(body);
 }
 
 namespace detail {

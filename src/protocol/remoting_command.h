@@ -47,6 +47,13 @@ struct RemotingCommand {
     std::optional<std::string> remark;
     ExtFields ext_fields;  // sorted by key: JSON output is sorted like fastjson
     std::string body;
+    // The body of a received SEND_MESSAGE / SEND_MESSAGE_V2 / SEND_BATCH_MESSAGE request, left
+    // in the connection's read buffer instead of copied into `body` (issue 16: the put copies
+    // it once, into the CommitLog); `body` is empty while it is set. Valid only during the
+    // ConnectionHandler::on_request call that delivered the command (on the I/O thread that
+    // read it): whatever keeps the command longer (an executor's queue) calls own_body()
+    // first. Readers of a request's body that may be borrowed use body_view().
+    std::string_view borrowed_body;
     // Serialization the header arrived in (requests) or will be written in (responses).
     SerializeType serialize_type = SerializeType::kJson;
     // Header fast path (decision 020): a received SEND_MESSAGE_V2 / SEND_BATCH_MESSAGE or
@@ -58,6 +65,17 @@ struct RemotingCommand {
     std::shared_ptr<const PullMessageRequestHeader> typed_pull;
 
     bool is_response() const { return (flag & kFlagResponse) != 0; }
+    // The body: `body`, or the borrowed one.
+    std::string_view body_view() const {
+        return borrowed_body.empty() ? std::string_view(body) : borrowed_body;
+    }
+    // Copies a borrowed body into `body` (the command then outlives the read buffer).
+    void own_body() {
+        if (!borrowed_body.empty()) {
+            body.assign(borrowed_body);
+            borrowed_body = {};
+        }
+    }
     bool is_oneway() const { return (flag & kFlagOneway) != 0; }
 
     static RemotingCommand request(int32_t code);

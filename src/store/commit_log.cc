@@ -290,6 +290,10 @@ void CommitLog::set_append_listener(AppendListener listener) { listener_ = std::
 // Put path
 
 void CommitLog::put_message(const pm::MessageExt& msg, PutCompletion done) {
+    put_message(msg, msg.body, std::move(done));
+}
+
+void CommitLog::put_message(const pm::MessageExt& msg, std::string_view body, PutCompletion done) {
     if (!accepting_.load()) {
         done(failed(PutMessageStatus::kServiceNotAvailable, "message store is not running"));
         return;
@@ -300,9 +304,9 @@ void CommitLog::put_message(const pm::MessageExt& msg, PutCompletion done) {
             fmt::format("message store is not writeable, flags {:#x}", flags_->flag_bits())));
         return;
     }
-    if (msg.body.size() > static_cast<size_t>(config_.max_message_size)) {
+    if (body.size() > static_cast<size_t>(config_.max_message_size)) {
         done(failed(PutMessageStatus::kMessageIllegal,
-                    fmt::format("message body size {} exceeds maxMessageSize {}", msg.body.size(),
+                    fmt::format("message body size {} exceeds maxMessageSize {}", body.size(),
                                 config_.max_message_size)));
         return;
     }
@@ -329,7 +333,7 @@ void CommitLog::put_message(const pm::MessageExt& msg, PutCompletion done) {
     thread_local std::vector<Slice> slices;
     if (ring_ != nullptr) {
         // Sized now, encoded later straight into the write buffer (no intermediate copy).
-        auto layout = layout_stored_message(msg, props, store_host_);
+        auto layout = layout_stored_message(msg, body, props, store_host_);
         if (!layout.is_ok()) {
             done(failed(PutMessageStatus::kMessageIllegal, layout.status().message()));
             return;
@@ -348,9 +352,10 @@ void CommitLog::put_message(const pm::MessageExt& msg, PutCompletion done) {
         const DispatchProperties scanned =
             hinted ? scan_dispatch_properties(props) : DispatchProperties{};
         const SingleRecord single{&msg,
+                                  body,
                                   props,
                                   layout.value(),
-                                  static_cast<uint32_t>(fast_body_crc32(msg.body)),
+                                  static_cast<uint32_t>(fast_body_crc32(body)),
                                   hinted,
                                   scanned,
                                   hinted ? tags_string_to_tags_code(scanned.tags) : 0};
@@ -362,7 +367,7 @@ void CommitLog::put_message(const pm::MessageExt& msg, PutCompletion done) {
     // QUEUEOFFSET, PHYSICALOFFSET and STORETIMESTAMP are patched at append; STOREHOST is ours.
     std::string& buf = tls_buffer();
     buf.clear();
-    Status st = encode_stored_message(msg, props, store_host_, &buf);
+    Status st = encode_stored_message(msg, body, props, store_host_, &buf);
     if (!st.is_ok()) {
         done(failed(PutMessageStatus::kMessageIllegal, st.message()));
         return;
@@ -478,7 +483,7 @@ void CommitLog::put_messages(MessageBatch batch, PutCompletion done) {
                         std::move(done));
 }
 
-std::future<PutMessageResult> CommitLog::put_message(pm::MessageExt msg) {
+std::future<PutMessageResult> CommitLog::put_message(const pm::MessageExt& msg) {
     auto p = std::make_shared<std::promise<PutMessageResult>>();
     auto f = p->get_future();
     put_message(msg, [p](const PutMessageResult& r) { p->set_value(r); });
@@ -582,7 +587,7 @@ std::optional<PutMessageResult> CommitLog::append_to_ring_locked(
             std::string& b = tls_buffer();
             b.resize(static_cast<size_t>(total));
             write_stored_message(reinterpret_cast<uint8_t*>(b.data()), single->layout, *single->msg,
-                                 single->props, store_host_, single->body_crc);
+                                 single->body, single->props, store_host_, single->body_crc);
             encoded = &b;
         }
         return *encoded;
@@ -639,8 +644,8 @@ std::optional<PutMessageResult> CommitLog::append_to_ring_locked(
         uint8_t* dst = ring_->contiguous(phys, static_cast<size_t>(total));
         if (encoded == nullptr && dst != nullptr) {
             // Encoded in place: the body is copied once, from the request into the ring.
-            write_stored_message(dst, single->layout, *single->msg, single->props, store_host_,
-                                 single->body_crc);
+            write_stored_message(dst, single->layout, *single->msg, single->body, single->props,
+                                 store_host_, single->body_crc);
             next_queue_offset = patch_records(dst, slices, phys, first_queue_offset, store_ts);
         } else {
             std::string& e = materialize();

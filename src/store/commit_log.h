@@ -121,11 +121,16 @@ public:
     // Stops accepting puts, flushes and completes every pending put.
     void shutdown();
 
-    // msg is only read (STOREHOST is this log's; the offsets and STORETIMESTAMP are assigned).
+    // msg is only read, and only before this returns (STOREHOST is this log's; the offsets and
+    // STORETIMESTAMP are assigned): the record is encoded into the log or the write buffer
+    // before any completion runs.
     void put_message(const protocol::MessageExt& msg, PutCompletion done);
+    // Same, with the body `body` (msg.body is not read), read likewise only before this
+    // returns: a body still in a request's frame is copied once, into the log (issue 16).
+    void put_message(const protocol::MessageExt& msg, std::string_view body, PutCompletion done);
     void put_messages(MessageBatch batch, PutCompletion done);
     // Future-returning forms (tests, tools).
-    std::future<PutMessageResult> put_message(protocol::MessageExt msg);
+    std::future<PutMessageResult> put_message(const protocol::MessageExt& msg);
     std::future<PutMessageResult> put_messages(MessageBatch batch);
 
     // Put batches (decision 028). Between begin_put_batch() and end_put_batch() on one thread
@@ -241,6 +246,7 @@ private:
     // One message not yet encoded: the write-buffer path encodes it straight into the ring.
     struct SingleRecord {
         const protocol::MessageExt* msg;
+        std::string_view body;  // the record's body (msg->body is not read)
         std::string_view props;
         StoredRecordLayout layout;
         uint32_t body_crc;

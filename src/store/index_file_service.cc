@@ -32,9 +32,14 @@ std::string time_millis_to_human_string(int64_t millis) {
 
 std::string IndexService::build_key(std::string_view topic, std::string_view key) {
     std::string k;
-    k.reserve(topic.size() + 1 + key.size());
-    k.append(topic).append("#").append(key);
+    build_key(topic, key, &k);
     return k;
+}
+
+void IndexService::build_key(std::string_view topic, std::string_view key, std::string* out) {
+    out->clear();
+    out->reserve(topic.size() + 1 + key.size());
+    out->append(topic).append("#").append(key);
 }
 
 IndexService::IndexService(std::string dir, int32_t hash_slot_num, int32_t index_num,
@@ -186,7 +191,8 @@ Status IndexService::build_index(const IndexDispatchRecord& rec) {
         return Status::ok();  // already indexed
     }
     if (!rec.uniq_key.empty()) {
-        COMET_RETURN_IF_ERROR(put_key(build_key(rec.topic, rec.uniq_key), rec));
+        build_key(rec.topic, rec.uniq_key, &key_buf_);
+        COMET_RETURN_IF_ERROR(put_key(key_buf_, rec));
     }
     size_t s = 0;
     const std::string_view keys = rec.keys;
@@ -196,7 +202,8 @@ Status IndexService::build_index(const IndexDispatchRecord& rec) {
             e = keys.size();
         }
         if (e > s) {
-            COMET_RETURN_IF_ERROR(put_key(build_key(rec.topic, keys.substr(s, e - s)), rec));
+            build_key(rec.topic, keys.substr(s, e - s), &key_buf_);
+            COMET_RETURN_IF_ERROR(put_key(key_buf_, rec));
         }
         s = e + 1;
     }

@@ -69,6 +69,8 @@ public:
     PhysicalOffset end_phy_offset() const;  // of the last file; 0 when none
 
     static std::string build_key(std::string_view topic, std::string_view key);
+    // The same key into *out (its capacity is reused).
+    static void build_key(std::string_view topic, std::string_view key, std::string* out);
 
 private:
     Result<IndexFile*> last_writable_file() REQUIRES(mu_);
@@ -85,6 +87,8 @@ private:
     // Highest CommitLog offset already indexed (-1: none). Records at or below it are skipped,
     // so redispatch never duplicates entries (Java compares with '<' and re-adds the last one).
     int64_t last_indexed_phy_ GUARDED_BY(mu_) = -1;
+    // build_index's "topic#key", kept so that indexing a message allocates nothing (issue 16).
+    std::string key_buf_ GUARDED_BY(mu_);
 };
 
 // yyyyMMddHHmmssSSS in local time (Java UtilAll.timeMillisToHumanString).

@@ -516,13 +516,18 @@ CommitLog::PutCompletion MessageStore::wrap_completion(PutCompletion done, TimeP
     return wrapped;
 }
 
-void MessageStore::put_message(protocol::MessageExt msg, PutCompletion done) {
+void MessageStore::put_message(const protocol::MessageExt& msg, PutCompletion done) {
+    put_message(msg, msg.body, std::move(done));
+}
+
+void MessageStore::put_message(const protocol::MessageExt& msg, std::string_view body,
+                               PutCompletion done) {
     if (auto refused = check_store_status()) {
         stats_.on_put_failed();
         done(std::move(*refused));
         return;
     }
-    commit_log_->put_message(std::move(msg), wrap_completion(std::move(done), clock_.now()));
+    commit_log_->put_message(msg, body, wrap_completion(std::move(done), clock_.now()));
 }
 
 void MessageStore::put_messages(MessageBatch batch, PutCompletion done) {
@@ -534,10 +539,10 @@ void MessageStore::put_messages(MessageBatch batch, PutCompletion done) {
     commit_log_->put_messages(std::move(batch), wrap_completion(std::move(done), clock_.now()));
 }
 
-std::future<PutMessageResult> MessageStore::put_message(protocol::MessageExt msg) {
+std::future<PutMessageResult> MessageStore::put_message(const protocol::MessageExt& msg) {
     auto p = std::make_shared<std::promise<PutMessageResult>>();
     auto f = p->get_future();
-    put_message(std::move(msg), [p](const PutMessageResult& r) { p->set_value(r); });
+    put_message(msg, [p](const PutMessageResult& r) { p->set_value(r); });
     return f;
 }
 

@@ -106,9 +106,14 @@ public:
     void halt_for_test();
 
     // --- put path (completions may run on the caller's or a flush thread) ---
-    void put_message(protocol::MessageExt msg, PutCompletion done);
+    // msg is only read, and only before put_message returns (CommitLog::put_message): the
+    // caller may reuse it at once; a completion must not refer to it.
+    void put_message(const protocol::MessageExt& msg, PutCompletion done);
+    // Same, with the body `body` (msg.body is not read), likewise read only before this
+    // returns (issue 16: a send's body is copied from its frame straight into the log).
+    void put_message(const protocol::MessageExt& msg, std::string_view body, PutCompletion done);
     void put_messages(MessageBatch batch, PutCompletion done);
-    std::future<PutMessageResult> put_message(protocol::MessageExt msg);
+    std::future<PutMessageResult> put_message(const protocol::MessageExt& msg);
     std::future<PutMessageResult> put_messages(MessageBatch batch);
 
     // --- get path (DefaultMessageStore#getMessage) ---

@@ -255,7 +255,7 @@ Result<int64_t> ReputMessageService::do_reput() {
         from = min;
         reput_from_offset_.store(from, std::memory_order_release);
     }
-    DispatchRequest req;
+    DispatchRequest& req = req_;
     DispatchHints* const hints = reader_.hints();
     while (true) {
         const int64_t max = reader_.dispatchable_max_offset().value();

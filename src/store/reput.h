@@ -137,6 +137,10 @@ private:
     const DispatchFn dispatch_;
     const std::vector<int64_t> delay_levels_ms_;
     Mutex reput_mu_;  // serialises do_reput()
+    // The record being dispatched, kept across passes: hints are swapped with it (strings keep
+    // their capacity on both sides), so neither the put path's hint slots nor this lose their
+    // buffers to a fresh request per pass (issue 16).
+    DispatchRequest req_ GUARDED_BY(reput_mu_);
     std::atomic<int64_t> reput_from_offset_{0};
     std::chrono::milliseconds idle_wait_{1};
     std::atomic<int64_t> dispatched_total_{0};

@@ -21,7 +21,8 @@ uint8_t* put_host(uint8_t* p, const pm::HostAddress& h) {
 
 }  // namespace
 
-Result<StoredRecordLayout> layout_stored_message(const pm::MessageExt& msg, std::string_view props,
+Result<StoredRecordLayout> layout_stored_message(const pm::MessageExt& msg, std::string_view body,
+                                                 std::string_view props,
                                                  const pm::HostAddress& store_host, int32_t magic) {
     if (magic == 0) {
         magic = pm::magic_for_topic(msg.topic.size());
@@ -47,7 +48,7 @@ Result<StoredRecordLayout> layout_stored_message(const pm::MessageExt& msg, std:
     if (store_host.v6) {
         l.sys_flag |= pm::sysflag::kStoreHostAddressV6;
     }
-    l.total = pm::stored_message_length(l.sys_flag, static_cast<int64_t>(msg.body.size()),
+    l.total = pm::stored_message_length(l.sys_flag, static_cast<int64_t>(body.size()),
                                         static_cast<int64_t>(msg.topic.size()),
                                         static_cast<int64_t>(props.size()), magic);
     if (l.total > INT32_MAX) {
@@ -58,8 +59,8 @@ Result<StoredRecordLayout> layout_stored_message(const pm::MessageExt& msg, std:
 }
 
 void write_stored_message(uint8_t* p, const StoredRecordLayout& l, const pm::MessageExt& msg,
-                          std::string_view props, const pm::HostAddress& store_host,
-                          uint32_t body_crc) {
+                          std::string_view body, std::string_view props,
+                          const pm::HostAddress& store_host, uint32_t body_crc) {
     put_be32(p, static_cast<uint32_t>(l.total));
     put_be32(p + 4, static_cast<uint32_t>(l.magic));
     put_be32(p + 8, body_crc);
@@ -74,10 +75,12 @@ void write_stored_message(uint8_t* p, const StoredRecordLayout& l, const pm::Mes
     p = put_host(p + 8, store_host);
     put_be32(p, static_cast<uint32_t>(msg.reconsume_times));
     put_be64(p + 4, static_cast<uint64_t>(msg.prepared_transaction_offset));
-    put_be32(p + 12, static_cast<uint32_t>(msg.body.size()));
+    put_be32(p + 12, static_cast<uint32_t>(body.size()));
     p += 16;
-    std::memcpy(p, msg.body.data(), msg.body.size());
-    p += msg.body.size();
+    if (!body.empty()) {
+        std::memcpy(p, body.data(), body.size());
+    }
+    p += body.size();
     if (l.magic == pm::kMessageMagicCodeV2) {
         put_be16(p, static_cast<uint16_t>(msg.topic.size()));
         p += 2;
@@ -95,12 +98,18 @@ void write_stored_message(uint8_t* p, const StoredRecordLayout& l, const pm::Mes
 
 Status encode_stored_message(const pm::MessageExt& msg, std::string_view props,
                              const pm::HostAddress& store_host, std::string* out, int32_t magic) {
+    return encode_stored_message(msg, msg.body, props, store_host, out, magic);
+}
+
+Status encode_stored_message(const pm::MessageExt& msg, std::string_view body,
+                             std::string_view props, const pm::HostAddress& store_host,
+                             std::string* out, int32_t magic) {
     COMET_ASSIGN_OR_RETURN(StoredRecordLayout l,
-                           layout_stored_message(msg, props, store_host, magic));
+                           layout_stored_message(msg, body, props, store_host, magic));
     const size_t at = out->size();
     out->resize(at + static_cast<size_t>(l.total));
-    write_stored_message(reinterpret_cast<uint8_t*>(out->data() + at), l, msg, props, store_host,
-                         fast_body_crc32(msg.body));
+    write_stored_message(reinterpret_cast<uint8_t*>(out->data() + at), l, msg, body, props,
+                         store_host, fast_body_crc32(body));
     return Status::ok();
 }
 

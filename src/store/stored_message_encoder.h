@@ -20,22 +20,29 @@ namespace comet::store {
 Status encode_stored_message(const protocol::MessageExt& msg, std::string_view props,
                              const protocol::HostAddress& store_host, std::string* out,
                              int32_t magic = 0);
+// Same, with the body `body` (msg.body is not read): a body that lives elsewhere (a request's
+// frame) is copied only into *out.
+Status encode_stored_message(const protocol::MessageExt& msg, std::string_view body,
+                             std::string_view props, const protocol::HostAddress& store_host,
+                             std::string* out, int32_t magic = 0);
 
 // The same encoder in two steps, for a caller that picks the destination after knowing the
 // size (the CommitLog writes straight into its write buffer): layout_stored_message validates
 // and sizes the record (same errors as above); write_stored_message writes exactly
-// layout.total bytes at p with the given BODYCRC.
+// layout.total bytes at p with the given BODYCRC. Both take the body as `body` (msg.body is not
+// read).
 struct StoredRecordLayout {
     int32_t magic = 0;
     int32_t sys_flag = 0;  // msg.sys_flag with the IPv6 host bits set from the addresses
     int64_t total = 0;
 };
 Result<StoredRecordLayout> layout_stored_message(const protocol::MessageExt& msg,
-                                                 std::string_view props,
+                                                 std::string_view body, std::string_view props,
                                                  const protocol::HostAddress& store_host,
                                                  int32_t magic = 0);
 void write_stored_message(uint8_t* p, const StoredRecordLayout& layout,
-                          const protocol::MessageExt& msg, std::string_view props,
-                          const protocol::HostAddress& store_host, uint32_t body_crc);
+                          const protocol::MessageExt& msg, std::string_view body,
+                          std::string_view props, const protocol::HostAddress& store_host,
+                          uint32_t body_crc);
 
 }  // namespace comet::store

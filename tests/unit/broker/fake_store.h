@@ -21,7 +21,9 @@ public:
     std::vector<protocol::MessageExt> puts;  // every accepted put, as stored
     bool in_memory = true;                   // what is_in_memory() answers for every offset
 
-    void put_message(protocol::MessageExt msg, PutCallback done) override;
+    using MessageStorePort::put_message;
+    void put_message(const protocol::MessageExt& msg, std::string_view body,
+                     PutCallback done) override;
     void put_messages(protocol::MessageExt batch, PutCallback done) override;
     store::GetMessageResult get_message(const std::string& group, const std::string& topic,
                                         int32_t queue_id, int64_t offset, int32_t max_msg_nums,

@@ -45,11 +45,15 @@ store::PutMessageResult FakeStore::append(protocol::MessageExt msg) {
     return r;
 }
 
-void FakeStore::put_message(protocol::MessageExt msg, PutCallback done) {
+void FakeStore::put_message(const protocol::MessageExt& msg, std::string_view body,
+                            PutCallback done) {
+    // A copy that owns its body: the caller may reuse msg and body once this returns.
+    protocol::MessageExt stored = msg;
+    stored.body.assign(body);
     store::PutMessageResult r;
     {
         std::lock_guard<std::recursive_mutex> l(mu_);
-        r = append(std::move(msg));
+        r = append(std::move(stored));
     }
     done(std::move(r));
 }

@@ -307,6 +307,52 @@ TEST_F(Processors, ReusedSendResponsesCarryOnlyTheirOwnFields) {
     EXPECT_EQ(keys(d), keys(a));
 }
 
+// The message a send puts is one per thread, refilled for every send (issue 16), and its body
+// is read where the connection left it (RemotingCommand::borrowed_body): each stored message
+// carries exactly its own fields and body, whatever the previous send on the thread had.
+TEST_F(Processors, ReusedSendMessagesCarryOnlyTheirOwnFields) {
+    create("T", 2);
+    auto send_inline = [&](const std::string& props, int32_t flag, std::string* frame_body) {
+        RemotingCommand r = RemotingCommand::request(Req::kSendMessageV2);
+        r.ext_fields = {{"a", "PG"},  {"b", "T"}, {"c", "TBW102"}, {"d", "4"},
+                        {"e", "1"},   {"f", "0"}, {"g", "1"},      {"h", std::to_string(flag)},
+                        {"i", props}, {"j", "0"}};
+        r.borrowed_body = *frame_body;  // as the connection hands it over
+        const size_t before = store_.puts.size();
+        SendReply reply = [](RemotingCommand&) {};
+        EXPECT_TRUE(send_.try_send_inline(rc_, r, reply));
+        frame_body->assign(frame_body->size(), '#');  // the read buffer moves on
+        EXPECT_EQ(store_.puts.size(), before + 1);
+        return store_.puts.back();
+    };
+    std::string body1 = "the first message's body";
+    const std::string long_key(40, 'K');
+    const protocol::MessageExt first = send_inline(
+        std::string("KEYS\x01") + long_key + "\x02" + "DELAY\x01" + "2\x02" + "TAGS\x01" + "A", 7,
+        &body1);
+    EXPECT_EQ(first.topic, "SCHEDULE_TOPIC_XXXX");
+    EXPECT_EQ(first.body, "the first message's body");
+    EXPECT_EQ(*first.property("KEYS"), long_key);
+    EXPECT_EQ(first.flag, 7);
+
+    std::string body2 = "second";
+    const protocol::MessageExt second = send_inline("", 0, &body2);
+    EXPECT_EQ(second.topic, "T");
+    EXPECT_EQ(second.queue_id, 1);
+    EXPECT_EQ(second.body, "second");
+    EXPECT_EQ(second.flag, 0);
+    ASSERT_EQ(second.properties.size(), 1u);
+    EXPECT_EQ(*second.property("CLUSTER"), "DefaultCluster");
+    EXPECT_FALSE(second.stored_properties.has_value());
+
+    std::string body3 = "third";
+    const protocol::MessageExt third =
+        send_inline(std::string("TAGS\x01") + "B\x02" + "WAIT\x01" + "true", 0, &body3);
+    EXPECT_EQ(third.body, "third");
+    EXPECT_EQ(protocol::message_properties_to_string(third.properties),
+              std::string("TAGS\x01") + "B\x02" + "CLUSTER\x01" + "DefaultCluster");
+}
+
 TEST_F(Processors, DelayedSendGoesToScheduleTopic) {
     create("T", 2);
     RemotingCommand r = send("T", "x", 1, std::string("DELAY\x01") + "3");

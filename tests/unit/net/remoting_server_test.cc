@@ -11,6 +11,7 @@
 #include "base/bytes.h"
 #include "net/remoting_client.h"
 #include "net_test_helper.h"
+#include "protocol/request_code.h"
 
 namespace comet::net {
 namespace {
@@ -856,6 +857,67 @@ TEST_F(RemotingServerTest, AnswerSendsAKeptCommandOnce) {
     }
     EXPECT_EQ(oneway_seen.load(), 1);  // processed before the next request on the connection
     EXPECT_EQ(kept_intact.load(), 3);
+    server.shutdown();
+}
+
+// A send request's body is borrowed from the connection's read buffer (issue 16) only by an
+// inline processor registered with borrows_body; every other processor gets it in
+// request.body, and an executor's copy outlives the read buffer.
+TEST_F(RemotingServerTest, OnlyABorrowingInlineProcessorSeesABorrowedBody) {
+    RemotingServerConfig sc;
+    sc.listen_host = "127.0.0.1";
+    sc.io_threads = 1;
+    RemotingServer server(sc);
+    std::atomic<int> borrowed{0};
+    std::atomic<int> owned{0};
+    // Answers with the body it saw and counts how it got it.
+    auto answer_body = [&](const ConnectionPtr&, RemotingCommand req, Responder r) {
+        if (req.body.empty() && !req.borrowed_body.empty()) {
+            borrowed.fetch_add(1);
+        } else if (!req.body.empty() && req.borrowed_body.empty()) {
+            owned.fetch_add(1);
+        }
+        RemotingCommand resp;
+        resp.code = 0;
+        resp.body = std::string(req.body_view());
+        r(std::move(resp));
+    };
+    server.register_inline_processor(protocol::RequestCode::kSendMessageV2,
+                                     make_processor(answer_body), /*borrows_body=*/true);
+    server.register_inline_processor(protocol::RequestCode::kSendMessage,
+                                     make_processor(answer_body));
+    server.register_processor(protocol::RequestCode::kSendBatchMessage, make_processor(answer_body),
+                              std::make_shared<ThreadPoolExecutor>("TestSend", 1));
+    ASSERT_TRUE(server.start().is_ok());
+    const std::string addr = "127.0.0.1:" + std::to_string(server.port());
+    // A SEND_MESSAGE_V2 header the typed fast path accepts (v1 names for SEND_MESSAGE).
+    auto send_request = [](int32_t code, const std::string& body) {
+        RemotingCommand req = RemotingCommand::request(code);
+        if (code == protocol::RequestCode::kSendMessage) {
+            req.ext_fields = {{"producerGroup", "g"},     {"topic", "T"},
+                              {"defaultTopic", "TBW102"}, {"defaultTopicQueueNums", "4"},
+                              {"queueId", "0"},           {"sysFlag", "0"},
+                              {"bornTimestamp", "1"},     {"flag", "0"},
+                              {"reconsumeTimes", "0"},    {"unitMode", "false"}};
+        } else {
+            req.ext_fields = {{"a", "g"}, {"b", "T"}, {"c", "TBW102"}, {"d", "4"}, {"e", "0"},
+                              {"f", "0"}, {"g", "1"}, {"h", "0"},      {"j", "0"}, {"k", "false"}};
+        }
+        req.body = body;
+        return req;
+    };
+    for (int i = 0; i < 3; ++i) {
+        for (int32_t code :
+             {protocol::RequestCode::kSendMessageV2, protocol::RequestCode::kSendMessage,
+              protocol::RequestCode::kSendBatchMessage}) {
+            const std::string body = "body-" + std::to_string(code) + "-" + std::to_string(i);
+            auto r = client().invoke_sync(addr, send_request(code, body), 5s);
+            ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+            EXPECT_EQ(r->body, body) << code;
+        }
+    }
+    EXPECT_EQ(borrowed.load(), 3);  // SEND_MESSAGE_V2 only
+    EXPECT_EQ(owned.load(), 6);
     server.shutdown();
 }
 

@@ -381,5 +381,42 @@ TEST(FastHeader, RecycledSendHeaderStringsCarryNoOldValues) {
     EXPECT_FALSE(recycled_send_header_v2().i.has_value());  // lent once
 }
 
+// borrow_send_body (the connection, issue 16): a send request's body stays in the payload
+// (borrowed_body) and everything else decodes as without it; other commands copy their body.
+TEST(FastHeader, BorrowedSendBodyPointsIntoThePayload) {
+    for (int32_t code :
+         {RequestCode::kSendMessage, RequestCode::kSendMessageV2, RequestCode::kSendBatchMessage,
+          RequestCode::kPullMessage, RequestCode::kHeartBeat}) {
+        RemotingCommand req = RemotingCommand::request(code);
+        req.ext_fields = {{"a", "g"}, {"b", "T"}, {"c", "TBW102"}, {"d", "4"}, {"e", "0"},
+                          {"f", "0"}, {"g", "1"}, {"h", "0"},      {"j", "0"}, {"k", "false"}};
+        req.body = "the body";
+        const std::string frame = encode_frame(req);
+        const std::string_view payload = std::string_view(frame).substr(4);
+        auto copied = decode_frame_payload_fast(payload);
+        auto borrowed = decode_frame_payload_fast(payload, kDefaultMaxFrameBytes, true);
+        ASSERT_TRUE(copied.is_ok() && borrowed.is_ok()) << code;
+        EXPECT_EQ(copied->cmd.body, "the body") << code;
+        EXPECT_TRUE(copied->cmd.borrowed_body.empty()) << code;
+        EXPECT_EQ(borrowed->cmd.body_view(), "the body") << code;
+        const bool send = code == RequestCode::kSendMessage ||
+                          code == RequestCode::kSendMessageV2 ||
+                          code == RequestCode::kSendBatchMessage;
+        if (send) {
+            EXPECT_TRUE(borrowed->cmd.body.empty()) << code;
+            EXPECT_GE(borrowed->cmd.borrowed_body.data(), payload.data()) << code;
+            EXPECT_LE(borrowed->cmd.borrowed_body.data() + borrowed->cmd.borrowed_body.size(),
+                      payload.data() + payload.size())
+                << code;
+        } else {
+            EXPECT_EQ(borrowed->cmd.body, "the body") << code;
+        }
+        EXPECT_EQ(encode_frame(borrowed->cmd), encode_frame(copied->cmd)) << code;
+        borrowed->cmd.own_body();
+        EXPECT_EQ(borrowed->cmd.body, "the body") << code;
+        EXPECT_TRUE(borrowed->cmd.borrowed_body.empty()) << code;
+    }
+}
+
 }  // namespace
 }  // namespace comet::protocol

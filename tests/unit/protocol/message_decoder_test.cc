@@ -319,6 +319,90 @@ TEST(MessageProperties, StringCodecMatchesJava) {
     EXPECT_EQ(*string_to_message_properties("k\1a\1b\2").get("k"), "a\1b");
 }
 
+// A MessageProperties refilled for every message (the broker's per-thread send message) keeps
+// the strings of erased and cleared entries as spares: the entries it shows, their order, copies
+// and comparisons are those of a fresh object.
+TEST(MessageProperties, SpareEntriesAreInvisibleAndReused) {
+    const std::string uniq_u(32, 'u');  // longer than a string's inline buffer
+    const std::string uniq_v(32, 'v');
+    MessageProperties p;
+    p.assign_from_string(
+        prop_string({{"UNIQ_KEY", uniq_u.c_str()}, {"WAIT", "true"}, {"TAGS", "TagA"}}));
+    p.set("CLUSTER", "DefaultCluster");
+    EXPECT_TRUE(p.erase("WAIT"));
+    EXPECT_EQ(message_properties_to_string(p),
+              prop_string(
+                  {{"UNIQ_KEY", uniq_u.c_str()}, {"TAGS", "TagA"}, {"CLUSTER", "DefaultCluster"}}));
+    EXPECT_EQ(p.get("WAIT"), nullptr);
+    const std::string* uniq_before = p.get("UNIQ_KEY");
+    const char* uniq_buffer = uniq_before->data();
+
+    // Refilled: the same shape reuses the same strings; nothing of the last fill shows.
+    p.assign_from_string(prop_string({{"UNIQ_KEY", uniq_v.c_str()}, {"KEYS", "k1"}}));
+    ASSERT_EQ(p.size(), 2u);
+    EXPECT_EQ(p.get("UNIQ_KEY")->data(), uniq_buffer);
+    EXPECT_EQ(*p.get("UNIQ_KEY"), uniq_v);
+    EXPECT_EQ(p.get("TAGS"), nullptr);
+    EXPECT_EQ(p.get("CLUSTER"), nullptr);
+    EXPECT_EQ(p, string_to_message_properties(
+                     prop_string({{"UNIQ_KEY", uniq_v.c_str()}, {"KEYS", "k1"}})));
+    ASSERT_EQ(p.entries().size(), 2u);
+    EXPECT_EQ(p.entries()[1].first, "KEYS");
+
+    // Copies, moves and comparisons see the entries only.
+    MessageProperties copy = p;
+    EXPECT_EQ(copy, p);
+    MessageProperties assigned;
+    assigned.set("x", "1");
+    assigned.set("y", "2");
+    assigned.set("z", "3");
+    assigned = p;
+    EXPECT_EQ(assigned, p);
+    EXPECT_EQ(message_properties_to_string(assigned), message_properties_to_string(p));
+    MessageProperties moved = std::move(copy);
+    EXPECT_EQ(moved, p);
+    EXPECT_TRUE(copy.empty());  // NOLINT(bugprone-use-after-move): a moved-from object is usable
+    copy.set("again", "1");
+    EXPECT_EQ(copy.size(), 1u);
+
+    p.clear();
+    EXPECT_TRUE(p.empty());
+    EXPECT_EQ(p, MessageProperties{});
+    EXPECT_EQ(message_properties_to_string(p), "");
+}
+
+// MessageExt::clear() gives a message refilled for every send the state of a fresh one.
+TEST(MessageExt, ClearResetsEveryField) {
+    MessageExt m = sample_v6();
+    m.stored_properties = "a\1b";
+    m.msg_id = "0A0000010000000000000001";
+    m.clear();
+    MessageExt fresh;
+    EXPECT_EQ(m.topic, fresh.topic);
+    EXPECT_EQ(m.flag, fresh.flag);
+    EXPECT_EQ(m.properties, fresh.properties);
+    EXPECT_FALSE(m.stored_properties.has_value());
+    EXPECT_EQ(m.body, fresh.body);
+    EXPECT_EQ(m.store_size, fresh.store_size);
+    EXPECT_EQ(m.body_crc, fresh.body_crc);
+    EXPECT_EQ(m.queue_id, fresh.queue_id);
+    EXPECT_EQ(m.queue_offset, fresh.queue_offset);
+    EXPECT_EQ(m.commit_log_offset, fresh.commit_log_offset);
+    EXPECT_EQ(m.sys_flag, fresh.sys_flag);
+    EXPECT_EQ(m.born_timestamp, fresh.born_timestamp);
+    EXPECT_EQ(m.born_host, fresh.born_host);
+    EXPECT_EQ(m.store_timestamp, fresh.store_timestamp);
+    EXPECT_EQ(m.store_host, fresh.store_host);
+    EXPECT_EQ(m.reconsume_times, fresh.reconsume_times);
+    EXPECT_EQ(m.prepared_transaction_offset, fresh.prepared_transaction_offset);
+    EXPECT_EQ(m.msg_id, fresh.msg_id);
+    std::string a;
+    std::string b;
+    ASSERT_TRUE(encode_message(m, &a).is_ok());
+    ASSERT_TRUE(encode_message(fresh, &b).is_ok());
+    EXPECT_EQ(a, b);
+}
+
 TEST(MessageExt, WaitStoreMsgOkFollowsJavaParseBoolean) {
     MessageExt m;
     EXPECT_TRUE(m.wait_store_msg_ok());

@@ -125,6 +125,34 @@ TEST_P(CommitLogModeTest, PutAssignsOffsetsAndReadsBack) {
     log->check_invariants();
 }
 
+// A put given its body apart (a send's body still in its request frame, issue 16) stores that
+// body, not msg.body, and reads message and body only before it returns: the caller may change
+// both at once, before the put completes.
+TEST_P(CommitLogModeTest, PutWithABodyApartStoresThatBodyAndKeepsNoReference) {
+    auto log = open_log(config(dir_.path()));
+    pm::MessageExt m = sample_message("TopicA", 1, "not this one");
+    std::string frame = "..the body from the frame..";
+    std::promise<PutMessageResult> done;
+    log->put_message(m, std::string_view(frame).substr(2, 25),
+                     [&done](PutMessageResult&& r) { done.set_value(std::move(r)); });
+    // Reused at once, as the broker's per-thread message and read buffer are.
+    m.clear();
+    m.topic = "Other";
+    frame.assign(frame.size(), 'x');
+    const PutMessageResult r = done.get_future().get();
+    ASSERT_TRUE(r.ok()) << r.remark;
+    auto stored = log->lookup_message(r.append.wrote_offset);
+    ASSERT_TRUE(stored.is_ok()) << stored.status().to_string();
+    EXPECT_EQ(stored.value().body, "the body from the frame..");
+    EXPECT_EQ(stored.value().topic, "TopicA");
+    EXPECT_EQ(stored.value().tags(), "tag");
+    // The same bytes as a put of the message with that body.
+    auto again = put(*log, sample_message("TopicA", 1, "the body from the frame.."));
+    ASSERT_TRUE(again.ok());
+    EXPECT_EQ(again.append.wrote_bytes, r.append.wrote_bytes);
+    EXPECT_EQ(log->lookup_message(again.append.wrote_offset).value().body, stored.value().body);
+}
+
 // The prefault worker keeps a window ahead of the writer faulted in (across roll-overs) and
 // never disturbs what puts write; topicQueueTable lookups by a reused key buffer stay exact.
 TEST_F(CommitLogTest, PrefaultWindowFollowsWriterWithoutTouchingData) {
