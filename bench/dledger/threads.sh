@@ -27,15 +27,11 @@ while [[ $# -gt 0 ]]; do
         *) echo "unknown option $1" >&2; exit 2 ;;
     esac
 done
-NS=$BUILD/apps/mqnamesrv/mqnamesrv
-BR=$BUILD/apps/mqbroker/mqbroker
-MB=$BUILD/apps/mqbench/mqbench
-ADMIN=$BUILD/apps/mqadmin/mqadmin
-for b in "$NS" "$BR" "$MB" "$ADMIN"; do [[ -x $b ]] || { echo "missing $b" >&2; exit 2; }; done
-WORK=$(mktemp -d /tmp/comet_bench_dlthreads.XXXXXX)
-PIDS=()
 # shellcheck source=bench/lib/proc.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/proc.sh"
+comet_apps "$BUILD"
+WORK=$(mktemp -d /tmp/comet_bench_dlthreads.XXXXXX)
+PIDS=()
 cleanup() {
     stop_pids "${PIDS[@]+"${PIDS[@]}"}"
     rm -rf "$WORK"

@@ -99,3 +99,14 @@ write_conf() {
     shift
     printf '%s\n' "$@" >"$f"
 }
+
+# comet_apps BUILD_DIR: sets NS, BR, MB and ADMIN to the Comet binaries under BUILD_DIR; exits 2
+# naming the first one missing.
+comet_apps() {
+    NS=$1/apps/mqnamesrv/mqnamesrv
+    BR=$1/apps/mqbroker/mqbroker
+    MB=$1/apps/mqbench/mqbench
+    ADMIN=$1/apps/mqadmin/mqadmin
+    local b
+    for b in "$NS" "$BR" "$MB" "$ADMIN"; do [[ -x $b ]] || { echo "missing $b" >&2; exit 2; }; done
+}

@@ -152,17 +152,25 @@ bool FlushService::flush_to_locked(int64_t target, int32_t least_pages) {
         if (!r.value()) {
             break;
         }
-        if (const FlushObserver* o = observer_.load(std::memory_order_acquire); o != nullptr) {
-            o->on_flush(std::chrono::steady_clock::now() - started,
-                        queue_->flushed_where() - before);
-        }
-        MutexLock l(mu_);
-        ++fsyncs_;
+        count_flush(started, queue_->flushed_where() - before);
     }
-    if (checkpoint_ != nullptr && ts > 0 && queue_->flushed_where() >= max_at_start) {
-        checkpoint_->set_physic_msg_timestamp(ts);
-    }
+    note_checkpoint(ts, max_at_start);
     return true;
+}
+
+void FlushService::count_flush(std::chrono::steady_clock::time_point started, int64_t bytes) {
+    if (const FlushObserver* o = observer_.load(std::memory_order_acquire); o != nullptr) {
+        o->on_flush(std::chrono::steady_clock::now() - started, bytes);
+    }
+    MutexLock l(mu_);
+    ++fsyncs_;
+}
+
+void FlushService::note_checkpoint(int64_t store_timestamp, int64_t max_at_start) {
+    if (checkpoint_ != nullptr && store_timestamp > 0 &&
+        queue_->flushed_where() >= max_at_start) {
+        checkpoint_->set_physic_msg_timestamp(store_timestamp);
+    }
 }
 
 bool FlushService::flush_all() {
@@ -204,15 +212,9 @@ Status FlushService::flush_all_then(const std::function<Status()>& device_flush)
     const int64_t where = *wrote.value();
     queue_->mark_flushed(where);
     if (where > before) {
-        if (const FlushObserver* o = observer_.load(std::memory_order_acquire); o != nullptr) {
-            o->on_flush(std::chrono::steady_clock::now() - started, where - before);
-        }
-        MutexLock l(mu_);
-        ++fsyncs_;
+        count_flush(started, where - before);
     }
-    if (checkpoint_ != nullptr && ts > 0 && where >= max_at_start) {
-        checkpoint_->set_physic_msg_timestamp(ts);
-    }
+    note_checkpoint(ts, max_at_start);
     return Status::ok();
 }
 

@@ -106,6 +106,10 @@ private:
     // Flushes until flushed_where >= target (or no progress). False on msync failure.
     bool flush_to(int64_t target, int32_t least_pages);
     bool flush_to_locked(int64_t target, int32_t least_pages) REQUIRES(flush_mu_);
+    // A flush that made `bytes` durable: the observer and fsync_count().
+    void count_flush(std::chrono::steady_clock::time_point started, int64_t bytes);
+    // The checkpoint's physicMsgTimestamp once the flush covered what was written at its start.
+    void note_checkpoint(int64_t store_timestamp, int64_t max_at_start);
     void complete_covered(int64_t flushed, bool failed);
     void mark_failed(const Status& st);
 

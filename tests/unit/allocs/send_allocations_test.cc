@@ -482,6 +482,8 @@ protected:
         }
         return 0;  // allocated nothing in either window
     }
+    // The send path's other threads (kSendPathThreads, declared below) held at kBudgetPerSend.
+    static void expect_send_path_threads_allocate_nothing(const std::vector<ThreadFigure>& figures);
 
     fs::path root_;
     std::unique_ptr<BrokerController> broker_;
@@ -492,6 +494,13 @@ protected:
 // thread's round), the async flush thread and the dispatcher (ConsumeQueue, index, arrival of
 // pulls).
 const char* const kSendPathThreads[] = {"CommitRealTime", "FlushCommitLog", "ReputMessage"};
+
+void SendAllocations::expect_send_path_threads_allocate_nothing(
+    const std::vector<ThreadFigure>& figures) {
+    for (const char* name : kSendPathThreads) {
+        EXPECT_LE(per_send_of(figures, name), kBudgetPerSend) << name;
+    }
+}
 
 TEST_F(SendAllocations, SendMessageV2AllocatesNothingPerSend) {
     // Warm-up: creates the topic (executor path), the queue's tables, the pools, the caches,
@@ -505,9 +514,7 @@ TEST_F(SendAllocations, SendMessageV2AllocatesNothingPerSend) {
         return is_io_thread(f.name.c_str());
     })) << "no thread named BrokerServer* allocated anything";
     EXPECT_LE(io, kBudgetPerSend);
-    for (const char* name : kSendPathThreads) {
-        EXPECT_LE(per_send_of(figures, name), kBudgetPerSend) << name;
-    }
+    expect_send_path_threads_allocate_nothing(figures);
 }
 
 // SEND_MESSAGE (v1): its header goes through extFields (no typed fast path): the extFields
@@ -521,9 +528,7 @@ TEST_F(SendAllocations, SendMessageV1PerSend) {
     std::printf("SEND_MESSAGE: %.3f allocations per send on the I/O threads (budget %.1f)\n", io,
                 kBudgetPerSendV1);
     EXPECT_LE(io, kBudgetPerSendV1);
-    for (const char* name : kSendPathThreads) {
-        EXPECT_LE(per_send_of(figures, name), kBudgetPerSend) << name;
-    }
+    expect_send_path_threads_allocate_nothing(figures);
 }
 
 // SEND_BATCH_MESSAGE of 10 messages, per message: the batch's entries are decoded and each
@@ -539,9 +544,7 @@ TEST_F(SendAllocations, SendBatchMessagePerMessage) {
         "%.1f)\n",
         io, kBudgetPerBatchedMessage);
     EXPECT_LE(io, kBudgetPerBatchedMessage);
-    for (const char* name : kSendPathThreads) {
-        EXPECT_LE(per_send_of(figures, name), kBudgetPerSend) << name;
-    }
+    expect_send_path_threads_allocate_nothing(figures);
 }
 
 }  // namespace
