@@ -39,11 +39,21 @@ int32_t random_queue(int32_t n) {
 }
 
 protocol::HostAddress host_of(const std::string& addr) {
-    auto h = protocol::parse_host_address(addr);
-    if (h.is_ok()) {
-        return h.value();
+    // Consecutive sends on a thread mostly come from one connection: its address is parsed once.
+    struct Last {
+        std::string text;
+        protocol::HostAddress host = protocol::HostAddress::ipv4(127, 0, 0, 1, 0);
+    };
+    thread_local Last last;
+    if (addr == last.text && !addr.empty()) {
+        return last.host;
     }
-    return protocol::HostAddress::ipv4(127, 0, 0, 1, 0);
+    auto h = protocol::parse_host_address(addr);
+    const protocol::HostAddress host =
+        h.is_ok() ? h.value() : protocol::HostAddress::ipv4(127, 0, 0, 1, 0);
+    last.text.assign(addr);
+    last.host = host;
+    return host;
 }
 
 // The store append of one message (body `body`) or of a batch (`msg.body` holds the §5.7
@@ -423,10 +433,11 @@ void SendMessageProcessor::send_decoded(const RequestContext& rc,
             refuse(RC::kMessageIllegal, "batch request does not support retry group");
             return;
         }
-        auto entries = protocol::decode_batch_body(body);
-        if (!entries.is_ok() || entries.value().empty()) {
-            refuse(RC::kMessageIllegal, entries.is_ok() ? std::string("the batch is empty")
-                                                        : entries.status().message());
+        thread_local std::vector<protocol::BatchEntry> entries;  // kept: no allocation per batch
+        const Status st = protocol::decode_batch_body(body, &entries);
+        if (!st.is_ok() || entries.empty()) {
+            refuse(RC::kMessageIllegal,
+                   st.is_ok() ? std::string("the batch is empty") : st.message());
             return;
         }
     }

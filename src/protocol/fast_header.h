@@ -3,6 +3,7 @@
 // (requests only: the response flag is clear),
 // reads the request header straight into its typed struct without a DOM or an extFields map:
 //   SEND_MESSAGE_V2 (310), SEND_BATCH_MESSAGE (320) -> SendMessageRequestHeaderV2
+//   SEND_MESSAGE (10), read with its long names     -> SendMessageRequestHeaderV2 (from_v1)
 //   PULL_MESSAGE (11)                               -> PullMessageRequestHeader
 // Both serializations (JSON, ROCKETMQ). Pure, stateless, any thread.
 //
@@ -10,8 +11,8 @@
 // errors, same typed header or the same kInvalidArgument error), except that cmd.ext_fields is
 // left empty for the codes above. ROCKETMQ headers share the general scanner (header_scan.h).
 // JSON headers are scanned once for the shape Java/Go/C++ clients write (flat object, scalar
-// values, no backslash escapes, integer numbers); anything else -- including every malformed
-// header -- is handed to the general RapidJSON decoder, so errors cannot differ.
+// values, integer numbers, escapes other than surrogate pairs); anything else -- including every
+// malformed header -- is handed to the general RapidJSON decoder, so errors cannot differ.
 
 #include <optional>
 #include <string>
@@ -26,7 +27,7 @@ namespace comet::protocol {
 
 struct FastFrame {
     RemotingCommand cmd;  // ext_fields empty when send_v2 or pull is set
-    std::optional<Result<SendMessageRequestHeaderV2>> send_v2;  // codes 310 and 320
+    std::optional<Result<SendMessageRequestHeaderV2>> send_v2;  // codes 10, 310 and 320
     std::optional<Result<PullMessageRequestHeader>> pull;       // code 11
     bool json_fallback = false;  // the JSON scanner handed this header to the general decoder
 };

@@ -237,6 +237,13 @@ Result<std::vector<MessageExt>> decode_messages(std::string_view body, DecodeOpt
 
 Result<std::vector<BatchEntry>> decode_batch_body(std::string_view body) {
     std::vector<BatchEntry> out;
+    COMET_RETURN_IF_ERROR(decode_batch_body(body, &out));
+    return out;
+}
+
+Status decode_batch_body(std::string_view body, std::vector<BatchEntry>* entries) {
+    std::vector<BatchEntry>& out = *entries;
+    out.clear();
     ByteReader r(body);
     while (r.remaining() > 0) {
         size_t start = r.position();
@@ -261,7 +268,7 @@ Result<std::vector<BatchEntry>> decode_batch_body(std::string_view body) {
         e.flag = static_cast<int32_t>(flag);
         out.push_back(e);
     }
-    return out;
+    return Status::ok();
 }
 
 void encode_batch_entry(int32_t flag, std::string_view body, std::string_view properties,

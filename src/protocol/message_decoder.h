@@ -83,6 +83,8 @@ struct BatchEntry {
 };
 // Splits a batch body. Errors (kInvalidArgument): truncated or inconsistent entry.
 Result<std::vector<BatchEntry>> decode_batch_body(std::string_view body);
+// The same into `out` (cleared first; its capacity is kept, for callers that reuse it).
+Status decode_batch_body(std::string_view body, std::vector<BatchEntry>* out);
 // Builds a batch body (Java MessageDecoder.encodeMessages); for clients and tests.
 void encode_batch_entry(int32_t flag, std::string_view body, std::string_view properties,
                         std::string* out);

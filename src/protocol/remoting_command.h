@@ -56,8 +56,9 @@ struct RemotingCommand {
     std::string_view borrowed_body;
     // Serialization the header arrived in (requests) or will be written in (responses).
     SerializeType serialize_type = SerializeType::kJson;
-    // Header fast path (decision 020): a received SEND_MESSAGE_V2 / SEND_BATCH_MESSAGE or
-    // PULL_MESSAGE request whose typed header decoded carries it here and no ext_fields. Read
+    // Header fast path (decision 020): a received SEND_MESSAGE / SEND_MESSAGE_V2 /
+    // SEND_BATCH_MESSAGE (in the V2 shape) or PULL_MESSAGE request whose typed header decoded
+    // carries it here and no ext_fields. Read
     // through decode_send_message_header / decode_pull_message_header, which fall back to
     // ext_fields when it is unset. Never set on commands built locally. take_send_message_header
     // moves the send header's strings out when this command is its only owner.

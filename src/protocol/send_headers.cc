@@ -29,28 +29,41 @@ SendMessageRequestHeader v2_to_v1(V2&& v2) {
 SendMessageRequestHeader SendMessageRequestHeaderV2::to_v1() const& { return v2_to_v1(*this); }
 SendMessageRequestHeader SendMessageRequestHeaderV2::to_v1() && { return v2_to_v1(std::move(*this)); }
 
-SendMessageRequestHeaderV2 SendMessageRequestHeaderV2::from_v1(const SendMessageRequestHeader& v1) {
+namespace {
+template <typename V1>
+SendMessageRequestHeaderV2 v1_to_v2(V1&& v1) {
     SendMessageRequestHeaderV2 v2;
-    v2.a = v1.producer_group;
-    v2.b = v1.topic;
-    v2.c = v1.default_topic;
+    v2.a = std::forward<V1>(v1).producer_group;
+    v2.b = std::forward<V1>(v1).topic;
+    v2.c = std::forward<V1>(v1).default_topic;
     v2.d = v1.default_topic_queue_nums;
     v2.e = v1.queue_id;
     v2.f = v1.sys_flag;
     v2.g = v1.born_timestamp;
     v2.h = v1.flag;
-    v2.i = v1.properties;
+    v2.i = std::forward<V1>(v1).properties;
     v2.j = v1.reconsume_times;
     v2.k = v1.unit_mode;
     v2.l = v1.max_reconsume_times;
     v2.m = v1.batch;
-    v2.n = v1.broker_name;
+    v2.n = std::forward<V1>(v1).broker_name;
     return v2;
+}
+}  // namespace
+
+SendMessageRequestHeaderV2 SendMessageRequestHeaderV2::from_v1(const SendMessageRequestHeader& v1) {
+    return v1_to_v2(v1);
+}
+SendMessageRequestHeaderV2 SendMessageRequestHeaderV2::from_v1(SendMessageRequestHeader&& v1) {
+    return v1_to_v2(std::move(v1));
 }
 
 Result<SendMessageRequestHeader> decode_send_message_header(const RemotingCommand& cmd) {
     switch (cmd.code) {
         case RequestCode::kSendMessage:
+            if (cmd.typed_send_v2) {
+                return cmd.typed_send_v2->to_v1();
+            }
             return SendMessageRequestHeader::from_ext(cmd);
         case RequestCode::kSendMessageV2:
         case RequestCode::kSendBatchMessage: {
@@ -67,7 +80,8 @@ Result<SendMessageRequestHeader> decode_send_message_header(const RemotingComman
 }
 
 Result<SendMessageRequestHeader> take_send_message_header(RemotingCommand& cmd) {
-    if ((cmd.code == RequestCode::kSendMessageV2 || cmd.code == RequestCode::kSendBatchMessage) &&
+    if ((cmd.code == RequestCode::kSendMessage || cmd.code == RequestCode::kSendMessageV2 ||
+         cmd.code == RequestCode::kSendBatchMessage) &&
         cmd.typed_send_v2 && cmd.typed_send_v2.use_count() == 1) {
         SendMessageRequestHeader h = std::move(*cmd.typed_send_v2).to_v1();
         cmd.typed_send_v2.reset();

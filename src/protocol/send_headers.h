@@ -86,6 +86,7 @@ struct SendMessageRequestHeaderV2 {
     SendMessageRequestHeader to_v1() const&;
     SendMessageRequestHeader to_v1() &&;  // moves the strings
     static SendMessageRequestHeaderV2 from_v1(const SendMessageRequestHeader& v1);
+    static SendMessageRequestHeaderV2 from_v1(SendMessageRequestHeader&& v1);  // moves strings
 };
 
 // Decodes the send header of a SEND_MESSAGE (long names) or SEND_MESSAGE_V2 / SEND_BATCH_MESSAGE

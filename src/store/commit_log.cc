@@ -415,29 +415,42 @@ void CommitLog::put_messages(MessageBatch batch, PutCompletion done) {
                     fmt::format("batch topic length {} is invalid", batch.topic.size())));
         return;
     }
-    auto entries = pm::decode_batch_body(batch.body);
-    if (!entries.is_ok()) {
-        done(failed(PutMessageStatus::kMessageIllegal, entries.status().message()));
+    // Per-thread scratch, like the encode buffer: a steady stream of batches allocates nothing
+    // per message (issue 16).
+    struct BatchScratch {
+        std::vector<pm::BatchEntry> entries;
+        std::string batch_props;
+        std::vector<Slice> slices;
+        pm::MessageExt m;
+    };
+    thread_local BatchScratch scratch;
+    const std::vector<pm::BatchEntry>& entries = scratch.entries;
+    if (Status st = pm::decode_batch_body(batch.body, &scratch.entries); !st.is_ok()) {
+        done(failed(PutMessageStatus::kMessageIllegal, st.message()));
         return;
     }
-    if (entries.value().empty()) {
+    if (entries.empty()) {
         done(failed(PutMessageStatus::kMessageIllegal, "batch message has no messages"));
         return;
     }
-    std::string batch_props = pm::message_properties_to_string(batch.properties);
+    const std::string& batch_props = scratch.batch_props;
+    pm::message_properties_to_string(batch.properties, &scratch.batch_props);
     std::string& buf = tls_buffer();
     buf.clear();
-    std::vector<Slice> slices;
-    slices.reserve(entries.value().size());
+    std::vector<Slice>& slices = scratch.slices;
+    slices.clear();
     bool wait_ok = true;
-    pm::MessageExt m;
+    pm::MessageExt& m = scratch.m;
+    if (!m.stored_properties) {
+        m.stored_properties.emplace();
+    }
     m.topic = batch.topic;
     m.queue_id = batch.queue_id;
     m.sys_flag = batch.sys_flag;
     m.born_timestamp = batch.born_timestamp;
     m.born_host = batch.born_host;
     m.store_host = store_host_;
-    for (const auto& e : entries.value()) {
+    for (const auto& e : entries) {
         if (e.body.size() > static_cast<size_t>(config_.max_message_size)) {
             done(failed(PutMessageStatus::kMessageIllegal,
                         fmt::format("batch message body size {} exceeds maxMessageSize {}",
@@ -445,7 +458,8 @@ void CommitLog::put_messages(MessageBatch batch, PutCompletion done) {
             return;
         }
         // Java MessageExtBatchEncoder: the message's own properties, then the batch's.
-        std::string props(e.properties);
+        std::string& props = *m.stored_properties;
+        props.assign(e.properties);
         if (!props.empty() && !batch_props.empty() && props.back() != pm::kPropertySeparator) {
             props.push_back(pm::kPropertySeparator);
         }
@@ -458,8 +472,7 @@ void CommitLog::put_messages(MessageBatch batch, PutCompletion done) {
         }
         m.flag = e.flag;
         m.body.assign(e.body);
-        m.stored_properties = std::move(props);
-        m.properties = pm::string_to_message_properties(*m.stored_properties);
+        m.properties.assign_from_string(props);
         wait_ok = wait_ok && m.wait_store_msg_ok();
         size_t pos = buf.size();
         Status st = encode_stored_message(m, *m.stored_properties, store_host_, &buf);
@@ -694,6 +707,7 @@ std::optional<PutMessageResult> CommitLog::append_to_ring_locked(
     if (p.batch) {
         std::vector<uint32_t>& pos = batch_pos_[head % kPendingSlots];
         pos.clear();
+        pos.reserve(std::max<size_t>(slices.size(), 32));  // grown once per slot, not by doubling
         for (const Slice& sl : slices) {
             pos.push_back(static_cast<uint32_t>(sl.pos));
         }

@@ -16,8 +16,8 @@ using testing::all_frame_names;
 using testing::read_frame;
 
 bool hot_code(int32_t code) {
-    return code == RequestCode::kSendMessageV2 || code == RequestCode::kSendBatchMessage ||
-           code == RequestCode::kPullMessage;
+    return code == RequestCode::kSendMessage || code == RequestCode::kSendMessageV2 ||
+           code == RequestCode::kSendBatchMessage || code == RequestCode::kPullMessage;
 }
 
 // Payload (bytes after the length word) of a frame with the given header bytes and type.
@@ -93,6 +93,25 @@ RemotingCommand send_v2(SerializeType type) {
     return cmd;
 }
 
+RemotingCommand send_v1(SerializeType type) {
+    RemotingCommand cmd = RemotingCommand::request(RequestCode::kSendMessage);
+    cmd.serialize_type = type;
+    cmd.opaque = 10;
+    SendMessageRequestHeader h;
+    h.producer_group = "pg";
+    h.topic = "TopicA";
+    h.default_topic = "TBW102";
+    h.default_topic_queue_nums = 4;
+    h.queue_id = 2;
+    h.born_timestamp = 1796061429799;
+    h.properties = "KEYS\001k1\002";
+    h.reconsume_times = 0;
+    h.broker_name = "broker-a";
+    h.to_ext(cmd);
+    cmd.body = "hello";
+    return cmd;
+}
+
 RemotingCommand pull(SerializeType type) {
     RemotingCommand cmd = RemotingCommand::request(RequestCode::kPullMessage);
     cmd.serialize_type = type;
@@ -130,10 +149,14 @@ TEST(FastHeader, MalformedExtFieldsGiveTheSameErrors) {
         {"bad queueId", "queueId", "-"},
         {"bad maxMsgBytes", "maxMsgBytes", "9x"},
         {"missing subVersion", "subVersion", nullptr},
+        {"missing producerGroup", "producerGroup", nullptr},
+        {"bad bornTimestamp", "bornTimestamp", "12a"},
+        {"bad unitMode", "unitMode", "no"},
+        {"bad reconsumeTimes", "reconsumeTimes", "x"},
         {"extra key", "zz", "1"},
     };
     for (SerializeType type : {SerializeType::kJson, SerializeType::kRocketMq}) {
-        for (RemotingCommand base : {send_v2(type), pull(type)}) {
+        for (RemotingCommand base : {send_v2(type), send_v1(type), pull(type)}) {
             expect_same(std::string_view(encode_frame(base)).substr(4), "base");
             for (const Edit& e : edits) {
                 RemotingCommand cmd = base;
@@ -154,6 +177,49 @@ TEST(FastHeader, MalformedExtFieldsGiveTheSameErrors) {
     ASSERT_TRUE(fast.is_ok());
     ASSERT_TRUE(fast->send_v2.has_value());
     EXPECT_EQ(fast->send_v2->status().message(), "the custom field b is null");
+}
+
+// SEND_MESSAGE (v1, long names) is read straight into the typed header too (issue 16), in
+// the V2 shape that the broker's send path takes.
+TEST(FastHeader, SendMessageV1GoesToTheTypedHeader) {
+    for (SerializeType type : {SerializeType::kJson, SerializeType::kRocketMq}) {
+        RemotingCommand cmd = send_v1(type);
+        const std::string frame = encode_frame(cmd);
+        expect_same(std::string_view(frame).substr(4), "v1");
+        auto fast = decode_frame_payload_fast(std::string_view(frame).substr(4));
+        ASSERT_TRUE(fast.is_ok());
+        EXPECT_FALSE(fast->json_fallback);
+        ASSERT_TRUE(fast->send_v2.has_value());
+        ASSERT_TRUE(fast->send_v2->is_ok());
+        EXPECT_TRUE(fast->cmd.ext_fields.empty());
+        const SendMessageRequestHeader h = fast->send_v2->value().to_v1();
+        EXPECT_EQ(h.producer_group, "pg");
+        EXPECT_EQ(h.topic, "TopicA");
+        EXPECT_EQ(h.queue_id, 2);
+        EXPECT_EQ(h.born_timestamp, 1796061429799);
+        EXPECT_EQ(h.properties, std::optional<std::string>("KEYS\001k1\002"));
+        EXPECT_EQ(h.broker_name, std::optional<std::string>("broker-a"));
+        EXPECT_FALSE(h.unit_mode.has_value());
+        // What the processors read: the typed slot, moved out by its sole owner.
+        fast->cmd.typed_send_v2 =
+            std::make_shared<SendMessageRequestHeaderV2>(std::move(*fast->send_v2).value());
+        auto decoded = decode_send_message_header(fast->cmd);
+        ASSERT_TRUE(decoded.is_ok());
+        EXPECT_EQ(decoded->topic, "TopicA");
+        auto taken = take_send_message_header(fast->cmd);
+        ASSERT_TRUE(taken.is_ok());
+        EXPECT_EQ(taken->producer_group, "pg");
+        EXPECT_EQ(fast->cmd.typed_send_v2, nullptr);
+    }
+    // A v1 header read into recycled V2 strings keeps nothing of the previous header.
+    RemotingCommand cmd = send_v1(SerializeType::kJson);
+    cmd.ext_fields.erase("properties");
+    cmd.ext_fields.erase("bname");
+    auto fast = decode_frame_payload_fast(std::string_view(encode_frame(cmd)).substr(4));
+    ASSERT_TRUE(fast.is_ok());
+    ASSERT_TRUE(fast->send_v2->is_ok());
+    EXPECT_FALSE(fast->send_v2->value().i.has_value());
+    EXPECT_FALSE(fast->send_v2->value().n.has_value());
 }
 
 TEST(FastHeader, EveryTruncationOfBothSerializations) {
@@ -244,6 +310,31 @@ TEST(FastHeader, JsonShapesOutsideTheScannerFallBackToTheGeneralDecoder) {
             EXPECT_TRUE(c.fallback) << c.json;
         }
     }
+}
+
+// The scanner reads strings eight bytes at a time (issue 16): a quote, a backslash escape or a
+// control character at every offset of a word, in plain and in escaped strings, several
+// escaped strings in one header (they share one arena), and keys whose hash buckets collide.
+TEST(FastHeader, SpecialBytesAtEveryOffsetOfAWord) {
+    const std::string specials[] = {R"(")", R"(\)", R"()", R"(é)", R"(
+)",
+                                    "\/", ""};
+    for (const std::string& special : specials) {
+        for (size_t before = 0; before < 20; ++before) {
+            const std::string value = std::string(before, 'a') + special + std::string(9, 'b');
+            const std::string json = R"({"code":310,"extFields":{"a":")" + value + R"(","i":")" +
+                                     value + special + R"(","b":"T)" + value + R"(","d":"4"}})";
+            expect_same(payload_of(json, SerializeType::kJson), json);
+        }
+    }
+    // Same length and first and last byte: one bucket; the later duplicate wins.
+    const std::string json =
+        R"({"code":12,"extFields":{"ab":"1","aab":"2","a b":"3","ab":"4","axb":"\u0002"}})";
+    expect_same(payload_of(json, SerializeType::kJson), json);
+    auto fast = decode_frame_payload_fast(payload_of(json, SerializeType::kJson));
+    ASSERT_TRUE(fast.is_ok());
+    EXPECT_EQ(*fast->cmd.ext("ab"), "4");
+    EXPECT_EQ(*fast->cmd.ext("a b"), "3");
 }
 
 TEST(FastHeader, ManyExtFieldsStillDecode) {
