@@ -10,6 +10,7 @@
 
 #include "protocol/header_codec.h"
 #include "protocol/header_scan.h"
+#include "protocol/json_text.h"
 #include "protocol/request_code.h"
 
 namespace comet::protocol {
@@ -217,45 +218,19 @@ private:
             return false;
         }
         const char* start = p_;
-        // Eight bytes at a time while none of them ends the run (a quote, a backslash or a
-        // control character); the byte loop below finds which one did.
-        while (end_ - p_ >= 8) {
-            uint64_t w;
-            std::memcpy(&w, p_, 8);
-            if (ends_run(w)) {
-                break;
-            }
-            p_ += 8;
+        p_ += json_plain_prefix(p_, end_);
+        if (p_ == end_) {
+            return false;
         }
-        while (p_ < end_) {
-            auto c = static_cast<unsigned char>(*p_);
-            if (c == '"') {
-                *out = std::string_view(start, static_cast<size_t>(p_ - start));
-                ++p_;
-                return true;
-            }
-            if (c == '\\') {
-                return escaped_string(start, out);
-            }
-            if (c < 0x20) {
-                return false;
-            }
+        if (*p_ == '"') {
+            *out = std::string_view(start, static_cast<size_t>(p_ - start));
             ++p_;
+            return true;
         }
-        return false;
-    }
-    // Whether any byte of `w` is '"', '\\' or below 0x20 (SWAR: a byte of x is zero exactly
-    // when (x - 0x01) & ~x has its top bit set; below 0x20 when (b - 0x20) borrows and the top
-    // bit of b was clear).
-    static bool ends_run(uint64_t w) {
-        constexpr uint64_t kOnes = 0x0101010101010101ull;
-        constexpr uint64_t kHigh = 0x8080808080808080ull;
-        const uint64_t quote = w ^ (kOnes * '"');
-        const uint64_t slash = w ^ (kOnes * '\\');
-        const uint64_t zero_q = (quote - kOnes) & ~quote;
-        const uint64_t zero_s = (slash - kOnes) & ~slash;
-        const uint64_t control = (w - kOnes * 0x20) & ~w;
-        return ((zero_q | zero_s | control) & kHigh) != 0;
+        if (*p_ == '\\') {
+            return escaped_string(start, out);
+        }
+        return false;  // a control character
     }
     bool escaped_string(const char* start, std::string_view* out) {
         ExtViews::Arena& arena = ext_->arena();
@@ -271,17 +246,14 @@ private:
         std::memcpy(w, start, static_cast<size_t>(p_ - start));
         w += p_ - start;
         while (p_ < end_) {
-            if (end_ - p_ >= 8) {
-                uint64_t word;
-                std::memcpy(&word, p_, 8);
-                if (!ends_run(word)) {
-                    std::memcpy(w, p_, 8);
-                    w += 8;
-                    p_ += 8;
-                    continue;
-                }
+            const size_t run = json_plain_prefix(p_, end_);
+            std::memcpy(w, p_, run);
+            w += run;
+            p_ += run;
+            if (p_ == end_) {
+                return false;
             }
-            auto c = static_cast<unsigned char>(*p_);
+            const auto c = static_cast<unsigned char>(*p_);
             if (c == '"') {
                 arena.set_end(w);
                 *out = std::string_view(arena.data() + first, arena.size() - first);
@@ -290,11 +262,6 @@ private:
             }
             if (c < 0x20) {
                 return false;
-            }
-            if (c != '\\') {
-                *w++ = static_cast<char>(c);
-                ++p_;
-                continue;
             }
             if (end_ - p_ < 2) {
                 return false;

@@ -1,5 +1,7 @@
 #include "protocol/json_text.h"
 
+#include <cstring>
+
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
@@ -270,41 +272,66 @@ private:
 
 }  // namespace
 
-void append_json_string(std::string_view s, std::string* out) {
+char* write_json_string(std::string_view s, char* w) {
     static constexpr char kHex[] = "0123456789abcdef";
-    out->push_back('"');
-    // Most strings need no escape at all: append runs of plain bytes in one go.
-    size_t i = 0;
-    while (i < s.size()) {
-        size_t run = i;
-        while (run < s.size()) {
-            const auto c = static_cast<unsigned char>(s[run]);
-            if (c < 0x20 || c == '"' || c == '\\') {
-                break;
-            }
-            ++run;
-        }
-        out->append(s.data() + i, run - i);
-        if (run == s.size()) {
+    *w++ = '"';
+    const char* p = s.data();
+    const char* const end = p + s.size();
+    while (p < end) {
+        // Most strings need no escape at all: runs of plain bytes are copied whole.
+        const size_t run = json_plain_prefix(p, end);
+        std::memcpy(w, p, run);
+        w += run;
+        p += run;
+        if (p == end) {
             break;
         }
-        i = run + 1;
-        const auto c = static_cast<unsigned char>(s[run]);
+        const auto c = static_cast<unsigned char>(*p++);
+        *w++ = '\\';
         switch (c) {
-            case '"': out->append("\\\""); break;
-            case '\\': out->append("\\\\"); break;
-            case '\b': out->append("\\b"); break;
-            case '\f': out->append("\\f"); break;
-            case '\n': out->append("\\n"); break;
-            case '\r': out->append("\\r"); break;
-            case '\t': out->append("\\t"); break;
+            case '"': *w++ = '"'; break;
+            case '\\': *w++ = '\\'; break;
+            case '\b': *w++ = 'b'; break;
+            case '\f': *w++ = 'f'; break;
+            case '\n': *w++ = 'n'; break;
+            case '\r': *w++ = 'r'; break;
+            case '\t': *w++ = 't'; break;
             default:  // another control character
-                out->append("\\u00");
-                out->push_back(kHex[c >> 4]);
-                out->push_back(kHex[c & 0xF]);
+                *w++ = 'u';
+                *w++ = '0';
+                *w++ = '0';
+                *w++ = kHex[c >> 4];
+                *w++ = kHex[c & 0xF];
         }
     }
-    out->push_back('"');
+    *w++ = '"';
+    return w;
+}
+
+namespace {
+// The exact length of s written as a JSON string.
+size_t json_string_size(std::string_view s) {
+    size_t n = 2 + s.size();
+    for (const char ch : s) {
+        const auto c = static_cast<unsigned char>(ch);
+        if (c == '"' || c == '\\' || c == '\b' || c == '\f' || c == '\n' || c == '\r' ||
+            c == '\t') {
+            n += 1;
+        } else if (c < 0x20) {
+            n += 5;
+        }
+    }
+    return n;
+}
+}  // namespace
+
+void append_json_string(std::string_view s, std::string* out) {
+    const size_t start = out->size();
+    // Short strings get the bound (no counting pass); long ones (bodies) their exact size, so
+    // that the buffer never holds six times the text.
+    out->resize(start + (s.size() <= 256 ? json_string_bound(s.size()) : json_string_size(s)));
+    char* end = write_json_string(s, out->data() + start);
+    out->resize(static_cast<size_t>(end - out->data()));
 }
 
 std::string json_value_text(const rapidjson::Value& v) {

@@ -9,6 +9,10 @@
 
 #include <rapidjson/document.h>
 
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -17,6 +21,52 @@
 namespace comet::protocol {
 
 void append_json_string(std::string_view s, std::string* out);
+
+// The same written at `w`, which must have room for json_string_bound(s.size()) bytes; returns
+// the end of what was written. For encoders that size their output once (issue 16).
+constexpr size_t json_string_bound(size_t n) { return 2 + 6 * n; }  // quotes, \u00XX each
+char* write_json_string(std::string_view s, char* w);
+
+// The bytes of `word` (eight bytes read with memcpy) that end a run of plain JSON string bytes
+// -- a '"', a '\\' or a control character -- as a mask with the top bit of each such byte set,
+// except that bytes after the first special one may be marked falsely (SWAR: a byte of x is
+// zero when (x - 0x01) & ~x has its top bit set, below 0x20 when b - 0x20 borrows with b's top
+// bit clear; a borrow can only mark higher bytes). The first marked byte is always right.
+inline uint64_t json_special_mask(uint64_t word) {
+    constexpr uint64_t kOnes = 0x0101010101010101ull;
+    constexpr uint64_t kHigh = 0x8080808080808080ull;
+    const uint64_t quote = word ^ (kOnes * '"');
+    const uint64_t slash = word ^ (kOnes * '\\');
+    const uint64_t zero_q = (quote - kOnes) & ~quote;
+    const uint64_t zero_s = (slash - kOnes) & ~slash;
+    const uint64_t control = (word - kOnes * 0x20) & ~word;
+    return (zero_q | zero_s | control) & kHigh;
+}
+
+// The number of plain string bytes (none of '"', '\\', a control character) at the start of
+// [p, end): a JSON string's run up to its closing quote or its next escape, eight bytes at a
+// time.
+inline size_t json_plain_prefix(const char* p, const char* end) {
+    const char* const start = p;
+    while (end - p >= 8) {
+        uint64_t word;
+        std::memcpy(&word, p, 8);
+        if (const uint64_t mask = json_special_mask(word); mask != 0) {
+            const int bit = std::endian::native == std::endian::little ? std::countr_zero(mask)
+                                                                       : std::countl_zero(mask);
+            return static_cast<size_t>(p - start) + static_cast<size_t>(bit >> 3);
+        }
+        p += 8;
+    }
+    while (p < end) {
+        const auto c = static_cast<unsigned char>(*p);
+        if (c < 0x20 || c == '"' || c == '\\') {
+            break;
+        }
+        ++p;
+    }
+    return static_cast<size_t>(p - start);
+}
 
 // Requires: `v` was parsed with kParseNumbersAsStringsFlag or is a bool/container.
 std::string json_value_text(const rapidjson::Value& v);

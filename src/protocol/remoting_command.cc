@@ -5,6 +5,7 @@
 
 #include <array>
 #include <charconv>
+#include <cstring>
 #include <limits>
 
 #include "base/bytes.h"
@@ -48,38 +49,57 @@ void append_int(int64_t v, std::string* out) {
     out->append(buf, static_cast<size_t>(end - buf));
 }
 
+// Raw writers for encode_json_header: the caller made room.
+char* put_text(char* w, std::string_view text) {
+    std::memcpy(w, text.data(), text.size());
+    return w + text.size();
+}
+char* put_int(char* w, int64_t v) { return std::to_chars(w, w + 20, v).ptr; }
+
 void encode_json_header(const RemotingCommand& cmd, std::string* out) {
     // Keys in alphabetical order like fastjson; nulls omitted; extFields values always strings.
-    out->reserve(out->size() + 128 + cmd.ext_fields.size() * 32);
-    out->append("{\"code\":");
-    append_int(cmd.code, out);
+    // Sized once and written through a pointer: a response header per send (issue 16).
+    const std::string_view language = language_name(cmd.language);
+    size_t bound = 128 + language.size() + 4 * 20;  // fixed text (~100 bytes), four integers
+    for (const auto& [k, v] : cmd.ext_fields) {
+        bound += json_string_bound(k.size()) + json_string_bound(v.size()) + 2;
+    }
+    if (cmd.remark) {
+        bound += json_string_bound(cmd.remark->size()) + 12;
+    }
+    const size_t start = out->size();
+    out->resize(start + bound);
+    char* w = out->data() + start;
+    w = put_text(w, "{\"code\":");
+    w = put_int(w, cmd.code);
     if (!cmd.ext_fields.empty()) {
-        out->append(",\"extFields\":{");
+        w = put_text(w, ",\"extFields\":{");
         bool first = true;
         for (const auto& [k, v] : cmd.ext_fields) {
             if (!first) {
-                out->push_back(',');
+                *w++ = ',';
             }
             first = false;
-            append_json_string(k, out);
-            out->push_back(':');
-            append_json_string(v, out);
+            w = write_json_string(k, w);
+            *w++ = ':';
+            w = write_json_string(v, w);
         }
-        out->push_back('}');
+        *w++ = '}';
     }
-    out->append(",\"flag\":");
-    append_int(cmd.flag, out);
-    out->append(",\"language\":\"");
-    out->append(language_name(cmd.language));
-    out->append("\",\"opaque\":");
-    append_int(cmd.opaque, out);
+    w = put_text(w, ",\"flag\":");
+    w = put_int(w, cmd.flag);
+    w = put_text(w, ",\"language\":\"");
+    w = put_text(w, language);
+    w = put_text(w, "\",\"opaque\":");
+    w = put_int(w, cmd.opaque);
     if (cmd.remark) {
-        out->append(",\"remark\":");
-        append_json_string(*cmd.remark, out);
+        w = put_text(w, ",\"remark\":");
+        w = write_json_string(*cmd.remark, w);
     }
-    out->append(",\"serializeTypeCurrentRPC\":\"JSON\",\"version\":");
-    append_int(cmd.version, out);
-    out->push_back('}');
+    w = put_text(w, ",\"serializeTypeCurrentRPC\":\"JSON\",\"version\":");
+    w = put_int(w, cmd.version);
+    *w++ = '}';
+    out->resize(static_cast<size_t>(w - out->data()));
 }
 
 void encode_rocketmq_header(const RemotingCommand& cmd, std::string* out) {

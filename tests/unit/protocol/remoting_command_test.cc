@@ -72,6 +72,24 @@ TEST(RemotingCommandTest, JsonStringsEscapeEveryByteAtEveryPosition) {
             EXPECT_EQ(back->ext_fields, cmd.ext_fields) << b;
         }
     }
+    // Strings are written eight bytes at a time: a special byte at every offset of a word, and
+    // strings past the 256 bytes above which the writer sizes them exactly.
+    for (const char c : {'"', '\\', '\n', '\x01', '\x1f', 'x', '\xe9'}) {
+        for (size_t pos = 0; pos < 18; ++pos) {
+            for (size_t len : {size_t{18}, size_t{300}}) {
+                std::string text(len, 'a');
+                text[pos] = c;
+                text[len - 1 - pos] = c;
+                RemotingCommand cmd = RemotingCommand::request(310);
+                cmd.remark = text;
+                cmd.set_ext(text.substr(0, 9), text);
+                auto back = decode_whole(encode_frame(cmd));
+                ASSERT_TRUE(back.is_ok()) << int(c) << " at " << pos;
+                EXPECT_EQ(back->remark, cmd.remark) << int(c) << " at " << pos;
+                EXPECT_EQ(back->ext_fields, cmd.ext_fields) << int(c) << " at " << pos;
+            }
+        }
+    }
     RemotingCommand cmd = RemotingCommand::request(310);
     cmd.remark = std::string("q\"b\\n\nr\rt\tb\bf\f\x01\x1f");
     const std::string frame = encode_frame(cmd);
