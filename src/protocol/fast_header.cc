@@ -17,9 +17,10 @@ namespace comet::protocol {
 namespace {
 
 // extFields as views into the header bytes, in wire order. Fixed capacity: no allocation.
-// Looked up through a small hash of (length, first and last byte) with a chain per bucket, newest
-// first: a send reads 14 fields from 14 pairs, and a linear scan with a memcmp per pair was a
-// sixth of the decoder's time (issue 16).
+// One-byte keys (SEND_MESSAGE_V2's) have a slot each; longer ones are looked up through a small
+// hash of (length, first and last byte) with a chain per bucket, newest first: a send reads 14
+// fields from 14 pairs, and a linear scan with a memcmp per pair was a sixth of the decoder's
+// time (issue 16).
 class ExtViews {
 public:
     static constexpr size_t kCapacity = 32;
@@ -33,15 +34,24 @@ public:
         if (n_ == kCapacity) {
             return false;
         }
-        const size_t b = bucket(key);
         pairs_[n_] = Slot{key.data(), key.size(), View{value.data(), value.size()}};
-        next_[n_] = head_[b];
-        head_[b] = static_cast<uint8_t>(n_ + 1);
+        if (key.size() == 1 && static_cast<unsigned char>(key[0]) < kSingles) {
+            // SEND_MESSAGE_V2's one-letter keys: one slot per letter, the later duplicate wins.
+            single_[static_cast<unsigned char>(key[0])] = static_cast<uint8_t>(n_ + 1);
+        } else {
+            const size_t b = bucket(key);
+            next_[n_] = head_[b];
+            head_[b] = static_cast<uint8_t>(n_ + 1);
+        }
         ++n_;
         return true;
     }
     // The last value for `key` (a later duplicate wins, as in the general map), or nullptr.
     const View* find(std::string_view key) const {
+        if (key.size() == 1 && static_cast<unsigned char>(key[0]) < kSingles) {
+            const uint8_t i = single_[static_cast<unsigned char>(key[0])];
+            return i == 0 ? nullptr : &pairs_[i - 1].value;
+        }
         for (uint8_t i = head_[bucket(key)]; i != 0; i = next_[i - 1]) {
             if (pairs_[i - 1].key() == key) {
                 return &pairs_[i - 1].value;
@@ -123,6 +133,8 @@ private:
     std::array<Slot, kCapacity> pairs_;
     std::array<uint8_t, kCapacity> next_;  // index + 1 of the older pair in the bucket, 0 = end
     std::array<uint8_t, kBuckets> head_{};
+    static constexpr size_t kSingles = 128;  // one-byte ASCII keys
+    std::array<uint8_t, kSingles> single_{};
     size_t n_ = 0;
     Arena& arena_ = thread_arena();
 };
