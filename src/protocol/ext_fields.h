@@ -7,6 +7,8 @@
 // invalidated by any insertion or erasure (unlike std::map's).
 
 #include <algorithm>
+#include <cstring>
+#include <functional>
 #include <initializer_list>
 #include <stdexcept>
 #include <string>
@@ -118,8 +120,11 @@ public:
         for (const auto& [k, v] : fields) {
             COMET_CHECK(i == 0 || v_[i - 1].first < k,
                         "ExtFields::assign_sorted: key {} out of order", k);
-            v_[i].first.assign(k);
-            v_[i].second.assign(v);
+            // A reused table (a response per send) mostly holds the same keys already.
+            if (std::string_view(v_[i].first) != k) {
+                v_[i].first.assign(k);
+            }
+            set_text(v_[i].second, v);
             ++i;
         }
     }
@@ -141,6 +146,20 @@ public:
     bool operator==(const ExtFields&) const = default;
 
 private:
+    // dst = src without std::string::assign's general path when the text fits (issue 16).
+    static void set_text(std::string& dst, std::string_view src) {
+        const std::less<const char*> before;
+        const bool aliases = !src.empty() && !before(src.data(), dst.data()) &&
+                             before(src.data(), dst.data() + dst.capacity());
+        if (aliases || src.size() > dst.capacity()) {
+            dst.assign(src);
+            return;
+        }
+        dst.resize(src.size());
+        if (!src.empty()) {
+            std::memcpy(dst.data(), src.data(), src.size());
+        }
+    }
     iterator lower_bound(std::string_view key) {
         return std::lower_bound(v_.begin(), v_.end(), key,
                                 [](const value_type& e, std::string_view k) { return e.first < k; });

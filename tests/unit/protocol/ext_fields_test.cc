@@ -88,6 +88,13 @@ TEST(ExtFieldsTest, AssignSortedReplacesTheContentAndKeepsTheStrings) {
     EXPECT_EQ(e.at("msgId").data(), buffer);  // assigned in place, no new buffer
     EXPECT_EQ(e.at("MSG_REGION"), "r");
 
+    // A value that views the string it replaces (its own tail), and longer values than before.
+    const std::string_view own_tail = std::string_view(e.at("msgId")).substr(20);
+    e.assign_sorted({{"MSG_REGION", "DefaultRegion"}, {"msgId", own_tail}, {"queueId", "12345"}});
+    EXPECT_EQ(e.at("MSG_REGION"), "DefaultRegion");
+    EXPECT_EQ(e.at("msgId"), std::string(12, 'A'));
+    EXPECT_EQ(e.at("queueId"), "12345");
+
     e.assign_sorted({{"TRACE_ON", "true"}});
     EXPECT_EQ(e, (ExtFields{{"TRACE_ON", "true"}}));
     e.assign_sorted({});
