@@ -30,7 +30,7 @@ BENCH=$BUILD/apps/mqbench/mqbench
 for b in "$BROKER" "$BENCH"; do
     [[ -x $b ]] || { echo "missing $b (build mqbroker and mqbench)" >&2; exit 2; }
 done
-command -v valgrind >/dev/null || { echo "needs valgrind" >&2; exit 2; }
+command -v valgrind >/dev/null || { echo "needs valgrind (apt-get install valgrind)" >&2; exit 2; }
 WORK=$(mktemp -d /tmp/comet-instr.XXXXXX)
 VG_PID=""
 cleanup() {
