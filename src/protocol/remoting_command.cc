@@ -43,12 +43,6 @@ SerializeType effective_type(const RemotingCommand& cmd) {
     return SerializeType::kRocketMq;
 }
 
-void append_int(int64_t v, std::string* out) {
-    char buf[24];
-    auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), v);
-    out->append(buf, static_cast<size_t>(end - buf));
-}
-
 // Raw writers for encode_json_header: the caller made room.
 char* put_text(char* w, std::string_view text) {
     std::memcpy(w, text.data(), text.size());

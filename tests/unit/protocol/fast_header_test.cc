@@ -316,9 +316,10 @@ TEST(FastHeader, JsonShapesOutsideTheScannerFallBackToTheGeneralDecoder) {
 // control character at every offset of a word, in plain and in escaped strings, several
 // escaped strings in one header (they share one arena), and keys whose hash buckets collide.
 TEST(FastHeader, SpecialBytesAtEveryOffsetOfAWord) {
-    const std::string specials[] = {R"(")", R"(\)", R"()", R"(é)", R"(
-)",
-                                    "\/", ""};
+    // JSON escapes (quote, backslash, \u0001, \u00e9, \n, \/), a raw control byte (fallback), a
+    // raw quote (ends the string early: fallback) and a two-byte UTF-8 character.
+    const std::string specials[] = {R"(\")",  R"(\\)", R"(\u0001)", R"(\u00e9)", R"(\n)",
+                                    R"(\/)",  "\x01",  "\"",        "\xc3\xa9"};
     for (const std::string& special : specials) {
         for (size_t before = 0; before < 20; ++before) {
             const std::string value = std::string(before, 'a') + special + std::string(9, 'b');
