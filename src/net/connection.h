@@ -72,7 +72,7 @@ public:
     // An incoming request (responses are matched inside Connection). A send's body may be
     // borrowed from the connection's read buffer (request.borrowed_body): valid until this
     // call returns; keeping the request longer requires request.own_body() first.
-    virtual void on_request(const ConnectionPtr& conn, protocol::RemotingCommand request) = 0;
+    virtual void on_request(const ConnectionPtr& conn, protocol::RemotingCommand&& request) = 0;
     // Exactly once, after the socket is closed and every pending request has failed.
     virtual void on_closed(const ConnectionPtr& conn, const Status& reason) = 0;
     // Around the frames decoded from one socket read (begin before the first on_request, end

@@ -15,7 +15,7 @@ namespace {
 // Runs one request through its processor. Exceptions never cross module boundaries; this is
 // the last line of defence.
 void run_processor(RequestProcessor& processor, const ConnectionPtr& conn,
-                   protocol::RemotingCommand request, const Responder& respond) {
+                   protocol::RemotingCommand&& request, const Responder& respond) {
     const int32_t code = request.code;
     try {
         processor.process(conn, std::move(request), respond);
@@ -135,7 +135,7 @@ void ProcessorTable::register_default(std::shared_ptr<RequestProcessor> processo
     default_ = Entry{std::move(processor), std::move(executor), false};
 }
 
-void ProcessorTable::dispatch(const ConnectionPtr& conn, protocol::RemotingCommand request) const {
+void ProcessorTable::dispatch(const ConnectionPtr& conn, protocol::RemotingCommand&& request) const {
     const Entry* entry = nullptr;
     if (auto it = table_.find(request.code); it != table_.end()) {
         entry = &it->second;

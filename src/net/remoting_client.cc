@@ -274,7 +274,7 @@ void RemotingClient::finish_connect(const std::shared_ptr<ConnectAttempt>& attem
     }
 }
 
-void RemotingClient::on_request(const ConnectionPtr& conn, protocol::RemotingCommand request) {
+void RemotingClient::on_request(const ConnectionPtr& conn, protocol::RemotingCommand&& request) {
     processors_.dispatch(conn, std::move(request));
 }
 

@@ -96,7 +96,7 @@ private:
     void drain_shared_loops();
     void finish_connect(const std::shared_ptr<ConnectAttempt>& attempt, Status status);
     ConnectionHandler* handler() { return this; }
-    void on_request(const ConnectionPtr& conn, protocol::RemotingCommand request) override;
+    void on_request(const ConnectionPtr& conn, protocol::RemotingCommand&& request) override;
     void on_closed(const ConnectionPtr& conn, const Status& reason) override;
     // The connection held for `addr` (open, closing or null).
     ConnectionPtr connection_to(const std::string& addr) const;

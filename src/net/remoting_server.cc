@@ -137,7 +137,7 @@ void RemotingServer::do_accept() {
     });
 }
 
-void RemotingServer::on_request(const ConnectionPtr& conn, protocol::RemotingCommand request) {
+void RemotingServer::on_request(const ConnectionPtr& conn, protocol::RemotingCommand&& request) {
     ScopedLogTag tag(log_tag_);
     processors_.dispatch(conn, std::move(request));
 }

@@ -105,7 +105,7 @@ private:
     // closes posted (RemotingClient::drain_shared_loops).
     void drain_shared_loops();
     ConnectionHandler* handler() { return this; }
-    void on_request(const ConnectionPtr& conn, protocol::RemotingCommand request) override;
+    void on_request(const ConnectionPtr& conn, protocol::RemotingCommand&& request) override;
     void on_closed(const ConnectionPtr& conn, const Status& reason) override;
     void on_read_batch_begin() override;
     void on_read_batch_end() override;
