@@ -1,7 +1,8 @@
 #pragma once
 // Small JSON text helpers shared by the remoting header and body codecs. Pure functions.
-//   append_json_string: a JSON string literal the way fastjson writes it (UTF-8 kept raw,
-//     '"' '\\' and control characters escaped).
+//   append_json_string / write_json_string: a JSON string literal the way fastjson writes it
+//     (UTF-8 kept raw, '"' '\\' and control characters escaped).
+//   json_plain_prefix: how many bytes of a string need no escape (eight at a time).
 //   json_value_text:    the text a Java header field would get for a non-string JSON value
 //     (numbers keep their exact digits, booleans "true"/"false", containers compact JSON).
 //   normalize_lenient_json: rewrites fastjson's non-standard output (unquoted object keys such as
@@ -48,15 +49,18 @@ inline uint64_t json_special_mask(uint64_t word) {
 // time.
 inline size_t json_plain_prefix(const char* p, const char* end) {
     const char* const start = p;
-    while (end - p >= 8) {
-        uint64_t word;
-        std::memcpy(&word, p, 8);
-        if (const uint64_t mask = json_special_mask(word); mask != 0) {
-            const int bit = std::endian::native == std::endian::little ? std::countr_zero(mask)
-                                                                       : std::countl_zero(mask);
-            return static_cast<size_t>(p - start) + static_cast<size_t>(bit >> 3);
+    // Little-endian only: there the first byte in memory is the mask's lowest, which borrows
+    // cannot mark falsely. Elsewhere the byte loop below does it all.
+    if constexpr (std::endian::native == std::endian::little) {
+        while (end - p >= 8) {
+            uint64_t word;
+            std::memcpy(&word, p, 8);
+            if (const uint64_t mask = json_special_mask(word); mask != 0) {
+                return static_cast<size_t>(p - start) +
+                       static_cast<size_t>(std::countr_zero(mask) >> 3);
+            }
+            p += 8;
         }
-        p += 8;
     }
     while (p < end) {
         const auto c = static_cast<unsigned char>(*p);
