@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <array>
-#include <cstring>
-#include <memory>
 #include <charconv>
+#include <cstring>
 #include <limits>
+#include <memory>
 #include <string>
 
 #include "protocol/header_codec.h"
@@ -579,15 +579,12 @@ Result<FastFrame> decode_general(std::string_view payload, size_t max_frame_byte
     out.json_fallback = json_fallback;
     COMET_ASSIGN_OR_RETURN(out.cmd, decode_frame_payload(payload, max_frame_bytes));
     if (is_typed_send(out.cmd)) {
-        if (out.cmd.code == RequestCode::kSendMessage) {
-            Result<SendMessageRequestHeader> v1 = SendMessageRequestHeader::from_ext(out.cmd);
-            if (v1.is_ok()) {
-                out.send_v2 = SendMessageRequestHeaderV2::from_v1(std::move(v1).value());
-            } else {
-                out.send_v2 = v1.status();
-            }
+        // Either field naming, read as the processors read it (a rare path: no fast shape).
+        Result<SendMessageRequestHeader> h = decode_send_message_header(out.cmd);
+        if (h.is_ok()) {
+            out.send_v2 = SendMessageRequestHeaderV2::from_v1(std::move(h).value());
         } else {
-            out.send_v2 = SendMessageRequestHeaderV2::from_ext(out.cmd);
+            out.send_v2 = h.status();
         }
         out.cmd.ext_fields.clear();
     } else if (is_pull(out.cmd)) {

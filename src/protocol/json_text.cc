@@ -308,9 +308,10 @@ char* write_json_string(std::string_view s, char* w) {
     return w;
 }
 
-namespace {
-// The exact length of s written as a JSON string.
-size_t json_string_size(std::string_view s) {
+size_t json_string_room(std::string_view s) {
+    if (s.size() <= 256) {
+        return 2 + 6 * s.size();
+    }
     size_t n = 2 + s.size();
     for (const char ch : s) {
         const auto c = static_cast<unsigned char>(ch);
@@ -323,13 +324,10 @@ size_t json_string_size(std::string_view s) {
     }
     return n;
 }
-}  // namespace
 
 void append_json_string(std::string_view s, std::string* out) {
     const size_t start = out->size();
-    // Short strings get the bound (no counting pass); long ones (bodies) their exact size, so
-    // that the buffer never holds six times the text.
-    out->resize(start + (s.size() <= 256 ? json_string_bound(s.size()) : json_string_size(s)));
+    out->resize(start + json_string_room(s));
     char* end = write_json_string(s, out->data() + start);
     out->resize(static_cast<size_t>(end - out->data()));
 }

@@ -23,10 +23,13 @@ namespace comet::protocol {
 
 void append_json_string(std::string_view s, std::string* out);
 
-// The same written at `w`, which must have room for json_string_bound(s.size()) bytes; returns
-// the end of what was written. For encoders that size their output once (issue 16).
-constexpr size_t json_string_bound(size_t n) { return 2 + 6 * n; }  // quotes, \u00XX each
+// The same written at `w`, which must have room for json_string_room(s) bytes; returns the end
+// of what was written. For encoders that size their output once (issue 16).
 char* write_json_string(std::string_view s, char* w);
+// Room enough for `s` as a JSON string: the worst case (quotes, \u00XX per byte) for short
+// strings, which need no counting pass; the exact size for long ones (bodies), so that a buffer
+// never holds six times the text.
+size_t json_string_room(std::string_view s);
 
 // The bytes of `word` (eight bytes read with memcpy) that end a run of plain JSON string bytes
 // -- a '"', a '\\' or a control character -- as a mask with the top bit of each such byte set,

@@ -56,10 +56,10 @@ void encode_json_header(const RemotingCommand& cmd, std::string* out) {
     const std::string_view language = language_name(cmd.language);
     size_t bound = 128 + language.size() + 4 * 20;  // fixed text (~100 bytes), four integers
     for (const auto& [k, v] : cmd.ext_fields) {
-        bound += json_string_bound(k.size()) + json_string_bound(v.size()) + 2;
+        bound += json_string_room(k) + json_string_room(v) + 2;
     }
     if (cmd.remark) {
-        bound += json_string_bound(cmd.remark->size()) + 12;
+        bound += json_string_room(*cmd.remark) + 12;
     }
     const size_t start = out->size();
     out->resize(start + bound);

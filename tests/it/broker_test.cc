@@ -237,6 +237,54 @@ TEST_F(BrokerIt, SendAndPullStatusPaths) {
     EXPECT_EQ(unknown_code.code, RC::kRequestCodeNotSupported);
 }
 
+// SEND_MESSAGE (code 10, the long field names older clients send) takes the broker's typed
+// header path (decision 020, addendum): in both serializations the message is stored under the
+// header's topic, queue, born timestamp and properties, and a header missing a required field
+// gets the same error as before.
+TEST_F(BrokerIt, SendMessageV1IsStoredAsItsHeaderSays) {
+    ASSERT_EQ(must(create_topic("V1Topic", 2)).code, RC::kSuccess);
+    int n = 0;
+    for (auto type : {protocol::SerializeType::kJson, protocol::SerializeType::kRocketMq}) {
+        protocol::MessageProperties p;
+        p.set("TAGS", "TagV1");
+        p.set("KEYS", "key-" + std::to_string(n));
+        auto req = request(Req::kSendMessage,
+                           {{"producerGroup", "PG"},
+                            {"topic", "V1Topic"},
+                            {"defaultTopic", "TBW102"},
+                            {"defaultTopicQueueNums", "4"},
+                            {"queueId", "1"},
+                            {"sysFlag", "0"},
+                            {"bornTimestamp", std::to_string(1700000000000 + n)},
+                            {"flag", "0"},
+                            {"properties", protocol::message_properties_to_string(p)},
+                            {"reconsumeTimes", "0"},
+                            {"unitMode", "false"}},
+                           "v1-body-" + std::to_string(n));
+        req.serialize_type = type;
+        auto r = must(call(client_, broker_port_, std::move(req)));
+        ASSERT_EQ(r.code, RC::kSuccess) << r.remark.value_or("");
+        EXPECT_EQ(*r.ext("queueId"), "1");
+        EXPECT_EQ(*r.ext("queueOffset"), std::to_string(n));
+        ++n;
+    }
+    auto got = pull_until("GV1", "V1Topic", 1, 2, 5s);
+    ASSERT_EQ(got.size(), 2u);
+    for (int i = 0; i < 2; ++i) {
+        EXPECT_EQ(got[i].topic, "V1Topic");
+        EXPECT_EQ(got[i].queue_id, 1);
+        EXPECT_EQ(got[i].body, "v1-body-" + std::to_string(i));
+        EXPECT_EQ(got[i].born_timestamp, 1700000000000 + i);
+        EXPECT_EQ(got[i].tags(), "TagV1");
+        EXPECT_EQ(got[i].keys(), "key-" + std::to_string(i));
+    }
+    auto missing = must(call(client_, broker_port_,
+                             request(Req::kSendMessage, {{"producerGroup", "PG"}}, "x")));
+    EXPECT_EQ(missing.code, RC::kSystemError);
+    EXPECT_NE(missing.remark.value_or("").find("null"), std::string::npos)
+        << missing.remark.value_or("");
+}
+
 TEST_F(BrokerIt, LongPollingWakesOnPut) {
     ASSERT_EQ(must(create_topic("PollTopic", 1)).code, RC::kSuccess);
     std::promise<Result<protocol::RemotingCommand>> p;

@@ -318,24 +318,42 @@ TEST(FastHeader, JsonShapesOutsideTheScannerFallBackToTheGeneralDecoder) {
 TEST(FastHeader, SpecialBytesAtEveryOffsetOfAWord) {
     // JSON escapes (quote, backslash, \u0001, \u00e9, \n, \/), a raw control byte (fallback), a
     // raw quote (ends the string early: fallback) and a two-byte UTF-8 character.
-    const std::string specials[] = {R"(\")",  R"(\\)", R"(\u0001)", R"(\u00e9)", R"(\n)",
-                                    R"(\/)",  "\x01",  "\"",        "\xc3\xa9"};
-    for (const std::string& special : specials) {
+    struct Special {
+        std::string text;
+        bool scanned;  // the fast scanner reads it (false: handed to the general decoder)
+    };
+    const Special specials[] = {{R"(\")", true},  {R"(\\)", true},     {R"(\u0001)", true},
+                                {R"(\u00e9)", true}, {R"(\n)", true},     {R"(\/)", true},
+                                {"\xc3\xa9", true}, {"\x01", false},     {"\"", false}};
+    for (const Special& special : specials) {
         for (size_t before = 0; before < 20; ++before) {
-            const std::string value = std::string(before, 'a') + special + std::string(9, 'b');
+            const std::string value = std::string(before, 'a') + special.text + std::string(9, 'b');
             const std::string json = R"({"code":310,"extFields":{"a":")" + value + R"(","i":")" +
-                                     value + special + R"(","b":"T)" + value + R"(","d":"4"}})";
-            expect_same(payload_of(json, SerializeType::kJson), json);
+                                     value + special.text + R"(","b":"T)" + value +
+                                     R"(","d":"4"}})";
+            const std::string payload = payload_of(json, SerializeType::kJson);
+            expect_same(payload, json);
+            auto fast = decode_frame_payload_fast(payload);
+            if (special.scanned) {
+                ASSERT_TRUE(fast.is_ok()) << json;
+                EXPECT_FALSE(fast->json_fallback) << json;
+            } else if (fast.is_ok()) {
+                EXPECT_TRUE(fast->json_fallback) << json;
+            }
         }
     }
-    // Same length and first and last byte: one bucket; the later duplicate wins.
+    // "aab", "a b" and "axb" share a hash bucket (same length, first and last byte); "ab" is
+    // given twice and the later value wins.
     const std::string json =
         R"({"code":12,"extFields":{"ab":"1","aab":"2","a b":"3","ab":"4","axb":"\u0002"}})";
     expect_same(payload_of(json, SerializeType::kJson), json);
     auto fast = decode_frame_payload_fast(payload_of(json, SerializeType::kJson));
     ASSERT_TRUE(fast.is_ok());
+    EXPECT_FALSE(fast->json_fallback);
     EXPECT_EQ(*fast->cmd.ext("ab"), "4");
+    EXPECT_EQ(*fast->cmd.ext("aab"), "2");
     EXPECT_EQ(*fast->cmd.ext("a b"), "3");
+    EXPECT_EQ(*fast->cmd.ext("axb"), "\u0002");
 }
 
 TEST(FastHeader, ManyExtFieldsStillDecode) {
