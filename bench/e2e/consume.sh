@@ -14,11 +14,13 @@
 # maxTransferBytesOnMessageInMemory raised to fit --pull-batch messages (an operator who asks
 # for large pulls raises both; the defaults cap a pull at 32 messages / 256 KiB).
 #
-# --thread-cpu also prints the broker's CPU per message by thread for each run.
+# --thread-cpu also prints the broker's CPU per message by thread for each run. --wrap 'CMD'
+# runs the draining consumer under CMD (split on spaces), e.g. --wrap 'valgrind
+# --tool=callgrind --callgrind-out-file=/tmp/cg.out' to count its instructions per message.
 #
 # Builds nothing. Usage:
 #   bench/e2e/consume.sh BUILD_DIR [--count N] [--duration SEC] [--size BYTES] [--queues N]
-#                        [--pull-batch N] [--modes drain,live] [--thread-cpu] [--out FILE]
+#                        [--pull-batch N] [--modes drain,live] [--thread-cpu] [--wrap CMD] [--out FILE]
 #                        [--keep] [--broker-conf KEY=VALUE]...
 # BUILD_DIR must hold apps/{mqnamesrv,mqbroker,mqbench,mqadmin} and bench/drain_floor, Release. Every process started
 # is stopped on exit (TERM, then KILL after 10 s); the temp dir is removed unless --keep.
@@ -41,6 +43,7 @@ MODES="drain,live"
 OUT=""
 KEEP=0
 THREAD_CPU=0
+WRAP=()
 EXTRA_CONF=()
 while [[ $# -gt 0 ]]; do
     case "$1" in
@@ -53,6 +56,7 @@ while [[ $# -gt 0 ]]; do
         --out) OUT="${2:?}"; shift 2 ;;
         --keep) KEEP=1; shift ;;
         --thread-cpu) THREAD_CPU=1; shift ;;
+        --wrap) read -r -a WRAP <<<"${2:?}"; shift 2 ;;
         --broker-conf) EXTRA_CONF+=("${2:?}"); shift 2 ;;
         -h|--help) usage ;;
         -*) echo "consume.sh: unknown option $1" >&2; usage ;;
@@ -188,7 +192,7 @@ drain() {
     thread_ticks "$DIR/threads0"
     child_cpu
     child0="$CHILD_CPU"
-    run "$DIR/drain.log" "$BENCH_BIN" consumer -n "$NS" -t "$TOPIC" -g "drain_$RANDOM" \
+    run "$DIR/drain.log" ${WRAP[@]+"${WRAP[@]}"} "$BENCH_BIN" consumer -n "$NS" -t "$TOPIC" -g "drain_$RANDOM" \
         --from-first --count "$COUNT" --pull-batch "$PULL_BATCH" --threads 4 --json || rc=$?
     cpu1="$(cpu_ticks "$B_PID")"
     thread_ticks "$DIR/threads1"

@@ -125,7 +125,9 @@ Result<std::vector<MessageExt>> decode_pulled(std::string_view body,
                                               const protocol::SubscriptionData& sub) {
     COMET_ASSIGN_OR_RETURN(auto msgs, protocol::decode_messages(body));
     // Filtered in place: the messages are not moved again when every tag matches.
-    std::erase_if(msgs, [&](const MessageExt& m) { return !tags_match(sub, m.tags()); });
+    if (sub.sub_string != "*" && !sub.tags_set.empty()) {  // tags_match's own shortcut, hoisted
+        std::erase_if(msgs, [&](const MessageExt& m) { return !tags_match(sub, m.tags()); });
+    }
     for (auto& m : msgs) {
         if (const std::string* real = m.property(protocol::property::kRetryTopic)) {
             if (m.topic.rfind(kRetryGroupTopicPrefix, 0) == 0) {

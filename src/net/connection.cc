@@ -58,7 +58,7 @@ Connection::Connection(std::shared_ptr<IoLoopGroup> loops, size_t loop_index,
     auto local = socket_.local_endpoint(ec);
     local_address_ = ec ? std::string("unknown") : endpoint_string(local);
     socket_.set_option(asio::ip::tcp::no_delay(true), ec);
-    rbuf_.resize(std::max<size_t>(options_.read_chunk_bytes, 4096));
+    rbuf_.reallocate(std::max<size_t>(options_.read_chunk_bytes, 4096), 0);
     last_io_ = clock_->now();
 }
 
@@ -358,8 +358,7 @@ void Connection::do_read() {
         rbegin_ = rend_ = 0;
         // Give back the memory of a large frame once it is consumed.
         if (rbuf_.size() > 4 * options_.read_chunk_bytes && want_bytes_ == 0) {
-            rbuf_.resize(std::max<size_t>(options_.read_chunk_bytes, 4096));
-            rbuf_.shrink_to_fit();
+            rbuf_.reallocate(std::max<size_t>(options_.read_chunk_bytes, 4096), 0);
         }
     }
     const size_t have = rend_ - rbegin_;
@@ -372,7 +371,7 @@ void Connection::do_read() {
             rend_ = have;
         }
         if (rbuf_.size() < need) {
-            rbuf_.resize(need);
+            rbuf_.reallocate(need, have);  // the new bytes are not zeroed: the read fills them
         }
     }
     socket_.async_read_some(asio::buffer(rbuf_.data() + rend_, rbuf_.size() - rend_),

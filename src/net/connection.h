@@ -31,6 +31,7 @@
 #include "net/asio.h"
 #include "net/handler_memory.h"
 #include "net/io_loop.h"
+#include "net/read_buffer.h"
 #include "protocol/remoting_command.h"
 
 namespace comet::net {
@@ -222,7 +223,7 @@ private:
     asio::ip::tcp::socket socket_;
     asio::steady_timer request_timer_;
     asio::steady_timer idle_timer_;
-    std::vector<char> rbuf_;
+    ReadBuffer rbuf_;
     size_t rbegin_ = 0;
     size_t rend_ = 0;
     size_t want_bytes_ = 0;  // size of the frame being read, when known

@@ -116,7 +116,11 @@ Status encode_message(const MessageExt& msg, std::string* out, int32_t magic) {
     return Status::ok();
 }
 
-Result<MessageExt> decode_message(std::string_view record, DecodeOptions opts) {
+namespace {
+// decode_message into *out, a default-constructed message (decode_messages decodes each record
+// in the vector's own element: no message is moved).
+Status decode_message_into(std::string_view record, DecodeOptions opts, MessageExt* out) {
+    MessageExt& m = *out;
     ByteReader r(record);
     uint32_t total = 0;
     uint32_t magic_u = 0;
@@ -134,7 +138,6 @@ Result<MessageExt> decode_message(std::string_view record, DecodeOptions opts) {
     }
     r = ByteReader(record.substr(0, total));
     r.skip(8);
-    MessageExt m;
     m.store_size = static_cast<int32_t>(total);
     uint32_t u32 = 0;
     uint64_t u64 = 0;
@@ -206,9 +209,16 @@ Result<MessageExt> decode_message(std::string_view record, DecodeOptions opts) {
         return Status::error(Errc::kCorruption, "message record has {} trailing bytes",
                              r.remaining());
     }
-    m.properties = string_to_message_properties(props);
+    m.properties.assign_from_string(props);
     m.stored_properties.emplace(props);
     m.msg_id = create_offset_msg_id(m.store_host, m.commit_log_offset);
+    return Status::ok();
+}
+}  // namespace
+
+Result<MessageExt> decode_message(std::string_view record, DecodeOptions opts) {
+    MessageExt m;
+    COMET_RETURN_IF_ERROR(decode_message_into(record, opts, &m));
     return m;
 }
 
@@ -228,9 +238,9 @@ Result<std::vector<MessageExt>> decode_messages(std::string_view body, DecodeOpt
     out.reserve(std::min<size_t>(records, 1024));  // bounded: a corrupt body can claim many
     size_t pos = 0;
     while (pos < body.size()) {
-        COMET_ASSIGN_OR_RETURN(MessageExt m, decode_message(body.substr(pos), opts));
+        MessageExt& m = out.emplace_back();
+        COMET_RETURN_IF_ERROR(decode_message_into(body.substr(pos), opts, &m));
         pos += static_cast<size_t>(m.store_size);
-        out.push_back(std::move(m));
     }
     return out;
 }

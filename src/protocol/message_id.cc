@@ -1,6 +1,7 @@
 #include "protocol/message_id.h"
 
 #include <chrono>
+#include <cstring>
 
 #include "base/bytes.h"
 
@@ -43,13 +44,21 @@ Result<std::string> hex_to_bytes(std::string_view hex) {
 }
 
 std::string create_offset_msg_id(const HostAddress& store_host, int64_t physical_offset) {
-    std::string raw;
-    ByteWriter w(&raw);
-    w.bytes(std::string_view(reinterpret_cast<const char*>(store_host.ip.data()),
-                             store_host.ip_len()));
-    w.be32(static_cast<uint32_t>(store_host.port));
-    w.be64(static_cast<uint64_t>(physical_offset));
-    return bytes_to_hex(raw);
+    // ip (4 or 16 bytes) | port (4, big-endian) | offset (8, big-endian), in upper-case hex,
+    // written straight into the result (decoding a pull of a thousand messages makes as many).
+    static constexpr char kDigits[] = "0123456789ABCDEF";
+    uint8_t raw[28];
+    const size_t ip_len = store_host.ip_len();
+    std::memcpy(raw, store_host.ip.data(), ip_len);
+    put_be32(raw + ip_len, static_cast<uint32_t>(store_host.port));
+    put_be64(raw + ip_len + 4, static_cast<uint64_t>(physical_offset));
+    const size_t n = ip_len + 12;
+    char hex[56];
+    for (size_t i = 0; i < n; ++i) {
+        hex[2 * i] = kDigits[raw[i] >> 4];
+        hex[2 * i + 1] = kDigits[raw[i] & 0xF];
+    }
+    return std::string(hex, 2 * n);
 }
 
 Result<OffsetMsgId> decode_offset_msg_id(std::string_view id) {

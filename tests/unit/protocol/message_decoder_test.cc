@@ -287,6 +287,33 @@ TEST(MessageDecoder, RejectsCorruptRecords) {
     EXPECT_EQ(decode_message(bad).status().code(), Errc::kCorruption);
 }
 
+TEST(MessageDecoder, PullBodyWithABadRecordAfterGoodOnesIsRejected) {
+    // decode_messages decodes each record in its vector element: a bad one after good ones
+    // fails the whole body, and a good body decodes every record with its own fields.
+    std::string body;
+    MessageExt m = sample_v6();
+    for (int i = 0; i < 3; ++i) {
+        m.queue_offset = 10 + i;
+        m.body = "body-" + std::to_string(i);
+        ASSERT_TRUE(encode_message(m, &body).is_ok());
+    }
+    auto all = decode_messages(body);
+    ASSERT_TRUE(all.is_ok());
+    ASSERT_EQ(all->size(), 3u);
+    for (int i = 0; i < 3; ++i) {
+        EXPECT_EQ((*all)[i].queue_offset, 10 + i);
+        EXPECT_EQ((*all)[i].body, "body-" + std::to_string(i));
+        EXPECT_EQ((*all)[i].properties, m.properties);
+        EXPECT_EQ((*all)[i].msg_id, create_offset_msg_id(m.store_host, m.commit_log_offset));
+    }
+    std::string bad = body;
+    const size_t second = body.size() / 3;  // the records have equal sizes
+    bad[second + 5] ^= 0x1;  // the second record's magic
+    EXPECT_EQ(decode_messages(bad).status().code(), Errc::kCorruption);
+    EXPECT_EQ(decode_messages(body.substr(0, body.size() - 1)).status().code(),
+              Errc::kCorruption);
+}
+
 TEST(MessageDecoder, PropertiesTooLongIsRejected) {
     MessageExt m = sample_v6();
     m.properties.set("big", std::string(32767, 'x'));

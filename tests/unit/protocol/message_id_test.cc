@@ -19,6 +19,21 @@ TEST(OffsetMsgId, MatchesRocketMqForIpv4) {
     EXPECT_TRUE(decode_offset_msg_id("7f00000100002a9f0000000000000c23").is_ok());
 }
 
+TEST(OffsetMsgId, Ipv6StoreHostRoundTrips) {
+    auto host = parse_host_address("[fe80::1:2]:10911");
+    ASSERT_TRUE(host.is_ok());
+    const std::string id = create_offset_msg_id(*host, 0x0102030405060708);
+    // 16 bytes of address, 4 of port, 8 of offset: 56 upper-case hex digits.
+    EXPECT_EQ(id, "FE800000000000000000000000010002" "00002A9F" "0102030405060708");
+    auto back = decode_offset_msg_id(id);
+    ASSERT_TRUE(back.is_ok());
+    EXPECT_EQ(back->store_host, *host);
+    EXPECT_EQ(back->physical_offset, 0x0102030405060708);
+    // The largest offset and port keep every digit.
+    EXPECT_EQ(create_offset_msg_id(HostAddress::ipv4(255, 255, 255, 255, 65535), INT64_MAX),
+              "FFFFFFFF0000FFFF7FFFFFFFFFFFFFFF");
+}
+
 TEST(OffsetMsgId, RejectsBadInput) {
     EXPECT_EQ(decode_offset_msg_id("").status().code(), Errc::kInvalidArgument);
     EXPECT_EQ(decode_offset_msg_id("7F00000100002A9F0000000000000C2").status().code(),
