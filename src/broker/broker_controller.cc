@@ -297,9 +297,11 @@ Status BrokerController::initialize() {
     server_->set_connection_listener(std::make_shared<ChannelListener>(*this));
     server_->set_rpc_observer(metrics_->rpc_observer());
     // The sends of one socket read commit to the CommitLog together, on the I/O thread, and
-    // their replies leave in one write (decision 028).
-    server_->set_read_batch_hooks(&store::CommitLog::begin_put_batch,
-                                  &store::CommitLog::end_put_batch);
+    // their replies leave in one write (decision 028), before the dispatch and flush threads
+    // are woken for them.
+    server_->set_read_batch_hooks([] { store::CommitLog::begin_put_batch(/*defer_notify=*/true); },
+                                  &store::CommitLog::end_put_batch,
+                                  &store::CommitLog::after_put_batch_written);
     register_processors();
 
     if (shared_.namesrv_client != nullptr) {

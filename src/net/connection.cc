@@ -114,12 +114,38 @@ std::string& Connection::shared_buffer_locked() {
 }
 
 void Connection::kick_writer_locked() {
-    if (!write_scheduled_) {
-        write_scheduled_ = true;
-        asio::post(ctx_,
-                   asio::bind_allocator(HandlerAllocator<void, kKickMemoryBytes>(&kick_memory_),
-                                        [self = shared_from_this()] { self->do_write(); }));
+    if (write_scheduled_) {
+        return;
     }
+    write_scheduled_ = true;
+    write_start_pending_ = true;
+    if (kick_in_queue_) {
+        return;  // an earlier kick whose write was started by a read's end: it starts this one
+    }
+    kick_in_queue_ = true;
+    asio::post(ctx_, asio::bind_allocator(HandlerAllocator<void, kKickMemoryBytes>(&kick_memory_),
+                                          [self = shared_from_this()] {
+                                              {
+                                                  MutexLock lock(self->mu_);
+                                                  self->kick_in_queue_ = false;
+                                                  if (!self->write_start_pending_) {
+                                                      return;
+                                                  }
+                                                  self->write_start_pending_ = false;
+                                              }
+                                              self->do_write();
+                                          }));
+}
+
+void Connection::start_write_now() {
+    {
+        MutexLock lock(mu_);
+        if (!write_start_pending_) {
+            return;  // nothing queued, or a write already in flight (on_write continues)
+        }
+        write_start_pending_ = false;
+    }
+    do_write();
 }
 
 namespace {
@@ -397,20 +423,33 @@ void Connection::on_read(const asio::error_code& ec, size_t n) {
     auto self = shared_from_this();
     // The requests of this read form one batch for the handler (decision 028: sends commit
     // together at its end). Opened lazily, at the first whole frame; closed on every way out.
+    // After the batch, its replies are written at once (start_write_now: no trip through the
+    // I/O loop's queue), and only then is the handler told (on_read_batch_written).
     struct BatchScope {
         ConnectionHandler* handler;
-        bool open = false;
+        bool open = false;   // begun, not ended
+        bool ended = false;  // ended, the written hook still owed
         void begin() {
-            if (!open) {
+            if (!open && !ended) {
                 open = true;
                 handler->on_read_batch_begin();
             }
         }
-        ~BatchScope() {
+        void end() {
             if (open) {
+                open = false;
+                ended = true;
                 handler->on_read_batch_end();
             }
         }
+        void written() {
+            end();
+            if (ended) {
+                ended = false;
+                handler->on_read_batch_written();
+            }
+        }
+        ~BatchScope() { written(); }
     } batch{handler_};
     while (!closed_) {
         std::string_view avail(rbuf_.data() + rbegin_, rend_ - rbegin_);
@@ -474,6 +513,11 @@ void Connection::on_read(const asio::error_code& ec, size_t n) {
             handler_->on_request(self, std::move(cmd));
         }
     }
+    batch.end();
+    if (!closed_) {
+        start_write_now();
+    }
+    batch.written();
     do_read();
 }
 

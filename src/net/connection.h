@@ -80,6 +80,10 @@ public:
     // after the last, on every path out of the read, only when the read holds a whole frame).
     virtual void on_read_batch_begin() {}
     virtual void on_read_batch_end() {}
+    // After on_read_batch_end(), once the replies the batch produced on this thread were
+    // handed to the socket (or queued behind a write already in flight); on every path on
+    // which on_read_batch_end() ran.
+    virtual void on_read_batch_written() {}
 };
 
 // Next request id. Process-wide, like Java's static RemotingCommand.requestId.
@@ -186,6 +190,8 @@ private:
     void on_read(const asio::error_code& ec, size_t n);
     void handle_response(protocol::RemotingCommand response);
     void do_write();
+    // Starts the writer now if a kick is pending for it (I/O thread, end of a socket read).
+    void start_write_now();
     void on_write(const asio::error_code& ec);
     void rearm_request_timer();
     void on_request_timer(const asio::error_code& ec);
@@ -209,6 +215,11 @@ private:
     bool close_after_flush_ GUARDED_BY(mu_) = false;
     Status flush_reason_ GUARDED_BY(mu_);
     bool write_scheduled_ GUARDED_BY(mu_) = false;
+    // The writer is scheduled but no do_write() has started yet (the kick is posted): the end
+    // of a socket read may start it at once instead (start_write_now).
+    bool write_start_pending_ GUARDED_BY(mu_) = false;
+    // A kick is posted and has not run (at most one outstanding: its handler memory).
+    bool kick_in_queue_ GUARDED_BY(mu_) = false;
     std::vector<OutFrame> out_queue_ GUARDED_BY(mu_);
     PendingMap pending_ GUARDED_BY(mu_);
     DeadlineMap deadlines_ GUARDED_BY(mu_);

@@ -142,9 +142,11 @@ void RemotingServer::on_request(const ConnectionPtr& conn, protocol::RemotingCom
     processors_.dispatch(conn, std::move(request));
 }
 
-void RemotingServer::set_read_batch_hooks(std::function<void()> begin, std::function<void()> end) {
+void RemotingServer::set_read_batch_hooks(std::function<void()> begin, std::function<void()> end,
+                                          std::function<void()> written) {
     batch_begin_ = std::move(begin);
     batch_end_ = std::move(end);
+    batch_written_ = std::move(written);
 }
 
 void RemotingServer::on_read_batch_begin() {
@@ -156,6 +158,12 @@ void RemotingServer::on_read_batch_begin() {
 void RemotingServer::on_read_batch_end() {
     if (batch_end_) {
         batch_end_();
+    }
+}
+
+void RemotingServer::on_read_batch_written() {
+    if (batch_written_) {
+        batch_written_();
     }
 }
 

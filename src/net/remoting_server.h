@@ -81,8 +81,10 @@ public:
     // observer must outlive the server and every Responder it handed out.
     void set_rpc_observer(const RpcObserver* observer);
     // Before start(): called on the I/O thread around the requests decoded from one socket
-    // read (ConnectionHandler::on_read_batch_begin / _end). Must not block.
-    void set_read_batch_hooks(std::function<void()> begin, std::function<void()> end);
+    // read, and once their replies were written (ConnectionHandler::on_read_batch_begin /
+    // _end / _written). Must not block.
+    void set_read_batch_hooks(std::function<void()> begin, std::function<void()> end,
+                              std::function<void()> written);
 
     // Binds and starts accepting. kIoError naming the address when the bind fails.
     Status start();
@@ -109,6 +111,7 @@ private:
     void on_closed(const ConnectionPtr& conn, const Status& reason) override;
     void on_read_batch_begin() override;
     void on_read_batch_end() override;
+    void on_read_batch_written() override;
 
     const RemotingServerConfig config_;
     Clock* const clock_;
@@ -119,6 +122,7 @@ private:
     std::shared_ptr<ConnectionListener> listener_;  // read-only after start()
     std::function<void()> batch_begin_;             // read-only after start()
     std::function<void()> batch_end_;               // read-only after start()
+    std::function<void()> batch_written_;           // read-only after start()
     asio::ip::tcp::acceptor acceptor_;              // loop 0 only, after start()
     uint16_t port_ = 0;
 

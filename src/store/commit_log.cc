@@ -151,6 +151,12 @@ thread_local bool tls_in_commit = false;
 // deferred (one log per batch: a put to another log takes the ordinary path).
 thread_local bool tls_batch_open = false;
 thread_local CommitLog* tls_batch_log = nullptr;
+// From begin_put_batch() to after_put_batch_written(): the log whose append notifications
+// (listener, flush wake-up) wait for the batch's replies to be written, and what they owe.
+thread_local bool tls_defer_notify = false;
+thread_local CommitLog* tls_notify_log = nullptr;
+thread_local int64_t tls_notify_end = 0;
+thread_local bool tls_notify_flush = false;
 
 constexpr int64_t kMinWriteBuffer = 64 * 1024;
 
@@ -867,12 +873,10 @@ void CommitLog::append_and_complete(std::string* encoded, const SingleRecord* si
             prefault_.request(file, static_cast<int32_t>(end - file->file_from_offset()));
         }
     }
-    if (listener_) {
-        listener_(r.append.end_offset());
-    }
-    if (!config_.flush_commit_log_timed && config_.flush_disk_type == FlushDiskType::kAsyncFlush) {
-        flush_->wakeup();  // timed flushing ignores wakeups: skip the futex call per put
-    }
+    // Timed flushing ignores wakeups: no futex call per put for it.
+    notify_appended(r.append.end_offset().value(),
+                    !config_.flush_commit_log_timed &&
+                        config_.flush_disk_type == FlushDiskType::kAsyncFlush);
     finish_put(r, wait_store_msg_ok, done);
 }
 
@@ -896,9 +900,43 @@ bool CommitLog::try_commit_inline() NO_THREAD_SAFETY_ANALYSIS {
     return true;
 }
 
-void CommitLog::begin_put_batch() {
+void CommitLog::begin_put_batch(bool defer_notify) {
     COMET_CHECK(!tls_batch_open, "put batches do not nest");
     tls_batch_open = true;
+    tls_defer_notify = defer_notify;
+}
+
+void CommitLog::after_put_batch_written() {
+    tls_defer_notify = false;
+    if (CommitLog* log = std::exchange(tls_notify_log, nullptr)) {
+        const int64_t end = std::exchange(tls_notify_end, 0);
+        log->run_notify(end, std::exchange(tls_notify_flush, false));
+    }
+}
+
+void CommitLog::notify_appended(int64_t end, bool wake_flush) {
+    if (!tls_defer_notify) {
+        run_notify(end, wake_flush);
+        return;
+    }
+    if (tls_notify_log != nullptr && tls_notify_log != this) {
+        // Another log's batch notification (one log per batch is the rule, not a promise):
+        // it goes out now rather than be overwritten.
+        tls_notify_log->run_notify(tls_notify_end, std::exchange(tls_notify_flush, false));
+        tls_notify_end = 0;
+    }
+    tls_notify_log = this;
+    tls_notify_end = std::max(tls_notify_end, end);
+    tls_notify_flush = tls_notify_flush || wake_flush;
+}
+
+void CommitLog::run_notify(int64_t end, bool wake_flush) {
+    if (listener_) {
+        listener_(PhysicalOffset(end));
+    }
+    if (wake_flush) {
+        flush_->wakeup();
+    }
 }
 
 void CommitLog::end_put_batch() {
@@ -1025,13 +1063,8 @@ bool CommitLog::commit_round_locked() {
     if (!advanced && last == tail) {
         return false;
     }
-    if (listener_) {
-        listener_(PhysicalOffset(reached));
-    }
-    if (advanced && !config_.flush_commit_log_timed &&
-        config_.flush_disk_type == FlushDiskType::kAsyncFlush) {
-        flush_->wakeup();
-    }
+    notify_appended(reached, advanced && !config_.flush_commit_log_timed &&
+                                 config_.flush_disk_type == FlushDiskType::kAsyncFlush);
     for (; tail < last; ++tail) {
         PendingPut& p = slots_[tail % kPendingSlots];
         PutCompletion done = std::move(p.done);

@@ -141,8 +141,13 @@ public:
     // returns, the batch's puts have completed (or wait for SYNC_FLUSH / replication, as any
     // put). Completions run with the batch closed (a put they make takes the ordinary path).
     // Not nestable; no-ops for a log without a write buffer.
-    static void begin_put_batch();
+    // With defer_notify, the wake-ups the batch's appends owe the dispatch (append listener)
+    // and flush threads wait for after_put_batch_written(), which the caller must then call
+    // once the batch's replies were handed to the socket: a reply never waits behind a futex
+    // call, or behind the woken thread on a busy core.
+    static void begin_put_batch(bool defer_notify = false);
     static void end_put_batch();
+    static void after_put_batch_written();
 
     // HA slave: appends raw CommitLog bytes received from the master at `start`, which must be
     // max_offset(). Records and fillers must be whole per segment, as the master wrote them.
@@ -298,6 +303,10 @@ private:
     // the queued puts it covers. False when there was nothing to do.
     bool commit_once();
     bool commit_round_locked() REQUIRES(commit_round_mu_);
+    // The append listener and the async flush thread learn that the log reached `end`: now,
+    // or at after_put_batch_written() when this thread has a put batch open.
+    void notify_appended(int64_t end, bool wake_flush);
+    void run_notify(int64_t end, bool wake_flush);
     // An idle log: the putting thread commits (and completes) itself. False when it did not.
     bool try_commit_inline();
     // end_put_batch(): commit rounds on this thread until the puts made so far are covered.

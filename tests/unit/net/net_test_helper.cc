@@ -56,6 +56,11 @@ RawSocket::~RawSocket() {
     }
 }
 
+bool RawSocket::readable_now() const {
+    char c = 0;
+    return ::recv(fd_, &c, 1, MSG_PEEK | MSG_DONTWAIT) == 1;
+}
+
 bool RawSocket::send_all(std::string_view bytes) {
     while (!bytes.empty()) {
         ssize_t n = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);

@@ -43,6 +43,8 @@ public:
     bool wait_closed();
     // Reads one whole frame; error on timeout, close or a bad frame.
     Result<protocol::RemotingCommand> read_frame();
+    // Whether bytes are waiting to be read, without reading or waiting.
+    bool readable_now() const;
 
 private:
     int fd_ = -1;

@@ -626,30 +626,46 @@ TEST_F(RemotingServerTest, InlineProcessorRunsOnTheIoThreadInArrivalOrder) {
 }
 
 // Read batches (decision 028): the requests decoded from one socket read are handed over
-// between the server's batch hooks, on the I/O thread, and every begin has its end.
+// between the server's batch hooks, on the I/O thread, and every begin has its end; the
+// written hook follows each end, once the replies of the batch's inline requests are on the
+// socket (they leave before the hook's work: a store's thread wake-ups).
 TEST_F(RemotingServerTest, RequestsOfOneReadRunBetweenTheBatchHooks) {
     RemotingServerConfig sc;
     sc.listen_host = "127.0.0.1";
     sc.io_threads = 1;
     RemotingServer server(sc);
     std::atomic<bool> open{false};
+    std::atomic<bool> written_owed{false};
     std::atomic<int> begins{0};
     std::atomic<int> ends{0};
+    std::atomic<int> writtens{0};
     std::atomic<int> misuse{0};
     std::atomic<int> outside{0};
     std::atomic<int> handled{0};
+    std::atomic<int> reply_not_out{0};
+    std::atomic<RawSocket*> peer{nullptr};
     server.set_read_batch_hooks(
         [&] {
-            if (open.exchange(true) || !IoLoopGroup::on_io_thread()) {
+            if (open.exchange(true) || written_owed.load() || !IoLoopGroup::on_io_thread()) {
                 misuse.fetch_add(1);
             }
             begins.fetch_add(1);
         },
         [&] {
-            if (!open.exchange(false)) {
+            if (!open.exchange(false) || written_owed.exchange(true)) {
                 misuse.fetch_add(1);
             }
             ends.fetch_add(1);
+        },
+        [&] {
+            if (open.load() || !written_owed.exchange(false) || !IoLoopGroup::on_io_thread()) {
+                misuse.fetch_add(1);
+            }
+            // The client reads only after every reply came: a batch's replies are unread here.
+            if (RawSocket* p = peer.load(); p != nullptr && !p->readable_now()) {
+                reply_not_out.fetch_add(1);
+            }
+            writtens.fetch_add(1);
         });
     server.register_inline_processor(
         kEcho, make_processor([&](const ConnectionPtr& conn, RemotingCommand req, Responder r) {
@@ -662,6 +678,7 @@ TEST_F(RemotingServerTest, RequestsOfOneReadRunBetweenTheBatchHooks) {
     ASSERT_TRUE(server.start().is_ok());
     RawSocket raw(server.port());
     ASSERT_TRUE(raw.connected());
+    peer.store(&raw);
     constexpr int kFrames = 50;
     std::string bytes;
     for (int i = 0; i < kFrames; ++i) {
@@ -673,19 +690,29 @@ TEST_F(RemotingServerTest, RequestsOfOneReadRunBetweenTheBatchHooks) {
     const std::string lone = protocol::encode_frame(make_request(kEcho, "lone"));
     ASSERT_TRUE(raw.send_all(std::string_view(lone).substr(0, 10)));
     ASSERT_TRUE(raw.send_all(std::string_view(lone).substr(10)));
+    // Every batch's hooks have run before the next one's bytes are sent: the first batch's
+    // reply alone is on the socket when its written hook looks.
+    for (int i = 0; i < 3000 && writtens.load() < 1; ++i) {
+        std::this_thread::sleep_for(1ms);
+    }
+    ASSERT_EQ(writtens.load(), 1);
     ASSERT_TRUE(raw.send_all(bytes));  // one write: one or a few reads
     for (int i = 0; i < kFrames + 1; ++i) {
         auto r = raw.read_frame();
         ASSERT_TRUE(r.is_ok()) << i << ": " << r.status().to_string();
     }
+    peer.store(nullptr);
     EXPECT_EQ(handled.load(), kFrames + 1);
     EXPECT_EQ(outside.load(), 0);
     EXPECT_EQ(misuse.load(), 0);
-    EXPECT_GE(begins.load(), 1);
+    EXPECT_EQ(reply_not_out.load(), 0);
+    EXPECT_GE(begins.load(), 2);
     EXPECT_LT(begins.load(), kFrames + 1);  // frames of one read share a batch
     server.shutdown();
     EXPECT_EQ(begins.load(), ends.load());
+    EXPECT_EQ(ends.load(), writtens.load());
     EXPECT_FALSE(open.load());
+    EXPECT_FALSE(written_owed.load());
 }
 
 TEST_F(RemotingServerTest, ResponsesMayComeBackOutOfOrder) {

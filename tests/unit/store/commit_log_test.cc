@@ -10,6 +10,7 @@
 #include <map>
 #include <random>
 #include <set>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -670,6 +671,64 @@ TEST_F(CommitLogTest, WriteBufferWriteFailureMakesStoreReadOnly) {
               PutMessageStatus::kServiceNotAvailable);
     EXPECT_TRUE(log->lookup_message(PhysicalOffset(0)).is_ok());
     log->shutdown();  // returns: nothing waits for the failed commit
+}
+
+// A server's read batch with defer_notify: the puts complete by end_put_batch() (their replies
+// are written then) but the append listener (the dispatch thread's wake-up) runs on this thread
+// only at after_put_batch_written(), once, with the batch's end. Without defer_notify it runs
+// by the batch's end. (The commit thread, which may take over a round, never defers.)
+TEST_P(CommitLogModeTest, DeferredAppendNotificationWaitsForTheBatchWritten) {
+    auto log = open_log(config(dir_.path()));
+    std::mutex mu;
+    std::vector<int64_t> here;  // notifications on the test thread
+    int64_t highest = 0;        // the highest offset notified on any thread
+    const auto me = std::this_thread::get_id();
+    log->set_append_listener([&](PhysicalOffset o) {
+        std::lock_guard<std::mutex> lock(mu);
+        if (std::this_thread::get_id() == me) {
+            here.push_back(o.value());
+        }
+        highest = std::max(highest, o.value());
+    });
+    auto counts = [&] {
+        std::lock_guard<std::mutex> lock(mu);
+        return std::pair<size_t, int64_t>(here.size(), highest);
+    };
+    ASSERT_TRUE(put(*log, sample_message("Dn", 0, "before")).ok());
+    const size_t before = counts().first;
+
+    CommitLog::begin_put_batch(/*defer_notify=*/true);
+    std::vector<std::future<PutMessageResult>> done;
+    for (int i = 0; i < 5; ++i) {
+        auto p = std::make_shared<std::promise<PutMessageResult>>();
+        done.push_back(p->get_future());
+        log->put_message(sample_message("Dn", i % 2, "in batch " + std::to_string(i)),
+                         [p](const PutMessageResult& r) { p->set_value(r); });
+    }
+    CommitLog::end_put_batch();
+    for (auto& f : done) {
+        ASSERT_EQ(f.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+        EXPECT_TRUE(f.get().ok());
+    }
+    EXPECT_EQ(counts().first, before) << "notified before the batch's replies were written";
+    CommitLog::after_put_batch_written();
+    EXPECT_LE(counts().first, before + 1);
+    EXPECT_EQ(counts().second, log->max_offset().value());
+    const size_t after_written = counts().first;
+    CommitLog::after_put_batch_written();  // nothing owed: no call
+    EXPECT_EQ(counts().first, after_written);
+
+    // Without deferral the batch has notified by its end.
+    CommitLog::begin_put_batch();
+    auto plain = std::make_shared<std::promise<PutMessageResult>>();
+    auto plain_done = plain->get_future();
+    log->put_message(sample_message("Dn", 0, "plain batch"),
+                     [plain](const PutMessageResult& r) { plain->set_value(r); });
+    CommitLog::end_put_batch();
+    ASSERT_EQ(plain_done.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+    EXPECT_EQ(counts().second, log->max_offset().value());
+    log->set_append_listener(nullptr);
+    log->shutdown();
 }
 
 TEST_P(CommitLogModeTest, AppendListenerAndAppendData) {
