@@ -935,7 +935,7 @@ void CommitLog::run_notify(int64_t end, bool wake_flush) {
         listener_(PhysicalOffset(end));
     }
     if (wake_flush) {
-        flush_->wakeup();
+        flush_->wakeup_for(end);
     }
 }
 

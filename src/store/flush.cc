@@ -110,7 +110,23 @@ void FlushService::wakeup() {
         MutexLock l(mu_);
         wakeup_ = true;
     }
+    wakeups_.fetch_add(1, std::memory_order_relaxed);
     cv_.notify_one();
+}
+
+void FlushService::wakeup_for(int64_t written_end) {
+    const int64_t least = config_.flush_commit_log_least_pages;
+    const int64_t segment = queue_->mapped_file_size();
+    if (least > 0 && segment > 0) {
+        const int64_t flushed = queue_->flushed_where();
+        // MappedFile::is_able_to_flush's rule, in absolute offsets (segments start on a page).
+        const bool segment_filled =
+            written_end > flushed && (written_end - 1) / segment != flushed / segment;
+        if (!segment_filled && written_end / kOsPageSize - flushed / kOsPageSize < least) {
+            return;
+        }
+    }
+    wakeup();
 }
 
 void FlushService::mark_failed(const Status& st) {

@@ -167,6 +167,46 @@ TEST_F(FlushServiceTest, AsyncFlushHonoursLeastPagesThenFlushesAll) {
     EXPECT_EQ(queue_.flushed_where(), queue_.max_offset());
 }
 
+// ASYNC_FLUSH's wake-up per append goes out only when the woken thread has something to flush:
+// flushCommitLogLeastPages dirty pages, or a filled segment.
+TEST_F(FlushServiceTest, AppendWakesTheAsyncFlushOnlyWithPagesToFlush) {
+    config_.flush_disk_type = FlushDiskType::kAsyncFlush;
+    config_.flush_commit_log_timed = false;  // wake-ups cut the wait short (not the default)
+    config_.flush_interval_commit_log_ms = 60000;  // the interval never comes in this test
+    config_.flush_commit_log_least_pages = 4;
+    FlushService fs(config_, &queue_, &clock_, &flags_, nullptr);
+    fs.start();
+    int64_t end = 0;
+    for (int i = 0; i < 10; ++i) {  // 3,000 bytes: under a page
+        end = write(300);
+        fs.wakeup_for(end);
+    }
+    EXPECT_EQ(fs.wakeups(), 0);
+    end = write(4 * kOsPageSize);  // now 4 pages are dirty
+    fs.wakeup_for(end);
+    EXPECT_EQ(fs.wakeups(), 1);
+    for (int i = 0; i < 30000 && queue_.flushed_where() < end; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));  // bounded: 30 s at most
+    }
+    EXPECT_EQ(queue_.flushed_where(), end);
+    end = write(100);
+    fs.wakeup_for(end);
+    EXPECT_EQ(fs.wakeups(), 1);
+    // Filling the segment: its last bytes are flushed without waiting for four more pages.
+    const int64_t to_end = kSeg - queue_.max_offset() % kSeg;
+    end = write(static_cast<int32_t>(to_end));
+    ASSERT_EQ(end % kSeg, 0);
+    end = write(10);  // the next segment's first bytes
+    fs.wakeup_for(end);
+    EXPECT_EQ(fs.wakeups(), 2);
+    // Least pages 0: every append wakes it (as Java does).
+    config_.flush_commit_log_least_pages = 0;
+    FlushService every(config_, &queue_, &clock_, &flags_, nullptr);
+    every.wakeup_for(write(10));
+    EXPECT_EQ(every.wakeups(), 1);
+    fs.shutdown();
+}
+
 // Decision 035: one device flush for the CommitLog and the caller's file. The segments are
 // recorded flushed only after the caller's flush succeeded.
 TEST(FlushAllThen, WritesBackThenCallsTheDeviceFlushThenRecords) {
