@@ -47,6 +47,37 @@ TEST(ConsumeQueueUnitTest, JavaHashCodes) {
     EXPECT_EQ(java_string_hash_code("\xC3\xA9"), 0xE9);
     EXPECT_EQ(java_string_hash_code("\xF0\x9F\x98\x80"), 31 * 0xD83D + 0xDE00);
     EXPECT_EQ(java_string_hash_code("\xFF"), 0xFFFD);  // malformed byte
+    // Java's "hello world".hashCode().
+    EXPECT_EQ(java_string_hash_code("hello world"), 1794106052);
+}
+
+TEST(ConsumeQueueUnitTest, JavaHashCodeOfAsciiRunsAndMixedText) {
+    // The ASCII fast path (four characters a step) against Java's definition, a UTF-16 unit at
+    // a time, for every length and with a non-ASCII character at every position.
+    auto reference = [](const std::vector<uint32_t>& units) {
+        uint32_t h = 0;
+        for (uint32_t u : units) {
+            h = 31 * h + u;
+        }
+        return static_cast<int32_t>(h);
+    };
+    for (size_t len = 0; len <= 40; ++len) {
+        std::string text;
+        std::vector<uint32_t> units;
+        for (size_t i = 0; i < len; ++i) {
+            const char c = static_cast<char>('!' + (i * 7) % 90);
+            text.push_back(c);
+            units.push_back(static_cast<uint32_t>(c));
+        }
+        EXPECT_EQ(java_string_hash_code(text), reference(units)) << len;
+        for (size_t at = 0; at <= len; ++at) {
+            std::string mixed = text.substr(0, at) + "\xC3\xA9" + text.substr(at);  // U+00E9
+            std::vector<uint32_t> mixed_units(units.begin(), units.begin() + static_cast<long>(at));
+            mixed_units.push_back(0xE9);
+            mixed_units.insert(mixed_units.end(), units.begin() + static_cast<long>(at), units.end());
+            EXPECT_EQ(java_string_hash_code(mixed), reference(mixed_units)) << len << " " << at;
+        }
+    }
 }
 
 TEST(ConsumeQueueUnitTest, EncodeDecodeRoundTrip) {
