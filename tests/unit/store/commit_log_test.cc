@@ -751,6 +751,13 @@ TEST_P(CommitLogModeTest, AppendListenerAndAppendData) {
         pos += static_cast<int64_t>(v->size);
     }
     EXPECT_EQ(slave->max_offset(), log->max_offset());
+    // Timed ASYNC_FLUSH (the default): replicated chunks do not wake the flush thread one by
+    // one; its interval (10 ms here) makes them durable.
+    EXPECT_EQ(slave->flush_service().wakeups(), 0);
+    for (int i = 0; i < 10000 && slave->flushed_offset() < slave->max_offset(); ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));  // bounded: 10 s at most
+    }
+    EXPECT_EQ(slave->flushed_offset(), slave->max_offset());
     int n = 0;
     ASSERT_TRUE(
         slave
