@@ -49,7 +49,8 @@ inline uint64_t json_special_mask(uint64_t word) {
 
 // The number of plain string bytes (none of '"', '\\', a control character) at the start of
 // [p, end): a JSON string's run up to its closing quote or its next escape, eight bytes at a
-// time.
+// time; a tail of four to seven bytes as one word of two overlapping halves, so that short
+// strings (header keys, numbers) take no byte loop.
 inline size_t json_plain_prefix(const char* p, const char* end) {
     const char* const start = p;
     // Little-endian only: there the first byte in memory is the mask's lowest, which borrows
@@ -63,6 +64,22 @@ inline size_t json_plain_prefix(const char* p, const char* end) {
                        static_cast<size_t>(std::countr_zero(mask) >> 3);
             }
             p += 8;
+        }
+        const auto left = static_cast<size_t>(end - p);
+        if (left >= 4) {
+            // Lanes 0-3: p[0..3]; lanes 4-7: p[left-4..left-1]. The lowest marked lane is a
+            // real special byte (a borrow only marks lanes above one), and both halves are in
+            // byte order, so it is the first special byte.
+            uint32_t low;
+            uint32_t high;
+            std::memcpy(&low, p, 4);
+            std::memcpy(&high, end - 4, 4);
+            const uint64_t mask = json_special_mask(uint64_t{low} | (uint64_t{high} << 32));
+            if (mask == 0) {
+                return static_cast<size_t>(end - start);
+            }
+            const auto lane = static_cast<size_t>(std::countr_zero(mask) >> 3);
+            return static_cast<size_t>(p - start) + (lane < 4 ? lane : left - 8 + lane);
         }
     }
     while (p < end) {

@@ -1,4 +1,5 @@
 #include "protocol/remoting_command.h"
+#include "protocol/json_text.h"
 
 #include <gtest/gtest.h>
 
@@ -350,6 +351,80 @@ TEST(RemotingCommandTest, LargeCodesFallBackToJson) {
 TEST(RemotingCommandTest, FramePrefixPlusBodyEqualsFrame) {
     RemotingCommand cmd = sample(SerializeType::kJson);
     EXPECT_EQ(encode_frame_prefix(cmd, cmd.body.size()) + cmd.body, encode_frame(cmd));
+}
+
+}  // namespace
+}  // namespace comet::protocol
+
+namespace comet::protocol {
+namespace {
+
+// json_plain_prefix against the byte-at-a-time definition: every length up to 40 (whole words,
+// four-to-seven-byte tails read as two overlapping halves, shorter tails), every special byte
+// kind at every position, alone and with a second one after it.
+TEST(JsonText, PlainPrefixFindsTheFirstSpecialByteAtEveryLengthAndPosition) {
+    auto reference = [](std::string_view s) {
+        size_t i = 0;
+        while (i < s.size()) {
+            const auto c = static_cast<unsigned char>(s[i]);
+            if (c < 0x20 || c == '"' || c == '\\') {
+                break;
+            }
+            ++i;
+        }
+        return i;
+    };
+    const char specials[] = {'"', '\\', '\x01', '\x1f', '\0', '\n'};
+    for (size_t len = 0; len <= 40; ++len) {
+        std::string plain(len, 'x');
+        for (size_t i = 0; i < len; ++i) {
+            plain[i] = static_cast<char>('#' + (i * 13) % 57);  // '#'..'[': never '"' nor '\\'
+
+        }
+        // Bytes the mask must not mark: '!' (0x21), ']' after '\\', 0x7f, UTF-8 bytes.
+        std::string near = plain;
+        for (size_t i = 0; i < len; ++i) {
+            const char k[] = {'!', ']', '\x7f', '\xc3', '\xa9', ' ', '#'};
+            near[i] = k[i % 7];
+        }
+        for (const std::string& base : {plain, near}) {
+            ASSERT_EQ(reference(base), len);
+            EXPECT_EQ(json_plain_prefix(base.data(), base.data() + len), len) << len;
+            for (char sp : specials) {
+                for (size_t at = 0; at < len; ++at) {
+                    std::string t = base;
+                    t[at] = sp;
+                    EXPECT_EQ(json_plain_prefix(t.data(), t.data() + len), at)
+                        << "len " << len << " at " << at << " byte " << int(sp);
+                    if (at + 2 < len) {
+                        t[at + 2] = '"';
+                        EXPECT_EQ(json_plain_prefix(t.data(), t.data() + len), at) << len;
+                    }
+                }
+            }
+        }
+    }
+}
+
+// write_json_string of every short length with a byte needing an escape at every position
+// reads back as the same string (through the general decoder of a whole header).
+TEST(JsonText, ShortStringsWithAnEscapeAtEveryPositionRoundTrip) {
+    for (size_t len = 1; len <= 24; ++len) {
+        for (size_t at = 0; at < len; ++at) {
+            for (char sp : {'"', '\\', '\x02', '\n'}) {
+                std::string value(len, 'v');
+                value[at] = sp;
+                RemotingCommand cmd = RemotingCommand::request(12);
+                cmd.set_ext(value, value);
+                const std::string frame = encode_frame(cmd);
+                auto back = decode_frame_payload(std::string_view(frame).substr(4));
+                ASSERT_TRUE(back.is_ok()) << back.status().to_string();
+                const std::string* got = back->ext(value);
+                ASSERT_NE(got, nullptr) << len << " " << at;
+                EXPECT_EQ(*got, value);
+            }
+        }
+    }
 }
 
 }  // namespace
