@@ -110,3 +110,46 @@ comet_apps() {
     local b
     for b in "$NS" "$BR" "$MB" "$ADMIN"; do [[ -x $b ]] || { echo "missing $b" >&2; exit 2; }; done
 }
+
+# install_cleanup GLOB... : on exit (and on INT / TERM, exit 130 / 143) stops every process in
+# PIDS, then removes WORK, or keeps it when KEEP=1 or the script failed other than with status
+# 1 ("a measurement fell short"), removing only the stores matched by the GLOBs (relative to
+# WORK) so that logs and configs stay for reading.
+install_cleanup() {
+    CLEANUP_STORES=("$@")
+    trap cleanup_on_exit EXIT
+    trap 'log "interrupted"; exit 130' INT
+    trap 'log "terminated"; exit 143' TERM
+}
+# shellcheck disable=SC2317  # invoked by the EXIT trap
+cleanup_on_exit() {
+    local rc=$? g
+    trap - EXIT INT TERM
+    if [[ ${#PIDS[@]} -gt 0 ]]; then
+        stop_pids "${PIDS[@]}"
+        PIDS=()
+    fi
+    if [[ ${KEEP:-0} -eq 1 || $rc -ne 0 && $rc -ne 1 ]]; then
+        for g in "${CLEANUP_STORES[@]}"; do
+            # shellcheck disable=SC2086  # the glob is meant to expand
+            rm -rf "${WORK:?}"/$g
+        done
+        log "kept $WORK (logs, configs; stores removed)"
+    else
+        rm -rf "$WORK"
+    fi
+    exit "$rc"
+}
+
+# run LOGFILE CMD... : runs CMD to completion in the background so that a signal to the script
+# is handled at once (the trap stops CMD too). Returns CMD's exit status.
+run() {
+    local logf="$1" pid rc=0
+    shift
+    "$@" >"$logf" 2>&1 &
+    pid=$!
+    PIDS+=("$pid")
+    wait "$pid" || rc=$?
+    forget "$pid"
+    return "$rc"
+}

@@ -96,38 +96,7 @@ STATUS=0
 # shellcheck source=bench/lib/proc.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/proc.sh"
 
-# shellcheck disable=SC2317  # invoked by the EXIT trap
-cleanup() {
-    local rc=$?
-    trap - EXIT INT TERM
-    if [[ ${#PIDS[@]} -gt 0 ]]; then
-        stop_pids "${PIDS[@]}"
-        PIDS=()
-    fi
-    if [[ $KEEP -eq 1 || $rc -ne 0 && $rc -ne 1 ]]; then
-        rm -rf "$WORK"/*/master/store "$WORK"/*/slave*/store
-        log "kept $WORK (logs, configs; stores removed)"
-    else
-        rm -rf "$WORK"
-    fi
-    exit "$rc"
-}
-trap cleanup EXIT
-trap 'log "interrupted"; exit 130' INT
-trap 'log "terminated"; exit 143' TERM
-
-# run LOGFILE CMD... : runs CMD to completion, in the background so that a signal to this
-# script is handled at once (the trap stops CMD too). Returns CMD's exit status.
-run() {
-    local logf="$1" pid rc=0
-    shift
-    "$@" >"$logf" 2>&1 &
-    pid=$!
-    PIDS+=("$pid")
-    wait "$pid" || rc=$?
-    forget "$pid"
-    return "$rc"
-}
+install_cleanup '*/master/store' '*/slave*/store'
 
 CLK_TCK="$(getconf CLK_TCK)"
 # idle_ticks : the machine's idle time so far (all cores), in clock ticks.
