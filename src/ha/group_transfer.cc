@@ -1,5 +1,8 @@
 #include "ha/group_transfer.h"
 
+#include <algorithm>
+#include <functional>
+
 #include "base/check.h"
 #include "raft/ack_quorum.h"
 
@@ -41,15 +44,15 @@ void GroupTransfer::on_acks(std::span<const int64_t> slave_ack_offsets) {
     {
         MutexLock l(mu_);
         last_acks_.assign(slave_ack_offsets.begin(), slave_ack_offsets.end());
-        auto it = waiting_.begin();
-        while (it != waiting_.end()) {
-            if (covered(*it, last_acks_)) {
-                ready.push_back(std::move(it->done));
-                it = waiting_.erase(it);
-            } else {
-                ++it;
-            }
-        }
+        // The k-th highest ack for every k, once per report (a handful of slaves), instead of
+        // a selection per waiting put.
+        highest_.assign(last_acks_.begin(), last_acks_.end());
+        std::sort(highest_.begin(), highest_.end(), std::greater<>());
+        ready.reserve(waiting_.size());
+        take_if(&ready, [&](const Request& r) {
+            const auto k = static_cast<size_t>(r.need_ack_nums - 1);
+            return k == 0 || (k <= highest_.size() && highest_[k - 1] >= r.next_offset);
+        });
     }
     for (auto& d : ready) d(PutMessageStatus::kPutOk);
 }
@@ -59,17 +62,27 @@ void GroupTransfer::expire() {
     TimePoint now = clock_.now();
     {
         MutexLock l(mu_);
-        auto it = waiting_.begin();
-        while (it != waiting_.end()) {
-            if (now >= it->deadline) {
-                late.push_back(std::move(it->done));
-                it = waiting_.erase(it);
-            } else {
-                ++it;
-            }
-        }
+        take_if(&late, [&](const Request& r) { return now >= r.deadline; });
     }
     for (auto& d : late) d(PutMessageStatus::kFlushSlaveTimeout);
+}
+
+template <typename Pred>
+void GroupTransfer::take_if(std::vector<Completion>* taken, Pred pred) {
+    // One pass, order kept: a put per erase would move every later one (hundreds in flight,
+    // a report completing a few each time).
+    size_t kept = 0;
+    for (size_t i = 0; i < waiting_.size(); ++i) {
+        if (pred(waiting_[i])) {
+            taken->push_back(std::move(waiting_[i].done));
+        } else {
+            if (kept != i) {
+                waiting_[kept] = std::move(waiting_[i]);
+            }
+            ++kept;
+        }
+    }
+    waiting_.erase(waiting_.begin() + static_cast<std::ptrdiff_t>(kept), waiting_.end());
 }
 
 void GroupTransfer::shutdown() {

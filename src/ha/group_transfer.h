@@ -51,11 +51,16 @@ private:
         Completion done;
     };
     static bool covered(const Request& r, std::span<const int64_t> acks);
+    // Moves the completions of the waiting puts that satisfy `pred` to *taken, in order, and
+    // drops them from waiting_ in one pass.
+    template <typename Pred>
+    void take_if(std::vector<Completion>* taken, Pred pred) REQUIRES(mu_);
 
     Clock& clock_;
     mutable Mutex mu_;
     std::vector<Request> waiting_ GUARDED_BY(mu_);
     std::vector<int64_t> last_acks_ GUARDED_BY(mu_);
+    std::vector<int64_t> highest_ GUARDED_BY(mu_);  // last_acks_, highest first
     bool stopped_ GUARDED_BY(mu_) = false;
 };
 

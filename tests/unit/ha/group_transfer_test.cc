@@ -49,6 +49,53 @@ TEST(GroupTransfer, CompletesWhenKthHighestSlaveAckReachesOffset) {
     EXPECT_EQ(gt.pending(), 1u);
 }
 
+// Hundreds of puts in flight with mixed quorums, reports completing a few at a time: exactly
+// the covered ones complete, each once, in put order, and the rest keep waiting in order (the
+// timeouts afterwards come in put order too).
+TEST(GroupTransfer, ManyWaitingPutsCompleteExactlyTheCoveredOnesInOrder) {
+    ManualClock clock;
+    constexpr int kPuts = 300;
+    std::vector<int> order;  // completion order, by put index
+    std::vector<std::optional<PutMessageStatus>> got(kPuts);
+    GroupTransfer gt(clock);
+    auto need_of = [](int i) { return i % 3 == 0 ? 3 : 2; };
+    for (int i = 0; i < kPuts; ++i) {
+        gt.put_request(100 * (i + 1), need_of(i), 3s, [&, i](PutMessageStatus st) {
+            ASSERT_FALSE(got[i].has_value()) << "completed twice: " << i;
+            got[i] = st;
+            order.push_back(i);
+        });
+    }
+    // Slave A runs ahead, slave B behind: need 2 follows A, need 3 follows B.
+    for (int64_t b = 0, a = 0; a <= 100 * kPuts / 2; a += 700, b += 300) {
+        std::vector<int64_t> acks{a, b};
+        gt.on_acks(acks);
+        for (int i = 0; i < kPuts; ++i) {
+            const int64_t end = 100 * (i + 1);
+            const bool should = need_of(i) == 2 ? end <= a : end <= b;
+            EXPECT_EQ(got[i].has_value(), should) << "put " << i << " acks " << a << "/" << b;
+        }
+    }
+    const size_t done_by_acks = order.size();
+    EXPECT_EQ(gt.pending(), kPuts - done_by_acks);
+    for (size_t k = 1; k < order.size(); ++k) {
+        // Within one report completions follow put order; across reports a need-2 put may
+        // complete before an earlier need-3 one.
+        if (need_of(order[k - 1]) == need_of(order[k])) {
+            EXPECT_LT(order[k - 1], order[k]);
+        }
+    }
+    clock.advance(3s);
+    gt.expire();
+    EXPECT_EQ(gt.pending(), 0u);
+    for (size_t k = done_by_acks + 1; k < order.size(); ++k) {
+        EXPECT_LT(order[k - 1], order[k]);  // the timed-out rest, in put order
+    }
+    for (int i = 0; i < kPuts; ++i) {
+        ASSERT_TRUE(got[i].has_value()) << i;
+    }
+}
+
 TEST(GroupTransfer, TimesOutAtDeadlineOnly) {
     ManualClock clock;
     Outcome a, b;
