@@ -62,19 +62,7 @@ for i in 0 1 2; do [[ "127.0.0.1:${bp[$i]}" == "$MASTER" ]] && LEADER_PID=${BROK
 TARGET=(-b "$MASTER" --queues 4)
 [[ $VIA_NS == 1 ]] && TARGET=(-n "127.0.0.1:$NSP")
 
-# snapshot FILE: "pid tid ticks switches name" for every thread of the three peers.
-snapshot() {
-    local p t
-    for p in "${BROKERS[@]}"; do
-        for t in /proc/"$p"/task/*; do
-            printf '%s %s %s %s %s\n' "$p" "${t##*/}" \
-                "$(awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "$t/stat" 2>/dev/null || echo 0)" \
-                "$(awk '/ctxt_switches/ { s += $2 } END { print s + 0 }' "$t/status" 2>/dev/null || echo 0)" \
-                "$(cat "$t/comm" 2>/dev/null || echo '?')"
-        done
-    done > "$1"
-}
-snapshot "$WORK/before"
+thread_snapshot "$WORK/before" "${BROKERS[@]}"
 PERF_PID=""
 if [[ -n $PERF_OUT ]]; then
     perf record -e cpu-clock -F 1999 -g -o "$PERF_OUT" -p "$(IFS=,; echo "${BROKERS[*]}")" \
@@ -84,7 +72,7 @@ fi
 # shellcheck disable=SC2086 # LOAD is a list of flags
 "$MB" producer "${TARGET[@]}" -t BenchDl $LOAD -s 1024 --duration "$DURATION" --json \
     2> "$WORK/mqbench.err" | tail -1 > "$WORK/result.json"
-snapshot "$WORK/after"
+thread_snapshot "$WORK/after" "${BROKERS[@]}"
 [[ -n $PERF_PID ]] && wait "$PERF_PID" || true
 grep -h "syncing on the flush thread" "$WORK"/peer*.log 2>/dev/null | head -3 || true
 python3 - "$WORK/before" "$WORK/after" "$WORK/result.json" "$LEADER_PID" "$(getconf CLK_TCK)" <<'PY'

@@ -72,14 +72,11 @@ for v in COUNT DURATION SIZE QUEUES PULL_BATCH; do
 done
 [[ "$MODES" =~ ^(drain|live)(,(drain|live))*$ ]] || { echo "consume.sh: bad --modes $MODES" >&2; exit 2; }
 
-NAMESRV_BIN="$BUILD/apps/mqnamesrv/mqnamesrv"
-BROKER_BIN="$BUILD/apps/mqbroker/mqbroker"
-BENCH_BIN="$BUILD/apps/mqbench/mqbench"
-ADMIN_BIN="$BUILD/apps/mqadmin/mqadmin"
-FLOOR_BIN="$BUILD/bench/drain_floor"
-for b in "$NAMESRV_BIN" "$BROKER_BIN" "$BENCH_BIN" "$ADMIN_BIN" "$FLOOR_BIN"; do
-    [[ -x "$b" ]] || { echo "consume.sh: missing $b (cmake --build $BUILD --target $(basename "$b"))" >&2; exit 2; }
-done
+# shellcheck source=bench/lib/proc.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/proc.sh"
+comet_apps "$BUILD"  # NS BR MB ADMIN
+FLOOR="$BUILD/bench/drain_floor"
+[[ -x "$FLOOR" ]] || { echo "missing $FLOOR" >&2; exit 2; }
 command -v python3 >/dev/null || { echo "consume.sh: python3 is required (ports)" >&2; exit 2; }
 
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/comet-consumebench.XXXXXX")"
@@ -87,42 +84,38 @@ RESULTS="$WORK/results.tsv"
 : >"$RESULTS"
 PIDS=()
 STATUS=0
-
-# shellcheck source=bench/lib/proc.sh
-source "$(dirname "${BASH_SOURCE[0]}")/../lib/proc.sh"
-
 install_cleanup broker/store
 
 CLK_TCK="$(getconf CLK_TCK)"
 DIR="$WORK/broker"
 mkdir -p "$DIR"
 read -r -a ports <<<"$(free_ports 3)"
-NS="127.0.0.1:${ports[0]}"
+NS_ADDR="127.0.0.1:${ports[0]}"
 BROKER="127.0.0.1:${ports[1]}"
 TOPIC=BenchConsume
 LIVE_TOPIC=BenchLive
 write_conf "$DIR/namesrv.conf" "listenPort=${ports[0]}" "listenHost=127.0.0.1" \
     "kvConfigPath=$DIR/namesrv/kvConfig.json" "logDir=$DIR/namesrv/logs"
-start "$DIR/namesrv.log" "$NAMESRV_BIN" -c "$DIR/namesrv.conf"
+start "$DIR/namesrv.log" "$NS" -c "$DIR/namesrv.conf"
 NS_PID="${PIDS[-1]}"
 wait_port "mqnamesrv" "$NS_PID" "${ports[0]}" "$DIR/namesrv.log"
 PULL_BYTES=$(( (SIZE + 256) * PULL_BATCH ))
 [[ $PULL_BYTES -ge 262144 ]] || PULL_BYTES=262144
 write_conf "$DIR/broker.conf" "brokerClusterName=BenchCluster" "brokerName=bench-consume" \
-    "namesrvAddr=$NS" "brokerIP1=127.0.0.1" "listenHost=127.0.0.1" "brokerId=0" \
+    "namesrvAddr=$NS_ADDR" "brokerIP1=127.0.0.1" "listenHost=127.0.0.1" "brokerId=0" \
     "brokerRole=ASYNC_MASTER" "flushDiskType=ASYNC_FLUSH" "autoCreateTopicEnable=false" \
     "listenPort=${ports[1]}" "haListenPort=${ports[2]}" \
     "maxTransferCountOnMessageInMemory=$PULL_BATCH" "maxTransferBytesOnMessageInMemory=$PULL_BYTES" \
     "storePathRootDir=$DIR/store" "logDir=$DIR/logs" ${EXTRA_CONF[@]+"${EXTRA_CONF[@]}"}
-start "$DIR/broker.log" "$BROKER_BIN" -c "$DIR/broker.conf"
+start "$DIR/broker.log" "$BR" -c "$DIR/broker.conf"
 B_PID="${PIDS[-1]}"
 wait_port "mqbroker" "$B_PID" "${ports[1]}" "$DIR/broker.log"
 for t in "$TOPIC" "$LIVE_TOPIC"; do
-    run "$DIR/topic.log" "$ADMIN_BIN" updateTopic -n "$NS" -b "$BROKER" -t "$t" \
+    run "$DIR/topic.log" "$ADMIN" updateTopic -n "$NS_ADDR" -b "$BROKER" -t "$t" \
         -r "$QUEUES" -w "$QUEUES" || { tail -n 20 "$DIR/topic.log" >&2; die "updateTopic failed"; }
     # The consumer finds the topic through the name server: wait until the route is there.
     deadline=$((SECONDS + 30))
-    until run "$DIR/route.log" "$ADMIN_BIN" topicRoute -n "$NS" -t "$t"; do
+    until run "$DIR/route.log" "$ADMIN" topicRoute -n "$NS_ADDR" -t "$t"; do
         [[ $SECONDS -lt $deadline ]] || { tail -n 20 "$DIR/route.log" >&2; die "no route for $t"; }
         sleep 1
     done
@@ -130,25 +123,22 @@ done
 log "broker pid $B_PID on $BROKER, topic $TOPIC with $QUEUES queues, load $(cut -d' ' -f1 /proc/loadavg)"
 
 producer() {  # producer LOG EXTRA... : mqbench -b, 4 x 64
-    run "$1" "$BENCH_BIN" producer -b "$BROKER" -t "$TOPIC" -s "$SIZE" --queues "$QUEUES" \
+    run "$1" "$MB" producer -b "$BROKER" -t "$TOPIC" -s "$SIZE" --queues "$QUEUES" \
         --threads 4 --window 64 --connections 1 --send-timeout 10000 --json "${@:2}"
 }
 summary() { grep '^{' "$1" | tail -n 1 || true; }
-# thread_ticks FILE : "tid name utime+stime" of every broker thread.
-thread_ticks() {
-    local t
-    for t in /proc/"$B_PID"/task/*; do
-        printf '%s %s %s\n' "${t##*/}" "$(tr ' ' _ <"$t/comm" 2>/dev/null || echo gone)" \
-            "$(awk '{ print $14 + $15 }' "$t/stat" 2>/dev/null || echo 0)"
-    done >"$1"
-}
-# thread_report LABEL BEFORE AFTER MSGS : broker CPU us/msg by thread (>= 0.01), largest first.
+# thread_report LABEL BEFORE AFTER MSGS : broker CPU us/msg by thread (>= 0.01), largest first,
+# from two thread_snapshot files.
 thread_report() {
     [[ $THREAD_CPU -eq 1 ]] || return 0
     log "$1: broker CPU by thread, us per message"
-    join <(sort "$2") <(sort "$3") | awk -v n="$4" -v t="$CLK_TCK" '
-        { us = ($5 - $3) * 1e6 / t / n; if (us >= 0.01) printf "    %-18s %6.2f\n", $2, us }' |
-        sort -k2 -rn >&2
+    awk -v n="$4" -v t="$CLK_TCK" '
+        NR == FNR { before[$1 " " $2] = $3; next }
+        ($1 " " $2) in before {
+            name = $5; for (i = 6; i <= NF; i++) name = name " " $i
+            us = ($3 - before[$1 " " $2]) * 1e6 / t / n
+            if (us >= 0.01) printf "    %-18s %6.2f\n", name, us
+        }' "$2" "$3" | sort -k2 -rn >&2
 }
 
 drain() {
@@ -159,13 +149,13 @@ drain() {
     la="$(cut -d' ' -f1 /proc/loadavg)"
     log "draining (pull batch $PULL_BATCH, load $la)"
     cpu0="$(cpu_ticks "$B_PID")"
-    thread_ticks "$DIR/threads0"
+    thread_snapshot "$DIR/threads0" "$B_PID"
     child_cpu
     child0="$CHILD_CPU"
-    run "$DIR/drain.log" ${WRAP[@]+"${WRAP[@]}"} "$BENCH_BIN" consumer -n "$NS" -t "$TOPIC" -g "drain_$RANDOM" \
+    run "$DIR/drain.log" ${WRAP[@]+"${WRAP[@]}"} "$MB" consumer -n "$NS_ADDR" -t "$TOPIC" -g "drain_$RANDOM" \
         --from-first --count "$COUNT" --pull-batch "$PULL_BATCH" --threads 4 --json || rc=$?
     cpu1="$(cpu_ticks "$B_PID")"
-    thread_ticks "$DIR/threads1"
+    thread_snapshot "$DIR/threads1" "$B_PID"
     child_cpu
     child1="$CHILD_CPU"
     [[ $rc -eq 0 ]] || { log "drain: consumer exited $rc"; STATUS=1; }
@@ -176,7 +166,7 @@ drain() {
         "$(summary "$DIR/drain.log")" "" >>"$RESULTS"
     # The floor: records of the size the broker stored, the same count and interleaving.
     local max_offset record_bytes
-    max_offset="$("$ADMIN_BIN" brokerStatus -n "$NS" -b "$BROKER" 2>/dev/null |
+    max_offset="$("$ADMIN" brokerStatus -n "$NS_ADDR" -b "$BROKER" 2>/dev/null |
         awk '$1 == "commitLogMaxOffset" { print $NF }' | tr -dc '0-9')"
     if [[ -n "$max_offset" && "$max_offset" -gt 0 ]]; then
         record_bytes=$((max_offset / COUNT))
@@ -186,7 +176,7 @@ drain() {
     fi
     la="$(cut -d' ' -f1 /proc/loadavg)"
     log "drain floor: $COUNT records of $record_bytes B over $QUEUES queues (load $la)"
-    run "$DIR/floor.log" "$FLOOR_BIN" --records "$COUNT" --record-bytes "$record_bytes" \
+    run "$DIR/floor.log" "$FLOOR" --records "$COUNT" --record-bytes "$record_bytes" \
         --queues "$QUEUES" --batch "$PULL_BATCH" --dir "$DIR" --json ||
         { tail -n 5 "$DIR/floor.log" >&2; die "drain_floor failed"; }
     printf 'floor\t%s\t\t\t%s\t\n' "$la" "$(summary "$DIR/floor.log")" >>"$RESULTS"
@@ -199,16 +189,16 @@ live() {
     # Its own topic, empty: a new group starts at offset 0 while a queue's first message is
     # still in memory (RocketMQ's rule for CONSUME_FROM_LAST_OFFSET), so the drain's backlog
     # would be read again.
-    "$BENCH_BIN" consumer -n "$NS" -t "$LIVE_TOPIC" -g "live_$RANDOM" --duration $((DURATION + 60)) \
+    "$MB" consumer -n "$NS_ADDR" -t "$LIVE_TOPIC" -g "live_$RANDOM" --duration $((DURATION + 60)) \
         --pull-batch "$PULL_BATCH" --threads 4 --json >"$DIR/live-consumer.log" 2>&1 &
     cpid=$!
     PIDS+=("$cpid")
     sleep 4  # the consumer owns its queues (a rebalance) before the first send
     cpu0="$(cpu_ticks "$B_PID")"
-    thread_ticks "$DIR/threads0"
+    thread_snapshot "$DIR/threads0" "$B_PID"
     child_cpu
     child0="$CHILD_CPU"
-    run "$DIR/live-producer.log" "$BENCH_BIN" producer -b "$BROKER" -t "$LIVE_TOPIC" -s "$SIZE" \
+    run "$DIR/live-producer.log" "$MB" producer -b "$BROKER" -t "$LIVE_TOPIC" -s "$SIZE" \
         --queues "$QUEUES" --threads 4 --window 64 --connections 1 --send-timeout 10000 \
         --duration "$DURATION" --json || { log "live: failed sends"; STATUS=1; }
     # What the consumer has not received when the producer stops is what it fell behind.
@@ -216,7 +206,7 @@ live() {
     wait "$cpid" || rc=$?
     forget "$cpid"
     cpu1="$(cpu_ticks "$B_PID")"
-    thread_ticks "$DIR/threads1"
+    thread_snapshot "$DIR/threads1" "$B_PID"
     thread_report live "$DIR/threads0" "$DIR/threads1" \
         "$(grep '^{' "$DIR/live-producer.log" | tail -n 1 | python3 -c 'import json,sys; print(max(json.load(sys.stdin)["ok"], 1))' 2>/dev/null || echo 1)"
     child_cpu

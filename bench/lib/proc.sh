@@ -153,3 +153,19 @@ run() {
     forget "$pid"
     return "$rc"
 }
+
+# thread_snapshot FILE PID... : "pid tid cpu-ticks context-switches name" for every thread of
+# the given processes (utime + stime from /proc/PID/task/TID/stat, read past the name, which
+# may hold spaces; voluntary + nonvoluntary switches from .../status).
+thread_snapshot() {
+    local out="$1" p t
+    shift
+    for p in "$@"; do
+        for t in /proc/"$p"/task/*; do
+            printf '%s %s %s %s %s\n' "$p" "${t##*/}" \
+                "$(awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "$t/stat" 2>/dev/null || echo 0)" \
+                "$(awk '/ctxt_switches/ { s += $2 } END { print s + 0 }' "$t/status" 2>/dev/null || echo 0)" \
+                "$(cat "$t/comm" 2>/dev/null || echo '?')"
+        done
+    done >"$out"
+}

@@ -85,11 +85,12 @@ Status check_client_in_broker(MqClientInstance& inst, const std::string& group,
     return Status::ok();
 }
 
+bool subscribes_all_tags(const protocol::SubscriptionData& sub) {
+    return sub.sub_string == "*" || sub.tags_set.empty();
+}
+
 bool tags_match(const protocol::SubscriptionData& sub, const std::string& tags) {
-    if (sub.sub_string == "*" || sub.tags_set.empty()) {
-        return true;
-    }
-    return sub.tags_set.count(tags) != 0;
+    return subscribes_all_tags(sub) || sub.tags_set.count(tags) != 0;
 }
 
 namespace {
@@ -125,7 +126,7 @@ Result<std::vector<MessageExt>> decode_pulled(std::string_view body,
                                               const protocol::SubscriptionData& sub) {
     COMET_ASSIGN_OR_RETURN(auto msgs, protocol::decode_messages(body));
     // Filtered in place: the messages are not moved again when every tag matches.
-    if (sub.sub_string != "*" && !sub.tags_set.empty()) {  // tags_match's own shortcut, hoisted
+    if (!subscribes_all_tags(sub)) {  // no tags() string per message for "*"
         std::erase_if(msgs, [&](const MessageExt& m) { return !tags_match(sub, m.tags()); });
     }
     for (auto& m : msgs) {

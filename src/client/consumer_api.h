@@ -31,6 +31,8 @@ protocol::SubscriptionData build_subscription(const std::string& topic,
 // SUBSCRIPTION_PARSE_FAILED for an expression that does not compile); transport errors.
 Status check_client_in_broker(MqClientInstance& inst, const std::string& group,
                               const protocol::SubscriptionData& sub);
+// Whether the subscription passes every tag ("*", or no tag set).
+bool subscribes_all_tags(const protocol::SubscriptionData& sub);
 // Whether a message with `tags` passes the subscription's tag set ("*" passes everything).
 bool tags_match(const protocol::SubscriptionData& sub, const std::string& tags);
 

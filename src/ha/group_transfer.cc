@@ -4,7 +4,6 @@
 #include <functional>
 
 #include "base/check.h"
-#include "raft/ack_quorum.h"
 
 namespace comet::ha {
 
@@ -12,12 +11,10 @@ using store::PutMessageStatus;
 
 GroupTransfer::~GroupTransfer() { shutdown(); }
 
-bool GroupTransfer::covered(const Request& r, std::span<const int64_t> acks) {
+bool GroupTransfer::covered(const Request& r, std::span<const int64_t> highest_acks) {
     // Master counts as one replica: need_ack_nums - 1 slaves must have acked next_offset.
-    size_t k = static_cast<size_t>(r.need_ack_nums - 1);
-    if (k == 0) return true;
-    if (k > acks.size()) return false;
-    return raft::kth_highest(acks, k) >= r.next_offset;
+    const auto k = static_cast<size_t>(r.need_ack_nums - 1);
+    return k == 0 || (k <= highest_acks.size() && highest_acks[k - 1] >= r.next_offset);
 }
 
 void GroupTransfer::put_request(int64_t next_offset, int32_t need_ack_nums, Duration timeout,
@@ -29,7 +26,7 @@ void GroupTransfer::put_request(int64_t next_offset, int32_t need_ack_nums, Dura
     {
         MutexLock l(mu_);
         stopped = stopped_;
-        if (!stopped && !covered(r, last_acks_)) {
+        if (!stopped && !covered(r, highest_acks_)) {
             waiting_.push_back(std::move(r));
             return;
         }
@@ -43,16 +40,12 @@ void GroupTransfer::on_acks(std::span<const int64_t> slave_ack_offsets) {
     std::vector<Completion> ready;
     {
         MutexLock l(mu_);
-        last_acks_.assign(slave_ack_offsets.begin(), slave_ack_offsets.end());
-        // The k-th highest ack for every k, once per report (a handful of slaves), instead of
-        // a selection per waiting put.
-        highest_.assign(last_acks_.begin(), last_acks_.end());
-        std::sort(highest_.begin(), highest_.end(), std::greater<>());
+        // Sorted once per report (a handful of slaves): the k-th highest ack is then an index.
+        highest_acks_.assign(slave_ack_offsets.begin(), slave_ack_offsets.end());
+        std::sort(highest_acks_.begin(), highest_acks_.end(), std::greater<>());
         ready.reserve(waiting_.size());
-        take_if(&ready, [&](const Request& r) {
-            const auto k = static_cast<size_t>(r.need_ack_nums - 1);
-            return k == 0 || (k <= highest_.size() && highest_[k - 1] >= r.next_offset);
-        });
+        const std::span<const int64_t> acks = highest_acks_;
+        take_if(&ready, [acks](const Request& r) { return covered(r, acks); });
     }
     for (auto& d : ready) d(PutMessageStatus::kPutOk);
 }

@@ -50,7 +50,8 @@ private:
         TimePoint deadline;
         Completion done;
     };
-    static bool covered(const Request& r, std::span<const int64_t> acks);
+    // Whether acks (every slave's latest, highest first) cover r.
+    static bool covered(const Request& r, std::span<const int64_t> highest_acks);
     // Moves the completions of the waiting puts that satisfy `pred` to *taken, in order, and
     // drops them from waiting_ in one pass.
     template <typename Pred>
@@ -59,8 +60,8 @@ private:
     Clock& clock_;
     mutable Mutex mu_;
     std::vector<Request> waiting_ GUARDED_BY(mu_);
-    std::vector<int64_t> last_acks_ GUARDED_BY(mu_);
-    std::vector<int64_t> highest_ GUARDED_BY(mu_);  // last_acks_, highest first
+    // The latest ack offset of every connected slave, highest first.
+    std::vector<int64_t> highest_acks_ GUARDED_BY(mu_);
     bool stopped_ GUARDED_BY(mu_) = false;
 };
 

@@ -125,23 +125,18 @@ void Connection::kick_writer_locked() {
     kick_in_queue_ = true;
     asio::post(ctx_, asio::bind_allocator(HandlerAllocator<void, kKickMemoryBytes>(&kick_memory_),
                                           [self = shared_from_this()] {
-                                              {
-                                                  MutexLock lock(self->mu_);
-                                                  self->kick_in_queue_ = false;
-                                                  if (!self->write_start_pending_) {
-                                                      return;
-                                                  }
-                                                  self->write_start_pending_ = false;
-                                              }
-                                              self->do_write();
+                                              self->start_write_now(/*from_kick=*/true);
                                           }));
 }
 
-void Connection::start_write_now() {
+void Connection::start_write_now(bool from_kick) {
     {
         MutexLock lock(mu_);
+        if (from_kick) {
+            kick_in_queue_ = false;
+        }
         if (!write_start_pending_) {
-            return;  // nothing queued, or a write already in flight (on_write continues)
+            return;  // nothing queued, or the writer already started (on_write continues it)
         }
         write_start_pending_ = false;
     }

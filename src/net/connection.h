@@ -190,8 +190,9 @@ private:
     void on_read(const asio::error_code& ec, size_t n);
     void handle_response(protocol::RemotingCommand response);
     void do_write();
-    // Starts the writer now if a kick is pending for it (I/O thread, end of a socket read).
-    void start_write_now();
+    // Starts the writer if it is scheduled and not started yet: at the end of a socket read,
+    // or from the posted kick (from_kick), whichever comes first (I/O thread).
+    void start_write_now(bool from_kick = false);
     void on_write(const asio::error_code& ec);
     void rearm_request_timer();
     void on_request_timer(const asio::error_code& ec);

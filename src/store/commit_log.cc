@@ -873,10 +873,7 @@ void CommitLog::append_and_complete(std::string* encoded, const SingleRecord* si
             prefault_.request(file, static_cast<int32_t>(end - file->file_from_offset()));
         }
     }
-    // Timed flushing ignores wakeups: no futex call per put for it.
-    notify_appended(r.append.end_offset().value(),
-                    !config_.flush_commit_log_timed &&
-                        config_.flush_disk_type == FlushDiskType::kAsyncFlush);
+    notify_appended(r.append.end_offset().value(), /*advanced=*/true);
     finish_put(r, wait_store_msg_ok, done);
 }
 
@@ -914,9 +911,9 @@ void CommitLog::after_put_batch_written() {
     }
 }
 
-void CommitLog::notify_appended(int64_t end, bool wake_flush) {
+void CommitLog::notify_appended(int64_t end, bool advanced) {
     if (!tls_defer_notify) {
-        run_notify(end, wake_flush);
+        run_notify(end, advanced);
         return;
     }
     if (tls_notify_log != nullptr && tls_notify_log != this) {
@@ -927,14 +924,18 @@ void CommitLog::notify_appended(int64_t end, bool wake_flush) {
     }
     tls_notify_log = this;
     tls_notify_end = std::max(tls_notify_end, end);
-    tls_notify_flush = tls_notify_flush || wake_flush;
+    tls_notify_flush = tls_notify_flush || advanced;
 }
 
-void CommitLog::run_notify(int64_t end, bool wake_flush) {
+void CommitLog::run_notify(int64_t end, bool advanced) {
     if (listener_) {
         listener_(PhysicalOffset(end));
     }
-    if (wake_flush) {
+    // Only an untimed ASYNC_FLUSH thread is woken by appends: a timed one flushes on its
+    // interval (a wake-up would make it flush a few pages at once), and SYNC_FLUSH puts wake
+    // it through their waiters.
+    if (advanced && config_.flush_disk_type == FlushDiskType::kAsyncFlush &&
+        !config_.flush_commit_log_timed) {
         flush_->wakeup_for(end);
     }
 }
@@ -1063,8 +1064,7 @@ bool CommitLog::commit_round_locked() {
     if (!advanced && last == tail) {
         return false;
     }
-    notify_appended(reached, advanced && !config_.flush_commit_log_timed &&
-                                 config_.flush_disk_type == FlushDiskType::kAsyncFlush);
+    notify_appended(reached, advanced);
     for (; tail < last; ++tail) {
         PendingPut& p = slots_[tail % kPendingSlots];
         PutCompletion done = std::move(p.done);
@@ -1182,18 +1182,13 @@ Status CommitLog::append_data(PhysicalOffset start, std::string_view data, bool 
     reserved_ = max_offset_.load();
     reserved_pub_.store(reserved_);
     hint_replicated_locked(start.value(), all);
-    if (listener_) {
-        listener_(PhysicalOffset(max_offset_.load()));
-    }
-    if (wake_flush) {
-        if (config_.flush_disk_type == FlushDiskType::kSyncFlush) {
-            flush_->wakeup();
-        } else if (!config_.flush_commit_log_timed) {
-            flush_->wakeup_for(max_offset_.load());
-        }
-        // Timed ASYNC_FLUSH (the default): the flush thread's interval covers replicated bytes
-        // as it covers puts. Woken for every chunk, it flushed a few pages thousands of times
-        // a second on a busy slave (a slave reports what it wrote, not what it flushed).
+    // Replicated bytes wake the flush thread as puts do (run_notify's rule; woken for every
+    // chunk, a timed thread flushed a few pages thousands of times a second on a busy slave,
+    // which reports what it wrote, not what it flushed), and a SYNC_FLUSH one, which has no
+    // waiter for them, at once.
+    notify_appended(max_offset_.load(), wake_flush);
+    if (wake_flush && config_.flush_disk_type == FlushDiskType::kSyncFlush) {
+        flush_->wakeup();
     }
     return Status::ok();
 }

@@ -303,10 +303,11 @@ private:
     // the queued puts it covers. False when there was nothing to do.
     bool commit_once();
     bool commit_round_locked() REQUIRES(commit_round_mu_);
-    // The append listener and the async flush thread learn that the log reached `end`: now,
-    // or at after_put_batch_written() when this thread has a put batch open.
-    void notify_appended(int64_t end, bool wake_flush);
-    void run_notify(int64_t end, bool wake_flush);
+    // The append listener and the async flush thread learn that the log reached `end`
+    // (`advanced`: bytes were written, not only puts completed): now, or at
+    // after_put_batch_written() when this thread has a put batch open.
+    void notify_appended(int64_t end, bool advanced);
+    void run_notify(int64_t end, bool advanced);
     // An idle log: the putting thread commits (and completes) itself. False when it did not.
     bool try_commit_inline();
     // end_put_batch(): commit rounds on this thread until the puts made so far are covered.

@@ -67,10 +67,10 @@ public:
     // ASYNC_FLUSH: nudges the flush thread (flushCommitLogTimed=false wakes it at once).
     void wakeup();
     // wakeup(), when the log written up to `written_end` has something the woken thread would
-    // flush: flushCommitLogLeastPages pages not yet flushed, or a segment filled. Otherwise the
-    // interval's turn comes soon enough. For flushCommitLogTimed=false (the default, true,
-    // ignores wake-ups): Java wakes the thread on every put, and it goes back to sleep having
-    // flushed nothing, a futex call and two context switches per send at a low rate.
+    // flush: flushCommitLogLeastPages pages not yet flushed, or a segment filled; otherwise
+    // the interval comes soon enough. (Java wakes an untimed flush thread on every put, and it
+    // goes back to sleep having flushed nothing: a futex call and two context switches per
+    // send at a low rate.)
     void wakeup_for(int64_t written_end);
 
     // Flushes up to everything written now, on the calling thread (tests, shutdown).
