@@ -863,6 +863,7 @@ Status BrokerController::start() {
         [this](const std::string& topic, int32_t qid, int64_t max_offset, int64_t tags_code) {
             holds_->notify_message_arriving(topic, qid, max_offset, tags_code);
         });
+    store_->store().set_dispatch_waiters(holds_->held_counter());
     holds_->start();
     transactions_->start();  // checks only while this broker is a master
     const BrokerConfig start_cfg = config_.get();

@@ -19,6 +19,7 @@ void PullRequestHoldService::suspend(HeldPullRequest request) {
         return;
     }
     table_[key(request.topic, request.queue_id)].push_back(std::move(request));
+    held_.fetch_add(1, std::memory_order_release);
 }
 
 void PullRequestHoldService::collect_locked(const std::string& k, int64_t max_offset,
@@ -41,6 +42,7 @@ void PullRequestHoldService::collect_locked(const std::string& k, int64_t max_of
         }
         if (ready) {
             out->push_back(std::move(r));
+            held_.fetch_sub(1, std::memory_order_release);
         } else {
             keep.push_back(std::move(r));
         }
@@ -55,6 +57,9 @@ void PullRequestHoldService::collect_locked(const std::string& k, int64_t max_of
 void PullRequestHoldService::notify_message_arriving(const std::string& topic, int32_t queue_id,
                                                      int64_t max_offset,
                                                      std::optional<int64_t> tags_code) {
+    if (held_.load(std::memory_order_acquire) == 0) {
+        return;  // the common case, once per dispatched record: no key, no lock
+    }
     std::vector<HeldPullRequest> ready;
     {
         MutexLock l(mu_);
@@ -87,12 +92,7 @@ void PullRequestHoldService::check_all() {
 }
 
 size_t PullRequestHoldService::held_count() const {
-    MutexLock l(mu_);
-    size_t n = 0;
-    for (const auto& [_, list] : table_) {
-        n += list.size();
-    }
-    return n;
+    return static_cast<size_t>(held_.load(std::memory_order_acquire));
 }
 
 void PullRequestHoldService::start() {
@@ -109,6 +109,7 @@ void PullRequestHoldService::shutdown() {
         MutexLock l(mu_);
         stopping_ = true;
         table_.clear();
+        held_.store(0, std::memory_order_release);
     }
     cv_.notify_all();
     if (thread_.joinable()) {

@@ -8,6 +8,7 @@
 // thread, check_all() from the service thread ("PullRequestHoldService") every check interval.
 // Invariant: a parked request is woken exactly once (or dropped, unanswered, at shutdown).
 
+#include <atomic>
 #include <condition_variable>
 #include <functional>
 #include <map>
@@ -47,6 +48,9 @@ public:
     // Re-checks every parked request against the queue's max offset and its deadline.
     void check_all();
     size_t held_count() const;
+    // The number of parked requests, readable without the lock (the store wakes its
+    // dispatcher on every append while it is above zero).
+    const std::atomic<int64_t>* held_counter() const { return &held_; }
 
     void start();     // starts the service thread
     void shutdown();  // joins it; parked requests are dropped (their connections close)
@@ -65,6 +69,7 @@ private:
     const Duration check_interval_;
     mutable Mutex mu_;
     std::map<std::string, std::vector<HeldPullRequest>> table_ GUARDED_BY(mu_);
+    std::atomic<int64_t> held_{0};  // requests in table_, stored after every change under mu_
     bool stopping_ GUARDED_BY(mu_) = false;
     std::condition_variable_any cv_;
     std::thread thread_;

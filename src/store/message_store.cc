@@ -188,6 +188,7 @@ Status MessageStore::load_and_recover() {
         parse_message_delay_level(config_.message_delay_level));
     reput_->set_read_keys(config_.message_index_enable);
     reput_->set_idle_wait(options_.dispatch_idle_wait);
+    reput_->set_busy_interval(options_.dispatch_busy_interval);
     reput_->set_reput_from_offset(PhysicalOffset(from));
     auto dispatched = reput_->do_reput();
     if (!dispatched.is_ok()) {
@@ -212,7 +213,15 @@ Status MessageStore::load_and_recover() {
     clean_ = std::make_unique<CleanService>(config_, clock_, flags_, probe_, std::move(hooks),
                                             *cqs_, *index_);
     if (!options_.only_limit_raises_wake_dispatch) {
-        commit_log_->set_append_listener([this](PhysicalOffset) { reput_->wakeup(); });
+        commit_log_->set_append_listener([this](PhysicalOffset) {
+            const std::atomic<int64_t>* held = dispatch_waiters_.load(std::memory_order_acquire);
+            if ((held != nullptr && held->load(std::memory_order_relaxed) > 0) ||
+                waiters_.any()) {
+                reput_->wakeup();
+            } else {
+                reput_->note_appended();
+            }
+        });
     }
     COMET_RETURN_IF_ERROR(create_abort_file());
     opened_ = true;

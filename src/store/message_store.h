@@ -78,6 +78,12 @@ struct MessageStoreOptions {
     // (appends through the append listener, the owners of dispatch_limit by wake_dispatch()),
     // so the wait is only a safety net, and an idle broker is not woken 1,000 times a second.
     std::chrono::milliseconds dispatch_idle_wait{100};
+    // While appends keep coming and no one waits for what dispatch produces (no held pull, no
+    // arrival waiter), the dispatcher passes at most once per this interval instead of being
+    // woken by every read batch's appends; the first append after a quiet spell, and any
+    // append while someone waits, still wake it at once. Java's dispatcher polls every 1 ms.
+    // 0: every append wakes it.
+    std::chrono::microseconds dispatch_busy_interval{1000};
     // Called once during recovery with the recovered CommitLog end E; returns the offset the
     // log must be cut to (<= E; DLedger: the end of its last entry, so bytes a crashed leader
     // wrote but never proposed are gone). Empty: keep E. An error fails open().
@@ -192,6 +198,14 @@ public:
     Result<int64_t> dispatch_now();
     // Nudges the dispatch thread (the dispatch limit moved).
     void wake_dispatch() { reput_->wakeup(); }
+    // A count of consumers waiting for new messages (the broker's held pulls); while it is
+    // above zero every append wakes the dispatcher at once (dispatch_busy_interval). The
+    // counter must outlive the store or be reset to null first.
+    void set_dispatch_waiters(const std::atomic<int64_t>* waiting) {
+        dispatch_waiters_.store(waiting, std::memory_order_release);
+    }
+    // Condition-variable notifications of the dispatcher so far (bench, tests).
+    int64_t dispatch_wake_calls() const { return reput_ ? reput_->wake_calls() : 0; }
     void set_message_arriving_listener(MessageArrivingListener* listener);
     ArrivalWaiters& arrival_waiters() { return waiters_; }
 
@@ -260,6 +274,7 @@ private:
     StoreStatsService stats_;
     ArrivalWaiters waiters_;
     std::atomic<MessageArrivingListener*> listener_{nullptr};
+    std::atomic<const std::atomic<int64_t>*> dispatch_waiters_{nullptr};
     mutable Mutex dispatch_limit_mu_;
     std::shared_ptr<const std::function<PhysicalOffset()>> dispatch_limit_
         GUARDED_BY(dispatch_limit_mu_);

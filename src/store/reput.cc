@@ -354,14 +354,31 @@ void ReputMessageService::shutdown() {
 }
 
 void ReputMessageService::wakeup() {
-    // Called after every put: while a wake-up is already pending (the thread has not started
-    // its next pass yet), another one adds nothing, so skip the mutex and the futex call.
-    if (wake_pending_.exchange(true, std::memory_order_acq_rel)) {
-        return;
+    urgent_.store(true, std::memory_order_seq_cst);
+    wake_pending_.store(true, std::memory_order_seq_cst);
+    if (sleep_.load(std::memory_order_seq_cst) == kAwake) {
+        return;  // it checks urgent_ before its next sleep
     }
     {
-        MutexLock l(wake_mu_);  // orders the flag with the thread's check-then-wait
+        MutexLock l(wake_mu_);  // orders the flags with the thread's check-then-wait
     }
+    wake_calls_.fetch_add(1, std::memory_order_relaxed);
+    wake_cv_.notify_one();
+}
+
+void ReputMessageService::note_appended() {
+    // While a wake-up is already pending (the thread has not started its next pass yet),
+    // another one adds nothing: no mutex, no futex call.
+    if (wake_pending_.exchange(true, std::memory_order_seq_cst)) {
+        return;
+    }
+    if (busy_interval_.count() > 0 && sleep_.load(std::memory_order_seq_cst) != kIdle) {
+        return;  // awake, or pacing: its next pass (within busy_interval_) reads the new end
+    }
+    {
+        MutexLock l(wake_mu_);
+    }
+    wake_calls_.fetch_add(1, std::memory_order_relaxed);
     wake_cv_.notify_one();
 }
 
@@ -406,14 +423,32 @@ void ReputMessageService::run() {
             idle = *r == 0;
         }
         MutexLock l(wake_mu_);
-        if (idle && !wake_pending_.load(std::memory_order_acquire) && !stopping_) {
-            // Java sleeps 1 ms between passes; here every raise of the dispatchable end wakes
-            // us (MessageStoreOptions::dispatch_idle_wait). The Mutex itself is the
-            // BasicLockable the condition variable releases while waiting.
-            wake_cv_.wait_for(wake_mu_, r.is_ok() ? idle_wait_ : std::chrono::milliseconds(100));
+        if (!stopping_) {
+            // The Mutex itself is the BasicLockable the condition variable releases while
+            // waiting. A waker stores its flag, then loads sleep_; we store sleep_, then load
+            // the flags: one of the two sees the other, so no wake-up is lost.
+            if (idle) {
+                // Every append wakes us (MessageStoreOptions::dispatch_idle_wait is only a
+                // safety net): an idle broker is not woken 1,000 times a second.
+                sleep_.store(kIdle, std::memory_order_seq_cst);
+                if (!wake_pending_.load(std::memory_order_seq_cst)) {
+                    wake_cv_.wait_for(wake_mu_,
+                                      r.is_ok() ? idle_wait_ : std::chrono::milliseconds(100));
+                }
+            } else if (busy_interval_.count() > 0) {
+                // Appends are still coming: pass again after the interval (Java polls every
+                // 1 ms), sooner only when someone waits (wakeup()).
+                sleep_.store(kPaced, std::memory_order_seq_cst);
+                const auto until = std::chrono::steady_clock::now() + busy_interval_;
+                while (!urgent_.load(std::memory_order_seq_cst) && !stopping_ &&
+                       wake_cv_.wait_until(wake_mu_, until) != std::cv_status::timeout) {
+                }
+            }
+            sleep_.store(kAwake, std::memory_order_seq_cst);
         }
-        // Cleared before the next pass reads the write end: a put after this sets it again.
-        wake_pending_.store(false, std::memory_order_release);
+        // Cleared before the next pass reads the write end: a put after this sets them again.
+        urgent_.store(false, std::memory_order_seq_cst);
+        wake_pending_.store(false, std::memory_order_seq_cst);
     }
     // Java's shutdown waits (bounded) for dispatch to catch up before stopping.
     for (int i = 0; i < 50 && behind() > 0; ++i) {

@@ -119,13 +119,25 @@ public:
 
     void start();
     void shutdown();
-    // Wakes the thread (called after each put so dispatch latency stays low).
+    // Wakes the thread now: someone waits for what it dispatches (a held pull, a raised
+    // dispatch limit that a leader hand-over waits on).
     void wakeup();
+    // Bytes were appended and no one waits for them: wakes the thread only when it sleeps idle
+    // (the first append after a quiet spell is dispatched at once). While appends keep coming
+    // the thread passes every busy interval instead, as Java's ReputMessageService polls every
+    // 1 ms, so an append costs no futex call and the dispatcher one wake-up per interval, not
+    // one per read batch (issue 16).
+    void note_appended();
 
     // Whether DispatchRequest.keys / uniq_key are filled (only the index needs them).
     void set_read_keys(bool read) { read_keys_.store(read, std::memory_order_relaxed); }
     // Sleep after a pass that dispatched nothing, unless woken (before start()).
     void set_idle_wait(std::chrono::milliseconds wait) { idle_wait_ = wait; }
+    // Pause after a pass that dispatched something, ended early only by wakeup(); 0: none,
+    // every note_appended() wakes the thread (before start()).
+    void set_busy_interval(std::chrono::microseconds interval) { busy_interval_ = interval; }
+    // Condition-variable notifications wakeup()/note_appended() issued (tests, bench).
+    int64_t wake_calls() const { return wake_calls_.load(std::memory_order_relaxed); }
 
     int64_t dispatched_total() const { return dispatched_total_.load(std::memory_order_relaxed); }
     int64_t corrupt_skipped() const { return corrupt_skipped_.load(std::memory_order_relaxed); }
@@ -147,9 +159,17 @@ private:
     std::atomic<int64_t> corrupt_skipped_{0};
     std::atomic<bool> read_keys_{true};
 
+    std::chrono::microseconds busy_interval_{1000};
+    std::atomic<int64_t> wake_calls_{0};
+
+    // How the thread waits; wakers read it to decide whether to notify (Dekker pairing with
+    // wake_pending_: both sides store, then load the other's flag, seq_cst).
+    enum Sleep : int { kAwake = 0, kPaced = 1, kIdle = 2 };
     Mutex wake_mu_;
     std::condition_variable_any wake_cv_;
-    std::atomic<bool> wake_pending_{false};  // set by wakeup(), cleared by the thread
+    std::atomic<bool> wake_pending_{false};  // set by wakeup()/note_appended(), cleared by the thread
+    std::atomic<bool> urgent_{false};        // set by wakeup(): ends a paced sleep
+    std::atomic<int> sleep_{kAwake};
     bool stopping_ GUARDED_BY(wake_mu_) = false;
     std::thread thread_;
 };

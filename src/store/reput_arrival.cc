@@ -21,6 +21,7 @@ ArrivalWaiters::Id ArrivalWaiters::add(std::string_view topic, int32_t queue_id,
     std::string key = key_of(topic, queue_id);
     by_key_.emplace(key, id);
     waiters_.emplace(id, Waiter{std::move(key), offset, deadline, std::move(cb)});
+    count_.store(waiters_.size(), std::memory_order_release);
     return id;
 }
 
@@ -38,11 +39,15 @@ bool ArrivalWaiters::cancel(Id id) {
         }
     }
     waiters_.erase(it);
+    count_.store(waiters_.size(), std::memory_order_release);
     return true;
 }
 
 void ArrivalWaiters::arriving(const std::string& topic, int32_t queue_id,
                               QueueOffset logic_offset, int64_t, int64_t) {
+    if (!any()) {
+        return;  // the common case, once per dispatched record: no lock
+    }
     std::vector<Callback> ready;
     {
         MutexLock l(mu_);
@@ -60,6 +65,7 @@ void ArrivalWaiters::arriving(const std::string& topic, int32_t queue_id,
                 ++k;
             }
         }
+        count_.store(waiters_.size(), std::memory_order_release);
     }
     for (auto& cb : ready) {
         cb(true, logic_offset);
@@ -85,6 +91,7 @@ int ArrivalWaiters::expire(TimePoint now) {
                 ++it;
             }
         }
+        count_.store(waiters_.size(), std::memory_order_release);
     }
     for (auto& cb : expired) {
         cb(false, QueueOffset(-1));
@@ -101,6 +108,7 @@ void ArrivalWaiters::cancel_all() {
         }
         waiters_.clear();
         by_key_.clear();
+        count_.store(0, std::memory_order_release);
     }
     for (auto& cb : all) {
         cb(false, QueueOffset(-1));

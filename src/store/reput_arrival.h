@@ -9,6 +9,7 @@
 // test with a ManualClock). Callbacks run on those threads, outside mu_, exactly once each, and
 // must not block (post to an executor).
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -52,6 +53,8 @@ public:
     // Completes every waiter with false (shutdown).
     void cancel_all();
     size_t size() const;
+    // Whether any waiter is registered (lock-free; may lag a concurrent add/cancel).
+    bool any() const { return count_.load(std::memory_order_acquire) > 0; }
 
 private:
     struct Waiter {
@@ -66,6 +69,7 @@ private:
     Id next_id_ GUARDED_BY(mu_) = 1;
     std::map<Id, Waiter> waiters_ GUARDED_BY(mu_);
     std::multimap<std::string, Id, std::less<>> by_key_ GUARDED_BY(mu_);
+    std::atomic<size_t> count_{0};  // waiters_.size(), stored after every change under mu_
 };
 
 }  // namespace comet::store

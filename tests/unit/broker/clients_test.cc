@@ -154,6 +154,8 @@ TEST(PullRequestHoldService, WakesOnArrivalDeadlineAndFilter) {
     s.notify_message_arriving("T", 0, 6, java_string_hash("TagY"));
     EXPECT_EQ(woke_a, 1);
     EXPECT_EQ(woke_b, 0);
+    // The lock-free count the store reads to decide whether an append must wake dispatch.
+    EXPECT_EQ(s.held_counter()->load(), 2);
     // An arrival that does not pass the offset wakes nobody.
     s.notify_message_arriving("T", 1, 0, std::nullopt);
     EXPECT_EQ(woke_c, 0);

@@ -2,10 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <thread>
 
 #include "commit_log_test_util.h"
 #include "base/bytes.h"
@@ -27,7 +29,9 @@ class StringCommitLog final : public CommitLogReader {
 public:
     StringCommitLog(std::string data, int64_t segment_size)
         : data_(std::move(data)), segment_size_(segment_size), max_(data_.size()) {}
-    PhysicalOffset dispatchable_max_offset() const override { return PhysicalOffset(max_); }
+    PhysicalOffset dispatchable_max_offset() const override {
+        return PhysicalOffset(max_.load(std::memory_order_acquire));
+    }
     std::optional<MappedView> read_from(PhysicalOffset offset) const override {
         const int64_t off = offset.value();
         if (off < 0 || off >= static_cast<int64_t>(data_.size())) {
@@ -44,13 +48,13 @@ public:
         return PhysicalOffset((offset.value() / segment_size_ + 1) * segment_size_);
     }
     PhysicalOffset min_offset() const override { return PhysicalOffset(0); }
-    void set_max(int64_t m) { max_ = m; }
+    void set_max(int64_t m) { max_.store(m, std::memory_order_release); }
     std::string& data() { return data_; }
 
 private:
     std::string data_;
     int64_t segment_size_;
-    int64_t max_;
+    std::atomic<int64_t> max_;  // raised by a test while the dispatch thread runs
 };
 
 class ReputTest : public ::testing::Test {
@@ -231,6 +235,80 @@ TEST_F(ReputTest, ThreadDispatchesAfterWakeup) {
     }
     reput.shutdown();
     EXPECT_EQ(count.load(), 1);
+}
+
+// Bounded wait (30 s) until `count` reaches `want`.
+bool wait_count(const std::atomic<int>& count, int want) {
+    for (int i = 0; i < 30000 && count.load() < want; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return count.load() >= want;
+}
+
+// The dispatcher paces while appends keep coming (issue 16): an append that finds it idle
+// wakes it, one that arrives within the busy interval after a pass that dispatched something
+// costs no notification, and wakeup() (someone waits) ends the pacing at once. Both waits are
+// 60 s here, so only a notification can explain a dispatch within the test's bounded waits.
+TEST_F(ReputTest, AppendsWakeAnIdleDispatcherButNotAPacingOne) {
+    std::string data = encode_at(0, 0, 0, "a");
+    const int64_t end_a = static_cast<int64_t>(data.size());
+    data += encode_at(end_a, 0, 1, "b");
+    const int64_t end_b = static_cast<int64_t>(data.size());
+    StringCommitLog log(data, 1 << 20);
+    log.set_max(0);
+    std::atomic<int> count{0};
+    ReputMessageService reput(log,
+                              [&](const DispatchRequest&) {
+                                  count.fetch_add(1);
+                                  return Status::ok();
+                              },
+                              {});
+    reput.set_idle_wait(std::chrono::milliseconds(60'000));
+    reput.set_busy_interval(std::chrono::seconds(60));
+    reput.start();
+
+    log.set_max(end_a);
+    reput.note_appended();  // idle (or not asleep yet, then it sees the pending flag)
+    ASSERT_TRUE(wait_count(count, 1));
+
+    // Its last pass dispatched a record: it paces now, and an append does not notify it.
+    const int64_t calls = reput.wake_calls();
+    log.set_max(end_b);
+    reput.note_appended();
+    EXPECT_EQ(reput.wake_calls(), calls);
+
+    reput.wakeup();  // a held pull waits: dispatch now
+    EXPECT_TRUE(wait_count(count, 2));
+    reput.shutdown();
+    EXPECT_EQ(count.load(), 2);
+}
+
+// Without a busy interval every append finds the thread idle again and wakes it.
+TEST_F(ReputTest, WithoutABusyIntervalEveryAppendWakesTheDispatcher) {
+    std::string data;
+    std::vector<int64_t> ends;
+    for (int i = 0; i < 3; ++i) {
+        data += encode_at(static_cast<int64_t>(data.size()), 0, i, "t");
+        ends.push_back(static_cast<int64_t>(data.size()));
+    }
+    StringCommitLog log(data, 1 << 20);
+    log.set_max(0);
+    std::atomic<int> count{0};
+    ReputMessageService reput(log,
+                              [&](const DispatchRequest&) {
+                                  count.fetch_add(1);
+                                  return Status::ok();
+                              },
+                              {});
+    reput.set_idle_wait(std::chrono::milliseconds(60'000));
+    reput.set_busy_interval(std::chrono::microseconds(0));
+    reput.start();
+    for (int i = 0; i < 3; ++i) {
+        log.set_max(ends[static_cast<size_t>(i)]);
+        reput.note_appended();
+        ASSERT_TRUE(wait_count(count, i + 1)) << "record " << i;
+    }
+    reput.shutdown();
 }
 
 // What the full decoder says dispatch should see (the reference for the light decoder).
