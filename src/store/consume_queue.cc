@@ -129,10 +129,44 @@ Status ConsumeQueue::truncate_dirty_logic_files(PhysicalOffset phy_offset) {
 }
 
 Status ConsumeQueue::put_message_position_info(const CqUnit& unit, QueueOffset cq_offset) {
-    if (unit.phy_offset.value() + unit.size <= max_physic_offset_.load(std::memory_order_relaxed)) {
+    COMET_RETURN_IF_ERROR(stage_unit(unit, cq_offset));
+    return commit_staged();
+}
+
+Status ConsumeQueue::stage_message_position_info(const CqUnit& unit, QueueOffset cq_offset,
+                                                 bool* registered) {
+    *registered = false;
+    COMET_RETURN_IF_ERROR(stage_unit(unit, cq_offset));
+    if (!staged_.empty() && !in_pass_) {
+        in_pass_ = true;
+        *registered = true;
+    }
+    return Status::ok();
+}
+
+Status ConsumeQueue::stage_unit(const CqUnit& unit, QueueOffset cq_offset) {
+    const int64_t unit_end = unit.phy_offset.value() + unit.size;
+    const int64_t built =
+        staged_.empty() ? max_physic_offset_.load(std::memory_order_relaxed) : staged_max_phy_;
+    if (unit_end <= built) {
         return Status::ok();  // already built (redispatch after recovery)
     }
     const int64_t expect = cq_offset.value() * kCqStoreUnitSize;
+    uint8_t buf[kCqStoreUnitSize];
+    encode_cq_unit(unit, buf);
+    const std::string_view bytes(reinterpret_cast<const char*>(buf), sizeof(buf));
+    if (!staged_.empty()) {
+        const int64_t staged_end = staged_from_ + static_cast<int64_t>(staged_.size());
+        if (expect == staged_end &&
+            expect + kCqStoreUnitSize <= staged_file_->file_from_offset() + mapped_file_size_ &&
+            staged_.size() < kMaxStagedBytes) {
+            staged_.append(bytes);
+            staged_max_phy_ = unit_end;
+            return Status::ok();
+        }
+        // The next segment, a gap or a unit built again: write the run, then check as usual.
+        COMET_RETURN_IF_ERROR(commit_staged());
+    }
     const bool was_empty = queue_.last_mapped_file() == nullptr;
     COMET_ASSIGN_OR_RETURN(auto file, queue_.get_last_mapped_file(expect, true));
     if (was_empty && expect != 0 && file->wrote_position() == 0) {
@@ -142,9 +176,12 @@ Status ConsumeQueue::put_message_position_info(const CqUnit& unit, QueueOffset c
         uint8_t blank[kCqStoreUnitSize];
         encode_cq_unit(CqUnit{PhysicalOffset(0), INT32_MAX, 0}, blank);
         const std::string_view bv(reinterpret_cast<const char*>(blank), sizeof(blank));
-        while (file->file_from_offset() + file->wrote_position() < expect) {
-            COMET_CHECK(file->append(bv), "blank fill of {}-{} overflowed", topic_, queue_id_);
+        std::string fill;
+        for (int64_t at = file->file_from_offset(); at < expect; at += kCqStoreUnitSize) {
+            fill.append(bv);
         }
+        COMET_ASSIGN_OR_RETURN(bool fits, file->append_written(fill));
+        COMET_CHECK(fits, "blank fill of {}-{} overflowed", topic_, queue_id_);
     }
     const int64_t current = file->file_from_offset() + file->wrote_position();
     if (expect < current) {
@@ -158,14 +195,34 @@ Status ConsumeQueue::put_message_position_info(const CqUnit& unit, QueueOffset c
                              "ConsumeQueue {}-{}: unit for offset {} would leave a gap after {}",
                              topic_, queue_id_, cq_offset.value(), current / kCqStoreUnitSize);
     }
-    uint8_t buf[kCqStoreUnitSize];
-    encode_cq_unit(unit, buf);
-    COMET_ASSIGN_OR_RETURN(
-        bool fits,
-        file->append_small(std::string_view(reinterpret_cast<const char*>(buf), sizeof(buf))));
-    COMET_CHECK(fits, "ConsumeQueue {}-{}: unit does not fit in segment", topic_, queue_id_);
-    max_physic_offset_.store(unit.phy_offset.value() + unit.size, std::memory_order_release);
+    COMET_CHECK(expect + kCqStoreUnitSize <= file->file_from_offset() + mapped_file_size_,
+                "ConsumeQueue {}-{}: unit does not fit in segment", topic_, queue_id_);
+    staged_file_ = std::move(file);
+    staged_from_ = expect;
+    staged_.assign(bytes);
+    staged_max_phy_ = unit_end;
     return Status::ok();
+}
+
+Status ConsumeQueue::commit_staged() {
+    if (staged_.empty()) {
+        return Status::ok();
+    }
+    const auto written = staged_file_->append_written(staged_);
+    const int64_t staged_max_phy = staged_max_phy_;
+    staged_.clear();
+    staged_file_.reset();
+    COMET_RETURN_IF_ERROR(written.status());
+    COMET_CHECK(written.value(), "ConsumeQueue {}-{}: staged units do not fit in segment",
+                topic_, queue_id_);
+    max_physic_offset_.store(staged_max_phy, std::memory_order_release);
+    return Status::ok();
+}
+
+void ConsumeQueue::end_pass() {
+    staged_.clear();
+    staged_file_.reset();
+    in_pass_ = false;
 }
 
 std::optional<MappedView> ConsumeQueue::get_index_buffer(QueueOffset start) const {

@@ -156,6 +156,58 @@ Status ConsumeQueueStore::put_message_position_info(const DispatchRequest& req) 
         CqUnit{req.commit_log_offset, req.msg_size, req.tags_code}, req.consume_queue_offset);
 }
 
+Status ConsumeQueueStore::stage_message_position_info(const DispatchRequest& req,
+                                                      ConsumeQueue** cq_out) {
+    *cq_out = nullptr;
+    const int32_t tran = protocol::sysflag::transaction_value(req.sys_flag);
+    if (tran == protocol::sysflag::kTransactionPreparedType ||
+        tran == protocol::sysflag::kTransactionRollbackType) {
+        return Status::ok();
+    }
+    const CqUnit unit{req.commit_log_offset, req.msg_size, req.tags_code};
+    // A pass usually writes to a few queues: look among them first (no lock).
+    constexpr size_t kScan = 8;
+    for (size_t i = 0; i < staged_.size() && i < kScan; ++i) {
+        ConsumeQueue* cq = staged_[i].get();
+        if (cq->queue_id() == req.queue_id && cq->topic() == req.topic) {
+            bool registered = false;
+            COMET_RETURN_IF_ERROR(
+                cq->stage_message_position_info(unit, req.consume_queue_offset, &registered));
+            *cq_out = cq;
+            return Status::ok();
+        }
+    }
+    COMET_ASSIGN_OR_RETURN(auto cq, find_or_create(req.topic, req.queue_id));
+    bool registered = false;
+    COMET_RETURN_IF_ERROR(
+        cq->stage_message_position_info(unit, req.consume_queue_offset, &registered));
+    if (registered) {
+        *cq_out = cq.get();
+        staged_.push_back(std::move(cq));
+    } else if (cq->in_pass()) {
+        *cq_out = cq.get();  // staged earlier in this pass: held by staged_
+    }
+    return Status::ok();
+}
+
+Status ConsumeQueueStore::commit_staged() {
+    Status first_error = Status::ok();
+    for (const auto& cq : staged_) {
+        Status st = cq->commit_staged();
+        if (!st.is_ok() && first_error.is_ok()) {
+            first_error = std::move(st);
+        }
+    }
+    return first_error;
+}
+
+void ConsumeQueueStore::end_pass() {
+    for (const auto& cq : staged_) {
+        cq->end_pass();
+    }
+    staged_.clear();
+}
+
 Result<bool> ConsumeQueueStore::flush(int32_t least_pages) {
     bool any = false;
     for (const auto& cq : queues()) {

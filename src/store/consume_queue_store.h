@@ -52,6 +52,16 @@ public:
     // Builds the unit for one dispatched record (skips prepared/rollback transaction records,
     // as Java CommitLogDispatcherBuildConsumeQueue). Errors: invalid topic, file creation.
     Status put_message_position_info(const DispatchRequest& req);
+    // The same for a dispatch pass: the unit is staged (ConsumeQueue::
+    // stage_message_position_info) and becomes visible with commit_staged(). *cq is set to
+    // the queue when the unit was staged (null when skipped: a transaction record, a unit
+    // already built); it stays valid until end_pass(). Dispatch thread only.
+    Status stage_message_position_info(const DispatchRequest& req, ConsumeQueue** cq);
+    // Writes every queue's staged run (one pwrite() each). On error the runs not written are
+    // dropped; the caller re-dispatches from where its last commit ended.
+    Status commit_staged();
+    // Ends the pass: forgets the staged queues (after commit_staged(), or after its error).
+    void end_pass();
 
     // Flushes every queue. Returns true when anything became durable. Errors: kIoError.
     Result<bool> flush(int32_t least_pages);
@@ -75,6 +85,9 @@ private:
     const std::string root_dir_;
     const int64_t mapped_file_size_;
     AllocateMappedFileService* const allocator_;
+    // Queues with units staged in the current dispatch pass (dispatch thread only); also the
+    // pass's lookup cache, so most units find their queue without taking mu_.
+    std::vector<std::shared_ptr<ConsumeQueue>> staged_;
     Mutex create_mu_;  // serialises queue creation (held during its I/O; taken before mu_)
     mutable Mutex mu_;
     std::map<std::string, std::map<int32_t, std::shared_ptr<ConsumeQueue>>, std::less<>> table_

@@ -239,6 +239,28 @@ bool MappedFile::append(std::string_view bytes) {
     return true;
 }
 
+Result<bool> MappedFile::append_written(std::string_view bytes) {
+    const int32_t pos = wrote_position();
+    const int64_t end = static_cast<int64_t>(pos) + static_cast<int64_t>(bytes.size());
+    if (end > file_size_) {
+        return false;
+    }
+    size_t done = 0;
+    while (done < bytes.size()) {
+        const ssize_t n = ::pwrite(fd_, bytes.data() + done, bytes.size() - done,
+                                   static_cast<off_t>(pos) + static_cast<off_t>(done));
+        if (n < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            return errno_status("pwrite", path_, errno);
+        }
+        done += static_cast<size_t>(n);
+    }
+    set_wrote_position(static_cast<int32_t>(end));
+    return true;
+}
+
 Result<bool> MappedFile::append_small(std::string_view bytes) {
     const int32_t pos = wrote_position();
     const int64_t end = static_cast<int64_t>(pos) + static_cast<int64_t>(bytes.size());

@@ -97,6 +97,12 @@ public:
     // copied through the mapping. For small records (ConsumeQueue units). Returns false when
     // they do not fit; kIoError when pwrite fails.
     Result<bool> append_small(std::string_view bytes);
+    // Writes `bytes` at wrote_position() with pwrite() (never through the mapping) and
+    // publishes them: the pages are never dirtied through a page table, so no write fault, and
+    // a later flush need not write-protect them (one TLB shootdown per page otherwise).
+    // Returns false (writing nothing) when they do not fit; kIoError when pwrite fails
+    // (nothing published). Same single-writer contract as append().
+    Result<bool> append_written(std::string_view bytes);
     // Writes head then tail (at most two spans: a wrapped ring buffer) at wrote_position() with
     // one pwritev() and publishes them. The bytes reach the page cache without touching the
     // mapping: no write fault and no zero-filling of fresh pages (a copy over the new page

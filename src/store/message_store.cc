@@ -185,7 +185,8 @@ Status MessageStore::load_and_recover() {
     reader_ = std::make_unique<Reader>(*this);
     reput_ = std::make_unique<ReputMessageService>(
         *reader_, [this](const DispatchRequest& req) { return dispatch(req); },
-        parse_message_delay_level(config_.message_delay_level));
+        parse_message_delay_level(config_.message_delay_level),
+        [this] { return end_dispatch_pass(); });
     reput_->set_read_keys(config_.message_index_enable);
     reput_->set_idle_wait(options_.dispatch_idle_wait);
     reput_->set_busy_interval(options_.dispatch_busy_interval);
@@ -390,7 +391,8 @@ Status MessageStore::flush_consume_queues(int32_t least_pages) {
 }
 
 Status MessageStore::dispatch(const DispatchRequest& req) {
-    const Status st = cqs_->put_message_position_info(req);
+    ConsumeQueue* cq = nullptr;
+    const Status st = cqs_->stage_message_position_info(req, &cq);
     if (!st.is_ok()) {
         if (st.code() == Errc::kInvalidArgument) {
             // A record whose topic cannot be a queue directory: skip it, never stall dispatch.
@@ -413,17 +415,38 @@ Status MessageStore::dispatch(const DispatchRequest& req) {
             flags_.set(RunningFlags::kWriteIndexFileError);
         }
     }
-    last_dispatched_store_ts_.store(req.store_timestamp, std::memory_order_relaxed);
-    const int32_t tran = protocol::sysflag::transaction_value(req.sys_flag);
-    if (tran == protocol::sysflag::kTransactionPreparedType ||
-        tran == protocol::sysflag::kTransactionRollbackType) {
-        return Status::ok();
+    pass_store_ts_ = req.store_timestamp;
+    if (cq != nullptr) {
+        // Told once the unit is written (end_dispatch_pass).
+        pass_arrivals_.push_back(
+            {cq, req.consume_queue_offset + 1, req.tags_code, req.store_timestamp});
     }
-    const QueueOffset next = req.consume_queue_offset + 1;
-    if (MessageArrivingListener* l = listener_.load(std::memory_order_acquire)) {
-        l->arriving(req.topic, req.queue_id, next, req.tags_code, req.store_timestamp);
+    return Status::ok();
+}
+
+Status MessageStore::end_dispatch_pass() {
+    const Status st = cqs_->commit_staged();
+    if (!st.is_ok()) {
+        // The runs not written are dropped and the pass's records dispatched again.
+        cqs_->end_pass();
+        pass_arrivals_.clear();
+        flags_.set(RunningFlags::kWriteLogicsQueueError);
+        return st;
     }
-    waiters_.arriving(req.topic, req.queue_id, next, req.tags_code, req.store_timestamp);
+    if (pass_store_ts_ != 0) {
+        // Only units already written count for the checkpoint's logics timestamp.
+        last_dispatched_store_ts_.store(pass_store_ts_, std::memory_order_relaxed);
+    }
+    MessageArrivingListener* const l = listener_.load(std::memory_order_acquire);
+    for (const PassArrival& a : pass_arrivals_) {
+        if (l != nullptr) {
+            l->arriving(a.cq->topic(), a.cq->queue_id(), a.next, a.tags_code, a.store_timestamp);
+        }
+        waiters_.arriving(a.cq->topic(), a.cq->queue_id(), a.next, a.tags_code,
+                          a.store_timestamp);
+    }
+    pass_arrivals_.clear();
+    cqs_->end_pass();
     return Status::ok();
 }
 

@@ -247,6 +247,9 @@ private:
     MessageStore(const MessageStoreConfig& config, Clock& clock, MessageStoreOptions options);
     Status load_and_recover();
     Status dispatch(const DispatchRequest& req);
+    // The dispatcher's pass end: writes the staged ConsumeQueue units, then announces the
+    // pass's arrivals (listener, waiters).
+    Status end_dispatch_pass();
     std::optional<PutMessageResult> check_store_status() const;
     CommitLog::PutCompletion wrap_completion(PutCompletion done, TimePoint begin);
     int64_t store_time_of(const CqUnit& unit) const;
@@ -275,6 +278,16 @@ private:
     ArrivalWaiters waiters_;
     std::atomic<MessageArrivingListener*> listener_{nullptr};
     std::atomic<const std::atomic<int64_t>*> dispatch_waiters_{nullptr};
+    // The current dispatch pass (dispatch thread only): arrivals to announce once the pass's
+    // ConsumeQueue units are written, and the last record's store timestamp.
+    struct PassArrival {
+        ConsumeQueue* cq;  // held by the ConsumeQueueStore until its end_pass()
+        QueueOffset next;
+        int64_t tags_code;
+        int64_t store_timestamp;
+    };
+    std::vector<PassArrival> pass_arrivals_;
+    int64_t pass_store_ts_ = 0;
     mutable Mutex dispatch_limit_mu_;
     std::shared_ptr<const std::function<PhysicalOffset()>> dispatch_limit_
         GUARDED_BY(dispatch_limit_mu_);

@@ -230,8 +230,12 @@ CheckResult check_message_and_return_size(const uint8_t* data, size_t len, bool 
 }
 
 ReputMessageService::ReputMessageService(const CommitLogReader& reader, DispatchFn dispatch,
-                                         std::vector<int64_t> delay_levels_ms)
-    : reader_(reader), dispatch_(std::move(dispatch)), delay_levels_ms_(std::move(delay_levels_ms)) {}
+                                         std::vector<int64_t> delay_levels_ms,
+                                         PassEndFn pass_end)
+    : reader_(reader),
+      dispatch_(std::move(dispatch)),
+      pass_end_(std::move(pass_end)),
+      delay_levels_ms_(std::move(delay_levels_ms)) {}
 
 ReputMessageService::~ReputMessageService() { shutdown(); }
 
@@ -246,7 +250,6 @@ int64_t ReputMessageService::behind() const {
 
 Result<int64_t> ReputMessageService::do_reput() {
     MutexLock l(reput_mu_);
-    int64_t dispatched = 0;
     int64_t from = reput_from_offset_.load(std::memory_order_acquire);
     const int64_t min = reader_.min_offset().value();
     if (from < min) {
@@ -255,6 +258,24 @@ Result<int64_t> ReputMessageService::do_reput() {
         from = min;
         reput_from_offset_.store(from, std::memory_order_release);
     }
+    // Records are handed to dispatch_ one by one; what they produce becomes visible at the
+    // pass end (pass_end_), and only then does reput_from_offset_ move past them: whoever
+    // reads the offset (a new leader waiting for dispatch before it reloads its queue offsets)
+    // finds their ConsumeQueue units written.
+    constexpr int64_t kRecordsPerPassEnd = 4096;
+    int64_t dispatched = 0;    // records made visible by this call
+    int64_t pending = 0;       // records handed to dispatch_ since the last pass end
+    int64_t reached = from;    // where the next record starts (published at the pass end)
+    const auto finish = [&]() -> Status {
+        if (pass_end_) {
+            COMET_RETURN_IF_ERROR(pass_end_());
+        }
+        reput_from_offset_.store(reached, std::memory_order_release);
+        dispatched += pending;
+        dispatched_total_.fetch_add(pending, std::memory_order_relaxed);
+        pending = 0;
+        return Status::ok();
+    };
     DispatchRequest& req = req_;
     DispatchHints* const hints = reader_.hints();
     while (true) {
@@ -299,31 +320,34 @@ Result<int64_t> ReputMessageService::do_reput() {
             }
             if (r == CheckResult::kCorrupt) {
                 spdlog::error("dispatch: skipping {} undecodable bytes at CommitLog offset {}",
-                              size, from + static_cast<int64_t>(pos));
+                              size, at);
                 corrupt_skipped_.fetch_add(1, std::memory_order_relaxed);
                 pos += static_cast<size_t>(size);
+                reached = from + static_cast<int64_t>(pos);
                 continue;
             }
-            if (req.commit_log_offset.value() != from + static_cast<int64_t>(pos)) {
+            if (req.commit_log_offset.value() != at) {
                 spdlog::error("dispatch: record at {} says its offset is {}; dispatching by "
                               "position",
-                              from + static_cast<int64_t>(pos), req.commit_log_offset.value());
-                req.commit_log_offset = PhysicalOffset(from + static_cast<int64_t>(pos));
+                              at, req.commit_log_offset.value());
+                req.commit_log_offset = PhysicalOffset(at);
             }
             const Status st = dispatch_(req);
             if (!st.is_ok()) {
-                reput_from_offset_.store(from + static_cast<int64_t>(pos),
-                                         std::memory_order_release);
+                // The records before this one are kept; this one is retried on the next pass.
+                COMET_RETURN_IF_ERROR(finish());
                 return st;
             }
-            ++dispatched;
-            dispatched_total_.fetch_add(1, std::memory_order_relaxed);
+            ++pending;
             pos += static_cast<size_t>(size);
-            reput_from_offset_.store(from + static_cast<int64_t>(pos), std::memory_order_release);
+            reached = from + static_cast<int64_t>(pos);
+            if (pending >= kRecordsPerPassEnd) {
+                COMET_RETURN_IF_ERROR(finish());
+            }
         }
         if (roll) {
             from = reader_.roll_next_file(PhysicalOffset(from)).value();
-            reput_from_offset_.store(from, std::memory_order_release);
+            reached = from;
             continue;
         }
         from += static_cast<int64_t>(pos);
@@ -331,6 +355,7 @@ Result<int64_t> ReputMessageService::do_reput() {
             break;
         }
     }
+    COMET_RETURN_IF_ERROR(finish());
     return dispatched;
 }
 

@@ -101,9 +101,14 @@ public:
     // dispatch: applied to every record in CommitLog order; a non-OK status stops the pass at
     // that record (retried on the next pass).
     using DispatchFn = std::function<Status(const DispatchRequest&)>;
+    // Called after the records of a pass (or of each chunk of a long one) were handed to
+    // dispatch, before reput_from_offset() moves past them: makes what they produced visible
+    // (MessageStore writes the staged ConsumeQueue units). A non-OK status leaves the offset
+    // where the previous call left it, so those records are dispatched again.
+    using PassEndFn = std::function<Status()>;
 
     ReputMessageService(const CommitLogReader& reader, DispatchFn dispatch,
-                        std::vector<int64_t> delay_levels_ms);
+                        std::vector<int64_t> delay_levels_ms, PassEndFn pass_end = {});
     ~ReputMessageService();
 
     void set_reput_from_offset(PhysicalOffset offset);
@@ -147,6 +152,7 @@ private:
 
     const CommitLogReader& reader_;
     const DispatchFn dispatch_;
+    const PassEndFn pass_end_;
     const std::vector<int64_t> delay_levels_ms_;
     Mutex reput_mu_;  // serialises do_reput()
     // The record being dispatched, kept across passes: hints are swapped with it (strings keep

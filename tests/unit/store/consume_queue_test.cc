@@ -310,6 +310,133 @@ TEST_F(ConsumeQueueTest, UnitsAcrossPagesReadBackAndSurviveReload) {
     EXPECT_EQ(u->phy_offset.value(), 1000 + 100 * (kUnits - 1));
 }
 
+// A dispatch pass stages units and writes each queue's run with one pwrite() at the end:
+// readers see nothing staged, a run never spans segments (the earlier part is written when
+// the next unit belongs to the next segment), a unit staged again is ignored, a gap is
+// refused, and what was written survives a reload.
+TEST_F(ConsumeQueueTest, StagedUnitsAreWrittenPerRunAndVisibleOnlyOnceCommitted) {
+    const int64_t seg = 5 * kCqStoreUnitSize;  // 5 units per segment
+    {
+        ConsumeQueue cq("T", 1, cq_root(), seg);
+        ASSERT_TRUE(cq.load().is_ok());
+        ASSERT_TRUE(cq.recover().is_ok());
+        bool registered = false;
+        ASSERT_TRUE(
+            cq.stage_message_position_info({PhysicalOffset(0), 100, 0}, QueueOffset(0), &registered)
+                .is_ok());
+        EXPECT_TRUE(registered);
+        EXPECT_TRUE(cq.in_pass());
+        EXPECT_EQ(cq.max_offset_in_queue().value(), 0);  // staged, not visible
+        EXPECT_FALSE(cq.get_unit(QueueOffset(0)).has_value());
+        for (int i = 1; i < 12; ++i) {
+            ASSERT_TRUE(cq.stage_message_position_info({PhysicalOffset(i * 100), 100, i},
+                                                       QueueOffset(i), &registered)
+                            .is_ok())
+                << i;
+            EXPECT_FALSE(registered) << i;  // once per pass
+        }
+        // Units 0-9 filled two segments and were written when unit 10 began the third.
+        EXPECT_EQ(cq.max_offset_in_queue().value(), 10);
+        EXPECT_EQ(cq.max_physic_offset().value(), 1000);
+        // Staged again (a redispatch): ignored. A gap: refused, nothing staged changes.
+        ASSERT_TRUE(cq.stage_message_position_info({PhysicalOffset(1100), 100, 11},
+                                                   QueueOffset(11), &registered)
+                        .is_ok());
+        EXPECT_FALSE(cq.stage_message_position_info({PhysicalOffset(5000), 10, 0},
+                                                    QueueOffset(14), &registered)
+                         .is_ok());
+        ASSERT_TRUE(cq.commit_staged().is_ok());
+        cq.end_pass();
+        EXPECT_FALSE(cq.in_pass());
+        EXPECT_EQ(cq.max_offset_in_queue().value(), 12);
+        EXPECT_EQ(cq.max_physic_offset().value(), 1200);
+        for (int i = 0; i < 12; ++i) {
+            auto u = cq.get_unit(QueueOffset(i));
+            ASSERT_TRUE(u.has_value()) << i;
+            EXPECT_EQ(u->phy_offset.value(), i * 100) << i;
+            EXPECT_EQ(u->tags_code, i) << i;
+        }
+        // A new pass registers the queue again.
+        ASSERT_TRUE(cq.stage_message_position_info({PhysicalOffset(1200), 100, 12},
+                                                   QueueOffset(12), &registered)
+                        .is_ok());
+        EXPECT_TRUE(registered);
+        // A pass that ends without its commit (an error) leaves nothing behind.
+        cq.end_pass();
+        EXPECT_EQ(cq.max_offset_in_queue().value(), 12);
+        ASSERT_TRUE(cq.flush(0).is_ok());
+    }
+    ConsumeQueue cq("T", 1, cq_root(), seg);
+    ASSERT_TRUE(cq.load().is_ok());
+    ASSERT_TRUE(cq.recover().is_ok());
+    EXPECT_EQ(cq.max_offset_in_queue().value(), 12);
+    EXPECT_EQ(cq.max_physic_offset().value(), 1200);
+}
+
+// Controller mode cuts a rejoining replica's log (and its queues) while its dispatcher runs,
+// below everything dispatchable: a cut between a pass's staging and its commit must leave the
+// staged run alone (it once dropped it, the pass then moved past those records, and every
+// later unit of the queue was refused as leaving a gap).
+TEST_F(ConsumeQueueTest, ACutAboveTheStagedUnitsKeepsThem) {
+    ConsumeQueue cq("T", 0, cq_root(), 100 * kCqStoreUnitSize);
+    ASSERT_TRUE(cq.load().is_ok());
+    ASSERT_TRUE(cq.recover().is_ok());
+    ASSERT_TRUE(cq.put_message_position_info({PhysicalOffset(0), 100, 0}, QueueOffset(0)).is_ok());
+    bool registered = false;
+    for (int i = 1; i < 4; ++i) {
+        ASSERT_TRUE(cq.stage_message_position_info({PhysicalOffset(i * 100), 100, i},
+                                                   QueueOffset(i), &registered)
+                        .is_ok());
+    }
+    ASSERT_TRUE(cq.truncate_dirty_logic_files(PhysicalOffset(5000)).is_ok());
+    ASSERT_TRUE(cq.commit_staged().is_ok());
+    cq.end_pass();
+    EXPECT_EQ(cq.max_offset_in_queue().value(), 4);
+    ASSERT_TRUE(cq.put_message_position_info({PhysicalOffset(400), 100, 4}, QueueOffset(4)).is_ok());
+    EXPECT_EQ(cq.max_offset_in_queue().value(), 5);
+}
+
+// The store-level pass: units of several queues interleaved, each queue found once per pass
+// (the staged list is its cache), transaction records skipped, everything visible after
+// commit_staged().
+TEST_F(ConsumeQueueTest, StorePassStagesInterleavedQueuesAndCommitsThemTogether) {
+    ConsumeQueueStore cqs(cq_root(), 100 * kCqStoreUnitSize);
+    ASSERT_TRUE(cqs.load().is_ok());
+    for (int i = 0; i < 12; ++i) {
+        DispatchRequest req;
+        req.topic = "Topic" + std::to_string(i % 3);
+        req.queue_id = i % 2;
+        req.commit_log_offset = PhysicalOffset(i * 100);
+        req.msg_size = 100;
+        req.consume_queue_offset = QueueOffset(i / 6);  // each (topic, queue) pair gets 0, 1
+        ConsumeQueue* cq = nullptr;
+        ASSERT_TRUE(cqs.stage_message_position_info(req, &cq).is_ok()) << i;
+        ASSERT_NE(cq, nullptr) << i;
+        EXPECT_EQ(cq->topic(), req.topic);
+        EXPECT_EQ(cq->queue_id(), req.queue_id);
+        EXPECT_EQ(cq->max_offset_in_queue().value(), 0) << i;  // nothing visible yet
+    }
+    DispatchRequest prepared;
+    prepared.topic = "Topic0";
+    prepared.commit_log_offset = PhysicalOffset(1200);
+    prepared.msg_size = 100;
+    prepared.consume_queue_offset = QueueOffset(2);
+    prepared.sys_flag = protocol::sysflag::kTransactionPreparedType;
+    ConsumeQueue* none = nullptr;
+    ASSERT_TRUE(cqs.stage_message_position_info(prepared, &none).is_ok());
+    EXPECT_EQ(none, nullptr);
+    ASSERT_TRUE(cqs.commit_staged().is_ok());
+    cqs.end_pass();
+    for (int t = 0; t < 3; ++t) {
+        for (int q = 0; q < 2; ++q) {
+            auto cq = cqs.find("Topic" + std::to_string(t), q);
+            ASSERT_NE(cq, nullptr);
+            EXPECT_EQ(cq->max_offset_in_queue().value(), 2) << t << "/" << q;
+            EXPECT_FALSE(cq->in_pass());
+        }
+    }
+}
+
 // Java ConsumeQueue#getLastOffset: the end of the last unit of the last segment; -1 for a
 // queue without units or whose last segment was just rolled (empty).
 TEST_F(ConsumeQueueTest, LastOffsetIsTheEndOfTheLastSegmentsLastUnit) {

@@ -283,6 +283,43 @@ TEST_F(ReputTest, AppendsWakeAnIdleDispatcherButNotAPacingOne) {
     EXPECT_EQ(count.load(), 2);
 }
 
+// What a pass dispatched becomes visible at its end (the store writes the staged ConsumeQueue
+// units there); the offset moves only after that succeeded, so a failing pass end leaves it
+// where it was and the same records are dispatched again on the next pass.
+TEST_F(ReputTest, OffsetMovesOnlyAfterThePassEndSucceeded) {
+    std::string data;
+    for (int i = 0; i < 3; ++i) {
+        data += encode_at(static_cast<int64_t>(data.size()), 0, i, "t");
+    }
+    StringCommitLog log(data, 1 << 20);
+    int dispatched = 0;
+    int pass_ends = 0;
+    bool fail_pass_end = true;
+    ReputMessageService reput(
+        log,
+        [&](const DispatchRequest&) {
+            ++dispatched;
+            return Status::ok();
+        },
+        {},
+        [&] {
+            ++pass_ends;
+            return fail_pass_end ? Status::error(Errc::kIoError, "disk") : Status::ok();
+        });
+    EXPECT_FALSE(reput.do_reput().is_ok());
+    EXPECT_EQ(dispatched, 3);
+    EXPECT_EQ(reput.reput_from_offset().value(), 0);
+    EXPECT_EQ(reput.dispatched_total(), 0);
+    fail_pass_end = false;
+    auto r = reput.do_reput();
+    ASSERT_TRUE(r.is_ok());
+    EXPECT_EQ(*r, 3);
+    EXPECT_EQ(dispatched, 6);
+    EXPECT_EQ(pass_ends, 2);
+    EXPECT_EQ(reput.reput_from_offset().value(), static_cast<int64_t>(data.size()));
+    EXPECT_EQ(reput.dispatched_total(), 3);
+}
+
 // Without a busy interval every append finds the thread idle again and wakes it.
 TEST_F(ReputTest, WithoutABusyIntervalEveryAppendWakesTheDispatcher) {
     std::string data;
