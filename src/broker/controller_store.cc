@@ -98,7 +98,7 @@ void ControllerStore::set_confirm_offset(int64_t offset) {
     if (capped > slave_confirm_.load()) {
         slave_confirm_.store(capped);
         store_.set_checkpoint_confirm_offset(capped);
-        store_.wake_dispatch();
+        store_.note_dispatchable();
     }
 }
 

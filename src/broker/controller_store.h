@@ -59,6 +59,9 @@ public:
     // Every change that can raise dispatch_limit() calls this (the store's dispatcher waits
     // for wake-ups, MessageStoreOptions::dispatch_idle_wait).
     void wake_dispatch() { store_.wake_dispatch(); }
+    // The confirm offset may have risen (a slave's ack): dispatch paces unless a consumer
+    // waits (MessageStore::note_dispatchable).
+    void note_dispatchable() { store_.note_dispatchable(); }
 
     // To master at `epoch`: cuts bytes after the last whole record (a torn tail from
     // replication), drops epoch entries from that point, starts `epoch` there unless it is

@@ -185,7 +185,7 @@ Status ReplicationService::start_ha_service(bool auto_switch) {
         ControllerStore* cs = controller_store_;
         raw->set_ack_filter([cs](int64_t broker_id) { return cs->in_sync_state_set(broker_id); });
         // The dispatch limit (the confirm offset) follows the acks: wake the dispatcher.
-        raw->set_ack_listener([cs] { cs->wake_dispatch(); });
+        raw->set_ack_listener([cs] { cs->note_dispatchable(); });
     }
     auto replicas = std::make_unique<HaServiceReplicas>(*raw);
     ReplicaSet* rs = replicas.get();

@@ -636,7 +636,7 @@ void DLedgerServer::publish_commit(raft::LogIndex commit) {
         waiters_head_ = i;
         compact_waiters();
     }
-    store_.wake_dispatch();
+    store_.note_dispatchable();  // at once only for a waiting consumer (decision 037)
     for (Waiter& w : ready) {
         w.done(store::PutMessageStatus::kPutOk);
     }

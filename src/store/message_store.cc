@@ -214,15 +214,7 @@ Status MessageStore::load_and_recover() {
     clean_ = std::make_unique<CleanService>(config_, clock_, flags_, probe_, std::move(hooks),
                                             *cqs_, *index_);
     if (!options_.only_limit_raises_wake_dispatch) {
-        commit_log_->set_append_listener([this](PhysicalOffset) {
-            const std::atomic<int64_t>* held = dispatch_waiters_.load(std::memory_order_acquire);
-            if ((held != nullptr && held->load(std::memory_order_relaxed) > 0) ||
-                waiters_.any()) {
-                reput_->wakeup();
-            } else {
-                reput_->note_appended();
-            }
-        });
+        commit_log_->set_append_listener([this](PhysicalOffset) { note_dispatchable(); });
     }
     COMET_RETURN_IF_ERROR(create_abort_file());
     opened_ = true;
@@ -451,6 +443,15 @@ Status MessageStore::end_dispatch_pass() {
 }
 
 Result<int64_t> MessageStore::dispatch_now() { return reput_->do_reput(); }
+
+void MessageStore::note_dispatchable() {
+    const std::atomic<int64_t>* held = dispatch_waiters_.load(std::memory_order_acquire);
+    if ((held != nullptr && held->load(std::memory_order_relaxed) > 0) || waiters_.any()) {
+        reput_->wakeup();
+    } else {
+        reput_->note_appended();
+    }
+}
 
 int64_t MessageStore::checkpoint_confirm_offset() const {
     return checkpoint_ ? checkpoint_->confirm_phy_offset() : 0;

@@ -196,8 +196,12 @@ public:
     void reload_queue_offsets();
     // Runs dispatch now on the calling thread (tests; recovery). Returns records dispatched.
     Result<int64_t> dispatch_now();
-    // Nudges the dispatch thread (the dispatch limit moved).
+    // Wakes the dispatch thread at once (someone waits for dispatch to reach a point).
     void wake_dispatch() { reput_->wakeup(); }
+    // The dispatchable end rose (an append, a DLedger commit, a raised confirm offset): wakes
+    // the dispatcher at once when a consumer waits (held pulls, arrival waiters) or it sleeps
+    // idle; otherwise it passes within dispatch_busy_interval (decision 037).
+    void note_dispatchable();
     // A count of consumers waiting for new messages (the broker's held pulls); while it is
     // above zero every append wakes the dispatcher at once (dispatch_busy_interval). The
     // counter must outlive the store or be reset to null first.
