@@ -127,7 +127,6 @@ void Histogram::observe(double v) {
     }
     buckets_[i].fetch_add(1, std::memory_order_relaxed);
     sum_.fetch_add(v, std::memory_order_relaxed);
-    count_.fetch_add(1, std::memory_order_relaxed);
 }
 
 Histogram::Snapshot Histogram::snapshot() const {

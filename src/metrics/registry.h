@@ -69,7 +69,7 @@ private:
 };
 
 // Fixed upper bounds (ascending, +Inf implied). observe() is a bucket search over a few bounds
-// and three relaxed atomic adds.
+// and two relaxed atomic adds (the count is the buckets' total, read by snapshot()).
 class Histogram {
 public:
     // Requires: bounds strictly ascending and finite.
@@ -87,7 +87,6 @@ public:
 private:
     const std::vector<double> bounds_;
     std::unique_ptr<std::atomic<uint64_t>[]> buckets_;  // bounds_.size() + 1 (the +Inf bucket)
-    std::atomic<uint64_t> count_{0};
     std::atomic<double> sum_{0};
 };
 

@@ -1097,14 +1097,49 @@ void CommitLog::hint_replicated_locked(int64_t start, std::string_view data) {
         return;
     }
     const int64_t seg = config_.mapped_file_size_commit_log;
-    if (hint_lost_ && (seg <= 0 || start % seg != 0)) {
-        return;  // mid-record (an earlier chunk ended inside one): wait for a segment start
-    }
-    hint_lost_ = false;
-    static const std::vector<int64_t> kNoDelayLevels;
-    const auto* bytes = reinterpret_cast<const uint8_t*>(data.data());
+    const int64_t end = start + static_cast<int64_t>(data.size());
     int64_t at = start;
     size_t pos = 0;
+    const auto* bytes = reinterpret_cast<const uint8_t*>(data.data());
+    // TOTALSIZE and magic of a record starting at `rec`: where the record after it starts, or
+    // -1 when they do not describe a message that ends within its segment.
+    const auto next_record = [seg](int64_t rec, const uint8_t* head) -> int64_t {
+        const auto total = static_cast<int32_t>(get_be32(head));
+        const auto magic = static_cast<int32_t>(get_be32(head + 4));
+        const bool message =
+            magic == protocol::kMessageMagicCodeV1 || magic == protocol::kMessageMagicCodeV2;
+        if (!message || total < 8 || (seg > 0 && rec / seg != (rec + total - 1) / seg)) {
+            return -1;
+        }
+        return rec + total;
+    };
+    if (hint_lost_ && hint_carry_len_ > 0) {
+        // The earlier chunk ended within a record's first 8 bytes: complete them.
+        const size_t need = 8 - hint_carry_len_;
+        if (start == hint_carry_at_ + static_cast<int64_t>(hint_carry_len_) &&
+            data.size() >= need) {
+            uint8_t head[8];
+            std::memcpy(head, hint_carry_.data(), hint_carry_len_);
+            std::memcpy(head + hint_carry_len_, bytes, need);
+            hint_resume_at_ = next_record(hint_carry_at_, head);
+        }
+        hint_carry_len_ = 0;
+    }
+    if (hint_lost_) {
+        // An earlier chunk ended inside a record (HA chunks are cut anywhere). Resume at the
+        // record after it when its size was read, else at the next segment start.
+        if (hint_resume_at_ >= start && hint_resume_at_ < end) {
+            at = hint_resume_at_;
+            pos = static_cast<size_t>(at - start);
+        } else if (hint_resume_at_ >= end) {
+            return;  // that record covers this whole chunk
+        } else if (seg <= 0 || start % seg != 0) {
+            return;
+        }
+    }
+    hint_lost_ = false;
+    hint_resume_at_ = -1;
+    static const std::vector<int64_t> kNoDelayLevels;
     while (pos < data.size()) {
         DispatchRequest* h = hints_->begin_push();
         int32_t size = 0;
@@ -1126,7 +1161,18 @@ void CommitLog::hint_replicated_locked(int64_t start, std::string_view data) {
             pos += static_cast<size_t>(seg_end - at);
             at = seg_end;
         } else {
-            hint_lost_ = true;  // a record continues in the next chunk (or bad bytes)
+            // A record continues in the next chunk (or bad bytes): its TOTALSIZE and magic,
+            // when this chunk holds them, say where the next record starts.
+            hint_lost_ = true;
+            hint_resume_at_ = -1;
+            const size_t left = data.size() - pos;
+            if (left >= 8) {
+                hint_resume_at_ = next_record(at, bytes + pos);
+            } else {
+                std::memcpy(hint_carry_.data(), bytes + pos, left);
+                hint_carry_len_ = left;
+                hint_carry_at_ = at;
+            }
             return;
         }
     }
@@ -1221,6 +1267,8 @@ Status CommitLog::truncate_to(PhysicalOffset end) {
     max_offset_.store(end.value());
     reserved_ = end.value();
     hint_lost_ = false;  // a truncation cuts at a record boundary
+    hint_resume_at_ = -1;
+    hint_carry_len_ = 0;
     reserved_pub_.store(reserved_);
     write_file_.reset();
     ring_room_end_ = 0;

@@ -39,6 +39,7 @@
 // (magic, sizes, PHYSICALOFFSET == position, CRC when checkCRCOnRecover), cuts at the first bad
 // record, zeroes the rest of that segment and deletes later ones, logging offset and reason.
 
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -339,6 +340,13 @@ private:
     // The last replicated chunk ended inside a record: the CommitLog's end is no record
     // boundary, so hint_replicated_locked waits for a chunk that starts a segment.
     bool hint_lost_ GUARDED_BY(put_mu_) = false;
+    // While hint_lost_: where the record after the one an earlier chunk ended inside starts
+    // (-1: unknown, wait for a segment start).
+    int64_t hint_resume_at_ GUARDED_BY(put_mu_) = -1;
+    // The first bytes (< 8) of that record when the chunk ended within its TOTALSIZE/magic.
+    std::array<uint8_t, 8> hint_carry_ GUARDED_BY(put_mu_){};
+    size_t hint_carry_len_ GUARDED_BY(put_mu_) = 0;
+    int64_t hint_carry_at_ GUARDED_BY(put_mu_) = 0;
     DispatchRequest hint_scratch_ GUARDED_BY(put_mu_);  // decode target when the ring is full
     int64_t reserved_ GUARDED_BY(put_mu_) = 0;
     // Segment holding reserved_ (cached: no queue lookup per put); reset by recovery.

@@ -359,8 +359,8 @@ TEST(RemotingCommandTest, FramePrefixPlusBodyEqualsFrame) {
 namespace comet::protocol {
 namespace {
 
-// json_plain_prefix against the byte-at-a-time definition: every length up to 40 (whole words,
-// four-to-seven-byte tails read as two overlapping halves, shorter tails), every special byte
+// json_plain_prefix against the byte-at-a-time definition: every length up to 72 (sixteen-byte
+// blocks, whole words, four-to-seven-byte tails read as two overlapping halves, shorter tails), every special byte
 // kind at every position, alone and with a second one after it.
 TEST(JsonText, PlainPrefixFindsTheFirstSpecialByteAtEveryLengthAndPosition) {
     auto reference = [](std::string_view s) {
@@ -375,7 +375,7 @@ TEST(JsonText, PlainPrefixFindsTheFirstSpecialByteAtEveryLengthAndPosition) {
         return i;
     };
     const char specials[] = {'"', '\\', '\x01', '\x1f', '\0', '\n'};
-    for (size_t len = 0; len <= 40; ++len) {
+    for (size_t len = 0; len <= 72; ++len) {
         std::string plain(len, 'x');
         for (size_t i = 0; i < len; ++i) {
             plain[i] = static_cast<char>('#' + (i * 13) % 57);  // '#'..'[': never '"' nor '\\'

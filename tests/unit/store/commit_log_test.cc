@@ -1080,11 +1080,14 @@ TEST_F(CommitLogTest, TruncationInvalidatesDispatchHints) {
 
 // Replicated bytes (a follower's or slave's append_data) leave hints too, decoded from the
 // chunk while it is hot: equal field for field to decoding the stored record. Chunks of whole
-// records are hinted throughout (the schedule topic excepted, as for puts); chunks that split
-// records lose the hints until a chunk starts a segment, and every hint handed out is right.
+// records are hinted throughout (the schedule topic excepted, as for puts). HA chunks are cut
+// anywhere: a record split between two chunks gets no hint, and hinting resumes with the record
+// after it (its size read from the chunk, or from the first bytes carried over when the cut
+// falls inside its first eight), so every other record is hinted and every hint is right.
 TEST_F(CommitLogTest, ReplicatedChunksLeaveCorrectDispatchHints) {
     auto master = open_log(config(dir_.path() + "/master"));
     std::vector<int64_t> starts;
+    std::vector<int32_t> sizes;
     std::vector<bool> schedule;
     for (int i = 0; i < 70; ++i) {
         pm::MessageExt m = sample_message("Rep" + std::to_string(i % 3), i % 4,
@@ -1103,6 +1106,7 @@ TEST_F(CommitLogTest, ReplicatedChunksLeaveCorrectDispatchHints) {
         auto r = put(*master, std::move(m));
         ASSERT_TRUE(r.ok()) << i;
         starts.push_back(r.append.wrote_offset.value());
+        sizes.push_back(r.append.wrote_bytes);
         schedule.push_back(delayed);
     }
     const int64_t max = master->max_offset().value();
@@ -1145,20 +1149,44 @@ TEST_F(CommitLogTest, ReplicatedChunksLeaveCorrectDispatchHints) {
         check_hints(*slave, &hinted);
         EXPECT_EQ(hinted, 69) << "every record but the delayed one";
     }
-    {  // Fixed-size chunks that split records: fewer hints, none wrong.
-        auto slave = open_log(config(dir_.path() + "/split"));
+    // Feeds the master's bytes to a new slave in chunks ending at `cuts` (and at segment
+    // ends); expects a hint for exactly the records no cut falls inside.
+    auto split_run = [&](const std::string& name, const std::vector<int64_t>& cuts) {
+        auto slave = open_log(config(dir_.path() + "/" + name));
         int64_t pos = 0;
+        auto next_cut = cuts.begin();
         while (pos < max) {
-            auto v = master->get_data(PhysicalOffset(pos), 7000);
-            ASSERT_TRUE(v);
+            while (next_cut != cuts.end() && *next_cut <= pos) {
+                ++next_cut;
+            }
+            const int64_t until = next_cut != cuts.end() ? std::min(*next_cut, max) : max;
+            auto v = master->get_data(PhysicalOffset(pos), static_cast<int32_t>(until - pos));
+            ASSERT_TRUE(v) << name << " at " << pos;
             ASSERT_TRUE(slave->append_data(PhysicalOffset(pos), v->bytes()).is_ok());
             pos += static_cast<int64_t>(v->size);
         }
+        int expected = 0;
+        for (size_t i = 0; i < starts.size(); ++i) {
+            const bool split = std::any_of(cuts.begin(), cuts.end(), [&](int64_t c) {
+                return c > starts[i] && c < starts[i] + sizes[i];
+            });
+            expected += !split && !schedule[i] ? 1 : 0;
+        }
         int hinted = 0;
         check_hints(*slave, &hinted);
-        EXPECT_GT(hinted, 0) << "the second segment's chunks start at a record";
-        EXPECT_LT(hinted, 69);
+        EXPECT_EQ(hinted, expected) << name;
+        EXPECT_LT(hinted, 69) << name;
+    };
+    std::vector<int64_t> fixed;  // every 7,000 bytes
+    for (int64_t c = 7000; c < max; c += 7000) {
+        fixed.push_back(c);
     }
+    split_run("split", fixed);
+    std::vector<int64_t> in_header;  // inside the first eight bytes of every third record
+    for (size_t i = 1; i < starts.size(); i += 3) {
+        in_header.push_back(starts[i] + static_cast<int64_t>(1 + i % 7));
+    }
+    split_run("header", in_header);
 }
 
 // The ring itself: full means no hint (the record is decoded), hints of records already
