@@ -260,11 +260,17 @@ protected:
         }
     }
     // Every message of kTopic on replica i by queue: queue offset -> body, as pulled.
+    // Reading stops at the first empty pull; the bound only keeps a broken broker from looping
+    // forever. It must stay far above what a test's producer sends: a fixed 2,000 pulls of 32
+    // (64,000 messages a queue) once cut a faster broker's history short and read as loss.
+    static constexpr int kMaxPulls = 100000;  // of 32 messages: 3.2M per queue
     std::map<int, std::map<int64_t, std::string>> read_by_offset(size_t i) {
         std::map<int, std::map<int64_t, std::string>> out;
         for (int q = 0; q < kQueues; ++q) {
             int64_t offset = 0;
-            for (int round = 0; round < 2000; ++round) {
+            for (int round = 0; round < kMaxPulls; ++round) {
+                EXPECT_LT(round + 1, kMaxPulls)
+                    << "queue " << q << " holds more than the reader reads";
                 auto r = call(client_, replicas_[i].port,
                               pull_message_request("CtlReader", kTopic, q, offset, 32));
                 if (!r.is_ok() || r->code != RC::kSuccess) {
@@ -287,7 +293,9 @@ protected:
         std::set<std::string> out;
         for (int q = 0; q < kQueues; ++q) {
             int64_t offset = 0;
-            for (int round = 0; round < 1000; ++round) {
+            for (int round = 0; round < kMaxPulls; ++round) {
+                EXPECT_LT(round + 1, kMaxPulls)
+                    << "queue " << q << " holds more than the reader reads";
                 auto r = call(client_, replicas_[i].port,
                               pull_message_request("CtlReader", kTopic, q, offset, 32));
                 if (!r.is_ok() || r->code != RC::kSuccess) {
