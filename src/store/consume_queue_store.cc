@@ -145,10 +145,20 @@ std::map<std::string, std::map<int32_t, int64_t>> ConsumeQueueStore::max_offsets
     return out;
 }
 
-Status ConsumeQueueStore::put_message_position_info(const DispatchRequest& req) {
+namespace {
+
+// Prepared and rolled-back transaction records get no unit (Java
+// CommitLogDispatcherBuildConsumeQueue).
+bool builds_unit(const DispatchRequest& req) {
     const int32_t tran = protocol::sysflag::transaction_value(req.sys_flag);
-    if (tran == protocol::sysflag::kTransactionPreparedType ||
-        tran == protocol::sysflag::kTransactionRollbackType) {
+    return tran != protocol::sysflag::kTransactionPreparedType &&
+           tran != protocol::sysflag::kTransactionRollbackType;
+}
+
+}  // namespace
+
+Status ConsumeQueueStore::put_message_position_info(const DispatchRequest& req) {
+    if (!builds_unit(req)) {
         return Status::ok();
     }
     COMET_ASSIGN_OR_RETURN(auto cq, find_or_create(req.topic, req.queue_id));
@@ -159,34 +169,31 @@ Status ConsumeQueueStore::put_message_position_info(const DispatchRequest& req) 
 Status ConsumeQueueStore::stage_message_position_info(const DispatchRequest& req,
                                                       ConsumeQueue** cq_out) {
     *cq_out = nullptr;
-    const int32_t tran = protocol::sysflag::transaction_value(req.sys_flag);
-    if (tran == protocol::sysflag::kTransactionPreparedType ||
-        tran == protocol::sysflag::kTransactionRollbackType) {
+    if (!builds_unit(req)) {
         return Status::ok();
     }
-    const CqUnit unit{req.commit_log_offset, req.msg_size, req.tags_code};
     // A pass usually writes to a few queues: look among them first (no lock).
     constexpr size_t kScan = 8;
-    for (size_t i = 0; i < staged_.size() && i < kScan; ++i) {
-        ConsumeQueue* cq = staged_[i].get();
-        if (cq->queue_id() == req.queue_id && cq->topic() == req.topic) {
-            bool registered = false;
-            COMET_RETURN_IF_ERROR(
-                cq->stage_message_position_info(unit, req.consume_queue_offset, &registered));
-            *cq_out = cq;
-            return Status::ok();
+    ConsumeQueue* cq = nullptr;
+    for (size_t i = 0; i < staged_.size() && i < kScan && cq == nullptr; ++i) {
+        if (staged_[i]->queue_id() == req.queue_id && staged_[i]->topic() == req.topic) {
+            cq = staged_[i].get();
         }
     }
-    COMET_ASSIGN_OR_RETURN(auto cq, find_or_create(req.topic, req.queue_id));
-    bool registered = false;
-    COMET_RETURN_IF_ERROR(
-        cq->stage_message_position_info(unit, req.consume_queue_offset, &registered));
-    if (registered) {
-        *cq_out = cq.get();
-        staged_.push_back(std::move(cq));
-    } else if (cq->in_pass()) {
-        *cq_out = cq.get();  // staged earlier in this pass: held by staged_
+    std::shared_ptr<ConsumeQueue> found;
+    if (cq == nullptr) {
+        COMET_ASSIGN_OR_RETURN(found, find_or_create(req.topic, req.queue_id));
+        cq = found.get();
     }
+    bool registered = false;
+    COMET_RETURN_IF_ERROR(cq->stage_message_position_info(
+        CqUnit{req.commit_log_offset, req.msg_size, req.tags_code}, req.consume_queue_offset,
+        &registered));
+    if (registered) {
+        staged_.push_back(std::move(found));  // not in the pass before: found, not cached
+    }
+    // Held by staged_ until end_pass() whenever it has units in this pass.
+    *cq_out = cq->in_pass() ? cq : nullptr;
     return Status::ok();
 }
 

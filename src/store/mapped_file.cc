@@ -261,34 +261,6 @@ Result<bool> MappedFile::append_written(std::string_view bytes) {
     return true;
 }
 
-Result<bool> MappedFile::append_small(std::string_view bytes) {
-    const int32_t pos = wrote_position();
-    const int64_t end = static_cast<int64_t>(pos) + static_cast<int64_t>(bytes.size());
-    if (end > file_size_) {
-        return false;
-    }
-    // Does [pos, end) reach into a page no earlier byte was written to?
-    const bool new_page = pos == 0 || (end - 1) / kOsPageSize > (pos - 1) / kOsPageSize;
-    if (!new_page || bytes.empty()) {
-        std::memcpy(base_ + pos, bytes.data(), bytes.size());
-    } else {
-        size_t done = 0;
-        while (done < bytes.size()) {
-            const ssize_t n = ::pwrite(fd_, bytes.data() + done, bytes.size() - done,
-                                       static_cast<off_t>(pos) + static_cast<off_t>(done));
-            if (n < 0) {
-                if (errno == EINTR) {
-                    continue;
-                }
-                return errno_status("pwrite", path_, errno);
-            }
-            done += static_cast<size_t>(n);
-        }
-    }
-    set_wrote_position(static_cast<int32_t>(end));
-    return true;
-}
-
 Status MappedFile::write_at_end(std::string_view head, std::string_view tail) {
     const int32_t pos = wrote_position();
     const int64_t len = static_cast<int64_t>(head.size() + tail.size());

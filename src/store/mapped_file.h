@@ -90,16 +90,11 @@ public:
     // Copies `bytes` at wrote_position() and publishes them. Returns false (writing nothing)
     // when they do not fit.
     bool append(std::string_view bytes);
-    // Same contract, but bytes that start a page not yet written go through pwrite() instead
-    // of the mapping: on a journaling file system the first write fault on a page of a new
-    // (fallocate'd, unwritten) file takes a journal handle and can wait milliseconds for a
-    // commit, while pwrite() into the page cache does not. Later bytes of that page are
-    // copied through the mapping. For small records (ConsumeQueue units). Returns false when
-    // they do not fit; kIoError when pwrite fails.
-    Result<bool> append_small(std::string_view bytes);
     // Writes `bytes` at wrote_position() with pwrite() (never through the mapping) and
     // publishes them: the pages are never dirtied through a page table, so no write fault, and
-    // a later flush need not write-protect them (one TLB shootdown per page otherwise).
+    // a later flush need not write-protect them (one TLB shootdown per page otherwise); nor
+    // does a first write into a page of a new (fallocate'd, unwritten) file take a journal
+    // handle, as a write fault there does. For small records (ConsumeQueue units).
     // Returns false (writing nothing) when they do not fit; kIoError when pwrite fails
     // (nothing published). Same single-writer contract as append().
     Result<bool> append_written(std::string_view bytes);

@@ -219,24 +219,6 @@ TEST(ReputParseTest, DelayLevels) {
     EXPECT_TRUE(parse_message_delay_level("x 5q").empty());
 }
 
-TEST_F(ReputTest, ThreadDispatchesAfterWakeup) {
-    StringCommitLog log(encode_at(0, 0, 0, "a"), 1 << 20);
-    std::atomic<int> count{0};
-    ReputMessageService reput(log,
-                              [&](const DispatchRequest&) {
-                                  count.fetch_add(1);
-                                  return Status::ok();
-                              },
-                              {});
-    reput.start();
-    reput.wakeup();
-    for (int i = 0; i < 30000 && count.load() == 0; ++i) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-    reput.shutdown();
-    EXPECT_EQ(count.load(), 1);
-}
-
 // Bounded wait (30 s) until `count` reaches `want`.
 bool wait_count(const std::atomic<int>& count, int want) {
     for (int i = 0; i < 30000 && count.load() < want; ++i) {
@@ -245,27 +227,57 @@ bool wait_count(const std::atomic<int>& count, int want) {
     return count.load() >= want;
 }
 
+// `n` records of queue 0 back to back; *ends gets where each ends.
+std::string records(int n, std::vector<int64_t>* ends) {
+    std::string data;
+    for (int i = 0; i < n; ++i) {
+        data += encode_at(static_cast<int64_t>(data.size()), 0, i, "t");
+        ends->push_back(static_cast<int64_t>(data.size()));
+    }
+    return data;
+}
+
+// A dispatch thread that counts the records it dispatches. Its idle wait is 60 s, so only a
+// notification can explain a dispatch within the tests' bounded waits.
+struct CountingDispatcher {
+    CountingDispatcher(const CommitLogReader& log, std::chrono::microseconds busy_interval)
+        : reput(log,
+                [this](const DispatchRequest&) {
+                    count.fetch_add(1);
+                    return Status::ok();
+                },
+                {}) {
+        reput.set_idle_wait(std::chrono::milliseconds(60'000));
+        reput.set_busy_interval(busy_interval);
+        reput.start();
+    }
+    ~CountingDispatcher() { reput.shutdown(); }
+    std::atomic<int> count{0};
+    ReputMessageService reput;
+};
+
+TEST_F(ReputTest, ThreadDispatchesAfterWakeup) {
+    StringCommitLog log(encode_at(0, 0, 0, "a"), 1 << 20);
+    CountingDispatcher d(log, std::chrono::milliseconds(1));
+    d.reput.wakeup();
+    EXPECT_TRUE(wait_count(d.count, 1));
+    EXPECT_EQ(d.count.load(), 1);
+}
+
 // The dispatcher paces while appends keep coming (issue 16): an append that finds it idle
 // wakes it, one that arrives within the busy interval after a pass that dispatched something
-// costs no notification, and wakeup() (someone waits) ends the pacing at once. Both waits are
-// 60 s here, so only a notification can explain a dispatch within the test's bounded waits.
+// costs no notification, and wakeup() (someone waits) ends the pacing at once. The busy
+// interval is 60 s here, like the idle wait, so a paced dispatcher does not pass on its own
+// within the test's bounded waits.
 TEST_F(ReputTest, AppendsWakeAnIdleDispatcherButNotAPacingOne) {
-    std::string data = encode_at(0, 0, 0, "a");
-    const int64_t end_a = static_cast<int64_t>(data.size());
-    data += encode_at(end_a, 0, 1, "b");
-    const int64_t end_b = static_cast<int64_t>(data.size());
-    StringCommitLog log(data, 1 << 20);
+    std::vector<int64_t> ends;
+    StringCommitLog log(records(2, &ends), 1 << 20);
     log.set_max(0);
-    std::atomic<int> count{0};
-    ReputMessageService reput(log,
-                              [&](const DispatchRequest&) {
-                                  count.fetch_add(1);
-                                  return Status::ok();
-                              },
-                              {});
-    reput.set_idle_wait(std::chrono::milliseconds(60'000));
-    reput.set_busy_interval(std::chrono::seconds(60));
-    reput.start();
+    CountingDispatcher d(log, std::chrono::seconds(60));
+    const std::atomic<int>& count = d.count;
+    ReputMessageService& reput = d.reput;
+    const int64_t end_a = ends[0];
+    const int64_t end_b = ends[1];
 
     log.set_max(end_a);
     reput.note_appended();  // idle (or not asleep yet, then it sees the pending flag)
@@ -279,7 +291,6 @@ TEST_F(ReputTest, AppendsWakeAnIdleDispatcherButNotAPacingOne) {
 
     reput.wakeup();  // a held pull waits: dispatch now
     EXPECT_TRUE(wait_count(count, 2));
-    reput.shutdown();
     EXPECT_EQ(count.load(), 2);
 }
 
@@ -287,10 +298,8 @@ TEST_F(ReputTest, AppendsWakeAnIdleDispatcherButNotAPacingOne) {
 // units there); the offset moves only after that succeeded, so a failing pass end leaves it
 // where it was and the same records are dispatched again on the next pass.
 TEST_F(ReputTest, OffsetMovesOnlyAfterThePassEndSucceeded) {
-    std::string data;
-    for (int i = 0; i < 3; ++i) {
-        data += encode_at(static_cast<int64_t>(data.size()), 0, i, "t");
-    }
+    std::vector<int64_t> ends;
+    const std::string data = records(3, &ends);
     StringCommitLog log(data, 1 << 20);
     int dispatched = 0;
     int pass_ends = 0;
@@ -322,30 +331,15 @@ TEST_F(ReputTest, OffsetMovesOnlyAfterThePassEndSucceeded) {
 
 // Without a busy interval every append finds the thread idle again and wakes it.
 TEST_F(ReputTest, WithoutABusyIntervalEveryAppendWakesTheDispatcher) {
-    std::string data;
     std::vector<int64_t> ends;
-    for (int i = 0; i < 3; ++i) {
-        data += encode_at(static_cast<int64_t>(data.size()), 0, i, "t");
-        ends.push_back(static_cast<int64_t>(data.size()));
-    }
-    StringCommitLog log(data, 1 << 20);
+    StringCommitLog log(records(3, &ends), 1 << 20);
     log.set_max(0);
-    std::atomic<int> count{0};
-    ReputMessageService reput(log,
-                              [&](const DispatchRequest&) {
-                                  count.fetch_add(1);
-                                  return Status::ok();
-                              },
-                              {});
-    reput.set_idle_wait(std::chrono::milliseconds(60'000));
-    reput.set_busy_interval(std::chrono::microseconds(0));
-    reput.start();
+    CountingDispatcher d(log, std::chrono::microseconds(0));
     for (int i = 0; i < 3; ++i) {
         log.set_max(ends[static_cast<size_t>(i)]);
-        reput.note_appended();
-        ASSERT_TRUE(wait_count(count, i + 1)) << "record " << i;
+        d.reput.note_appended();
+        ASSERT_TRUE(wait_count(d.count, i + 1)) << "record " << i;
     }
-    reput.shutdown();
 }
 
 // What the full decoder says dispatch should see (the reference for the light decoder).
