@@ -107,8 +107,12 @@ measure() {  # label
     if [[ $DIRECT == 1 ]]; then
         # The master (brokerId 0) of the cluster: the single broker or the group's leader.
         local master
-        master=$("$ADMIN" clusterList -n "127.0.0.1:$NSP" | awk '$3 == "0" { print $4; exit }')
-        [[ -n $master ]] || { echo "no master registered" >&2; exit 1; }
+        for _ in $(seq 1 50); do  # up to 10 s: a leader registers after its election
+            master=$("$ADMIN" clusterList -n "127.0.0.1:$NSP" | awk '$3 == "0" { print $4; exit }')
+            [[ -n $master ]] && break
+            sleep 0.2
+        done
+        [[ -n $master ]] || { echo "no master registered within 10 s" >&2; exit 1; }
         TARGET=(-b "$master" --queues 4)
     fi
     RES[$1-4x64]=$(run "$1-4x64" 4 64)
