@@ -51,7 +51,8 @@ DLedgerServer::DLedgerServer(DLedgerConfig config, EntryLog& log, store::Message
       clock_(clock),
       storage_(log, store),
       rng_(std::random_device{}() ^
-           (static_cast<uint64_t>(config_.self().node.value()) << 32)) {}
+           (static_cast<uint64_t>(config_.self().node.value()) << 32)),
+      inline_sync_(std::chrono::milliseconds(config_.election_timeout_min_ms)) {}
 
 DLedgerServer::~DLedgerServer() { shutdown(); }
 
@@ -457,7 +458,7 @@ void DLedgerServer::run_flusher() {
 
 bool DLedgerServer::sync_inline() {
     const auto start = SteadyClock::now();
-    if (start < inline_sync_off_until_) {
+    if (!inline_sync_.inline_allowed(start)) {
         return false;
     }
     if (Status st = storage_.sync_data(); !st.is_ok()) {
@@ -465,15 +466,16 @@ bool DLedgerServer::sync_inline() {
         spdlog::debug("DLedger {}: inline sync: {}", config_.self_id, st.message());
         return false;
     }
-    // A driver blocked in a slow sync answers no heartbeat meanwhile: past a quarter of the
-    // minimum election timeout (the leader's check-quorum window), leave the syncs to the flush
-    // thread for a while, so a stalling disk delays acks but never costs the group its leader.
-    const auto took = SteadyClock::now() - start;
-    if (took > std::chrono::milliseconds(config_.election_timeout_min_ms / 4)) {
-        inline_sync_off_until_ = SteadyClock::now() + std::chrono::seconds(10);
-        spdlog::info("DLedger {}: a sync took {} ms; syncing on the flush thread for 10 s",
+    // A driver blocked in a slow sync answers no heartbeat meanwhile: a disk that keeps
+    // stalling leaves the syncs to the flush thread for a while (InlineSyncPolicy), so it delays
+    // acks but never costs the group its leader.
+    const auto end = SteadyClock::now();
+    if (inline_sync_.on_sync(end - start, end)) {
+        spdlog::info("DLedger {}: a sync took {} ms and syncs keep stalling the driver; syncing "
+                     "on the flush thread for {} s",
                      config_.self_id,
-                     std::chrono::duration_cast<std::chrono::milliseconds>(took).count());
+                     std::chrono::duration_cast<std::chrono::milliseconds>(end - start).count(),
+                     inline_sync_.off_for().count() / 1000);
     }
     return true;
 }

@@ -31,6 +31,7 @@
 
 #include "base/clock.h"
 #include "base/inline_function.h"
+#include "dledger/inline_sync_policy.h"
 #include "base/mutex.h"
 #include "base/rng.h"
 #include "dledger/commit_log_storage.h"
@@ -213,8 +214,8 @@ private:
     std::atomic<int64_t> lazy_committed_by_followers_{0};
     std::atomic<int64_t> lazy_released_for_commit_{0};
     int64_t truncated_seen_ = 0;        // driver thread: storage_.truncated_bytes() last seen
-    // Driver thread: inline syncs resume after this (a slow one hands them to the flush thread).
-    std::chrono::steady_clock::time_point inline_sync_off_until_;
+    // Driver thread: whether a follower's round syncs inline or on the flush thread.
+    InlineSyncPolicy inline_sync_;
     // Group commit off the driver thread: the driver posts the highest persist seq, the flush
     // thread ("DLedgerFlush") makes CommitLog + entries durable and publishes flushed_seq_.
     Mutex flush_mu_;
