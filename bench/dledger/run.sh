@@ -39,7 +39,7 @@ while [[ $# -gt 0 ]]; do
     esac
 done
 # shellcheck source=bench/lib/proc.sh
-source "$(dirname "${BASH_SOURCE[0]}")/../lib/proc.sh"  # comet_apps (this script keeps its own helpers)
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/proc.sh"  # comet_apps, master_addr (this script keeps its other helpers)
 comet_apps "$BUILD"
 TMP=$(mktemp -d /tmp/comet_bench_dledger.XXXXXX)
 PIDS=()
@@ -107,12 +107,7 @@ measure() {  # label
     if [[ $DIRECT == 1 ]]; then
         # The master (brokerId 0) of the cluster: the single broker or the group's leader.
         local master
-        for _ in $(seq 1 50); do  # up to 10 s: a leader registers after its election
-            master=$("$ADMIN" clusterList -n "127.0.0.1:$NSP" | awk '$3 == "0" { print $4; exit }')
-            [[ -n $master ]] && break
-            sleep 0.2
-        done
-        [[ -n $master ]] || { echo "no master registered within 10 s" >&2; exit 1; }
+        master=$(master_addr "$NSP") || { echo "no master registered within 10 s" >&2; exit 1; }
         TARGET=(-b "$master" --queues 4)
     fi
     RES[$1-4x64]=$(run "$1-4x64" 4 64)

@@ -55,15 +55,7 @@ done
 for i in 0 1 2; do wait_port "peer n$i" "${BROKERS[$i]}" "${bp[$i]}" "$WORK/peer$i.log"; done
 sleep 2
 "$MB" producer -n "127.0.0.1:$NSP" -t BenchDl --threads 1 --window 1 -s 1024 --count 200 > /dev/null 2>&1 || true
-# The leader registers as master (brokerId 0) within a register interval of its election: ask
-# for up to 10 s rather than once (a busy start-up could miss a single look).
-MASTER=""
-for _ in $(seq 1 50); do
-    MASTER=$("$ADMIN" clusterList -n "127.0.0.1:$NSP" | awk '$3 == "0" { print $4; exit }')
-    [[ -n $MASTER ]] && break
-    sleep 0.2
-done
-[[ -n $MASTER ]] || die "no leader registered within 10 s"
+MASTER=$(master_addr "$NSP") || die "no leader registered within 10 s"
 LEADER_PID=""
 for i in 0 1 2; do [[ "127.0.0.1:${bp[$i]}" == "$MASTER" ]] && LEADER_PID=${BROKERS[$i]}; done
 TARGET=(-b "$MASTER" --queues 4)

@@ -111,6 +111,20 @@ comet_apps() {
     for b in "$NS" "$BR" "$MB" "$ADMIN"; do [[ -x $b ]] || { echo "missing $b" >&2; exit 2; }; done
 }
 
+# master_addr NS_PORT: the address of the cluster's master (brokerId 0) as the name server at
+# 127.0.0.1:NS_PORT lists it (mqadmin clusterList; needs ADMIN, comet_apps), asking for up to
+# 10 s: a DLedger leader registers within a register interval of its election, and a busy
+# start-up could miss a single look. Prints nothing and fails when none registered.
+master_addr() {
+    local master=""
+    for _ in $(seq 1 50); do
+        master=$("$ADMIN" clusterList -n "127.0.0.1:$1" | awk '$3 == "0" { print $4; exit }')
+        [[ -n $master ]] && { echo "$master"; return 0; }
+        sleep 0.2
+    done
+    return 1
+}
+
 # install_cleanup GLOB... : on exit (and on INT / TERM, exit 130 / 143) stops every process in
 # PIDS, then removes WORK, or keeps it when KEEP=1 or the script failed other than with status
 # 1 ("a measurement fell short"), removing only the stores matched by the GLOBs (relative to

@@ -31,12 +31,12 @@
 
 #include "base/clock.h"
 #include "base/inline_function.h"
-#include "dledger/inline_sync_policy.h"
 #include "base/mutex.h"
 #include "base/rng.h"
 #include "dledger/commit_log_storage.h"
 #include "dledger/dledger_config.h"
 #include "dledger/entry_log.h"
+#include "dledger/inline_sync_policy.h"
 #include "net/peer_backoff.h"
 #include "net/remoting_client.h"
 #include "net/remoting_server.h"

@@ -10,7 +10,6 @@
 // half the minimum election timeout, or after `slow_limit` syncs longer than a quarter of it
 // within `window`.
 #include <chrono>
-#include <cstdint>
 
 namespace comet::dledger {
 
