@@ -4,13 +4,18 @@
 // the opaque, no threads handing work to each other. bench/e2e/run.sh compares the broker's
 // CPU per message and context switches per message with this one's (docs/benchmarks.md).
 //
-//   floor_server [--host 127.0.0.1] [--port 0] [--threads 1]
+//   floor_server [--host 127.0.0.1] [--port 0] [--threads 1] [--store DIR]
 //
 // Prints "listening on HOST:PORT" once bound (port 0 = ephemeral), then serves until SIGINT /
 // SIGTERM. Threads: N event loops, each with its own epoll set; loop 0 also accepts and deals
 // the accepted sockets out round robin. A connection lives on one loop, which alone touches it.
 // Per readable event: read until EAGAIN, answer every whole frame, one write() for all replies
 // (the rest waits for EPOLLOUT).
+//
+// --store DIR makes it the store floor: before answering, each loop appends the whole frames of
+// a read to its own file under DIR with one pwrite() (an ASYNC_FLUSH send is acknowledged once
+// the page cache holds it), so that the least a broker pays for persisting the bytes is
+// measured apart from the network's share. The files are removed at exit.
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -33,6 +38,7 @@
 #include <string_view>
 #include <thread>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "protocol/remoting_command.h"
@@ -111,7 +117,24 @@ struct Conn {
 
 class Loop {
 public:
-    explicit Loop(const std::string* canned) : canned_(canned), ep_(epoll_create1(0)) {}
+    // `store_path` empty: no store; else the file this loop appends every frame to.
+    Loop(const std::string* canned, std::string store_path)
+        : canned_(canned), ep_(epoll_create1(0)), store_path_(std::move(store_path)) {
+        if (!store_path_.empty()) {
+            store_fd_ = open(store_path_.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+            if (store_fd_ < 0) {
+                std::fprintf(stderr, "floor_server: cannot open %s: %s\n", store_path_.c_str(),
+                             std::strerror(errno));
+                std::exit(1);
+            }
+        }
+    }
+    ~Loop() {
+        if (store_fd_ >= 0) {
+            close(store_fd_);
+            unlink(store_path_.c_str());
+        }
+    }
     int epoll_fd() const { return ep_; }
 
     // Any thread: hands a connected socket to this loop.
@@ -206,6 +229,10 @@ private:
             std::memcpy(c.out.data() + o + kOpaqueAt, &net, 4);
             at += frame;
         }
+        if (at > 0 && store_fd_ >= 0 && !append(c.in.data(), at)) {
+            drop(fd);
+            return;
+        }
         if (at > 0) {
             std::memmove(c.in.data(), c.in.data() + at, c.in_len - at);
             c.in_len -= at;
@@ -246,6 +273,24 @@ private:
         return true;
     }
 
+    // The store floor's append: the frames of one read, one pwrite() at the file's end.
+    bool append(const char* data, size_t size) {
+        while (size > 0) {
+            const ssize_t w = pwrite(store_fd_, data, size, store_end_);
+            if (w < 0 && errno == EINTR) {
+                continue;
+            }
+            if (w <= 0) {
+                std::fprintf(stderr, "floor_server: pwrite: %s\n", std::strerror(errno));
+                return false;
+            }
+            data += w;
+            size -= static_cast<size_t>(w);
+            store_end_ += w;
+        }
+        return true;
+    }
+
     void drop(int fd) {
         epoll_ctl(ep_, EPOLL_CTL_DEL, fd, nullptr);
         close(fd);
@@ -254,6 +299,9 @@ private:
 
     const std::string* canned_;
     int ep_;
+    std::string store_path_;
+    int store_fd_ = -1;
+    off_t store_end_ = 0;
     std::unordered_map<int, std::unique_ptr<Conn>> conns_;
 };
 
@@ -263,6 +311,7 @@ int main(int argc, char** argv) {
     std::string host = "127.0.0.1";
     int port = 0;
     int threads = 1;
+    std::string store_dir;
     for (int i = 1; i + 1 < argc; i += 2) {
         const std::string k = argv[i];
         if (k == "--host") {
@@ -271,8 +320,11 @@ int main(int argc, char** argv) {
             port = std::atoi(argv[i + 1]);
         } else if (k == "--threads") {
             threads = std::max(1, std::atoi(argv[i + 1]));
+        } else if (k == "--store") {
+            store_dir = argv[i + 1];
         } else {
-            std::fprintf(stderr, "usage: floor_server [--host H] [--port P] [--threads N]\n");
+            std::fprintf(stderr,
+                         "usage: floor_server [--host H] [--port P] [--threads N] [--store DIR]\n");
             return 2;
         }
     }
@@ -300,7 +352,11 @@ int main(int argc, char** argv) {
 
     std::vector<std::unique_ptr<Loop>> loops;
     for (int i = 0; i < threads; ++i) {
-        loops.push_back(std::make_unique<Loop>(&canned));
+        std::string path;
+        if (!store_dir.empty()) {
+            path = store_dir + "/floor-store." + std::to_string(i);
+        }
+        loops.push_back(std::make_unique<Loop>(&canned, std::move(path)));
     }
     std::vector<std::thread> others;
     for (int i = 1; i < threads; ++i) {

@@ -4,6 +4,8 @@
 # drives each load against
 #   broker  mqnamesrv + one mqbroker, ASYNC_MASTER, ASYNC_FLUSH (ephemeral ports, temp dir)
 #   floor   bench/e2e/floor_server: epoll, answers every frame with a canned SEND_OK (no store)
+#   store   the same with --store: the frames of each read appended to a file with one pwrite()
+#           before the replies (what persisting the bytes in the page cache costs, no broker)
 # loads (--loads):
 #   a  4 threads x window 64, 1 connection (throughput)
 #   b  1 thread x window 1 (latency)
@@ -15,7 +17,7 @@
 #
 # Builds nothing. Usage:
 #   bench/e2e/run.sh BUILD_DIR [--duration SEC] [--size BYTES] [--loads a,b,c]
-#                    [--targets broker,floor] [--floor-threads N] [--out FILE] [--keep]
+#                    [--targets broker,floor,store] [--floor-threads N] [--out FILE] [--keep]
 #                    [--broker-conf KEY=VALUE]...   (added to the broker's config)
 # BUILD_DIR must hold apps/{mqnamesrv,mqbroker,mqbench} and bench/floor_server, Release:
 #   cmake --build BUILD_DIR -j2 --target mqnamesrv mqbroker mqbench floor_server
@@ -63,7 +65,7 @@ for v in DURATION SIZE FLOOR_THREADS; do
     [[ "${!v}" =~ ^[0-9]+$ && "${!v}" -gt 0 ]] || { echo "run.sh: bad ${v,,}: ${!v}" >&2; exit 2; }
 done
 [[ "$LOADS" =~ ^[abc](,[abc])*$ ]] || { echo "run.sh: bad --loads $LOADS" >&2; exit 2; }
-[[ "$TARGETS" =~ ^(broker|floor)(,(broker|floor))*$ ]] ||
+[[ "$TARGETS" =~ ^(broker|floor|store)(,(broker|floor|store))*$ ]] ||
     { echo "run.sh: bad --targets $TARGETS" >&2; exit 2; }
 
 NAMESRV_BIN="$BUILD/apps/mqnamesrv/mqnamesrv"
@@ -176,16 +178,23 @@ run_broker() {
     rm -rf "$dir/store"
 }
 
+# run_floor TARGET : floor_server as the network floor (floor) or the store floor (store).
 run_floor() {
-    local dir="$WORK/floor" port
+    local target="$1" dir="$WORK/$1" port store=()
     mkdir -p "$dir"
+    if [[ "$target" == store ]]; then
+        mkdir -p "$dir/files"
+        store=(--store "$dir/files")
+    fi
     port="$(free_ports 1)"
-    start "$dir/floor.log" "$FLOOR_BIN" --host 127.0.0.1 --port "$port" --threads "$FLOOR_THREADS"
+    start "$dir/floor.log" "$FLOOR_BIN" --host 127.0.0.1 --port "$port" \
+        --threads "$FLOOR_THREADS" ${store[@]+"${store[@]}"}
     local f_pid="${PIDS[-1]}"
     wait_port "floor_server" "$f_pid" "$port" "$dir/floor.log"
-    measure floor "$f_pid" "127.0.0.1:$port" BenchE2e
+    measure "$target" "$f_pid" "127.0.0.1:$port" BenchE2e
     stop_pids "$f_pid"
     forget "$f_pid"
+    rm -rf "$dir/files"
 }
 
 START_LOAD="$(cut -d" " -f1-3 /proc/loadavg)"
@@ -194,7 +203,8 @@ IFS=',' read -r -a wanted <<<"$TARGETS"
 for t in "${wanted[@]}"; do
     case "$t" in
         broker) run_broker ;;
-        floor) run_floor ;;
+        floor) run_floor floor ;;
+        store) run_floor store ;;
     esac
 done
 END_LOAD="$(cut -d" " -f1-3 /proc/loadavg)"
@@ -212,17 +222,19 @@ for line in open(path):
                      cpu_us=float(cpu) * 1e6 / ok, cs=int(cs) / ok,
                      client_us=float(client) * 1e6 / ok))
 floor = {r["id"]: r for r in rows if r["target"] == "floor"}
+store = {r["id"]: r for r in rows if r["target"] == "store"}
+def times(r, base):
+    b = base.get(r["id"])
+    return f"{r['cpu_us'] / b['cpu_us']:.1f}" if b and b["cpu_us"] > 0 else "-"
 print(f"{size} B bodies, {duration} s per load, load average {la0} -> {la1}")
 print()
-print("| server | load | msgs/s | p50 ms | p99 ms | server CPU us/msg | x floor "
+print("| server | load | msgs/s | p50 ms | p99 ms | server CPU us/msg | x floor | x store "
       "| ctx sw/msg | mqbench CPU us/msg | failed | load avg |")
-print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 for r in rows:
-    f = floor.get(r["id"])
-    ratio = f"{r['cpu_us'] / f['cpu_us']:.1f}" if f and f["cpu_us"] > 0 else "-"
     print(f"| {r['target']} | ({r['id']}) {r['label']} | {r['tps']:.0f} | {r['p50']:.3f} "
-          f"| {r['p99']:.3f} | {r['cpu_us']:.1f} | {ratio} | {r['cs']:.2f} "
-          f"| {r['client_us']:.1f} | {r['failed']} | {r['la']} |")
+          f"| {r['p99']:.3f} | {r['cpu_us']:.1f} | {times(r, floor)} | {times(r, store)} "
+          f"| {r['cs']:.2f} | {r['client_us']:.1f} | {r['failed']} | {r['la']} |")
 EOF
 )"
 printf '%s\n' "$TABLE"
