@@ -35,6 +35,7 @@
 #include <csignal>
 #include <cstdio>
 #include <future>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -377,43 +378,95 @@ private:
     std::vector<std::unique_ptr<Lane>> lanes_;  // GUARDED_BY(mu_), kept until the end
 };
 
-// Per-second window plus every sample, for the percentiles at the end.
+// Per-second window plus every sample, for the percentiles at the end. Each recording thread
+// has a shard of its own (its counters on their own cache lines, its samples under a lock only
+// the reader at the end shares), so that threads recording per message, such as the
+// consumer's four consume threads, do not contend on one lock and one line.
 class Stats {
 public:
     void record(int64_t us, bool ok, int64_t n = 1) {
+        Shard& s = shard();
         if (!ok) {
-            failed_ += n;
-            sec_failed_ += n;
+            s.failed.fetch_add(n, std::memory_order_relaxed);
+            s.sec_failed.fetch_add(n, std::memory_order_relaxed);
             return;
         }
-        ok_ += n;
-        sec_ok_ += n;
-        sec_sum_us_ += us * n;
-        int64_t m = sec_max_us_.load();
-        while (us > m && !sec_max_us_.compare_exchange_weak(m, us)) {
+        s.ok.fetch_add(n, std::memory_order_relaxed);
+        s.sec_ok.fetch_add(n, std::memory_order_relaxed);
+        s.sec_sum_us.fetch_add(us * n, std::memory_order_relaxed);
+        if (us > s.sec_max_us.load(std::memory_order_relaxed)) {
+            s.sec_max_us.store(us, std::memory_order_relaxed);  // only this thread raises it
         }
-        std::lock_guard<std::mutex> lock(mu_);
-        samples_.push_back(us);
+        std::lock_guard<std::mutex> lock(s.mu);
+        s.samples.push_back(us);
     }
     struct Second {
         int64_t ok, failed, sum_us, max_us;
     };
+    // The window since the last call, over every shard (a sample recorded while this runs
+    // lands in this window or the next).
     Second take_second() {
-        return Second{sec_ok_.exchange(0), sec_failed_.exchange(0), sec_sum_us_.exchange(0),
-                      sec_max_us_.exchange(0)};
+        Second out{0, 0, 0, 0};
+        std::lock_guard<std::mutex> lock(shards_mu_);
+        for (const auto& s : shards_) {
+            out.ok += s->sec_ok.exchange(0);
+            out.failed += s->sec_failed.exchange(0);
+            out.sum_us += s->sec_sum_us.exchange(0);
+            out.max_us = std::max(out.max_us, s->sec_max_us.exchange(0));
+        }
+        return out;
     }
-    int64_t ok() const { return ok_; }
-    int64_t failed() const { return failed_; }
+    int64_t ok() const { return sum(&Shard::ok); }
+    int64_t failed() const { return sum(&Shard::failed); }
     std::vector<int64_t> samples() {
-        std::lock_guard<std::mutex> lock(mu_);
-        return samples_;
+        std::vector<int64_t> out;
+        std::lock_guard<std::mutex> lock(shards_mu_);
+        for (const auto& s : shards_) {
+            std::lock_guard<std::mutex> l(s->mu);
+            out.insert(out.end(), s->samples.begin(), s->samples.end());
+        }
+        return out;
     }
 
 private:
-    std::atomic<int64_t> ok_{0}, failed_{0};
-    std::atomic<int64_t> sec_ok_{0}, sec_failed_{0}, sec_sum_us_{0}, sec_max_us_{0};
-    std::mutex mu_;
-    std::vector<int64_t> samples_;
+    struct alignas(64) Shard {
+        std::atomic<int64_t> ok{0}, failed{0};
+        std::atomic<int64_t> sec_ok{0}, sec_failed{0}, sec_sum_us{0}, sec_max_us{0};
+        std::mutex mu;
+        std::vector<int64_t> samples;
+    };
+
+    // The calling thread's shard of this object, created on its first record.
+    Shard& shard() {
+        struct Mine {
+            uint64_t generation = 0;  // of the Stats object `shard` belongs to
+            Shard* shard = nullptr;
+        };
+        thread_local Mine mine;
+        if (mine.generation != generation_) {
+            auto fresh = std::make_unique<Shard>();
+            std::lock_guard<std::mutex> lock(shards_mu_);
+            shards_.push_back(std::move(fresh));
+            mine = Mine{generation_, shards_.back().get()};
+        }
+        return *mine.shard;
+    }
+
+    int64_t sum(std::atomic<int64_t> Shard::*field) const {
+        int64_t total = 0;
+        std::lock_guard<std::mutex> lock(shards_mu_);
+        for (const auto& s : shards_) {
+            total += ((*s).*field).load(std::memory_order_relaxed);
+        }
+        return total;
+    }
+
+    // Tells this object's shards from those of another one (one built later at the same
+    // address included).
+    static inline std::atomic<uint64_t> next_generation_{1};
+    const uint64_t generation_ = next_generation_.fetch_add(1);
+    mutable std::mutex shards_mu_;
+    std::vector<std::unique_ptr<Shard>> shards_;  // GUARDED_BY(shards_mu_)
 };
 
 // Replies that arrived but were not SEND_OK, by SendStatus.

@@ -124,7 +124,15 @@ Result<PullResult> pull_result_header(const protocol::RemotingCommand& resp) {
 
 Result<std::vector<MessageExt>> decode_pulled(std::string_view body,
                                               const protocol::SubscriptionData& sub) {
-    COMET_ASSIGN_OR_RETURN(auto msgs, protocol::decode_messages(body));
+    std::vector<MessageExt> msgs;
+    COMET_RETURN_IF_ERROR(decode_pulled(body, sub, &msgs));
+    return msgs;
+}
+
+Status decode_pulled(std::string_view body, const protocol::SubscriptionData& sub,
+                     std::vector<MessageExt>* out) {
+    std::vector<MessageExt>& msgs = *out;
+    COMET_RETURN_IF_ERROR(protocol::decode_messages(body, {}, &msgs));
     // Filtered in place: the messages are not moved again when every tag matches.
     if (!subscribes_all_tags(sub)) {  // no tags() string per message for "*"
         std::erase_if(msgs, [&](const MessageExt& m) { return !tags_match(sub, m.tags()); });
@@ -136,7 +144,7 @@ Result<std::vector<MessageExt>> decode_pulled(std::string_view body,
             }
         }
     }
-    return msgs;
+    return Status::ok();
 }
 
 Result<PullResult> process_pull_response(const protocol::RemotingCommand& resp,

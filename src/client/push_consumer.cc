@@ -751,11 +751,12 @@ void DefaultMqPushConsumer::drain(const PqPtr& pq) {
     const size_t max_batch = std::max<size_t>(1, config_.consume_message_batch_max_size);
     const protocol::SubscriptionData* sub = subscription(pq->mq.topic);
     COMET_CHECK(sub != nullptr, "draining unsubscribed topic {}", pq->mq.topic);
-    std::vector<MessageExt> taken;
-    std::vector<MessageExt> batch;
+    // Decoded over from chunk to chunk and drain to drain (not cleared): each branch below
+    // replaces what `taken` holds.
+    std::vector<MessageExt>& taken = pq->drain_taken;
+    std::vector<MessageExt>& batch = pq->drain_batch;
     std::string raw_body;
     while (!stopping_ && !pq->dropped) {
-        taken.clear();
         raw_body.clear();
         int64_t pull_position = -1;  // a raw chunk's next_begin_offset
         int64_t last_offset = 0;
@@ -785,13 +786,13 @@ void DefaultMqPushConsumer::drain(const PqPtr& pq) {
             }
         }
         if (pull_position >= 0) {
-            auto decoded = decode_pulled(raw_body, *sub);
-            if (decoded.is_ok()) {
-                taken = std::move(*decoded);  // tags not subscribed are already dropped
-            } else {
+            // Into `taken`'s own messages, decoded over from chunk to chunk (no allocation per
+            // message); tags not subscribed are dropped by the decode.
+            if (Status st = decode_pulled(raw_body, *sub, &taken); !st.is_ok()) {
+                taken.clear();
                 spdlog::error("consumer {}: dropping pulled messages {}..{} of {}:{}:{}: {}",
                               config_.group, pq->in_consume_first, last_offset, pq->mq.topic,
-                              pq->mq.broker_name, pq->mq.queue_id, decoded.status().to_string());
+                              pq->mq.broker_name, pq->mq.queue_id, st.to_string());
             }
         }
         size_t done = 0;
@@ -799,19 +800,25 @@ void DefaultMqPushConsumer::drain(const PqPtr& pq) {
         while (done < taken.size() && !stopping_ && !pq->dropped) {
             const size_t k = std::min(max_batch, taken.size() - done);
             const auto first = taken.begin() + static_cast<ptrdiff_t>(done);
-            batch.assign(std::make_move_iterator(first),
-                         std::make_move_iterator(first + static_cast<ptrdiff_t>(k)));
-            if (!consume_batch(pq, batch)) {
-                std::move(batch.begin(), batch.end(), first);  // retry the same batch later
-                retry = true;
+            // Swapped, not moved, in and out: every message keeps a set of buffers, so the
+            // next decode into `taken` reuses them.
+            batch.resize(k);
+            std::swap_ranges(first, first + static_cast<ptrdiff_t>(k), batch.begin());
+            const bool consumed = consume_batch(pq, batch);
+            std::swap_ranges(first, first + static_cast<ptrdiff_t>(k), batch.begin());
+            if (!consumed) {
+                retry = true;  // the same batch again later
                 break;
             }
             done += k;
-            pq->last_consume_ms = SystemClock::instance().wall_millis();
             if (done < taken.size()) {
                 // Java commits the smallest offset still in flight: the next one taken.
                 pq->consumed_offset = taken[done].queue_offset;
             }
+        }
+        if (done > 0) {
+            // Once per chunk, not per batch: a clock read per message showed in profiles.
+            pq->last_consume_ms = SystemClock::instance().wall_millis();
         }
         {
             MutexLock lock(pq->mu);

@@ -145,6 +145,10 @@ private:
         };
         std::deque<RawChunk> raw GUARDED_BY(mu);
         size_t raw_records GUARDED_BY(mu) = 0;
+        // The drain's messages, kept from drain to drain with their buffers (a raw chunk is
+        // decoded over them): only the drain running (`consuming`) touches them.
+        std::vector<MessageExt> drain_taken;
+        std::vector<MessageExt> drain_batch;
     };
     using PqPtr = std::shared_ptr<ProcessQueue>;
 

@@ -117,8 +117,9 @@ Status encode_message(const MessageExt& msg, std::string* out, int32_t magic) {
 }
 
 namespace {
-// decode_message into *out, a default-constructed message (decode_messages decodes each record
-// in the vector's own element: no message is moved).
+// decode_message into *out, a default-constructed message or one decoded before: every field
+// is written, the strings and properties keep their buffers (decode_messages decodes each
+// record in the vector's own element, reused from pull to pull: no message is moved).
 Status decode_message_into(std::string_view record, DecodeOptions opts, MessageExt* out) {
     MessageExt& m = *out;
     ByteReader r(record);
@@ -180,6 +181,8 @@ Status decode_message_into(std::string_view record, DecodeOptions opts, MessageE
     }
     if (opts.read_body) {
         m.body.assign(body);
+    } else {
+        m.body.clear();
     }
     size_t topic_len = 0;
     if (magic == kMessageMagicCodeV2) {
@@ -210,8 +213,12 @@ Status decode_message_into(std::string_view record, DecodeOptions opts, MessageE
                              r.remaining());
     }
     m.properties.assign_from_string(props);
-    m.stored_properties.emplace(props);
-    m.msg_id = create_offset_msg_id(m.store_host, m.commit_log_offset);
+    if (m.stored_properties.has_value()) {
+        m.stored_properties->assign(props);
+    } else {
+        m.stored_properties.emplace(props);
+    }
+    create_offset_msg_id(m.store_host, m.commit_log_offset, &m.msg_id);
     return Status::ok();
 }
 }  // namespace
@@ -224,25 +231,43 @@ Result<MessageExt> decode_message(std::string_view record, DecodeOptions opts) {
 
 Result<std::vector<MessageExt>> decode_messages(std::string_view body, DecodeOptions opts) {
     std::vector<MessageExt> out;
-    // Count the records first (their TOTALSIZE words) so the vector is sized once.
+    COMET_RETURN_IF_ERROR(decode_messages(body, opts, &out));
+    return out;
+}
+
+Status decode_messages(std::string_view body, DecodeOptions opts, std::vector<MessageExt>* out) {
+    // Into an empty vector, count the records first (their TOTALSIZE words) so that it is
+    // sized once; a vector decoded into before has grown already.
     size_t records = 0;
-    for (size_t at = 0; at + 4 <= body.size(); ++records) {
+    for (size_t at = 0; out->empty() && at + 4 <= body.size(); ++records) {
         const auto* p = reinterpret_cast<const unsigned char*>(body.data() + at);
         const uint32_t total = (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) |
                                (uint32_t{p[2]} << 8) | uint32_t{p[3]};
         if (total < 8) {
-            break;  // decode_message reports it
+            break;  // decode_message_into reports it
         }
         at += total;
     }
-    out.reserve(std::min<size_t>(records, 1024));  // bounded: a corrupt body can claim many
+    if (out->capacity() < records) {
+        out->reserve(std::min<size_t>(records, 1024));  // bounded: a corrupt body can claim many
+    }
+    // The elements already there are decoded over; a shorter body drops the ones past its
+    // records at the end (a drain's pulls are full ones, of the same size).
+    size_t used = 0;
     size_t pos = 0;
     while (pos < body.size()) {
-        MessageExt& m = out.emplace_back();
-        COMET_RETURN_IF_ERROR(decode_message_into(body.substr(pos), opts, &m));
+        if (used == out->size()) {
+            out->emplace_back();
+        }
+        MessageExt& m = (*out)[used++];
+        if (Status st = decode_message_into(body.substr(pos), opts, &m); !st.is_ok()) {
+            out->resize(used - 1);
+            return st;
+        }
         pos += static_cast<size_t>(m.store_size);
     }
-    return out;
+    out->resize(used);
+    return Status::ok();
 }
 
 Result<std::vector<BatchEntry>> decode_batch_body(std::string_view body) {

@@ -74,6 +74,11 @@ struct DecodeOptions {
 Result<MessageExt> decode_message(std::string_view record, DecodeOptions opts = {});
 // Decodes every record of a pull body (§5.6) in order.
 Result<std::vector<MessageExt>> decode_messages(std::string_view body, DecodeOptions opts = {});
+// The same into *out, whose elements are reused: their strings and properties keep their
+// buffers, so a consumer decoding pull after pull into one vector allocates nothing per
+// message once it has grown (issue 16). On success *out holds exactly the body's messages; on
+// an error, the ones before the bad record.
+Status decode_messages(std::string_view body, DecodeOptions opts, std::vector<MessageExt>* out);
 
 // One message of a SEND_BATCH_MESSAGE body (§5.7).
 struct BatchEntry {

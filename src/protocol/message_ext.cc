@@ -146,7 +146,8 @@ MessageProperties string_to_message_properties(std::string_view s) {
 void MessageExt::clear() {
     // Field by field, the strings and properties keeping their buffers (assigning a default
     // message over this one cost ~750 instructions per send, issue 16). A field added to
-    // MessageExt changes its size and stops the build here until it is reset below too.
+    // MessageExt changes its size and stops the build here until it is reset below and
+    // swapped in swap(MessageExt&, MessageExt&) too.
     static_assert(sizeof(MessageExt) == 296 || sizeof(void*) != 8,
                   "MessageExt changed: reset the new field in MessageExt::clear()");
     topic.clear();
@@ -167,6 +168,29 @@ void MessageExt::clear() {
     reconsume_times = 0;
     prepared_transaction_offset = 0;
     msg_id.clear();
+}
+
+void swap(MessageExt& a, MessageExt& b) noexcept {
+    // Every member, as clear() resets every member (its size check guards both).
+    using std::swap;
+    swap(a.topic, b.topic);
+    swap(a.flag, b.flag);
+    swap(a.properties, b.properties);
+    swap(a.stored_properties, b.stored_properties);
+    swap(a.body, b.body);
+    swap(a.store_size, b.store_size);
+    swap(a.body_crc, b.body_crc);
+    swap(a.queue_id, b.queue_id);
+    swap(a.queue_offset, b.queue_offset);
+    swap(a.commit_log_offset, b.commit_log_offset);
+    swap(a.sys_flag, b.sys_flag);
+    swap(a.born_timestamp, b.born_timestamp);
+    swap(a.born_host, b.born_host);
+    swap(a.store_timestamp, b.store_timestamp);
+    swap(a.store_host, b.store_host);
+    swap(a.reconsume_times, b.reconsume_times);
+    swap(a.prepared_transaction_offset, b.prepared_transaction_offset);
+    swap(a.msg_id, b.msg_id);
 }
 
 HostAddress HostAddress::ipv4(uint8_t a, uint8_t b, uint8_t c, uint8_t d, int32_t port) {

@@ -93,6 +93,11 @@ public:
     // into this object's strings (replaces what it held).
     void assign_from_string(std::string_view s);
     bool operator==(const MessageProperties& other) const;
+    // Exchanges the entries and spares of two objects (no string is moved or freed).
+    friend void swap(MessageProperties& a, MessageProperties& b) noexcept {
+        a.entries_.swap(b.entries_);
+        std::swap(a.size_, b.size_);
+    }
 
 private:
     // [0, size_) are the entries; the rest are spares whose strings keep their capacity.
@@ -154,6 +159,10 @@ struct MessageExt {
     // Every field back to its default, the strings and properties keeping their capacity (a
     // message refilled for every send: issue 16).
     void clear();
+    // Member by member: each message keeps a set of buffers (a consumer moving messages in and
+    // out of a batch and decoding over them again allocates nothing; std::swap's moves would
+    // free the properties' spares).
+    friend void swap(MessageExt& a, MessageExt& b) noexcept;
 
     const std::string* property(std::string_view key) const { return properties.get(key); }
     void set_property(std::string_view key, std::string_view value);

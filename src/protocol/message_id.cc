@@ -43,10 +43,31 @@ Result<std::string> hex_to_bytes(std::string_view hex) {
     return out;
 }
 
+namespace {
+// The upper-case hex digits of every byte value.
+struct HexPairs {
+    char pairs[256][2];
+    constexpr HexPairs() : pairs() {
+        constexpr char kDigits[] = "0123456789ABCDEF";
+        for (int b = 0; b < 256; ++b) {
+            pairs[b][0] = kDigits[b >> 4];
+            pairs[b][1] = kDigits[b & 0xF];
+        }
+    }
+};
+constexpr HexPairs kHexPairs;
+}  // namespace
+
 std::string create_offset_msg_id(const HostAddress& store_host, int64_t physical_offset) {
+    std::string id;
+    create_offset_msg_id(store_host, physical_offset, &id);
+    return id;
+}
+
+void create_offset_msg_id(const HostAddress& store_host, int64_t physical_offset,
+                          std::string* out) {
     // ip (4 or 16 bytes) | port (4, big-endian) | offset (8, big-endian), in upper-case hex,
-    // written straight into the result (decoding a pull of a thousand messages makes as many).
-    static constexpr char kDigits[] = "0123456789ABCDEF";
+    // written straight into *out (decoding a pull of a thousand messages makes as many).
     uint8_t raw[28];
     const size_t ip_len = store_host.ip_len();
     std::memcpy(raw, store_host.ip.data(), ip_len);
@@ -55,10 +76,9 @@ std::string create_offset_msg_id(const HostAddress& store_host, int64_t physical
     const size_t n = ip_len + 12;
     char hex[56];
     for (size_t i = 0; i < n; ++i) {
-        hex[2 * i] = kDigits[raw[i] >> 4];
-        hex[2 * i + 1] = kDigits[raw[i] & 0xF];
+        std::memcpy(hex + 2 * i, kHexPairs.pairs[raw[i]], 2);  // a byte's two digits at once
     }
-    return std::string(hex, 2 * n);
+    out->assign(hex, 2 * n);
 }
 
 Result<OffsetMsgId> decode_offset_msg_id(std::string_view id) {

@@ -17,6 +17,9 @@
 namespace comet::protocol {
 
 std::string create_offset_msg_id(const HostAddress& store_host, int64_t physical_offset);
+// The same into *out, replacing what it held (its capacity is reused).
+void create_offset_msg_id(const HostAddress& store_host, int64_t physical_offset,
+                          std::string* out);
 
 struct OffsetMsgId {
     HostAddress store_host;

@@ -192,6 +192,13 @@ __attribute__((noinline)) void* counted_alloc(std::size_t n) {
 
 }  // namespace
 
+// The allocations counted so far under the calling thread's current name (for the other
+// tests of this binary, consume_allocations_test.cc).
+int64_t comet_test_thread_allocations() {
+    const int slot = name_slot();
+    return slot >= 0 ? g_names[slot].count.load(std::memory_order_relaxed) : 0;
+}
+
 void* operator new(std::size_t n) { return counted_alloc(n); }
 void* operator new[](std::size_t n) { return counted_alloc(n); }
 void operator delete(void* p) noexcept { std::free(p); }
