@@ -375,6 +375,14 @@ void Connection::do_read() {
     if (closed_) {
         return;
     }
+    if (body_cmd_.has_value()) {
+        socket_.async_read_some(
+            asio::buffer(body_in_.data() + body_have_, body_in_.size() - body_have_),
+            [self = shared_from_this()](const asio::error_code& ec, size_t n) {
+                self->on_body_read(ec, n);
+            });
+        return;
+    }
     if (rbegin_ == rend_) {
         rbegin_ = rend_ = 0;
         // Give back the memory of a large frame once it is consumed.
@@ -401,16 +409,77 @@ void Connection::do_read() {
                             });
 }
 
-void Connection::on_read(const asio::error_code& ec, size_t n) {
-    if (closed_) {
+bool Connection::read_failed(const asio::error_code& ec) {
+    if (!ec) {
+        return false;
+    }
+    if (ec == asio::error::eof) {
+        close(Status::error(Errc::kUnavailable, "closed by peer"));
+    } else if (ec != asio::error::operation_aborted) {
+        close(Status::error(Errc::kUnavailable, "read failed: {}", ec.message()));
+    }
+    return true;
+}
+
+bool Connection::start_direct_body(std::string_view avail, size_t frame_bytes) {
+    // avail = rbuf_[rbegin_, rend_): the start of this frame and nothing after it (the frame
+    // is not complete). length(4) | serialization type and header length(4) | header | body.
+    if (avail.size() < 8) {
+        return false;
+    }
+    const size_t header_len = static_cast<size_t>(
+        (static_cast<uint32_t>(static_cast<uint8_t>(avail[5])) << 16) |
+        (static_cast<uint32_t>(static_cast<uint8_t>(avail[6])) << 8) |
+        static_cast<uint32_t>(static_cast<uint8_t>(avail[7])));
+    if (8 + header_len > avail.size() || 8 + header_len > frame_bytes) {
+        return false;  // the header is still coming, or the frame is bad (the usual path says)
+    }
+    // The header alone, as a payload without body.
+    auto fast = protocol::decode_frame_payload_fast(avail.substr(4, 4 + header_len),
+                                                    options_.max_frame_bytes,
+                                                    /*borrow_send_body=*/false);
+    if (!fast.is_ok() || !fast->cmd.is_response()) {
+        return false;  // requests (and bad headers) take the usual path
+    }
+    const size_t body_len = frame_bytes - 8 - header_len;
+    const size_t arrived = avail.size() - 8 - header_len;
+    body_in_.resize(body_len);
+    std::memcpy(body_in_.data(), avail.data() + 8 + header_len, arrived);
+    body_have_ = arrived;
+    body_cmd_.emplace(std::move(fast->cmd));
+    rbegin_ = rend_ = 0;
+    want_bytes_ = 0;
+    return true;
+}
+
+void Connection::on_body_read(const asio::error_code& ec, size_t n) {
+    if (closed_ || read_failed(ec)) {
         return;
     }
-    if (ec) {
-        if (ec == asio::error::eof) {
-            close(Status::error(Errc::kUnavailable, "closed by peer"));
-        } else if (ec != asio::error::operation_aborted) {
-            close(Status::error(Errc::kUnavailable, "read failed: {}", ec.message()));
+    body_have_ += n;
+    touch();
+    if (body_have_ < body_in_.size()) {
+        do_read();
+        return;
+    }
+    protocol::RemotingCommand cmd = std::move(*body_cmd_);
+    body_cmd_.reset();
+    cmd.body = std::move(body_in_);
+    body_in_ = std::string();
+    body_have_ = 0;
+    {
+        MutexLock lock(mu_);
+        if (closing_) {
+            return;  // close() already requested: ignore the rest of the stream
         }
+    }
+    auto self = shared_from_this();  // the callback may drop the last other reference
+    handle_response(std::move(cmd));
+    do_read();
+}
+
+void Connection::on_read(const asio::error_code& ec, size_t n) {
+    if (closed_ || read_failed(ec)) {
         return;
     }
     rend_ += n;
@@ -450,6 +519,10 @@ void Connection::on_read(const asio::error_code& ec, size_t n) {
         std::string_view avail(rbuf_.data() + rbegin_, rend_ - rbegin_);
         protocol::FrameSplit split = protocol::split_frame(avail, options_.max_frame_bytes);
         if (split.state == protocol::FrameSplit::State::kNeedMore) {
+            if (split.frame_bytes >= kDirectBodyBytes &&
+                start_direct_body(avail, split.frame_bytes)) {
+                break;  // do_read() below goes on reading its body
+            }
             want_bytes_ = split.frame_bytes;  // 0 until the length word is complete
             break;
         }

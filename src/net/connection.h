@@ -20,6 +20,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -188,6 +189,14 @@ private:
     // I/O thread only.
     void do_read();
     void on_read(const asio::error_code& ec, size_t n);
+    // A large response (kDirectBodyBytes or more) whose header is in rbuf_: decodes the
+    // header and reads the rest of the body straight into the string that becomes its body
+    // (a pull of a thousand messages is not copied out of rbuf_, nor is rbuf_ grown for it).
+    // False, with nothing changed, when the frame is not such a response.
+    bool start_direct_body(std::string_view avail, size_t frame_bytes);
+    void on_body_read(const asio::error_code& ec, size_t n);
+    // Closes on a failed read (both reads'); true when it did.
+    bool read_failed(const asio::error_code& ec);
     void handle_response(protocol::RemotingCommand response);
     void do_write();
     // Starts the writer if it is scheduled and not started yet: at the end of a socket read,
@@ -239,6 +248,12 @@ private:
     size_t rbegin_ = 0;
     size_t rend_ = 0;
     size_t want_bytes_ = 0;  // size of the frame being read, when known
+    // start_direct_body: the response whose body is being read into body_in_ (engaged while
+    // it is), and how much of the body has arrived.
+    static constexpr size_t kDirectBodyBytes = 256 * 1024;
+    std::optional<protocol::RemotingCommand> body_cmd_;
+    std::string body_in_;
+    size_t body_have_ = 0;
     std::vector<OutFrame> writing_;
     std::vector<asio::const_buffer> iov_;
     // The state of the writer kick's post and of the write in flight: at most one of each is

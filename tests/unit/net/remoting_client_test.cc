@@ -2,10 +2,16 @@
 
 #include "net/remoting_client.h"
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <functional>
+#include <optional>
+#include <string>
 #include <future>
 #include <thread>
 #include <vector>
@@ -567,6 +573,162 @@ TEST_F(RemotingClientTest, OnewayExtraBodyArrivesWholeAndCloseNowDropsQueuedFram
     }
     shared.shutdown();
     sink.shutdown();
+}
+
+// A peer that answers by hand: accepts one connection on 127.0.0.1, reads request frames and
+// writes the bytes a test gives it, in the pieces and with the pauses it asks for.
+class HandServer {
+public:
+    HandServer() {
+        listen_fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        socklen_t len = sizeof(a);
+        EXPECT_EQ(::bind(listen_fd_, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
+        EXPECT_EQ(::listen(listen_fd_, 4), 0);
+        EXPECT_EQ(::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&a), &len), 0);
+        port_ = ntohs(a.sin_port);
+    }
+    ~HandServer() {
+        if (conn_fd_ >= 0) ::close(conn_fd_);
+        ::close(listen_fd_);
+    }
+    std::string addr() const { return "127.0.0.1:" + std::to_string(port_); }
+    // Accepts the client's connection (bounded by a 10 s receive timeout on it).
+    bool accept_one() {
+        conn_fd_ = ::accept(listen_fd_, nullptr, nullptr);
+        timeval tv{10, 0};
+        ::setsockopt(conn_fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+        return conn_fd_ >= 0;
+    }
+    // The opaque of the next request frame (read exactly: its length word, then the rest).
+    std::optional<int32_t> read_request() {
+        std::string frame;
+        if (!read_exactly(4, &frame)) return std::nullopt;
+        const size_t len = static_cast<size_t>(static_cast<uint8_t>(frame[0])) << 24 |
+                           static_cast<size_t>(static_cast<uint8_t>(frame[1])) << 16 |
+                           static_cast<size_t>(static_cast<uint8_t>(frame[2])) << 8 |
+                           static_cast<size_t>(static_cast<uint8_t>(frame[3]));
+        if (!read_exactly(len, &frame)) return std::nullopt;
+        auto cmd = protocol::decode_frame_payload(std::string_view(frame).substr(4), 1 << 24);
+        if (!cmd.is_ok()) return std::nullopt;
+        return cmd->opaque;
+    }
+    // Writes `bytes` cut at `cuts` (offsets into it), pausing `pause` between the pieces.
+    bool write_in_pieces(const std::string& bytes, std::vector<size_t> cuts,
+                         std::chrono::milliseconds pause) {
+        cuts.push_back(bytes.size());
+        size_t at = 0;
+        for (size_t cut : cuts) {
+            while (at < cut) {
+                const ssize_t n = ::send(conn_fd_, bytes.data() + at, cut - at, MSG_NOSIGNAL);
+                if (n <= 0) return false;
+                at += static_cast<size_t>(n);
+            }
+            std::this_thread::sleep_for(pause);
+        }
+        return true;
+    }
+    void close_now() {
+        ::close(conn_fd_);
+        conn_fd_ = -1;
+    }
+
+private:
+    bool read_exactly(size_t n, std::string* out) {
+        char buf[4096];
+        while (n > 0) {
+            const ssize_t m = ::recv(conn_fd_, buf, std::min(sizeof(buf), n), 0);
+            if (m <= 0) return false;
+            out->append(buf, static_cast<size_t>(m));
+            n -= static_cast<size_t>(m);
+        }
+        return true;
+    }
+
+    int listen_fd_ = -1;
+    int conn_fd_ = -1;
+    uint16_t port_ = 0;
+};
+
+// The response frame for `opaque` with `body`.
+std::string response_frame(int32_t opaque, const std::string& body) {
+    RemotingCommand r;
+    r.code = 0;
+    r.flag = protocol::kFlagResponse;
+    r.opaque = opaque;
+    r.set_ext("k", "v");
+    r.body = body;
+    return protocol::encode_frame(r);
+}
+
+std::string patterned(size_t size, int seed) {
+    std::string b(size, '\0');
+    for (size_t k = 0; k < size; ++k) {
+        b[k] = static_cast<char>(k * 167 + static_cast<size_t>(seed));
+    }
+    return b;
+}
+
+TEST(RemotingClientLargeResponse, BodyArrivingInPiecesIsWholeAndTheNextFrameFollows) {
+    // A 1.2 MB response (read straight into its body, Connection::start_direct_body) whose
+    // header is cut in two, whose body comes in pieces, the last one in the same write as a
+    // small response: both complete, byte for byte.
+    HandServer peer;
+    RemotingClient client;
+    client.start();
+    std::promise<Result<RemotingCommand>> large;
+    std::promise<Result<RemotingCommand>> small;
+    client.invoke_async(peer.addr(), make_request(kClientEcho, "a"), 20s,
+                        [&](Result<RemotingCommand> r) { large.set_value(std::move(r)); });
+    ASSERT_TRUE(peer.accept_one());
+    auto first = peer.read_request();
+    ASSERT_TRUE(first.has_value());
+    client.invoke_async(peer.addr(), make_request(kClientEcho, "b"), 20s,
+                        [&](Result<RemotingCommand> r) { small.set_value(std::move(r)); });
+    auto second = peer.read_request();
+    ASSERT_TRUE(second.has_value());
+    const std::string big_body = patterned(1200 * 1024 + 7, 1);
+    const std::string small_body = patterned(300, 2);
+    const std::string big = response_frame(*first, big_body);
+    const std::string bytes = big + response_frame(*second, small_body);
+    ASSERT_TRUE(peer.write_in_pieces(
+        bytes, {6, 20, 70 * 1024, 300 * 1024, 800 * 1024, big.size() - 100}, 20ms));
+    auto l = large.get_future();
+    auto s = small.get_future();
+    ASSERT_EQ(l.wait_for(30s), std::future_status::ready);
+    ASSERT_EQ(s.wait_for(30s), std::future_status::ready);
+    auto lr = l.get();
+    auto sr = s.get();
+    ASSERT_TRUE(lr.is_ok()) << lr.status().to_string();
+    ASSERT_TRUE(sr.is_ok()) << sr.status().to_string();
+    EXPECT_TRUE(lr->body == big_body) << lr->body.size() << " bytes";
+    ASSERT_NE(lr->ext("k"), nullptr);
+    EXPECT_EQ(*lr->ext("k"), "v");
+    EXPECT_TRUE(sr->body == small_body);
+    client.shutdown();
+}
+
+TEST(RemotingClientLargeResponse, ConnectionClosedInsideTheBodyFailsTheRequest) {
+    HandServer peer;
+    RemotingClient client;
+    client.start();
+    std::promise<Result<RemotingCommand>> large;
+    client.invoke_async(peer.addr(), make_request(kClientEcho, "a"), 20s,
+                        [&](Result<RemotingCommand> r) { large.set_value(std::move(r)); });
+    ASSERT_TRUE(peer.accept_one());
+    auto opaque = peer.read_request();
+    ASSERT_TRUE(opaque.has_value());
+    const std::string big = response_frame(*opaque, patterned(1024 * 1024, 3));
+    ASSERT_TRUE(peer.write_in_pieces(big.substr(0, 400 * 1024), {100, 200 * 1024}, 20ms));
+    peer.close_now();
+    auto l = large.get_future();
+    ASSERT_EQ(l.wait_for(30s), std::future_status::ready);
+    auto r = l.get();
+    ASSERT_FALSE(r.is_ok());
+    EXPECT_EQ(r.status().code(), Errc::kUnavailable) << r.status().to_string();
+    client.shutdown();
 }
 
 TEST(ThreadPoolExecutorTest, RunsEverythingQueuedBeforeShutdownThenRejects) {
