@@ -7,6 +7,7 @@
 #include <cstring>
 #include <span>
 
+#include "base/bytes.h"
 #include "base/check.h"
 #include "base/pool_allocator.h"
 #include "protocol/fast_header.h"
@@ -409,6 +410,11 @@ void Connection::do_read() {
                             });
 }
 
+bool Connection::close_requested() {
+    MutexLock lock(mu_);
+    return closing_;
+}
+
 bool Connection::read_failed(const asio::error_code& ec) {
     if (!ec) {
         return false;
@@ -424,13 +430,12 @@ bool Connection::read_failed(const asio::error_code& ec) {
 bool Connection::start_direct_body(std::string_view avail, size_t frame_bytes) {
     // avail = rbuf_[rbegin_, rend_): the start of this frame and nothing after it (the frame
     // is not complete). length(4) | serialization type and header length(4) | header | body.
-    if (avail.size() < 8) {
+    if (direct_refused_ || avail.size() < 8) {
         return false;
     }
-    const size_t header_len = static_cast<size_t>(
-        (static_cast<uint32_t>(static_cast<uint8_t>(avail[5])) << 16) |
-        (static_cast<uint32_t>(static_cast<uint8_t>(avail[6])) << 8) |
-        static_cast<uint32_t>(static_cast<uint8_t>(avail[7])));
+    // The low 24 bits of the second word (its top byte is the serialization type).
+    const size_t header_len = get_be32(reinterpret_cast<const uint8_t*>(avail.data()) + 4) &
+                              0xFFFFFF;
     if (8 + header_len > avail.size() || 8 + header_len > frame_bytes) {
         return false;  // the header is still coming, or the frame is bad (the usual path says)
     }
@@ -439,7 +444,10 @@ bool Connection::start_direct_body(std::string_view avail, size_t frame_bytes) {
                                                     options_.max_frame_bytes,
                                                     /*borrow_send_body=*/false);
     if (!fast.is_ok() || !fast->cmd.is_response()) {
-        return false;  // requests (and bad headers) take the usual path
+        // Requests (and bad headers) take the usual path; the next reads of this frame do not
+        // decode its header again.
+        direct_refused_ = true;
+        return false;
     }
     const size_t body_len = frame_bytes - 8 - header_len;
     const size_t arrived = avail.size() - 8 - header_len;
@@ -467,11 +475,8 @@ void Connection::on_body_read(const asio::error_code& ec, size_t n) {
     cmd.body = std::move(body_in_);
     body_in_ = std::string();
     body_have_ = 0;
-    {
-        MutexLock lock(mu_);
-        if (closing_) {
-            return;  // close() already requested: ignore the rest of the stream
-        }
+    if (close_requested()) {
+        return;  // ignore the rest of the stream
     }
     auto self = shared_from_this();  // the callback may drop the last other reference
     handle_response(std::move(cmd));
@@ -562,16 +567,14 @@ void Connection::on_read(const asio::error_code& ec, size_t n) {
         }
         rbegin_ += split.frame_bytes;
         want_bytes_ = 0;
+        direct_refused_ = false;
         if (!decoded.is_ok()) {
             Status st = decoded.status();
             close(Status(st.code(), "bad frame: " + st.message()));
             return;
         }
-        {
-            MutexLock lock(mu_);
-            if (closing_) {
-                return;  // close() already requested: ignore the rest of the stream
-            }
+        if (close_requested()) {
+            return;  // ignore the rest of the stream
         }
         protocol::RemotingCommand cmd = std::move(decoded).value();
         if (cmd.is_response()) {

@@ -197,6 +197,8 @@ private:
     void on_body_read(const asio::error_code& ec, size_t n);
     // Closes on a failed read (both reads'); true when it did.
     bool read_failed(const asio::error_code& ec);
+    // close() was called (from any thread): what is read from now on is ignored.
+    bool close_requested();
     void handle_response(protocol::RemotingCommand response);
     void do_write();
     // Starts the writer if it is scheduled and not started yet: at the end of a socket read,
@@ -254,6 +256,8 @@ private:
     std::optional<protocol::RemotingCommand> body_cmd_;
     std::string body_in_;
     size_t body_have_ = 0;
+    // The frame being read has a large body but is no such response: not examined again.
+    bool direct_refused_ = false;
     std::vector<OutFrame> writing_;
     std::vector<asio::const_buffer> iov_;
     // The state of the writer kick's post and of the write in flight: at most one of each is

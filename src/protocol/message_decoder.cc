@@ -235,23 +235,29 @@ Result<std::vector<MessageExt>> decode_messages(std::string_view body, DecodeOpt
     return out;
 }
 
-Status decode_messages(std::string_view body, DecodeOptions opts, std::vector<MessageExt>* out) {
-    // Into an empty vector, count the records first (their TOTALSIZE words) so that it is
-    // sized once; a vector decoded into before has grown already.
+namespace {
+// The records of a pull body by their TOTALSIZE words, up to the first impossible one (which
+// the decode reports).
+size_t count_records(std::string_view body) {
     size_t records = 0;
-    for (size_t at = 0; out->empty() && at + 4 <= body.size(); ++records) {
-        const auto* p = reinterpret_cast<const unsigned char*>(body.data() + at);
-        const uint32_t total = (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) |
-                               (uint32_t{p[2]} << 8) | uint32_t{p[3]};
+    for (size_t at = 0; at + 4 <= body.size(); ++records) {
+        const uint32_t total = get_be32(reinterpret_cast<const uint8_t*>(body.data() + at));
         if (total < 8) {
-            break;  // decode_message_into reports it
+            break;
         }
         at += total;
     }
-    if (out->capacity() < records) {
-        out->reserve(std::min<size_t>(records, 1024));  // bounded: a corrupt body can claim many
+    return records;
+}
+}  // namespace
+
+Status decode_messages(std::string_view body, DecodeOptions opts, std::vector<MessageExt>* out) {
+    if (out->empty()) {
+        // Sized once; bounded, as a corrupt body can claim many records. A vector decoded into
+        // before has grown already.
+        out->reserve(std::min<size_t>(count_records(body), 1024));
     }
-    // The elements already there are decoded over; a shorter body drops the ones past its
+    // The messages already there are decoded over; a shorter body drops the ones past its
     // records at the end (a drain's pulls are full ones, of the same size).
     size_t used = 0;
     size_t pos = 0;
@@ -259,12 +265,13 @@ Status decode_messages(std::string_view body, DecodeOptions opts, std::vector<Me
         if (used == out->size()) {
             out->emplace_back();
         }
-        MessageExt& m = (*out)[used++];
+        MessageExt& m = (*out)[used];
         if (Status st = decode_message_into(body.substr(pos), opts, &m); !st.is_ok()) {
-            out->resize(used - 1);
+            out->resize(used);
             return st;
         }
         pos += static_cast<size_t>(m.store_size);
+        ++used;
     }
     out->resize(used);
     return Status::ok();

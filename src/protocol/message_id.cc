@@ -7,14 +7,31 @@
 
 namespace comet::protocol {
 
-std::string bytes_to_hex(std::string_view bytes) {
-    static constexpr char kDigits[] = "0123456789ABCDEF";
-    std::string out(bytes.size() * 2, '0');
-    for (size_t i = 0; i < bytes.size(); ++i) {
-        auto b = static_cast<uint8_t>(bytes[i]);
-        out[2 * i] = kDigits[b >> 4];
-        out[2 * i + 1] = kDigits[b & 0xF];
+namespace {
+// The upper-case hex digits of every byte value.
+struct HexPairs {
+    char pairs[256][2];
+    constexpr HexPairs() : pairs() {
+        constexpr char kDigits[] = "0123456789ABCDEF";
+        for (int b = 0; b < 256; ++b) {
+            pairs[b][0] = kDigits[b >> 4];
+            pairs[b][1] = kDigits[b & 0xF];
+        }
     }
+};
+constexpr HexPairs kHexPairs;
+}  // namespace
+
+char* write_hex(const uint8_t* bytes, size_t n, char* out) {
+    for (size_t i = 0; i < n; ++i) {
+        std::memcpy(out + 2 * i, kHexPairs.pairs[bytes[i]], 2);  // a byte's two digits at once
+    }
+    return out + 2 * n;
+}
+
+std::string bytes_to_hex(std::string_view bytes) {
+    std::string out(bytes.size() * 2, '0');
+    write_hex(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), out.data());
     return out;
 }
 
@@ -43,20 +60,15 @@ Result<std::string> hex_to_bytes(std::string_view hex) {
     return out;
 }
 
-namespace {
-// The upper-case hex digits of every byte value.
-struct HexPairs {
-    char pairs[256][2];
-    constexpr HexPairs() : pairs() {
-        constexpr char kDigits[] = "0123456789ABCDEF";
-        for (int b = 0; b < 256; ++b) {
-            pairs[b][0] = kDigits[b >> 4];
-            pairs[b][1] = kDigits[b & 0xF];
-        }
-    }
-};
-constexpr HexPairs kHexPairs;
-}  // namespace
+char* write_offset_msg_id(const HostAddress& store_host, int64_t physical_offset, char* out) {
+    // ip (4 or 16 bytes) | port (4, big-endian) | offset (8, big-endian), in upper-case hex.
+    uint8_t raw[28];
+    const size_t ip_len = store_host.ip_len();
+    std::memcpy(raw, store_host.ip.data(), ip_len);
+    put_be32(raw + ip_len, static_cast<uint32_t>(store_host.port));
+    put_be64(raw + ip_len + 4, static_cast<uint64_t>(physical_offset));
+    return write_hex(raw, ip_len + 12, out);
+}
 
 std::string create_offset_msg_id(const HostAddress& store_host, int64_t physical_offset) {
     std::string id;
@@ -66,19 +78,9 @@ std::string create_offset_msg_id(const HostAddress& store_host, int64_t physical
 
 void create_offset_msg_id(const HostAddress& store_host, int64_t physical_offset,
                           std::string* out) {
-    // ip (4 or 16 bytes) | port (4, big-endian) | offset (8, big-endian), in upper-case hex,
-    // written straight into *out (decoding a pull of a thousand messages makes as many).
-    uint8_t raw[28];
-    const size_t ip_len = store_host.ip_len();
-    std::memcpy(raw, store_host.ip.data(), ip_len);
-    put_be32(raw + ip_len, static_cast<uint32_t>(store_host.port));
-    put_be64(raw + ip_len + 4, static_cast<uint64_t>(physical_offset));
-    const size_t n = ip_len + 12;
-    char hex[56];
-    for (size_t i = 0; i < n; ++i) {
-        std::memcpy(hex + 2 * i, kHexPairs.pairs[raw[i]], 2);  // a byte's two digits at once
-    }
-    out->assign(hex, 2 * n);
+    // Written straight into *out (decoding a pull of a thousand messages makes as many).
+    char hex[kMaxOffsetMsgIdChars];
+    out->assign(hex, write_offset_msg_id(store_host, physical_offset, hex));
 }
 
 Result<OffsetMsgId> decode_offset_msg_id(std::string_view id) {

@@ -20,6 +20,9 @@ std::string create_offset_msg_id(const HostAddress& store_host, int64_t physical
 // The same into *out, replacing what it held (its capacity is reused).
 void create_offset_msg_id(const HostAddress& store_host, int64_t physical_offset,
                           std::string* out);
+// The same at `out`, which has room for kMaxOffsetMsgIdChars; returns the end of the id.
+inline constexpr size_t kMaxOffsetMsgIdChars = 56;
+char* write_offset_msg_id(const HostAddress& store_host, int64_t physical_offset, char* out);
 
 struct OffsetMsgId {
     HostAddress store_host;
@@ -30,6 +33,8 @@ Result<OffsetMsgId> decode_offset_msg_id(std::string_view id);
 
 // Uppercase hex of bytes.
 std::string bytes_to_hex(std::string_view bytes);
+// The same at `out` (2n characters); returns their end.
+char* write_hex(const uint8_t* bytes, size_t n, char* out);
 // Errors (kInvalidArgument): odd length or a non-hex character.
 Result<std::string> hex_to_bytes(std::string_view hex);
 

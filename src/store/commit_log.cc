@@ -116,22 +116,11 @@ std::string_view tls_queue_key(std::string_view topic, int32_t queue_id) {
     return key;
 }
 
-// Appends the offset message id (protocol::create_offset_msg_id: hex of store ip, port and
-// physical offset, upper case) without temporaries.
+// Appends the offset message id (protocol::write_offset_msg_id) without temporaries.
 void append_offset_msg_id(OffsetMsgIds* out, const pm::HostAddress& host, int64_t offset) {
-    static constexpr char kDigits[] = "0123456789ABCDEF";
-    uint8_t raw[28];
-    size_t n = host.ip_len();
-    std::memcpy(raw, host.ip.data(), n);
-    put_be32(raw + n, static_cast<uint32_t>(host.port));
-    put_be64(raw + n + 4, static_cast<uint64_t>(offset));
-    n += 12;
-    char d[2 * sizeof(raw)];
-    for (size_t i = 0; i < n; ++i) {
-        d[2 * i] = kDigits[raw[i] >> 4];
-        d[2 * i + 1] = kDigits[raw[i] & 0xF];
-    }
-    out->append(std::string_view(d, 2 * n));
+    char d[pm::kMaxOffsetMsgIdChars];
+    const char* end = pm::write_offset_msg_id(host, offset, d);
+    out->append(std::string_view(d, static_cast<size_t>(end - d)));
 }
 
 // A put commits inline when the last commit round ended at least this long ago.

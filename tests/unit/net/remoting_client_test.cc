@@ -671,64 +671,74 @@ std::string patterned(size_t size, int seed) {
     return b;
 }
 
-TEST(RemotingClientLargeResponse, BodyArrivingInPiecesIsWholeAndTheNextFrameFollows) {
+// A client talking to a HandServer: each request's outcome as a future.
+class RemotingClientLargeResponse : public ::testing::Test {
+protected:
+    void SetUp() override { client_.start(); }
+    void TearDown() override { client_.shutdown(); }
+
+    // Sends a request and waits until the peer has read it (the first also accepts the
+    // connection); returns its opaque, or nullopt.
+    std::optional<int32_t> send(const std::string& key,
+                                std::future<Result<RemotingCommand>>* outcome) {
+        auto done = std::make_shared<std::promise<Result<RemotingCommand>>>();
+        *outcome = done->get_future();
+        client_.invoke_async(peer_.addr(), make_request(kClientEcho, key), 20s,
+                             [done](Result<RemotingCommand> r) { done->set_value(std::move(r)); });
+        if (!accepted_) {
+            accepted_ = peer_.accept_one();
+        }
+        return accepted_ ? peer_.read_request() : std::nullopt;
+    }
+
+    static Result<RemotingCommand> outcome_of(std::future<Result<RemotingCommand>>& f) {
+        if (f.wait_for(30s) != std::future_status::ready) {
+            return Status::error(Errc::kTimeout, "no outcome within 30 s");
+        }
+        return f.get();
+    }
+
+    HandServer peer_;
+    RemotingClient client_;
+    bool accepted_ = false;
+};
+
+TEST_F(RemotingClientLargeResponse, BodyArrivingInPiecesIsWholeAndTheNextFrameFollows) {
     // A 1.2 MB response (read straight into its body, Connection::start_direct_body) whose
     // header is cut in two, whose body comes in pieces, the last one in the same write as a
     // small response: both complete, byte for byte.
-    HandServer peer;
-    RemotingClient client;
-    client.start();
-    std::promise<Result<RemotingCommand>> large;
-    std::promise<Result<RemotingCommand>> small;
-    client.invoke_async(peer.addr(), make_request(kClientEcho, "a"), 20s,
-                        [&](Result<RemotingCommand> r) { large.set_value(std::move(r)); });
-    ASSERT_TRUE(peer.accept_one());
-    auto first = peer.read_request();
+    std::future<Result<RemotingCommand>> large;
+    std::future<Result<RemotingCommand>> small;
+    auto first = send("a", &large);
     ASSERT_TRUE(first.has_value());
-    client.invoke_async(peer.addr(), make_request(kClientEcho, "b"), 20s,
-                        [&](Result<RemotingCommand> r) { small.set_value(std::move(r)); });
-    auto second = peer.read_request();
+    auto second = send("b", &small);
     ASSERT_TRUE(second.has_value());
     const std::string big_body = patterned(1200 * 1024 + 7, 1);
     const std::string small_body = patterned(300, 2);
     const std::string big = response_frame(*first, big_body);
     const std::string bytes = big + response_frame(*second, small_body);
-    ASSERT_TRUE(peer.write_in_pieces(
+    ASSERT_TRUE(peer_.write_in_pieces(
         bytes, {6, 20, 70 * 1024, 300 * 1024, 800 * 1024, big.size() - 100}, 20ms));
-    auto l = large.get_future();
-    auto s = small.get_future();
-    ASSERT_EQ(l.wait_for(30s), std::future_status::ready);
-    ASSERT_EQ(s.wait_for(30s), std::future_status::ready);
-    auto lr = l.get();
-    auto sr = s.get();
+    auto lr = outcome_of(large);
+    auto sr = outcome_of(small);
     ASSERT_TRUE(lr.is_ok()) << lr.status().to_string();
     ASSERT_TRUE(sr.is_ok()) << sr.status().to_string();
     EXPECT_TRUE(lr->body == big_body) << lr->body.size() << " bytes";
     ASSERT_NE(lr->ext("k"), nullptr);
     EXPECT_EQ(*lr->ext("k"), "v");
     EXPECT_TRUE(sr->body == small_body);
-    client.shutdown();
 }
 
-TEST(RemotingClientLargeResponse, ConnectionClosedInsideTheBodyFailsTheRequest) {
-    HandServer peer;
-    RemotingClient client;
-    client.start();
-    std::promise<Result<RemotingCommand>> large;
-    client.invoke_async(peer.addr(), make_request(kClientEcho, "a"), 20s,
-                        [&](Result<RemotingCommand> r) { large.set_value(std::move(r)); });
-    ASSERT_TRUE(peer.accept_one());
-    auto opaque = peer.read_request();
+TEST_F(RemotingClientLargeResponse, ConnectionClosedInsideTheBodyFailsTheRequest) {
+    std::future<Result<RemotingCommand>> large;
+    auto opaque = send("a", &large);
     ASSERT_TRUE(opaque.has_value());
     const std::string big = response_frame(*opaque, patterned(1024 * 1024, 3));
-    ASSERT_TRUE(peer.write_in_pieces(big.substr(0, 400 * 1024), {100, 200 * 1024}, 20ms));
-    peer.close_now();
-    auto l = large.get_future();
-    ASSERT_EQ(l.wait_for(30s), std::future_status::ready);
-    auto r = l.get();
+    ASSERT_TRUE(peer_.write_in_pieces(big.substr(0, 400 * 1024), {100, 200 * 1024}, 20ms));
+    peer_.close_now();
+    auto r = outcome_of(large);
     ASSERT_FALSE(r.is_ok());
     EXPECT_EQ(r.status().code(), Errc::kUnavailable) << r.status().to_string();
-    client.shutdown();
 }
 
 TEST(ThreadPoolExecutorTest, RunsEverythingQueuedBeforeShutdownThenRejects) {
