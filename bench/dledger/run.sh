@@ -18,14 +18,21 @@
 # commitLogZeroFill (decision 035) a store's first segment is created inline without zeros; the
 # ones after it are zero-filled in the background, so a run shorter than one segment measures
 # only the first kind (conf/dledger uses 128 MiB).
+# The stores live under $TMPDIR (default /tmp): TMPDIR=/dev/shm puts every target's store on
+# tmpfs, which takes the block device (its write bandwidth and flush latency) out of the run.
+# --fill-page-cache: before each target, fill memory with clean page cache
+# (bench/env/fill_page_cache.sh, removed on exit), a broker host's steady state: new pages then
+# come from reclaim instead of free memory that a VM with free page reporting gave back to its
+# host (a first touch of 6-10 us per page here, paid once per copy: three times by a group).
 # Usage: bench/dledger/run.sh BUILD_DIR [--duration SEC] [--direct] [--segment BYTES]
-#        [--variant LABEL "FLAGS"]...
+#        [--fill-page-cache] [--variant LABEL "FLAGS"]...
 # Builds nothing; every process it starts is stopped on exit. Needs python3 (free ports).
 set -euo pipefail
 BUILD=${1:?usage: bench/dledger/run.sh BUILD_DIR [--duration SEC] [--direct]}
 shift
 DURATION=10
 DIRECT=0
+FILL=0
 SEGMENT_FLAG=()
 VARIANTS=()
 declare -A VARIANT_FLAGS
@@ -33,6 +40,7 @@ while [[ $# -gt 0 ]]; do
     case $1 in
         --duration) DURATION=$2; shift 2 ;;
         --direct) DIRECT=1; shift ;;
+        --fill-page-cache) FILL=1; shift ;;
         --segment) SEGMENT_FLAG=(--mappedFileSizeCommitLog="$2"); shift 2 ;;
         --variant) VARIANTS+=("$2"); VARIANT_FLAGS[$2]=$3; shift 3 ;;
         *) echo "unknown option $1" >&2; exit 2 ;;
@@ -41,7 +49,7 @@ done
 # shellcheck source=bench/lib/proc.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/proc.sh"  # comet_apps, master_addr (this script keeps its other helpers)
 comet_apps "$BUILD"
-TMP=$(mktemp -d /tmp/comet_bench_dledger.XXXXXX)
+TMP=$(mktemp -d "${TMPDIR:-/tmp}"/comet_bench_dledger.XXXXXX)
 PIDS=()
 BROKERS=()  # broker pids of the target being measured
 CLK_TCK=$(getconf CLK_TCK)
@@ -53,8 +61,14 @@ cleanup() {
         mkdir -p "$KEEP_LOGS" && cp -r "$TMP"/*.log "$TMP"/*.err "$TMP"/*.json "$TMP"/logs "$KEEP_LOGS"/ 2>/dev/null || true
     fi
     rm -rf "$TMP"
+    if [[ $FILL == 1 ]]; then "$ENV_DIR/fill_page_cache.sh" --remove "$FILL_DIR"; fi
 }
 trap cleanup EXIT INT TERM
+ENV_DIR="$(dirname "${BASH_SOURCE[0]}")/../env"
+FILL_DIR=/var/tmp  # on a disk file system (a tmpfs reads holes without caching them)
+# settle: before a target starts, the page cache refilled (--fill-page-cache; the previous
+# target's store was deleted and its pages freed).
+settle() { if [[ $FILL == 1 ]]; then "$ENV_DIR/fill_page_cache.sh" "$FILL_DIR" > /dev/null; fi; }
 port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
 wait_port() { for _ in $(seq 1 200); do (echo > /dev/tcp/127.0.0.1/$1) 2>/dev/null && return 0; sleep 0.05; done; return 1; }
 stop_all() {
@@ -82,23 +96,29 @@ start_ns() {
 # not depend on how busy the CPUs are.
 DEV=$(basename "$(df --output=source "$TMP" | tail -1)")
 disk_io() { awk -v d="$DEV" '$3 == d { print $8, ($19 == "" ? 0 : $19) }' /proc/diskstats; }
-# run LABEL THREADS WINDOW -> "tps p50 p99 failed cpu_us_per_msg writes/1k flushes/1k"
+# The machine's idle and I/O-wait jiffies and its total (/proc/stat "cpu" line): a run whose
+# cores sit idle is bound by latency (syncs, round trips), not by CPU.
+idle_total() { awk '$1 == "cpu" { t = 0; for (i = 2; i <= NF; i++) t += $i; print $5 + $6, t }' /proc/stat; }
+# run LABEL THREADS WINDOW -> "tps p50 p99 failed cpu_us_per_msg writes/1k flushes/1k idle%"
 run() {
-    local c0 c1 d0 d1
+    local c0 c1 d0 d1 i0 i1
     c0=$(brokers_cpu)
     d0=$(disk_io)
+    i0=$(idle_total)
     "$MB" producer "${TARGET[@]}" -t BenchDl --threads "$2" --window "$3" -s 1024 \
         --duration "$DURATION" --json 2> "$TMP/$1.err" | tail -1 > "$TMP/$1.json"
     c1=$(brokers_cpu)
     d1=$(disk_io)
+    i1=$(idle_total)
     python3 -c 'import json,sys
 d=json.load(open(sys.argv[1]))
 ok=max(d.get("ok",0),1)
 cpu=(int(sys.argv[2])-int(sys.argv[3]))/int(sys.argv[4])*1e6/ok
 w0,f0=map(int,(sys.argv[5] or "0 0").split()); w1,f1=map(int,(sys.argv[6] or "0 0").split())
+i0,t0=map(int,sys.argv[7].split()); i1,t1=map(int,sys.argv[8].split())
 print(d.get("tps",0),d.get("p50_ms",0),d.get("p99_ms",0),d.get("failed",0),f"{cpu:.1f}",
-      f"{(w1-w0)*1000/ok:.0f}",f"{(f1-f0)*1000/ok:.0f}")' \
-        "$TMP/$1.json" "$c1" "$c0" "$CLK_TCK" "$d0" "$d1"
+      f"{(w1-w0)*1000/ok:.0f}",f"{(f1-f0)*1000/ok:.0f}",f"{100*(i1-i0)/max(t1-t0,1):.0f}")' \
+        "$TMP/$1.json" "$c1" "$c0" "$CLK_TCK" "$d0" "$d1" "$i0" "$i1"
 }
 declare -A RES
 measure() {  # label
@@ -115,6 +135,7 @@ measure() {  # label
 }
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg); client: $([[ $DIRECT == 1 ]] && echo 'direct (-b)' || echo 'name server (-n)')"
 # single
+settle
 start_ns single
 P=$(port)
 "$BR" -n "127.0.0.1:$NSP" --brokerName=bench-s --listenPort="$P" --listenHost=127.0.0.1 \
@@ -129,6 +150,7 @@ stop_all
 start_group() {
     local label=$1
     shift
+    settle
     start_ns "$label"
     local dp=($(port) $(port) $(port)) bp=($(port) $(port) $(port))
     local peers="n0-127.0.0.1:${dp[0]};n1-127.0.0.1:${dp[1]};n2-127.0.0.1:${dp[2]}"
@@ -156,13 +178,14 @@ for v in "${VARIANTS[@]}"; do
     measure "$v"
     stop_all
 done
-printf '| load | target | msgs/s | ratio to single | p50 / p99 ms | brokers CPU µs/msg | %s writes / flushes per 1k msgs |\n|---|---|---:|---:|---|---:|---:|\n' "$DEV"
+printf '| load | target | msgs/s | ratio to single | p50 / p99 ms | brokers CPU µs/msg | %s writes / flushes per 1k msgs | cores idle %% |\n|---|---|---:|---:|---|---:|---:|---:|\n' "$DEV"
 for l in 4x64 1x1; do
-    read -r st sp50 sp99 sf scpu sw sfl <<< "${RES[single-$l]}"
+    read -r st _ _ _ _ _ _ _ <<< "${RES[single-$l]}"
     for t in single dledger relaxed "${VARIANTS[@]}"; do
-        read -r tt tp50 tp99 tf tcpu tw tfl <<< "${RES[$t-$l]}"
+        read -r tt tp50 tp99 tf tcpu tw tfl tidle <<< "${RES[$t-$l]}"
         ratio=$(python3 -c "print(f'{float($tt)/max(float($st),1):.2f}')")
-        printf '| %s | %s | %.0f | %s | %s / %s | %s | %s / %s |\n' "$l" "$t" "$tt" "$ratio" "$tp50" "$tp99" "$tcpu" "$tw" "$tfl"
+        printf '| %s | %s | %.0f | %s | %s / %s | %s | %s / %s | %s |\n' "$l" "$t" "$tt" "$ratio" \
+            "$tp50" "$tp99" "$tcpu" "$tw" "$tfl" "$tidle"
         if [[ $tf != 0 ]]; then echo "($l $t: $tf failed sends)"; fi
     done
 done

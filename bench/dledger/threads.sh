@@ -2,12 +2,14 @@
 # Where a 3-peer DLedger group spends its CPU, per thread: starts a name server and a durable
 # group, drives it with mqbench, and prints each thread's CPU (utime+stime from
 # /proc/PID/task/*/stat) and context switches (voluntary + nonvoluntary) per acknowledged
-# message over the timed run, by role (L = leader, F = both followers summed) and thread name.
+# message over the timed run, by role (L = leader, F = both followers summed) and thread name,
+# and the leader's mean wait from a put's append to its commit (GET_BROKER_RUNTIME_INFO).
 # Usage: bench/dledger/threads.sh BUILD_DIR [--duration SEC] [--via-ns] [--perf FILE]
 #                                 [--load "MQBENCH LOAD FLAGS"] [-- EXTRA BROKER FLAGS...]
 #   --via-ns   mqbench through the name server and the client library (default: -b to the leader)
 #   --perf F   also `perf record -g` the three peers into F while the load runs
 #   --load     default "--threads 4 --window 64"
+# The stores live under $TMPDIR (default /tmp; /dev/shm takes the block device out).
 # Builds nothing; every process it starts is stopped on exit (bench/lib/proc.sh). Needs python3.
 set -euo pipefail
 BUILD=${1:?usage: bench/dledger/threads.sh BUILD_DIR [--duration SEC] [--via-ns] [--perf FILE] [--load FLAGS] [-- BROKER FLAGS]}
@@ -30,7 +32,7 @@ done
 # shellcheck source=bench/lib/proc.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/proc.sh"
 comet_apps "$BUILD"
-WORK=$(mktemp -d /tmp/comet_bench_dlthreads.XXXXXX)
+WORK=$(mktemp -d "${TMPDIR:-/tmp}"/comet_bench_dlthreads.XXXXXX)
 PIDS=()
 cleanup() {
     stop_pids "${PIDS[@]+"${PIDS[@]}"}"
@@ -61,6 +63,14 @@ for i in 0 1 2; do [[ "127.0.0.1:${bp[$i]}" == "$MASTER" ]] && LEADER_PID=${BROK
 TARGET=(-b "$MASTER" --queues 4)
 [[ $VIA_NS == 1 ]] && TARGET=(-n "127.0.0.1:$NSP")
 
+# commit_waits: the leader's puts answered by a commit and the sum of their waits, append to
+# commit (GET_BROKER_RUNTIME_INFO dledgerCommitWaits / dledgerCommitWaitUsTotal).
+commit_waits() {
+    "$ADMIN" brokerStatus -n "127.0.0.1:$NSP" -b "$MASTER" 2>/dev/null | awk -F': *' '
+        $1 ~ /dledgerCommitWaits *$/ { n = $2 } $1 ~ /dledgerCommitWaitUsTotal *$/ { us = $2 }
+        END { print n + 0, us + 0 }'
+}
+read -r W0 U0 <<< "$(commit_waits)"
 thread_snapshot "$WORK/before" "${BROKERS[@]}"
 PERF_PID=""
 if [[ -n $PERF_OUT ]]; then
@@ -72,8 +82,15 @@ fi
 "$MB" producer "${TARGET[@]}" -t BenchDl $LOAD -s 1024 --duration "$DURATION" --json \
     2> "$WORK/mqbench.err" | tail -1 > "$WORK/result.json"
 thread_snapshot "$WORK/after" "${BROKERS[@]}"
+read -r W1 U1 <<< "$(commit_waits)"
 [[ -n $PERF_PID ]] && wait "$PERF_PID" || true
 grep -h "syncing on the flush thread" "$WORK"/peer*.log 2>/dev/null | head -3 || true
+if ((W1 > W0)); then
+    # The rest of a send's latency (the client's mean, in-flight / msgs/s, minus this) is spent
+    # in the client, on the way in to the append and on the way out of the reply.
+    python3 -c 'import sys; n, us = int(sys.argv[1]), int(sys.argv[2]); print(f"leader: {n} puts waited {us / n / 1000:.3f} ms on average from their append to their commit")' \
+        "$((W1 - W0))" "$((U1 - U0))"
+fi
 python3 - "$WORK/before" "$WORK/after" "$WORK/result.json" "$LEADER_PID" "$(getconf CLK_TCK)" <<'PY'
 import json, sys
 def load(path):

@@ -245,6 +245,9 @@ std::map<std::string, std::string> DLedgerServer::runtime_info() const {
     m["dledgerPeerMatch"] = peers;
     m["dledgerLeaderSyncsDeferredCommitted"] = std::to_string(lazy_committed_by_followers_.load());
     m["dledgerLeaderSyncsForCommit"] = std::to_string(lazy_released_for_commit_.load());
+    m["dledgerCommitWaits"] = std::to_string(commit_waits_.load(std::memory_order_relaxed));
+    m["dledgerCommitWaitUsTotal"] =
+        std::to_string(commit_wait_us_.load(std::memory_order_relaxed));
     return m;
 }
 
@@ -639,6 +642,18 @@ void DLedgerServer::publish_commit(raft::LogIndex commit) {
         compact_waiters();
     }
     store_.note_dispatchable();  // at once only for a waiting consumer (decision 037)
+    if (!ready.empty()) {
+        // Each waiter was registered at deadline - commit_timeout.
+        const TimePoint now = clock_.now();
+        int64_t us = 0;
+        for (const Waiter& w : ready) {
+            us += std::chrono::duration_cast<std::chrono::microseconds>(
+                      now - (w.deadline - config_.commit_timeout))
+                      .count();
+        }
+        commit_waits_.fetch_add(static_cast<int64_t>(ready.size()), std::memory_order_relaxed);
+        commit_wait_us_.fetch_add(us, std::memory_order_relaxed);
+    }
     for (Waiter& w : ready) {
         w.done(store::PutMessageStatus::kPutOk);
     }

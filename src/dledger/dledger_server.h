@@ -213,6 +213,10 @@ private:
     // because a commit may have waited for the leader (runtime_info).
     std::atomic<int64_t> lazy_committed_by_followers_{0};
     std::atomic<int64_t> lazy_released_for_commit_{0};
+    // Leader: puts answered by a commit, and the sum of their waits (registration right after
+    // the append to the commit that answered them), for GET_BROKER_RUNTIME_INFO.
+    std::atomic<int64_t> commit_waits_{0};
+    std::atomic<int64_t> commit_wait_us_{0};
     int64_t truncated_seen_ = 0;        // driver thread: storage_.truncated_bytes() last seen
     // Driver thread: whether a follower's round syncs inline or on the flush thread.
     InlineSyncPolicy inline_sync_;

@@ -124,7 +124,10 @@ protected:
         return found;
     }
     // The send path as the broker runs it: gate, store put, commit wait.
-    store::PutMessageStatus put(int i, const std::string& body) {
+    // `advance`: how far the injected clock moves between the waiter's registration and the
+    // proposal (the commit-wait figures read that clock).
+    store::PutMessageStatus put(int i, const std::string& body,
+                                Duration advance = Duration::zero()) {
         Peer& p = peers_[i];
         if (!p.server->begin_put()) {
             return store::PutMessageStatus::kServiceNotAvailable;
@@ -137,6 +140,7 @@ protected:
             } else {
                 p.server->wait_committed(r.append.end_offset().value(),
                                          [&](store::PutMessageStatus st) { done.set_value(st); });
+                clock_.advance(advance);
             }
             p.server->end_put();
             p.server->notify_appended();
@@ -188,6 +192,35 @@ TEST_F(DLedgerServerTest, ElectsCommitsOnAMajorityAndFailsOver) {
     // Committed means dispatchable: the ConsumeQueue follows shortly (the dispatch thread).
     EXPECT_TRUE(wait_until(
         [&] { return peers_[next].store->get_max_offset_in_queue("T", 0).value() == 21; }, 20s));
+}
+
+// GET_BROKER_RUNTIME_INFO's commit-wait figures: every put answered by a commit is counted, with
+// its wait from registration to commit on the injected clock (here moved 2 ms per put before its
+// proposal, so each counted wait is at least that).
+TEST_F(DLedgerServerTest, CountsThePutsAnsweredByACommitAndTheirWaits) {
+    int leader = -1;
+    ASSERT_TRUE(wait_until([&] { return (leader = writable_leader()) >= 0; }, 20s));
+    auto counter = [&](const char* key) {
+        return std::stoll(peers_[leader].server->runtime_info()[key]);
+    };
+    const int64_t waits_before = counter("dledgerCommitWaits");
+    const int64_t us_before = counter("dledgerCommitWaitUsTotal");
+    constexpr int kPuts = 10;
+    for (int k = 0; k < kPuts; ++k) {
+        ASSERT_EQ(put(leader, "w" + std::to_string(k), 2ms), store::PutMessageStatus::kPutOk);
+    }
+    const int64_t waits = counter("dledgerCommitWaits") - waits_before;
+    const int64_t us = counter("dledgerCommitWaitUsTotal") - us_before;
+    // A put whose commit came before its waiter registered is answered at once, uncounted; a
+    // put waits for followers that sync, so nearly all of them register.
+    EXPECT_GE(waits, 1);
+    EXPECT_LE(waits, kPuts);
+    EXPECT_GE(us, 2000 * waits);
+    for (int i = 0; i < 3; ++i) {
+        if (i != leader) {
+            EXPECT_EQ(peers_[i].server->runtime_info()["dledgerCommitWaits"], "0") << "peer " << i;
+        }
+    }
 }
 
 // Commit waiters may register out of end-offset order (puts on different I/O threads): each
