@@ -436,7 +436,9 @@ private:
         std::vector<int64_t> samples;
     };
 
-    // The calling thread's shard of this object, created on its first record.
+    // The calling thread's shard of this object, created on its first record. A thread
+    // remembers one object's shard: mqbench records into one Stats at a time (a thread
+    // alternating between two would make a shard per switch).
     Shard& shard() {
         struct Mine {
             uint64_t generation = 0;  // of the Stats object `shard` belongs to

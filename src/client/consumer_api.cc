@@ -147,6 +147,18 @@ Status decode_pulled(std::string_view body, const protocol::SubscriptionData& su
     return Status::ok();
 }
 
+bool release_if_larger(std::vector<MessageExt>* msgs, size_t max_body_bytes) {
+    size_t held = 0;
+    for (const MessageExt& m : *msgs) {
+        held += m.body.capacity();
+    }
+    if (held <= max_body_bytes) {
+        return false;
+    }
+    std::vector<MessageExt>().swap(*msgs);
+    return true;
+}
+
 Result<PullResult> process_pull_response(const protocol::RemotingCommand& resp,
                                          const protocol::SubscriptionData& sub) {
     COMET_ASSIGN_OR_RETURN(PullResult r, pull_result_header(resp));

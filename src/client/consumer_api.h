@@ -48,6 +48,10 @@ Result<std::vector<MessageExt>> decode_pulled(std::string_view body,
 // allocation per message when one vector serves pull after pull.
 Status decode_pulled(std::string_view body, const protocol::SubscriptionData& sub,
                      std::vector<MessageExt>* out);
+// For a vector kept for decode_pulled: when its messages' bodies hold room for more than
+// `max_body_bytes`, frees them all, the vector's own memory too (true), so that one pull of
+// large messages is not held for the life of the queue.
+bool release_if_larger(std::vector<MessageExt>* msgs, size_t max_body_bytes);
 
 using PullCallback = std::function<void(Result<PullResult>)>;
 // Pulls from the broker the last response suggested (suggestWhichBrokerId; master by default),

@@ -748,6 +748,9 @@ void DefaultMqPushConsumer::drain(const PqPtr& pq) {
     // While `consuming` is set no other drain runs and on_pull only appends, so queue order
     // holds. The pull callback (I/O thread) and this thread meet on pq->mu once per chunk.
     constexpr size_t kDrainChunk = 256;
+    // What a queue's kept messages may hold of bodies between chunks: a drain of 1 KiB
+    // messages reuses them, a pull of large ones is freed once consumed.
+    constexpr size_t kKeptBodyBytes = 4 << 20;
     const size_t max_batch = std::max<size_t>(1, config_.consume_message_batch_max_size);
     const protocol::SubscriptionData* sub = subscription(pq->mq.topic);
     COMET_CHECK(sub != nullptr, "draining unsubscribed topic {}", pq->mq.topic);
@@ -838,6 +841,9 @@ void DefaultMqPushConsumer::drain(const PqPtr& pq) {
                 pq->consumed_offset = pull_position >= 0 ? pull_position : last_offset + 1;
             }
         }
+        // The messages kept for the next chunk hold at most kKeptBodyBytes of bodies.
+        release_if_larger(&taken, kKeptBodyBytes);
+        release_if_larger(&batch, kKeptBodyBytes);
         if (retry) {
             instance_->scheduler().schedule_after(config_.suspend_current_queue_time,
                                                   [this, pq] { submit_drain(pq); });

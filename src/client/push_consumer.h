@@ -146,7 +146,8 @@ private:
         std::deque<RawChunk> raw GUARDED_BY(mu);
         size_t raw_records GUARDED_BY(mu) = 0;
         // The drain's messages, kept from drain to drain with their buffers (a raw chunk is
-        // decoded over them): only the drain running (`consuming`) touches them.
+        // decoded over them; up to 4 MiB of bodies, see drain()): only the drain running
+        // (`consuming`) touches them.
         std::vector<MessageExt> drain_taken;
         std::vector<MessageExt> drain_batch;
     };

@@ -144,5 +144,27 @@ TEST(ConsumeAllocations, DecodingOverOldMessagesGivesWhatAFreshDecodeGives) {
     }
 }
 
+TEST(ConsumeAllocations, AKeptVectorReleasesAPullOfLargeMessages) {
+    // A push consumer keeps each queue's decoded messages for the next pull; a pull of large
+    // messages must not stay held by them, an ordinary one must stay for reuse.
+    constexpr size_t kKeep = 4 << 20;
+    std::vector<MessageExt> kept;
+    ASSERT_TRUE(decode_pulled(pull_body(256, "T", 1024, 0, "a"), all_tags("T"), &kept).is_ok());
+    EXPECT_FALSE(release_if_larger(&kept, kKeep));
+    EXPECT_EQ(kept.size(), 256u);
+    ASSERT_TRUE(
+        decode_pulled(pull_body(6, "T", 1 << 20, 256, "a"), all_tags("T"), &kept).is_ok());
+    ASSERT_EQ(kept.size(), 6u);
+    EXPECT_TRUE(release_if_larger(&kept, kKeep));
+    EXPECT_TRUE(kept.empty());
+    EXPECT_EQ(kept.capacity(), 0u);
+    // Small bodies after large ones, decoded over them, still hold the large buffers: freed too.
+    ASSERT_TRUE(
+        decode_pulled(pull_body(6, "T", 1 << 20, 262, "a"), all_tags("T"), &kept).is_ok());
+    ASSERT_TRUE(decode_pulled(pull_body(6, "T", 10, 268, "a"), all_tags("T"), &kept).is_ok());
+    EXPECT_TRUE(release_if_larger(&kept, kKeep));
+    EXPECT_EQ(kept.capacity(), 0u);
+}
+
 }  // namespace
 }  // namespace comet::client
