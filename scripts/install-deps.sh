@@ -10,6 +10,7 @@ PACKAGES=(
   clang libclang-rt-14-dev
   nodejs npm
   iproute2 procps python3
+  universal-ctags
   chromium
   prometheus
 )
