@@ -11,10 +11,10 @@
 #include "base/config.h"
 #include "base/logging.h"
 #include "base/stop_signals.h"
-#include "broker/broker_config.h"
 #include "broker/broker_controller.h"
-#include "broker/replication_service.h"
-#include "broker/store_adapter.h"
+#include "broker/context/store_adapter.h"
+#include "broker/metadata/broker_config.h"
+#include "broker/replication/replication_service.h"
 
 int main(int argc, char** argv) {
     using namespace comet;

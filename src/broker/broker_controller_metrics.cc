@@ -7,7 +7,7 @@
 #include <cstdlib>
 
 #include "broker/broker_controller.h"
-#include "broker/broker_metrics.h"
+#include "broker/stats/broker_metrics.h"
 
 namespace comet::broker {
 namespace {

@@ -5,8 +5,8 @@
 #include <map>
 
 #include "base/strings.h"
-#include "broker/replication_service.h"
-#include "broker/store_adapter.h"
+#include "broker/context/store_adapter.h"
+#include "broker/replication/replication_service.h"
 
 namespace comet::container {
 namespace {

@@ -23,7 +23,7 @@
 #include "base/config.h"
 #include "base/properties.h"
 #include "base/status.h"
-#include "broker/broker_config.h"
+#include "broker/metadata/broker_config.h"
 #include "store/message_store_config.h"
 
 namespace comet::container {

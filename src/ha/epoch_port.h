@@ -2,7 +2,7 @@
 // EpochPort: what the AutoSwitch HA protocol (controller mode, rocketmq-wire.md §7.5) needs from
 // the broker beyond HaStorePort's bytes: the epoch file (masterEpoch -> first CommitLog offset),
 // the confirm offset, and the slave's truncation to the consistent point. The broker implements
-// it over store::MessageStore + store::EpochFile (broker/replicas_manager); tests over a fake.
+// it over store::MessageStore + store::EpochFile (broker/controller/replicas_manager); tests over a fake.
 // Thread-safety: every method from any thread (HA threads call it); implementations lock.
 
 #include <cstdint>

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "base/clock.h"
-#include "broker/broker_processors.h"
+#include "broker/processor/broker_processors.h"
 #include "fake_store.h"
 
 namespace comet::broker::testing {

@@ -1,4 +1,4 @@
-#include "broker/broker_identity.h"
+#include "broker/controller/broker_identity.h"
 
 #include <gtest/gtest.h>
 

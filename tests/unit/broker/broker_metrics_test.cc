@@ -1,6 +1,6 @@
 // BrokerMetrics' hot-path counters: per-topic children through the per-thread cache, put results
 // by status, pull counters.
-#include "broker/broker_metrics.h"
+#include "broker/stats/broker_metrics.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // BrokerStatsManager: the minute / hour / day windows of StatsItem, driven by hand-made wall
 // times (the caller's injected clock).
-#include "broker/broker_stats_manager.h"
+#include "broker/stats/broker_stats_manager.h"
 
 #include <gtest/gtest.h>
 

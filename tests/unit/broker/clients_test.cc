@@ -1,10 +1,10 @@
 #include <gtest/gtest.h>
 
 #include "base/clock.h"
-#include "broker/consumer_manager.h"
-#include "broker/pull_request_hold_service.h"
-#include "broker/rebalance_lock_manager.h"
-#include "broker/subscription_data.h"
+#include "broker/client/consumer_manager.h"
+#include "broker/client/rebalance_lock_manager.h"
+#include "broker/client/subscription_data.h"
+#include "broker/longpolling/pull_request_hold_service.h"
 
 namespace comet::broker {
 namespace {

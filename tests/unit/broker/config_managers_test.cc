@@ -4,13 +4,13 @@
 #include <fstream>
 
 #include "base/clock.h"
-#include "broker/broker_config.h"
-#include "broker/config_file.h"
-#include "broker/consumer_offset_manager.h"
-#include "broker/delay_levels.h"
-#include "broker/json_file.h"
-#include "broker/subscription_group_manager.h"
-#include "broker/topic_config_manager.h"
+#include "broker/metadata/broker_config.h"
+#include "broker/metadata/config_file.h"
+#include "broker/metadata/consumer_offset_manager.h"
+#include "broker/metadata/delay_levels.h"
+#include "broker/metadata/json_file.h"
+#include "broker/metadata/subscription_group_manager.h"
+#include "broker/metadata/topic_config_manager.h"
 
 namespace comet::broker {
 namespace {

@@ -1,11 +1,11 @@
 // ConsumerFilterManager (Java ConsumerFilterManager's register rules: versions, recompiles,
 // dead filters) and ExpressionMessageFilter over stored records.
-#include "broker/consumer_filter_manager.h"
+#include "broker/filter/consumer_filter_manager.h"
 
 #include <gtest/gtest.h>
 
 #include "base/clock.h"
-#include "broker/expression_message_filter.h"
+#include "broker/filter/expression_message_filter.h"
 #include "protocol/message_decoder.h"
 
 namespace comet::broker {

@@ -3,7 +3,7 @@
 // entry; a slave copying a master's epoch-0 bytes records epoch 0 too, so its epoch file
 // exists as soon as it holds data; the consistent point of such a slave keeps what the master
 // holds of epoch 0.
-#include "broker/controller_store.h"
+#include "broker/controller/controller_store.h"
 
 #include <gtest/gtest.h>
 

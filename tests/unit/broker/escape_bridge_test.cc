@@ -1,12 +1,12 @@
 // EscapeBridge: target choice (another group's master only), the SEND_MESSAGE_V2 it sends, and
 // the acting master's CONSUMER_SEND_MSG_BACK escaping through it (fake network seam).
 
-#include "broker/escape_bridge.h"
+#include "broker/replication/escape_bridge.h"
 
 #include <gtest/gtest.h>
 
 #include "base/clock.h"
-#include "broker/broker_processors.h"
+#include "broker/processor/broker_processors.h"
 #include "broker_context_fixture.h"
 #include "protocol/request_code.h"
 #include "protocol/response_code.h"

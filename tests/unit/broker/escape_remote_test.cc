@@ -4,7 +4,7 @@
 
 #include <mutex>
 
-#include "broker/escape_bridge.h"
+#include "broker/replication/escape_bridge.h"
 #include "net/remoting_client.h"
 #include "net/remoting_server.h"
 #include "protocol/request_code.h"

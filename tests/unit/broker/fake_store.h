@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "broker/message_store_port.h"
+#include "broker/context/message_store_port.h"
 
 namespace comet::broker::testing {
 

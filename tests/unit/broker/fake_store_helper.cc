@@ -1,7 +1,7 @@
 #include "fake_store.h"
 
-#include "broker/subscription_data.h"
-#include "broker/topic_config.h"
+#include "broker/client/subscription_data.h"
+#include "broker/metadata/topic_config.h"
 #include "protocol/message_decoder.h"
 #include "protocol/message_id.h"
 

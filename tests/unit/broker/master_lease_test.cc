@@ -1,4 +1,4 @@
-#include "broker/master_lease.h"
+#include "broker/controller/master_lease.h"
 
 #include <gtest/gtest.h>
 

@@ -6,10 +6,10 @@
 #include <condition_variable>
 #include <mutex>
 
-#include "broker/acting_master_service.h"
-#include "broker/consumer_offset_manager.h"
-#include "broker/subscription_group_manager.h"
-#include "broker/topic_config_manager.h"
+#include "broker/metadata/consumer_offset_manager.h"
+#include "broker/metadata/subscription_group_manager.h"
+#include "broker/metadata/topic_config_manager.h"
+#include "broker/replication/acting_master_service.h"
 #include "net/remoting_server.h"
 #include "protocol/request_code.h"
 #include "protocol/response_code.h"

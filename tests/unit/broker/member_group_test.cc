@@ -2,7 +2,7 @@
 // reads, driven with GET_BROKER_MEMBER_GROUP answers and NOTIFY_MIN_BROKER_ID_CHANGE headers.
 #include <gtest/gtest.h>
 
-#include "broker/broker_member_group.h"
+#include "broker/replication/broker_member_group.h"
 #include "protocol/request_code.h"
 
 namespace comet::broker {

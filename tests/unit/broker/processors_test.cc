@@ -7,9 +7,9 @@
 #include <sstream>
 
 #include "base/clock.h"
-#include "broker/broker_processors.h"
-#include "broker/schedule_message_service.h"
-#include "broker/transactional_message_service.h"
+#include "broker/processor/broker_processors.h"
+#include "broker/schedule/schedule_message_service.h"
+#include "broker/transaction/transactional_message_service.h"
 #include "broker_context_fixture.h"
 #include "protocol/message_decoder.h"
 #include "protocol/request_code.h"

@@ -1,8 +1,8 @@
 #include <gtest/gtest.h>
 
 #include "base/config.h"
-#include "broker/broker_config.h"
-#include "broker/store_adapter.h"
+#include "broker/context/store_adapter.h"
+#include "broker/metadata/broker_config.h"
 
 namespace comet::broker {
 namespace {

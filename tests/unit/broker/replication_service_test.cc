@@ -2,7 +2,7 @@
 // ManualClock) and a fake CommitLog end. Every quorum verdict is driven through put() and the
 // resulting PutMessageStatus is mapped to the response code the send processor answers with.
 
-#include "broker/replication_service.h"
+#include "broker/replication/replication_service.h"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include <optional>
 #include <vector>
 
-#include "broker/broker_processors.h"
+#include "broker/processor/broker_processors.h"
 #include "protocol/response_code.h"
 
 namespace comet::broker {

@@ -7,12 +7,12 @@
 #include <filesystem>
 
 #include "base/clock.h"
-#include "broker/consumer_offset_manager.h"
-#include "broker/json_file.h"
-#include "broker/schedule_message_service.h"
-#include "broker/slave_synchronize.h"
-#include "broker/subscription_group_manager.h"
-#include "broker/topic_config_manager.h"
+#include "broker/metadata/consumer_offset_manager.h"
+#include "broker/metadata/json_file.h"
+#include "broker/metadata/subscription_group_manager.h"
+#include "broker/metadata/topic_config_manager.h"
+#include "broker/replication/slave_synchronize.h"
+#include "broker/schedule/schedule_message_service.h"
 #include "fake_store.h"
 #include "protocol/request_code.h"
 #include "protocol/response_code.h"

@@ -1,4 +1,4 @@
-#include "broker/sync_state_policy.h"
+#include "broker/controller/sync_state_policy.h"
 
 #include <gtest/gtest.h>
 

@@ -7,8 +7,8 @@
 
 #include <vector>
 
-#include "broker/transactional_message_service.h"
-#include "broker/transactional_message_util.h"
+#include "broker/transaction/transactional_message_service.h"
+#include "broker/transaction/transactional_message_util.h"
 #include "broker_context_fixture.h"
 #include "protocol/message_decoder.h"
 #include "protocol/request_code.h"

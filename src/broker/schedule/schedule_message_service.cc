@@ -1,0 +1,193 @@
+#include "broker/schedule/schedule_message_service.h"
+
+#include <pthread.h>
+#include <spdlog/spdlog.h>
+
+#include <future>
+
+#include "base/log_tag.h"
+#include "broker/metadata/consumer_offset_manager.h"
+#include "broker/metadata/json_file.h"
+#include "broker/metadata/topic_config.h"
+
+namespace comet::broker {
+
+ScheduleMessageService::ScheduleMessageService(Clock& clock, MessageStorePort& store,
+                                               DelayLevels levels, std::string path)
+    : clock_(clock), store_(store), levels_(std::move(levels)), file_(std::move(path)) {}
+
+ScheduleMessageService::~ScheduleMessageService() { shutdown(); }
+
+Status ScheduleMessageService::load() {
+    return file_.load([this](std::string_view text) -> Status {
+        COMET_ASSIGN_OR_RETURN(auto table, decode_int_offset_table(text, file_.path()));
+        MutexLock l(mu_);
+        offsets_ = std::move(table);
+        return Status::ok();
+    });
+}
+
+Status ScheduleMessageService::persist() {
+    return file_.persist([this] { return encode(false); });
+}
+
+std::string ScheduleMessageService::encode(bool pretty) const {
+    MutexLock l(mu_);
+    return encode_int_offset_table(offsets_, pretty);
+}
+
+int64_t ScheduleMessageService::offset(int32_t level) const {
+    MutexLock l(mu_);
+    auto it = offsets_.find(level);
+    return it == offsets_.end() ? 0 : it->second;
+}
+
+int64_t ScheduleMessageService::deliver_due() {
+    const std::string topic(kScheduleTopic);
+    int64_t delivered = 0;
+    if (remote_deliver_ && !(remote_active_ && remote_active_())) {
+        return 0;  // a slave delivers only while it is the acting master
+    }
+    for (int32_t level = 1; level <= levels_.max_level(); ++level) {
+        const int32_t qid = level - 1;
+        int64_t next = offset(level);
+        const int64_t min = store_.min_offset_in_queue(topic, qid);
+        if (next < min) {
+            spdlog::warn("schedule level {}: offset {} below queue min {}, skipping ahead", level,
+                         next, min);
+            next = min;
+        }
+        const int64_t max = store_.max_offset_in_queue(topic, qid);
+        while (next < max) {
+            auto unit = store_.consume_queue_unit(topic, qid, next);
+            if (!unit) {
+                break;
+            }
+            const int64_t now = clock_.wall_millis();
+            int64_t deliver_at = unit->tags_code;
+            // A delivery time further out than the level allows came from a clock jump: deliver
+            // at the level's delay from now at the latest (Java correctDeliverTimestamp).
+            if (deliver_at > now + levels_.delay_millis(level)) {
+                deliver_at = now;
+            }
+            if (deliver_at > now) {
+                break;
+            }
+            auto msg = store_.look_message_by_offset(unit->physical_offset);
+            if (!msg) {
+                spdlog::error("schedule level {}: message at {} (queue offset {}) unreadable, "
+                              "skipped",
+                              level, unit->physical_offset, next);
+                ++next;
+                continue;
+            }
+            const std::string* real_topic = msg->property(protocol::property::kRealTopic);
+            const std::string* real_qid = msg->property(protocol::property::kRealQueueId);
+            if (real_topic == nullptr || real_qid == nullptr) {
+                spdlog::error("schedule level {}: message at {} lacks REAL_TOPIC/REAL_QID, skipped",
+                              level, unit->physical_offset);
+                ++next;
+                continue;
+            }
+            protocol::MessageExt out;
+            out.topic = *real_topic;
+            out.queue_id = std::atoi(real_qid->c_str());
+            out.body = std::move(msg->body);
+            out.flag = msg->flag;
+            out.sys_flag = msg->sys_flag;
+            out.born_timestamp = msg->born_timestamp;
+            out.born_host = msg->born_host;
+            out.store_host = store_.store_host();
+            out.reconsume_times = msg->reconsume_times;
+            out.properties = msg->properties;
+            out.erase_property(protocol::property::kDelayTimeLevel);
+            out.set_property(protocol::property::kWaitStoreMsgOk, "false");
+
+            if (remote_deliver_) {
+                const Status st = remote_deliver_(out);
+                if (!st.is_ok()) {
+                    spdlog::warn("schedule level {}: escape of message at {} failed ({}), "
+                                 "retrying later",
+                                 level, unit->physical_offset, st.message());
+                    break;
+                }
+                ++next;
+                ++delivered;
+                continue;
+            }
+            std::promise<store::PutMessageResult> p;
+            auto f = p.get_future();
+            store_.put_message(out, [&p](store::PutMessageResult r) { p.set_value(std::move(r)); });
+            if (f.wait_for(std::chrono::seconds(10)) != std::future_status::ready) {
+                // The callback still refers to `p`; wait for it so it never dangles.
+                f.wait();
+            }
+            const store::PutMessageResult r = f.get();
+            if (!store::is_stored(r.status)) {
+                spdlog::warn("schedule level {}: re-put of message at {} failed ({}), retrying later",
+                             level, unit->physical_offset,
+                             store::put_message_status_name(r.status));
+                break;
+            }
+            ++next;
+            ++delivered;
+        }
+        MutexLock l(mu_);
+        offsets_[level] = std::max(offsets_[level], next);
+    }
+    return delivered;
+}
+
+void ScheduleMessageService::start(Duration tick, Duration persist_every) {
+    MutexLock l(mu_);
+    if (thread_.joinable()) {
+        return;
+    }
+    stopping_ = false;
+    thread_ = tagged_thread([this, tick, persist_every] { run(tick, persist_every); });
+}
+
+void ScheduleMessageService::shutdown() {
+    {
+        MutexLock l(mu_);
+        stopping_ = true;
+    }
+    cv_.notify_all();
+    if (thread_.joinable()) {
+        thread_.join();
+        Status st = persist();
+        if (!st.is_ok()) {
+            spdlog::error("persist {} failed: {}", file_.path(), st.to_string());
+        }
+    }
+}
+
+void ScheduleMessageService::run(Duration tick, Duration persist_every) {
+    pthread_setname_np(pthread_self(), "ScheduleMessage");
+    TimePoint last_persist = clock_.now();
+    while (true) {
+        {
+            MutexLock l(mu_);
+            if (stopping_) {
+                return;
+            }
+        }
+        deliver_due();
+        if (clock_.now() - last_persist >= persist_every) {
+            last_persist = clock_.now();
+            Status st = persist();
+            if (!st.is_ok()) {
+                spdlog::error("persist {} failed: {}", file_.path(), st.to_string());
+            }
+        }
+        MutexLock l(mu_);
+        if (stopping_) {
+            return;
+        }
+        std::unique_lock<Mutex> ul(mu_, std::adopt_lock);
+        cv_.wait_for(ul, tick);
+        ul.release();
+    }
+}
+
+}  // namespace comet::broker

@@ -1,0 +1,70 @@
+#pragma once
+// ScheduleMessageService: delivers delayed messages (Java ScheduleMessageService). Messages with
+// DELAY=n are stored in SCHEDULE_TOPIC_XXXX queue n-1 (see apply_schedule_topic); the
+// ConsumeQueue tagsCode of each unit is its delivery time (ms). For each level this service keeps
+// the next queue offset to deliver and, once a unit is due, re-puts the message to REAL_TOPIC /
+// REAL_QID without DELAY. Progress is persisted in <storeRoot>/config/delayOffset.json
+// ({"offsetTable":{"<level>":<offset>}}), so deliveries resume after a restart (a message
+// re-put just before a crash may be delivered again: at-least-once, as in RocketMQ).
+// Threads: deliver_due() from the "ScheduleMessage" thread (or a test); encode()/offset() from
+// any thread. mu_ guards the offset table; it is never held across a store call.
+
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <string>
+#include <thread>
+
+#include "base/clock.h"
+#include "base/mutex.h"
+#include "broker/context/message_store_port.h"
+#include "broker/metadata/config_file.h"
+#include "broker/metadata/delay_levels.h"
+
+namespace comet::broker {
+
+class ScheduleMessageService {
+public:
+    ScheduleMessageService(Clock& clock, MessageStorePort& store, DelayLevels levels,
+                           std::string path);
+    ~ScheduleMessageService();
+
+    Status load();
+    Status persist();
+    // Re-puts every due message; returns how many. A failed put stops that level until the next
+    // call (the message is retried, never skipped).
+    int64_t deliver_due();
+    int64_t offset(int32_t level) const;
+    std::string encode(bool pretty) const;
+
+    // Acting master (enableSlaveActingMaster + enableRemoteEscape on a slave): due messages go
+    // through `deliver` (EscapeBridge: another group's master) instead of the local store, and
+    // only while `active()` is true; otherwise nothing is delivered and progress stays put.
+    // Set before start(); read-only afterwards.
+    using RemoteDeliver = std::function<Status(const protocol::MessageExt&)>;
+    void set_remote_delivery(std::function<bool()> active, RemoteDeliver deliver) {
+        remote_active_ = std::move(active);
+        remote_deliver_ = std::move(deliver);
+    }
+
+    // Starts the delivery thread, polling every `tick`, persisting every `persist_every`.
+    void start(Duration tick, Duration persist_every);
+    void shutdown();
+
+private:
+    void run(Duration tick, Duration persist_every);
+
+    Clock& clock_;
+    MessageStorePort& store_;
+    const DelayLevels levels_;
+    ConfigFile file_;
+    mutable Mutex mu_;
+    std::map<int32_t, int64_t> offsets_ GUARDED_BY(mu_);
+    bool stopping_ GUARDED_BY(mu_) = false;
+    std::condition_variable_any cv_;
+    std::thread thread_;
+    std::function<bool()> remote_active_;
+    RemoteDeliver remote_deliver_;
+};
+
+}  // namespace comet::broker
