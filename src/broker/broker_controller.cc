@@ -107,7 +107,26 @@ Status BrokerController::initialize() {
     store_root_ = cfg.store_root();
     stats_.start_millis = clock_.wall_millis();
     init_metrics(cfg);
+    COMET_RETURN_IF_ERROR(load_tables(cfg));
+    COMET_ASSIGN_OR_RETURN(store::MessageStoreConfig store_cfg,
+                           make_store_config(cfg, store_base_));
+    COMET_RETURN_IF_ERROR(open_store(cfg, store_cfg));
+    COMET_RETURN_IF_ERROR(init_replication(cfg));
+    if (dledger_log_ != nullptr) {
+        COMET_RETURN_IF_ERROR(init_dledger(cfg));
+    }
+    COMET_RETURN_IF_ERROR(init_services(cfg, levels, store_cfg));
+    wire_context(levels);
+    create_processors();
+    init_server(cfg);
+    register_processors();
+    COMET_RETURN_IF_ERROR(init_cluster_links(cfg));
+    spdlog::info("broker {} ({}) initialized, store at {}", cfg.broker_name, cfg.broker_addr(),
+                 store_root_);
+    return Status::ok();
+}
 
+Status BrokerController::load_tables(const BrokerConfig& cfg) {
     notify_listener_ = std::make_unique<NotifyListener>(*this);
     topics_ = std::make_unique<TopicConfigManager>(cfg, clock_, config_path("topics.json"));
     COMET_RETURN_IF_ERROR(topics_->load());
@@ -124,9 +143,11 @@ Status BrokerController::initialize() {
     producers_ = std::make_unique<ProducerManager>(clock_, expiry);
     locks_ = std::make_unique<RebalanceLockManager>(
         clock_, std::chrono::milliseconds(cfg.rebalance_lock_max_live_time));
+    return Status::ok();
+}
 
-    COMET_ASSIGN_OR_RETURN(store::MessageStoreConfig store_cfg,
-                           make_store_config(cfg, store_base_));
+Status BrokerController::open_store(const BrokerConfig& cfg,
+                                    const store::MessageStoreConfig& store_cfg) {
     store::MessageStoreOptions store_options;
     if (cfg.enable_dleger_commit_log) {
         COMET_RETURN_IF_ERROR(open_dledger_log(cfg, &store_options));
@@ -134,21 +155,7 @@ Status BrokerController::initialize() {
         COMET_RETURN_IF_ERROR(retire_dledger_log(cfg));
     }
     if (cfg.enable_controller_mode) {
-        // Recovery dispatches only what was confirmed before the restart: a tail past it may
-        // be cut when this broker rejoins as a slave (rocketmq-wire.md §7.6).
-        std::error_code ec;
-        std::filesystem::create_directories(store_cfg.store_path_root_dir, ec);
-        COMET_ASSIGN_OR_RETURN(auto cp, store::StoreCheckpoint::open(store_cfg.checkpoint_path()));
-        int64_t confirmed = cp->confirm_phy_offset();
-        cp.reset();
-        // No epoch yet: the store, if it holds anything, is from master-slave mode, and all of
-        // it counts as confirmed (ControllerStore::load).
-        COMET_ASSIGN_OR_RETURN(const bool before,
-                               ControllerStore::before_controller_mode(cfg.epoch_file_path()));
-        if (before) {
-            confirmed = std::numeric_limits<int64_t>::max();
-        }
-        store_options.dispatch_limit = [confirmed] { return store::PhysicalOffset(confirmed); };
+        COMET_RETURN_IF_ERROR(limit_dispatch_to_confirmed(cfg, store_cfg, &store_options));
     }
     auto store = store::MessageStore::open(store_cfg, clock_, store_options);
     if (!store.is_ok()) {
@@ -157,6 +164,31 @@ Status BrokerController::initialize() {
     }
     store_ = std::make_unique<StoreAdapter>(std::move(store).value());
     store_->store().commit_log().flush_service().set_observer(metrics_.get());
+    return Status::ok();
+}
+
+Status BrokerController::limit_dispatch_to_confirmed(const BrokerConfig& cfg,
+                                                     const store::MessageStoreConfig& store_cfg,
+                                                     store::MessageStoreOptions* store_options) {
+    // Recovery dispatches only what was confirmed before the restart: a tail past it may
+    // be cut when this broker rejoins as a slave (rocketmq-wire.md §7.6).
+    std::error_code ec;
+    std::filesystem::create_directories(store_cfg.store_path_root_dir, ec);
+    COMET_ASSIGN_OR_RETURN(auto cp, store::StoreCheckpoint::open(store_cfg.checkpoint_path()));
+    int64_t confirmed = cp->confirm_phy_offset();
+    cp.reset();
+    // No epoch yet: the store, if it holds anything, is from master-slave mode, and all of
+    // it counts as confirmed (ControllerStore::load).
+    COMET_ASSIGN_OR_RETURN(const bool before,
+                           ControllerStore::before_controller_mode(cfg.epoch_file_path()));
+    if (before) {
+        confirmed = std::numeric_limits<int64_t>::max();
+    }
+    store_options->dispatch_limit = [confirmed] { return store::PhysicalOffset(confirmed); };
+    return Status::ok();
+}
+
+Status BrokerController::init_replication(const BrokerConfig& cfg) {
     std::vector<std::string> repl_warnings;
     auto repl_cfg = make_replication_config(cfg, &repl_warnings);
     if (!repl_cfg.is_ok()) {
@@ -181,40 +213,11 @@ Status BrokerController::initialize() {
     if (cfg.enable_controller_mode) {
         COMET_RETURN_IF_ERROR(init_controller_mode(cfg));
     }
-    if (dledger_log_ != nullptr) {
-        std::vector<std::string> warnings;
-        COMET_ASSIGN_OR_RETURN(
-            dledger::DLedgerConfig dcfg,
-            dledger::parse_dledger_config(
-                cfg.dleger_group.empty() ? cfg.broker_name : cfg.dleger_group, cfg.dleger_peers,
-                cfg.dleger_self_id, cfg.preferred_leader_id, &warnings));
-        for (const std::string& w : warnings) {
-            spdlog::warn("DLEDGER CONFIG WARNING: {}", w);
-        }
-        dcfg.listen_host = cfg.listen_host.empty() ? "0.0.0.0" : cfg.listen_host;
-        dcfg.election_timeout_min_ms = cfg.dleger_election_timeout_min_ms;
-        dcfg.election_timeout_max_ms = cfg.dleger_election_timeout_max_ms;
-        dcfg.heartbeat_interval_ms = cfg.dleger_heartbeat_interval_ms;
-        dcfg.commit_timeout = std::chrono::milliseconds(cfg.slave_timeout);
-        dcfg.sync_before_ack = cfg.dleger_sync_before_ack;
-        dcfg.lazy_leader_sync = cfg.dleger_lazy_leader_sync;
-        if (!dcfg.sync_before_ack) {
-            spdlog::warn(
-                "dLegerSyncBeforeAck=false: acks from the page cache; a power failure of "
-                "a majority of the group can lose acknowledged messages");
-        }
-        dledger_ = std::make_unique<dledger::DLedgerServer>(std::move(dcfg), *dledger_log_,
-                                                            store_->store(), clock_);
-        dledger_ptr_.store(dledger_.get());
-        store_->set_dledger(dledger_.get());
-        replication_->set_dledger(dledger_.get());
-        dledger_->set_role_listener(
-            [this](const dledger::DLedgerServer::RoleInfo& info) { on_dledger_role(info); });
-        // Until the group elects it, this peer is a follower: register as one.
-        (void)config_.update(
-            {{"brokerId", std::to_string(dledger_->config().self().follower_broker_id)},
-             {"brokerRole", "SLAVE"}});
-    }
+    return Status::ok();
+}
+
+Status BrokerController::init_services(const BrokerConfig& cfg, const DelayLevels& levels,
+                                       const store::MessageStoreConfig& store_cfg) {
     const Duration hold_check = cfg.long_polling_enable
                                     ? Duration(5s)
                                     : Duration(std::chrono::milliseconds(
@@ -242,7 +245,10 @@ Status BrokerController::initialize() {
     tx.file_reserved_hours = store_cfg.file_reserved_time_hours;
     tx.delay_levels = levels;
     transactions_ = std::make_unique<TransactionalMessageService>(std::move(tx));
+    return Status::ok();
+}
 
+void BrokerController::wire_context(const DelayLevels& levels) {
     ctx_.config = &config_;
     ctx_.clock = &clock_;
     ctx_.topics = topics_.get();
@@ -264,7 +270,9 @@ Status BrokerController::initialize() {
     ctx_.min_broker_id_in_group = [this] {
         return acting_ != nullptr ? acting_->tracker().min_broker_id() : int64_t{0};
     };
+}
 
+void BrokerController::create_processors() {
     send_ = std::make_unique<SendMessageProcessor>(ctx_);
     pull_ = std::make_unique<PullMessageProcessor>(ctx_);
     client_ = std::make_unique<ClientManageProcessor>(ctx_);
@@ -279,7 +287,9 @@ Status BrokerController::initialize() {
         auto it = channels_.find(id.value());
         return it != channels_.end() ? it->second.lock() : nullptr;
     };
+}
 
+void BrokerController::init_server(const BrokerConfig& cfg) {
     net::RemotingServerConfig server_cfg;
     server_cfg.name = "BrokerServer";
     server_cfg.listen_host = cfg.listen_host.empty() ? "0.0.0.0" : cfg.listen_host;
@@ -302,8 +312,9 @@ Status BrokerController::initialize() {
     server_->set_read_batch_hooks([] { store::CommitLog::begin_put_batch(/*defer_notify=*/true); },
                                   &store::CommitLog::end_put_batch,
                                   &store::CommitLog::after_put_batch_written);
-    register_processors();
+}
 
+Status BrokerController::init_cluster_links(const BrokerConfig& cfg) {
     if (shared_.namesrv_client != nullptr) {
         namesrv_client_ = shared_.namesrv_client;
     } else {
@@ -334,522 +345,7 @@ Status BrokerController::initialize() {
             namesrv_client_, [this] { return config_.get().namesrv_list(); }, 3s));
     ctx_.escape = escape_.get();
     ctx_.is_acting_master = [this] { return acting_->is_acting_master(); };
-    spdlog::info("broker {} ({}) initialized, store at {}", cfg.broker_name, cfg.broker_addr(),
-                 store_root_);
     return Status::ok();
-}
-
-void BrokerController::register_processors() {
-    const BrokerConfig cfg = config_.get();
-    auto send_exec = std::make_shared<net::ThreadPoolExecutor>(
-        "SendMessage", static_cast<size_t>(std::max(1, cfg.send_message_thread_pool_nums)), 10000);
-    pull_executor_ = std::make_shared<net::ThreadPoolExecutor>(
-        "PullMessage", static_cast<size_t>(std::max(1, cfg.pull_message_thread_pool_nums)), 100000);
-    auto client_exec = std::make_shared<net::ThreadPoolExecutor>("ClientManage", 2, 50000);
-    auto consumer_exec = std::make_shared<net::ThreadPoolExecutor>("ConsumerManage", 2, 50000);
-    auto query_exec = std::make_shared<net::ThreadPoolExecutor>("QueryMessage", 2, 20000);
-    auto admin_exec = std::make_shared<net::ThreadPoolExecutor>("AdminBroker", 1, 10000);
-    std::weak_ptr<net::ThreadPoolExecutor> weak_pull = pull_executor_;
-    ctx_.run_on_pull_executor = [weak_pull](std::function<void()> task) {
-        if (auto exec = weak_pull.lock()) {
-            // Rejected (full or stopping): the task is dropped; its Responder then answers
-            // SYSTEM_ERROR, so the client never waits for nothing.
-            (void)exec->execute(std::move(task));
-        }
-    };
-
-    auto context_of = [](const net::ConnectionPtr& conn, const protocol::RemotingCommand& req) {
-        RequestContext rc;
-        rc.channel = ChannelId(conn->id());
-        rc.remote_address = conn->remote_address();
-        rc.language = req.language;
-        rc.version = req.version;
-        return rc;
-    };
-    auto reply_of = [](const net::Responder& responder) -> Reply {
-        return [responder](protocol::RemotingCommand cmd, std::vector<net::SharedBuffer> extra) {
-            responder(std::move(cmd), std::move(extra));
-        };
-    };
-    auto wrap = [this, context_of, reply_of](auto* proc) {
-        return net::make_processor([this, proc, context_of, reply_of](
-                                       const net::ConnectionPtr& conn,
-                                       protocol::RemotingCommand req, net::Responder responder) {
-            track_channel(conn);
-            const RequestContext rc = context_of(conn, req);
-            proc->process(rc, std::move(req), reply_of(responder));
-        });
-    };
-    auto send = wrap(send_.get());
-    // Sends run to completion on the I/O thread that read them, no executor hop
-    // (docs/decisions/019-run-to-completion.md). A send that needs a step that may block
-    // (topic auto-creation, retry / DLQ topics) goes on to the SendMessage executor, and so
-    // does every CONSUMER_SEND_MSG_BACK.
-    auto send_inline = net::make_processor(
-        [this, send, send_exec](const net::ConnectionPtr& conn, protocol::RemotingCommand req,
-                                net::Responder responder) {
-            track_channel(conn);
-            // Answers through the Responder, with the response by reference (issue 16).
-            SendReply reply = [responder](protocol::RemotingCommand& resp) {
-                responder.answer(resp);
-            };
-            // One context per I/O thread, its address string reused (a peer's "ip:port" is
-            // often longer than a string's inline buffer): try_send_inline reads it only before
-            // it returns.
-            thread_local RequestContext rc;
-            rc.channel = ChannelId(conn->id());
-            rc.remote_address.assign(conn->remote_address());
-            rc.language = req.language;
-            rc.version = req.version;
-            if (send_->try_send_inline(rc, req, reply)) {
-                return;
-            }
-            req.own_body();  // the executor runs it after the read buffer has moved on
-            const bool queued =
-                send_exec->execute([send, conn, req = std::move(req), responder]() mutable {
-                    try {
-                        send->process(conn, std::move(req), responder);
-                    } catch (const std::exception& e) {
-                        spdlog::error("broker: send from {} threw: {}", conn->remote_address(),
-                                      e.what());
-                        if (!responder.answered()) {
-                            responder.respond(net::kSystemError, e.what());
-                        }
-                    }
-                });
-            if (!queued) {
-                responder.respond(net::kSystemBusy,
-                                  "[OVERLOAD]system busy, start flow control for a while");
-            }
-        });
-    // send_inline reads a send's body where the connection read it (issue 16).
-    for (int32_t code : {Req::kSendMessage, Req::kSendMessageV2, Req::kSendBatchMessage}) {
-        server_->register_inline_processor(code, send_inline, /*borrows_body=*/true);
-    }
-    server_->register_processor(Req::kConsumerSendMsgBack, send, send_exec);
-    // Java runs END_TRANSACTION on its own endTransactionExecutor; here it shares the
-    // SendMessage executor (it waits for the store).
-    server_->register_processor(Req::kEndTransaction, wrap(end_transaction_.get()), send_exec);
-    auto reply_proc = wrap(reply_.get());
-    for (int32_t code : {Req::kSendReplyMessage, Req::kSendReplyMessageV2}) {
-        server_->register_processor(code, reply_proc, send_exec);
-    }
-    server_->register_processor(Req::kPullMessage, wrap(pull_.get()), pull_executor_);
-    // LITE_PULL_MESSAGE (361): RocketMQ 4.9.8 answers it exactly as PULL_MESSAGE.
-    server_->register_processor(Req::kLitePullMessage, wrap(pull_.get()), pull_executor_);
-    auto client = wrap(client_.get());
-    for (int32_t code : {Req::kHeartBeat, Req::kUnregisterClient, Req::kCheckClientConfig}) {
-        server_->register_processor(code, client, client_exec);
-    }
-    auto consumer = wrap(consumer_.get());
-    for (int32_t code :
-         {Req::kGetConsumerListByGroup, Req::kQueryConsumerOffset, Req::kUpdateConsumerOffset}) {
-        server_->register_processor(code, consumer, consumer_exec);
-    }
-    auto query = wrap(query_.get());
-    for (int32_t code : {Req::kQueryMessage, Req::kViewMessageById}) {
-        server_->register_processor(code, query, query_exec);
-    }
-    auto admin = wrap(admin_.get());
-    for (int32_t code : {Req::kGetMaxOffset,
-                         Req::kGetMinOffset,
-                         Req::kSearchOffsetByTimestamp,
-                         Req::kGetEarliestMsgStoretime,
-                         Req::kLockBatchMq,
-                         Req::kUnlockBatchMq,
-                         Req::kUpdateAndCreateTopic,
-                         Req::kDeleteTopicInBroker,
-                         Req::kGetAllTopicConfig,
-                         Req::kUpdateAndCreateSubscriptionGroup,
-                         Req::kDeleteSubscriptionGroup,
-                         Req::kGetAllSubscriptionGroupConfig,
-                         Req::kGetAllConsumerOffset,
-                         Req::kGetAllDelayOffset,
-                         Req::kGetBrokerRuntimeInfo,
-                         Req::kGetTopicStatsInfo,
-                         Req::kGetConsumeStats,
-                         Req::kGetBrokerConfig,
-                         Req::kUpdateBrokerConfig,
-                         Req::kViewBrokerStatsData,
-                         Req::kCleanUnusedTopic,
-                         Req::kCleanExpiredConsumequeue,
-                         Req::kQueryConsumeQueue}) {
-        server_->register_processor(code, admin, admin_exec);
-    }
-    auto client_admin = wrap(client_admin_.get());
-    for (int32_t code : ClientAdminProcessor::handled_codes()) {
-        server_->register_processor(code, client_admin, admin_exec);
-    }
-    // Controller mode: the controller's role-change notice, the epoch cache, and a slave asking
-    // this master for its HA address.
-    auto not_controller_mode = [](const protocol::RemotingCommand& req) {
-        return protocol::RemotingCommand::response_to(
-            req, RC::kRequestCodeNotSupported,
-            "this broker does not run in controller mode (enableControllerMode=false)");
-    };
-    server_->register_inline_processor(
-        Req::kNotifyBrokerRoleChanged,
-        net::make_processor([this, not_controller_mode](const net::ConnectionPtr&,
-                                                        protocol::RemotingCommand req,
-                                                        net::Responder responder) {
-            if (replicas_manager_ == nullptr) {
-                responder(not_controller_mode(req));
-                return;
-            }
-            auto h = protocol::NotifyBrokerRoleChangedRequestHeader::from_ext(req);
-            auto body = protocol::SyncStateSet::decode(req.body);
-            if (!h.is_ok() || !body.is_ok() || !h->master_epoch) {
-                responder(protocol::RemotingCommand::response_to(
-                    req, RC::kSystemError,
-                    "NOTIFY_BROKER_ROLE_CHANGED needs masterEpoch and a SyncStateSet body"));
-                return;
-            }
-            replicas_manager_->notify_role_changed(
-                h->master_broker_id.value_or(-1), h->master_address.value_or(""), *h->master_epoch,
-                body->sync_state_set, h->sync_state_set_epoch.value_or(body->sync_state_set_epoch));
-            responder(protocol::RemotingCommand::response_to(req, RC::kSuccess));
-        }));
-    // GET_BROKER_EPOCH_CACHE (1007): RocketMQ 5's EpochEntryCache body. Each entry ends where
-    // the next starts; the last one at the CommitLog's end.
-    server_->register_inline_processor(
-        Req::kGetBrokerEpochCache,
-        net::make_processor([this, not_controller_mode](const net::ConnectionPtr&,
-                                                        protocol::RemotingCommand req,
-                                                        net::Responder responder) {
-            if (controller_store_ == nullptr) {
-                responder(not_controller_mode(req));
-                return;
-            }
-            const BrokerConfig now_cfg = config_.get();
-            const std::vector<store::EpochEntry> epochs = controller_store_->epochs();
-            const int64_t max = controller_store_->max_offset();
-            protocol::JsonWriter w;
-            w.begin_object()
-                .member("brokerId", now_cfg.broker_id)
-                .member("brokerName", now_cfg.broker_name)
-                .member("clusterName", now_cfg.broker_cluster_name)
-                .key("epochList")
-                .begin_array();
-            for (size_t i = 0; i < epochs.size(); ++i) {
-                const int64_t end = i + 1 < epochs.size() ? epochs[i + 1].start_offset : max;
-                w.begin_object()
-                    .member("endOffset", end)
-                    .member("epoch", static_cast<int32_t>(epochs[i].epoch))
-                    .member("startOffset", epochs[i].start_offset)
-                    .end_object();
-            }
-            w.end_array().member("maxOffset", max).end_object();
-            protocol::RemotingCommand resp =
-                protocol::RemotingCommand::response_to(req, RC::kSuccess);
-            resp.body = w.take();
-            responder(std::move(resp));
-        }));
-    server_->register_inline_processor(
-        Req::kExchangeBrokerHaInfo,
-        net::make_processor([this](const net::ConnectionPtr&, protocol::RemotingCommand req,
-                                   net::Responder responder) {
-            protocol::RemotingCommand resp =
-                protocol::RemotingCommand::response_to(req, RC::kSuccess);
-            protocol::ExchangeHaInfoHeader h;
-            if (replication_ != nullptr && !replication_->is_slave() &&
-                replication_->ha_port() != 0) {
-                h.master_ha_address = ha_server_addr();
-                h.master_address = config_.get().broker_addr();
-                h.master_flush_offset = store_->store().get_max_phy_offset().value();
-            }
-            h.to_ext(resp);
-            responder(std::move(resp));
-        }));
-    server_->register_processor(
-        Req::kNotifyMinBrokerIdChange,
-        net::make_processor([this](const net::ConnectionPtr&, protocol::RemotingCommand req,
-                                   net::Responder responder) {
-            protocol::RemotingCommand resp = acting_->handle_notify(req);
-            if (!responder.is_oneway()) {
-                responder(std::move(resp));
-            }
-        }),
-        admin_exec);
-    // DLedger's LEADERSHIP_TRANSFER (51005), on the broker port: ext transferId = the peer id
-    // to hand leadership to. Answered once the transfer started (docs/dledger.md, "mqadmin").
-    server_->register_processor(
-        Req::kDledgerLeadershipTransfer,
-        net::make_processor([this](const net::ConnectionPtr&, protocol::RemotingCommand req,
-                                   net::Responder responder) {
-            if (dledger_ == nullptr) {
-                responder.respond(RC::kSystemError,
-                                  "LEADERSHIP_TRANSFER: this broker is not in DLedger mode "
-                                  "(enableDLegerCommitLog=false)");
-                return;
-            }
-            auto it = req.ext_fields.find("transferId");
-            if (it == req.ext_fields.end() || it->second.empty()) {
-                responder.respond(RC::kSystemError,
-                                  "LEADERSHIP_TRANSFER: the transferId field is missing");
-                return;
-            }
-            Status st = dledger_->transfer_leadership(it->second);
-            if (!st.is_ok()) {
-                responder.respond(RC::kSystemError, "LEADERSHIP_TRANSFER: " + st.message());
-                return;
-            }
-            responder.respond(RC::kSuccess);
-        }),
-        admin_exec);
-}
-
-Status BrokerController::open_dledger_log(const BrokerConfig& cfg,
-                                          store::MessageStoreOptions* options) {
-    auto log = dledger::EntryLog::open(cfg.store_root() + "/dledger",
-                                       cfg.store_root() + "/epochFileCheckpoint");
-    if (!log.is_ok()) {
-        return Status::error(log.status().code(), "open DLedger log: {}", log.status().message());
-    }
-    dledger_log_ = std::move(log).value();
-    dledger::EntryLog* entries = dledger_log_.get();
-    options->recovery_keep_end = [entries](store::PhysicalOffset cl_end) {
-        return dledger::recovery_keep_end(*entries, cl_end);
-    };
-    // Only committed entries reach ConsumeQueues: at open the commit recorded in the hard
-    // state, then whatever the server has seen committed.
-    options->dispatch_limit = [this, entries] {
-        if (dledger::DLedgerServer* d = dledger_ptr_.load(); d != nullptr) {
-            return store::PhysicalOffset(d->committed_offset());
-        }
-        return dledger::committed_end_at_open(*entries);
-    };
-    // DLedgerServer::publish_commit wakes the dispatcher at every commit.
-    options->only_limit_raises_wake_dispatch = true;
-    return Status::ok();
-}
-
-Status BrokerController::retire_dledger_log(const BrokerConfig& cfg) {
-    // Back in master-slave mode, a DLedger log left from an earlier run no longer describes
-    // the CommitLog (new records are written without it). Kept aside, never reused: a later
-    // switch to DLedger mode starts a new log whose base is the CommitLog end then.
-    namespace fs = std::filesystem;
-    const fs::path dir = fs::path(cfg.store_root()) / "dledger";
-    std::error_code ec;
-    if (!fs::exists(dir, ec)) {
-        return Status::ok();
-    }
-    const fs::path aside =
-        fs::path(cfg.store_root()) / ("dledger.retired-" + std::to_string(clock_.wall_millis()));
-    fs::rename(dir, aside, ec);
-    if (ec) {
-        return Status::error(Errc::kIoError, "retire the DLedger log {}: {}", dir.string(),
-                             ec.message());
-    }
-    const fs::path epochs = fs::path(cfg.store_root()) / "epochFileCheckpoint";
-    if (fs::exists(epochs, ec)) {
-        fs::rename(epochs, aside / "epochFileCheckpoint", ec);
-    }
-    spdlog::warn("enableDLegerCommitLog=false: the DLedger log of an earlier run is moved to {}",
-                 aside.string());
-    return Status::ok();
-}
-
-void BrokerController::on_dledger_role(const dledger::DLedgerServer::RoleInfo& info) {
-    // RocketMQ's DLedgerRoleChangeHandler: the leader is the group's master (brokerId 0) once
-    // it may write; every other peer a slave with its own brokerId.
-    const bool master = info.role == raft::Role::kLeader && info.writable;
-    const int64_t id = master ? 0 : dledger_->config().self().follower_broker_id;
-    const BrokerConfig cur = config_.get();
-    if (cur.broker_id != id) {
-        Status st = config_.update(
-            {{"brokerId", std::to_string(id)}, {"brokerRole", master ? "SYNC_MASTER" : "SLAVE"}});
-        if (!st.is_ok()) {
-            spdlog::error("DLedger role change: {}", st.message());
-            return;
-        }
-    }
-    // Registering at once also tells a follower its new master (the register result), so it
-    // syncs the master's topics, offsets and groups now rather than at the next 30 s round.
-    note_dledger_offsets(master);
-    spdlog::info("DLedger: registering as {} (brokerId {}, leader {})", master ? "master" : "slave",
-                 id, info.leader_id.empty() ? "unknown" : info.leader_id);
-    request_registration();
-    {
-        // Register once more shortly. A follower: the new leader registers as master only once
-        // writable, usually just after this, and the register result then names it. A new
-        // master: the name server ignores a brokerId 0 still held by the old leader (with a
-        // newer state version) until that one re-registers as a slave, which it does at once.
-        MutexLock l(mu_);
-        register_again_at_ = clock_.now() + std::chrono::milliseconds(500);
-        // A follower keeps asking (every 500 ms, 10 s at most) until the result names the
-        // master: without one it copies no offsets, topics or groups until the next 30 s round.
-        dledger_register_retries_ = !master && !info.leader_id.empty() ? 20 : 0;
-        cv_.notify_all();
-    }
-}
-
-// Consumer offsets are not in the Raft log: followers copy the master's table (SlaveSynchronize).
-// A peer that led the group has the newest offsets when it stops or steps down, and its first
-// follower sync would overwrite them with the new leader's older copy; the group would then
-// hand out those older offsets (redelivery) once this peer leads again. So a leader marks its
-// table as the group's newest (a file beside it that survives restarts), and as a follower it
-// first hands the higher offsets to the master, then drops the mark (docs/dledger.md).
-void BrokerController::note_dledger_offsets(bool master) {
-    namespace fs = std::filesystem;
-    const fs::path mark = fs::path(config_.get().store_root()) / "config" / "dledgerLeaderOffsets";
-    std::error_code ec;
-    if (master) {
-        if (!fs::exists(mark, ec)) {
-            fs::create_directories(mark.parent_path(), ec);
-            std::FILE* f = std::fopen(mark.c_str(), "w");
-            if (f == nullptr) {
-                spdlog::warn("DLedger: cannot write {}: {}", mark.string(), std::strerror(errno));
-                return;
-            }
-            std::fputs("this peer led the group: its consumer offsets go to the next master\n", f);
-            std::fclose(f);
-        }
-        return;
-    }
-    if (fs::exists(mark, ec) && acting_ != nullptr) {
-        spdlog::info(
-            "DLedger: this peer led the group; its consumer offsets go to the master "
-            "before the first copy from it");
-        acting_->push_offsets_before_next_sync([mark] {
-            std::error_code rm_ec;
-            fs::remove(mark, rm_ec);
-        });
-    }
-}
-
-Status BrokerController::init_controller_mode(const BrokerConfig& cfg) {
-    controller_store_ = std::make_unique<ControllerStore>(store_->store(), cfg.epoch_file_path(),
-                                                          cfg.all_ack_in_sync_state_set);
-    COMET_RETURN_IF_ERROR(controller_store_->load());
-    ControllerStore* cs = controller_store_.get();
-    store_->store().set_dispatch_limit(
-        [cs] { return store::PhysicalOffset(cs->dispatch_limit()); });
-    store_->set_writable(false);  // until the controller makes this broker the master
-    replication_->set_controller_store(cs);
-    cs->set_progress_source([this] {
-        std::vector<ReplicaProgress> out;
-        ha::HaService* svc = replication_->ha_service();
-        if (svc == nullptr) {
-            return out;
-        }
-        for (const ha::SlaveInfo& s : svc->slaves()) {
-            ReplicaProgress p;
-            p.broker_id = s.broker_id;
-            p.ack_offset = s.ack_offset;
-            p.connected = true;
-            p.caught_up_at = s.caught_up_at;
-            p.async_learner = s.async_learner;
-            out.push_back(p);
-        }
-        return out;
-    });
-    has_role_.store(false);
-    // Until the controller names a role this broker is a slave without a master; it does not
-    // register with the name servers before that.
-    COMET_RETURN_IF_ERROR(config_.update({{"brokerRole", "SLAVE"}}));
-    controller_link_ = std::make_unique<ControllerLink>(cfg.controller_list(),
-                                                        std::chrono::milliseconds(3000), clock_);
-    controller_roles_ = std::make_unique<ControllerRoles>(*this);
-    ReplicasManagerConfig rc;
-    rc.cluster_name = cfg.broker_cluster_name;
-    rc.broker_name = cfg.broker_name;
-    rc.broker_addr = cfg.broker_addr();
-    rc.identity_path = cfg.broker_identity_path();
-    rc.heartbeat_interval = std::chrono::milliseconds(cfg.broker_heartbeat_interval);
-    rc.heartbeat_timeout = std::chrono::milliseconds(cfg.controller_heart_beat_timeout_mills);
-    rc.send_heartbeat_timeout = std::chrono::milliseconds(cfg.send_heartbeat_timeout_millis);
-    rc.sync_metadata_period = std::chrono::milliseconds(cfg.sync_broker_metadata_period);
-    rc.check_sync_state_set_period = std::chrono::milliseconds(cfg.check_sync_state_set_period);
-    rc.max_not_catchup = std::chrono::milliseconds(cfg.ha_max_time_slave_not_catchup);
-    rc.election_priority = cfg.broker_election_priority;
-    master_lease_ = std::make_unique<MasterLease>();
-    replication_->set_master_lease(master_lease_.get());
-    replicas_manager_ = std::make_unique<ReplicasManager>(
-        rc, *controller_link_, *cs, *controller_roles_, clock_, *master_lease_);
-    spdlog::info(
-        "controller mode: controllers {}, allAckInSyncStateSet={}, minInSyncReplicas={}, "
-        "epoch file {}",
-        cfg.controller_addr, cfg.all_ack_in_sync_state_set, cfg.min_in_sync_replicas,
-        cfg.epoch_file_path());
-    return Status::ok();
-}
-
-Status BrokerController::become_controller_master(int64_t my_id, int32_t epoch) {
-    store_->set_writable(false);
-    replication_->stop_ha_client();
-    COMET_RETURN_IF_ERROR(controller_store_->become_master_store(epoch, my_id, 30s));
-    COMET_RETURN_IF_ERROR(replication_->become_master(my_id));
-    COMET_RETURN_IF_ERROR(config_.update({{"brokerId", "0"}, {"brokerRole", "SYNC_MASTER"}}));
-    {
-        MutexLock l(mu_);
-        ha_info_from_.clear();
-    }
-    store_->set_writable(true);
-    if (!schedule_started_.exchange(true)) {
-        schedule_->start(200ms, 10s);
-    }
-    acting_->follow_controller_master("");  // a master copies no one's topics and offsets
-    has_role_.store(true);
-    spdlog::info("controller mode: master of {} at epoch {} (controller id {}, CommitLog end {})",
-                 config_.get().broker_name, epoch, my_id, controller_store_->max_offset());
-    request_registration();
-    return Status::ok();
-}
-
-Status BrokerController::become_controller_slave(int64_t my_id, int64_t master_id,
-                                                 const std::string& master_addr, int32_t epoch) {
-    store_->set_writable(false);
-    replication_->become_slave(my_id);
-    controller_store_->become_slave_store(my_id);
-    COMET_RETURN_IF_ERROR(
-        config_.update({{"brokerId", std::to_string(my_id)}, {"brokerRole", "SLAVE"}}));
-    // Topics, consumer offsets and groups come from the master the controller named.
-    acting_->follow_controller_master(master_id > 0 ? master_addr : std::string());
-    // Before the registration is requested: the scheduler thread may take the request at once,
-    // and register_broker_all() skips it while this broker has no role.
-    has_role_.store(master_id > 0);
-    {
-        MutexLock l(mu_);
-        ha_info_from_ = master_id > 0 ? master_addr : std::string();
-        register_now_ = true;
-    }
-    cv_.notify_all();
-    spdlog::info("controller mode: slave (controller id {}) of master {} at {}, epoch {}", my_id,
-                 master_id, master_addr.empty() ? "none" : master_addr, epoch);
-    return Status::ok();
-}
-
-void BrokerController::fetch_master_ha_address() {
-    std::string from;
-    {
-        MutexLock l(mu_);
-        from = ha_info_from_;
-    }
-    if (from.empty() || replication_ == nullptr || !replication_->is_slave()) {
-        return;
-    }
-    protocol::RemotingCommand req = protocol::RemotingCommand::request(Req::kExchangeBrokerHaInfo);
-    protocol::ExchangeHaInfoHeader().to_ext(req);
-    auto r = namesrv_client_->invoke_sync(from, std::move(req), 3s);
-    if (!r.is_ok() || r->code != RC::kSuccess) {
-        spdlog::debug("controller mode: EXCHANGE_BROKER_HA_INFO to {}: {}", from,
-                      r.is_ok() ? r->remark.value_or("") : r.status().message());
-        return;
-    }
-    auto h = protocol::ExchangeHaInfoHeader::from_ext(*r);
-    if (!h.is_ok() || !h->master_ha_address || h->master_ha_address->empty()) {
-        return;  // not (yet) a master with an HA port: ask again
-    }
-    {
-        MutexLock l(mu_);
-        if (ha_info_from_ != from) {
-            return;  // the role moved meanwhile
-        }
-        ha_info_from_.clear();
-    }
-    spdlog::info("controller mode: replicating from master {} (HA {})", from,
-                 *h->master_ha_address);
-    replication_->connect_master_ha(*h->master_ha_address);
 }
 
 Status BrokerController::start() {

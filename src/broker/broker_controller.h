@@ -101,7 +101,41 @@ private:
     class ControllerRoles;
 
     std::string config_path(const char* name) const;
+    // initialize()'s steps, in order (broker_controller.cc).
+    Status load_tables(const BrokerConfig& cfg);
+    Status open_store(const BrokerConfig& cfg, const store::MessageStoreConfig& store_cfg);
+    Status limit_dispatch_to_confirmed(const BrokerConfig& cfg,
+                                       const store::MessageStoreConfig& store_cfg,
+                                       store::MessageStoreOptions* store_options);
+    Status init_replication(const BrokerConfig& cfg);
+    Status init_dledger(const BrokerConfig& cfg);
+    Status init_services(const BrokerConfig& cfg, const DelayLevels& levels,
+                         const store::MessageStoreConfig& store_cfg);
+    void wire_context(const DelayLevels& levels);
+    void create_processors();
+    void init_server(const BrokerConfig& cfg);
+    Status init_cluster_links(const BrokerConfig& cfg);
+
+    // The request table (broker_controller_requests.cc): code -> processor, executor or inline.
+    struct RequestRoute;
+    struct Executors;
     void register_processors();
+    std::vector<RequestRoute> request_table(const Executors& ex);
+    Executors create_executors();
+    template <class Processor>
+    std::shared_ptr<net::RequestProcessor> wrap(Processor* proc);
+    std::shared_ptr<net::RequestProcessor> handler(
+        void (BrokerController::*fn)(protocol::RemotingCommand, net::Responder));
+    std::shared_ptr<net::RequestProcessor> send_inline_processor(
+        std::shared_ptr<net::RequestProcessor> send,
+        std::shared_ptr<net::ThreadPoolExecutor> send_exec);
+    // Requests BrokerController answers itself.
+    void handle_notify_broker_role_changed(protocol::RemotingCommand req, net::Responder responder);
+    void handle_get_broker_epoch_cache(protocol::RemotingCommand req, net::Responder responder);
+    void handle_exchange_ha_info(protocol::RemotingCommand req, net::Responder responder);
+    void handle_notify_min_broker_id_change(protocol::RemotingCommand req,
+                                            net::Responder responder);
+    void handle_leadership_transfer(protocol::RemotingCommand req, net::Responder responder);
     void scheduler_loop();
     // Once a second on the scheduler thread: feeds stats_manager_ from the hot-path counters
     // and records the midnight totals.
