@@ -263,6 +263,32 @@ private:
         int64_t tags_code;
     };
 
+    // Put steps (commit_log_append.cc). Each check returns the failure to complete the put
+    // with, or nullopt when the put goes on.
+    // SERVICE_NOT_AVAILABLE when puts are not accepted or the store is not writeable.
+    std::optional<PutMessageResult> refuse_put() const;
+    std::optional<PutMessageResult> check_properties_and_topic(const protocol::MessageExt& msg,
+                                                               std::string_view props) const;
+    // Whether a record of `total` bytes exceeds maxMessageSize (plus header room) or a segment.
+    bool record_too_large(int64_t total) const;
+    // One message, write buffer: sized now, encoded in the put lock straight into the ring.
+    // `slices` is the caller's per-thread scratch; `done` is moved from or called.
+    void put_single_to_ring(const protocol::MessageExt& msg, std::string_view body,
+                            std::string_view props, std::vector<Slice>& slices,
+                            PutCompletion& done);
+    // One message, mapping path: encoded into the per-thread buffer, then appended.
+    void put_single_encoded(const protocol::MessageExt& msg, std::string_view body,
+                            std::string_view props, std::vector<Slice>& slices,
+                            PutCompletion& done);
+    // A batch's per-thread scratch (entries, properties, slices, the message being encoded).
+    struct BatchScratch;
+    // MessageBatch limits: no transaction, no delay level, topic length.
+    static std::optional<PutMessageResult> check_batch(const MessageBatch& batch);
+    // Encodes every entry of scratch.entries into `buf` (scratch.slices: one per record);
+    // *wait_ok: every message waits for its store (SYNC_FLUSH).
+    std::optional<PutMessageResult> encode_batch(const MessageBatch& batch, BatchScratch& scratch,
+                                                 std::string& buf, bool* wait_ok) const;
+
     // encoded: the records, or null when `single` is to be encoded in place (write buffer only).
     void append_and_complete(std::string* encoded, const SingleRecord* single,
                              const std::vector<Slice>& slices, std::string_view key,
@@ -275,6 +301,44 @@ private:
     std::optional<PutMessageResult> append_to_ring_locked(
         std::string* encoded, const SingleRecord* single, const std::vector<Slice>& slices,
         std::string_view key, bool wait_store_msg_ok, PutCompletion& done) REQUIRES(put_mu_);
+    // Where a write-buffer put goes: `gap` bytes of blank filler at `at` (END_OF_FILE; 0: none),
+    // then the records, `total` bytes at phys(), stamped store_ts, the first counting record
+    // taking first_queue_offset.
+    struct RingPlacement {
+        int64_t at;
+        int64_t gap;
+        int64_t total;
+        int64_t store_ts;
+        int64_t first_queue_offset;
+        int64_t phys() const { return at + gap; }
+    };
+    // The topicQueueTable entry for `key` (created at 0): the next queue offset.
+    int64_t& queue_offset_slot_locked(std::string_view key) REQUIRES(put_mu_);
+    // Points write_file_ at the segment for records of `total` bytes reserved from `at`;
+    // *gap: the filler before them when they do not fit the rest of the segment at `at`.
+    // Errors: a segment could not be created.
+    Status select_ring_segment_locked(int64_t at, int64_t total, int64_t* gap) REQUIRES(put_mu_);
+    // The records as bytes: *encoded, or `single` encoded into the per-thread buffer (for the
+    // paths that cannot encode in place: a record wrapping the ring, a direct write).
+    std::string& records_bytes(std::string* encoded, const SingleRecord* single,
+                               int64_t total) const;
+    // Fits the ring: filler and records into the ring, offsets patched. Returns the next queue
+    // offset.
+    int64_t copy_into_ring_locked(std::string* encoded, const SingleRecord* single,
+                                  const std::vector<Slice>& slices, const RingPlacement& place)
+        REQUIRES(put_mu_);
+    // Larger than the ring (a huge batch; the ring is drained): filler and records written
+    // straight into the segments. The failure (the store is then read-only), or nullopt with
+    // *next_queue_offset set.
+    std::optional<PutMessageResult> write_past_ring_locked(
+        std::string* encoded, const SingleRecord* single, const std::vector<Slice>& slices,
+        const RingPlacement& place, int64_t* next_queue_offset) REQUIRES(put_mu_);
+    // Fills the next pending slot for the commit thread (moves `done`) and publishes it.
+    void queue_pending_put_locked(const RingPlacement& place, const std::vector<Slice>& slices,
+                                  bool wait_store_msg_ok, PutCompletion& done) REQUIRES(put_mu_);
+    // Leaves the dispatcher a hint for a single-message put (none when the hint ring is full).
+    void push_put_hint_locked(const SingleRecord& single, const RingPlacement& place,
+                              int64_t next_queue_offset) REQUIRES(put_mu_);
     // Waits (put_mu_ held: puts queue behind) until [.., end) fits the ring and a pending slot
     // is free. False when the store stopped being writable, no commit thread runs, or the
     // caller is the commit thread itself (a completion that puts while the ring is full).

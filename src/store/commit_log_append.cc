@@ -58,6 +58,12 @@ void append_offset_msg_id(OffsetMsgIds* out, const pm::HostAddress& host, int64_
     out->append(std::string_view(d, static_cast<size_t>(end - d)));
 }
 
+// The END_OF_FILE filler's head at `out`: [int32 gap][int32 BLANK_MAGIC_CODE]. Requires gap >= 8.
+void write_blank_filler(uint8_t* out, int64_t gap) {
+    put_be32(out, static_cast<uint32_t>(gap));
+    put_be32(out + 4, static_cast<uint32_t>(pm::kBlankMagicCode));
+}
+
 }  // namespace
 
 int64_t CommitLog::patch_records(uint8_t* base, const std::vector<Slice>& slices, int64_t phys,
@@ -83,14 +89,8 @@ void CommitLog::put_message(const pm::MessageExt& msg, PutCompletion done) {
 }
 
 void CommitLog::put_message(const pm::MessageExt& msg, std::string_view body, PutCompletion done) {
-    if (!accepting_.load()) {
-        done(failed(PutMessageStatus::kServiceNotAvailable, "message store is not running"));
-        return;
-    }
-    if (!flags_->is_writeable()) {
-        done(failed(
-            PutMessageStatus::kServiceNotAvailable,
-            fmt::format("message store is not writeable, flags {:#x}", flags_->flag_bits())));
+    if (std::optional<PutMessageResult> refused = refuse_put()) {
+        done(std::move(*refused));
         return;
     }
     if (body.size() > static_cast<size_t>(config_.max_message_size)) {
@@ -106,53 +106,88 @@ void CommitLog::put_message(const pm::MessageExt& msg, std::string_view body, Pu
         pm::message_properties_to_string(msg.properties, &built_props);
     }
     const std::string_view props = msg.stored_properties ? *msg.stored_properties : built_props;
-    const size_t props_size = props.size();
-    if (props_size > static_cast<size_t>(pm::kMaxPropertiesLength)) {
-        done(failed(
-            PutMessageStatus::kPropertiesSizeExceeded,
-            fmt::format("properties size {} exceeds {}", props_size, pm::kMaxPropertiesLength)));
-        return;
-    }
-    if (msg.topic.empty() || msg.topic.size() > 32767 ||
-        (msg.topic.size() > 127 && !config_.auto_message_version_on_topic_len)) {
-        done(failed(PutMessageStatus::kMessageIllegal,
-                    fmt::format("topic length {} is invalid", msg.topic.size())));
+    if (std::optional<PutMessageResult> illegal = check_properties_and_topic(msg, props)) {
+        done(std::move(*illegal));
         return;
     }
     thread_local std::vector<Slice> slices;
     if (ring_ != nullptr) {
-        // Sized now, encoded later straight into the write buffer (no intermediate copy).
-        auto layout = layout_stored_message(msg, body, props, store_host_);
-        if (!layout.is_ok()) {
-            done(failed(PutMessageStatus::kMessageIllegal, layout.status().message()));
-            return;
-        }
-        const int64_t total = layout.value().total;
-        if (total > static_cast<int64_t>(config_.max_message_size) + kMaxRecordOverhead ||
-            total + kEndFileMinBlankLength > config_.mapped_file_size_commit_log) {
-            done(failed(PutMessageStatus::kMessageIllegal,
-                        fmt::format("message record of {} bytes is too large", total)));
-            return;
-        }
-        // What dispatch will need beyond the message's own fields, found in the properties
-        // while they are in cache (outside the put lock). The schedule topic's tags code
-        // depends on the delay table: decoded instead.
-        const bool hinted = hints_ != nullptr && msg.topic != kScheduleTopic;
-        const DispatchProperties scanned =
-            hinted ? scan_dispatch_properties(props) : DispatchProperties{};
-        const SingleRecord single{&msg,
-                                  body,
-                                  props,
-                                  layout.value(),
-                                  static_cast<uint32_t>(fast_body_crc32(body)),
-                                  hinted,
-                                  scanned,
-                                  hinted ? tags_string_to_tags_code(scanned.tags) : 0};
-        slices.assign(1, Slice{0, static_cast<int32_t>(total), layout.value().sys_flag});
-        append_and_complete(nullptr, &single, slices, tls_queue_key(msg.topic, msg.queue_id),
-                            msg.wait_store_msg_ok(), std::move(done));
+        put_single_to_ring(msg, body, props, slices, done);
         return;
     }
+    put_single_encoded(msg, body, props, slices, done);
+}
+
+std::optional<PutMessageResult> CommitLog::refuse_put() const {
+    if (!accepting_.load()) {
+        return failed(PutMessageStatus::kServiceNotAvailable, "message store is not running");
+    }
+    if (!flags_->is_writeable()) {
+        return failed(
+            PutMessageStatus::kServiceNotAvailable,
+            fmt::format("message store is not writeable, flags {:#x}", flags_->flag_bits()));
+    }
+    return std::nullopt;
+}
+
+std::optional<PutMessageResult> CommitLog::check_properties_and_topic(
+    const pm::MessageExt& msg, std::string_view props) const {
+    const size_t props_size = props.size();
+    if (props_size > static_cast<size_t>(pm::kMaxPropertiesLength)) {
+        return failed(
+            PutMessageStatus::kPropertiesSizeExceeded,
+            fmt::format("properties size {} exceeds {}", props_size, pm::kMaxPropertiesLength));
+    }
+    if (msg.topic.empty() || msg.topic.size() > 32767 ||
+        (msg.topic.size() > 127 && !config_.auto_message_version_on_topic_len)) {
+        return failed(PutMessageStatus::kMessageIllegal,
+                      fmt::format("topic length {} is invalid", msg.topic.size()));
+    }
+    return std::nullopt;
+}
+
+bool CommitLog::record_too_large(int64_t total) const {
+    return total > static_cast<int64_t>(config_.max_message_size) + kMaxRecordOverhead ||
+           total + kEndFileMinBlankLength > config_.mapped_file_size_commit_log;
+}
+
+void CommitLog::put_single_to_ring(const pm::MessageExt& msg, std::string_view body,
+                                   std::string_view props, std::vector<Slice>& slices,
+                                   PutCompletion& done) {
+    // Sized now, encoded later straight into the write buffer (no intermediate copy).
+    auto layout = layout_stored_message(msg, body, props, store_host_);
+    if (!layout.is_ok()) {
+        done(failed(PutMessageStatus::kMessageIllegal, layout.status().message()));
+        return;
+    }
+    const int64_t total = layout.value().total;
+    if (record_too_large(total)) {
+        done(failed(PutMessageStatus::kMessageIllegal,
+                    fmt::format("message record of {} bytes is too large", total)));
+        return;
+    }
+    // What dispatch will need beyond the message's own fields, found in the properties
+    // while they are in cache (outside the put lock). The schedule topic's tags code
+    // depends on the delay table: decoded instead.
+    const bool hinted = hints_ != nullptr && msg.topic != kScheduleTopic;
+    const DispatchProperties scanned =
+        hinted ? scan_dispatch_properties(props) : DispatchProperties{};
+    const SingleRecord single{&msg,
+                              body,
+                              props,
+                              layout.value(),
+                              static_cast<uint32_t>(fast_body_crc32(body)),
+                              hinted,
+                              scanned,
+                              hinted ? tags_string_to_tags_code(scanned.tags) : 0};
+    slices.assign(1, Slice{0, static_cast<int32_t>(total), layout.value().sys_flag});
+    append_and_complete(nullptr, &single, slices, tls_queue_key(msg.topic, msg.queue_id),
+                        msg.wait_store_msg_ok(), std::move(done));
+}
+
+void CommitLog::put_single_encoded(const pm::MessageExt& msg, std::string_view body,
+                                   std::string_view props, std::vector<Slice>& slices,
+                                   PutCompletion& done) {
     // QUEUEOFFSET, PHYSICALOFFSET and STORETIMESTAMP are patched at append; STOREHOST is ours.
     std::string& buf = tls_buffer();
     buf.clear();
@@ -162,8 +197,7 @@ void CommitLog::put_message(const pm::MessageExt& msg, std::string_view body, Pu
         return;
     }
     int64_t len = static_cast<int64_t>(buf.size());
-    if (len > static_cast<int64_t>(config_.max_message_size) + kMaxRecordOverhead ||
-        len + kEndFileMinBlankLength > config_.mapped_file_size_commit_log) {
+    if (record_too_large(len)) {
         done(failed(PutMessageStatus::kMessageIllegal,
                     fmt::format("message record of {} bytes is too large", len)));
         return;
@@ -175,60 +209,76 @@ void CommitLog::put_message(const pm::MessageExt& msg, std::string_view body, Pu
                         msg.wait_store_msg_ok(), std::move(done));
 }
 
+// Per-thread scratch, like the encode buffer: a steady stream of batches allocates nothing per
+// message (issue 16).
+struct CommitLog::BatchScratch {
+    std::vector<pm::BatchEntry> entries;
+    std::string batch_props;
+    std::vector<Slice> slices;
+    pm::MessageExt m;
+};
+
 void CommitLog::put_messages(MessageBatch batch, PutCompletion done) {
-    if (!accepting_.load()) {
-        done(failed(PutMessageStatus::kServiceNotAvailable, "message store is not running"));
+    if (std::optional<PutMessageResult> refused = refuse_put()) {
+        done(std::move(*refused));
         return;
     }
-    if (!flags_->is_writeable()) {
-        done(failed(
-            PutMessageStatus::kServiceNotAvailable,
-            fmt::format("message store is not writeable, flags {:#x}", flags_->flag_bits())));
+    if (std::optional<PutMessageResult> illegal = check_batch(batch)) {
+        done(std::move(*illegal));
         return;
     }
-    int32_t tran = pm::sysflag::transaction_value(batch.sys_flag);
-    if (tran == pm::sysflag::kTransactionPreparedType ||
-        tran == pm::sysflag::kTransactionCommitType) {
-        done(failed(PutMessageStatus::kMessageIllegal,
-                    "batch message does not support transaction"));
-        return;
-    }
-    if (const std::string* delay = batch.properties.get(pm::property::kDelayTimeLevel);
-        delay != nullptr && *delay != "0") {
-        done(failed(PutMessageStatus::kMessageIllegal,
-                    "batch message does not support delay level"));
-        return;
-    }
-    if (batch.topic.empty() || batch.topic.size() > 127) {
-        done(failed(PutMessageStatus::kMessageIllegal,
-                    fmt::format("batch topic length {} is invalid", batch.topic.size())));
-        return;
-    }
-    // Per-thread scratch, like the encode buffer: a steady stream of batches allocates nothing
-    // per message (issue 16).
-    struct BatchScratch {
-        std::vector<pm::BatchEntry> entries;
-        std::string batch_props;
-        std::vector<Slice> slices;
-        pm::MessageExt m;
-    };
     thread_local BatchScratch scratch;
-    const std::vector<pm::BatchEntry>& entries = scratch.entries;
     if (Status st = pm::decode_batch_body(batch.body, &scratch.entries); !st.is_ok()) {
         done(failed(PutMessageStatus::kMessageIllegal, st.message()));
         return;
     }
-    if (entries.empty()) {
+    if (scratch.entries.empty()) {
         done(failed(PutMessageStatus::kMessageIllegal, "batch message has no messages"));
         return;
     }
-    const std::string& batch_props = scratch.batch_props;
     pm::message_properties_to_string(batch.properties, &scratch.batch_props);
     std::string& buf = tls_buffer();
     buf.clear();
-    std::vector<Slice>& slices = scratch.slices;
-    slices.clear();
+    scratch.slices.clear();
     bool wait_ok = true;
+    if (std::optional<PutMessageResult> illegal = encode_batch(batch, scratch, buf, &wait_ok)) {
+        done(std::move(*illegal));
+        return;
+    }
+    int64_t len = static_cast<int64_t>(buf.size());
+    if (len + kEndFileMinBlankLength > config_.mapped_file_size_commit_log ||
+        len > INT32_MAX - kMaxRecordOverhead) {
+        done(failed(PutMessageStatus::kMessageIllegal,
+                    fmt::format("batch of {} bytes does not fit a CommitLog segment", len)));
+        return;
+    }
+    append_and_complete(&buf, nullptr, scratch.slices, tls_queue_key(batch.topic, batch.queue_id),
+                        wait_ok, std::move(done));
+}
+
+std::optional<PutMessageResult> CommitLog::check_batch(const MessageBatch& batch) {
+    int32_t tran = pm::sysflag::transaction_value(batch.sys_flag);
+    if (tran == pm::sysflag::kTransactionPreparedType ||
+        tran == pm::sysflag::kTransactionCommitType) {
+        return failed(PutMessageStatus::kMessageIllegal,
+                      "batch message does not support transaction");
+    }
+    if (const std::string* delay = batch.properties.get(pm::property::kDelayTimeLevel);
+        delay != nullptr && *delay != "0") {
+        return failed(PutMessageStatus::kMessageIllegal,
+                      "batch message does not support delay level");
+    }
+    if (batch.topic.empty() || batch.topic.size() > 127) {
+        return failed(PutMessageStatus::kMessageIllegal,
+                      fmt::format("batch topic length {} is invalid", batch.topic.size()));
+    }
+    return std::nullopt;
+}
+
+std::optional<PutMessageResult> CommitLog::encode_batch(const MessageBatch& batch,
+                                                        BatchScratch& scratch, std::string& buf,
+                                                        bool* wait_ok) const {
+    const std::string& batch_props = scratch.batch_props;
     pm::MessageExt& m = scratch.m;
     if (!m.stored_properties) {
         m.stored_properties.emplace();
@@ -239,12 +289,11 @@ void CommitLog::put_messages(MessageBatch batch, PutCompletion done) {
     m.born_timestamp = batch.born_timestamp;
     m.born_host = batch.born_host;
     m.store_host = store_host_;
-    for (const auto& e : entries) {
+    for (const auto& e : scratch.entries) {
         if (e.body.size() > static_cast<size_t>(config_.max_message_size)) {
-            done(failed(PutMessageStatus::kMessageIllegal,
-                        fmt::format("batch message body size {} exceeds maxMessageSize {}",
-                                    e.body.size(), config_.max_message_size)));
-            return;
+            return failed(PutMessageStatus::kMessageIllegal,
+                          fmt::format("batch message body size {} exceeds maxMessageSize {}",
+                                      e.body.size(), config_.max_message_size));
         }
         // Java MessageExtBatchEncoder: the message's own properties, then the batch's.
         std::string& props = *m.stored_properties;
@@ -254,35 +303,25 @@ void CommitLog::put_messages(MessageBatch batch, PutCompletion done) {
         }
         props += batch_props;
         if (props.size() > static_cast<size_t>(pm::kMaxPropertiesLength)) {
-            done(failed(PutMessageStatus::kPropertiesSizeExceeded,
-                        fmt::format("batch message properties size {} exceeds {}", props.size(),
-                                    pm::kMaxPropertiesLength)));
-            return;
+            return failed(PutMessageStatus::kPropertiesSizeExceeded,
+                          fmt::format("batch message properties size {} exceeds {}", props.size(),
+                                      pm::kMaxPropertiesLength));
         }
         m.flag = e.flag;
         m.body.assign(e.body);
         m.properties.assign_from_string(props);
-        wait_ok = wait_ok && m.wait_store_msg_ok();
+        *wait_ok = *wait_ok && m.wait_store_msg_ok();
         size_t pos = buf.size();
         Status st = encode_stored_message(m, *m.stored_properties, store_host_, &buf);
         if (!st.is_ok()) {
-            done(failed(PutMessageStatus::kMessageIllegal, st.message()));
-            return;
+            return failed(PutMessageStatus::kMessageIllegal, st.message());
         }
-        slices.push_back(
+        scratch.slices.push_back(
             Slice{pos, static_cast<int32_t>(buf.size() - pos),
                   static_cast<int32_t>(get_be32(reinterpret_cast<const uint8_t*>(buf.data()) + pos +
                                                 pm::kMsgSysFlagPos))});
     }
-    int64_t len = static_cast<int64_t>(buf.size());
-    if (len + kEndFileMinBlankLength > config_.mapped_file_size_commit_log ||
-        len > INT32_MAX - kMaxRecordOverhead) {
-        done(failed(PutMessageStatus::kMessageIllegal,
-                    fmt::format("batch of {} bytes does not fit a CommitLog segment", len)));
-        return;
-    }
-    append_and_complete(&buf, nullptr, slices, tls_queue_key(batch.topic, batch.queue_id), wait_ok,
-                        std::move(done));
+    return std::nullopt;
 }
 
 std::future<PutMessageResult> CommitLog::put_message(const pm::MessageExt& msg) {
@@ -321,8 +360,7 @@ PutMessageResult CommitLog::append_locked(const std::string& encoded,
         }
         // END_OF_FILE: blank filler, then retry in a fresh segment.
         if (free >= 8) {
-            put_be32(file->data() + wrote, static_cast<uint32_t>(free));
-            put_be32(file->data() + wrote + 4, static_cast<uint32_t>(pm::kBlankMagicCode));
+            write_blank_filler(file->data() + wrote, free);
         }
         file->set_wrote_position(static_cast<int32_t>(file_size));
         max_offset_.store(file->file_from_offset() + file_size);
@@ -332,11 +370,7 @@ PutMessageResult CommitLog::append_locked(const std::string& encoded,
     const int32_t wrote = file->wrote_position();
     const int64_t phys = file->file_from_offset() + wrote;
     const int64_t store_ts = clock_->wall_millis();
-    auto slot = topic_queue_table_.find(key);
-    if (slot == topic_queue_table_.end()) {
-        slot = topic_queue_table_.emplace(std::string(key), 0).first;
-    }
-    int64_t& next_queue_offset = slot->second;
+    int64_t& next_queue_offset = queue_offset_slot_locked(key);
     const int64_t first_queue_offset = next_queue_offset;
     uint8_t* dst = file->data() + wrote;
     std::memcpy(dst, encoded.data(), encoded.size());
@@ -374,6 +408,14 @@ void CommitLog::fill_msg_ids(PutMessageResult* r, size_t count,
     }
 }
 
+int64_t& CommitLog::queue_offset_slot_locked(std::string_view key) {
+    auto slot = topic_queue_table_.find(key);
+    if (slot == topic_queue_table_.end()) {
+        slot = topic_queue_table_.emplace(std::string(key), 0).first;
+    }
+    return slot->second;
+}
+
 std::optional<PutMessageResult> CommitLog::append_to_ring_locked(
     std::string* encoded, const SingleRecord* single, const std::vector<Slice>& slices,
     std::string_view key, bool wait_store_msg_ok, PutCompletion& done) {
@@ -383,114 +425,144 @@ std::optional<PutMessageResult> CommitLog::append_to_ring_locked(
     }
     const auto total =
         encoded != nullptr ? static_cast<int64_t>(encoded->size()) : single->layout.total;
-    // The records as bytes, for the paths that cannot encode in place (wrap, direct write).
-    auto materialize = [&]() -> std::string& {
-        if (encoded == nullptr) {
-            std::string& b = tls_buffer();
-            b.resize(static_cast<size_t>(total));
-            write_stored_message(reinterpret_cast<uint8_t*>(b.data()), single->layout, *single->msg,
-                                 single->body, single->props, store_host_, single->body_crc);
-            encoded = &b;
-        }
-        return *encoded;
-    };
+    const int64_t at = reserved_;
+    int64_t gap = 0;
+    if (Status st = select_ring_segment_locked(at, total, &gap); !st.is_ok()) {
+        return segment_failed(st, flags_);
+    }
+    const auto capacity = static_cast<int64_t>(ring_->capacity());
+    const bool fits = gap + total <= capacity;
+    if (!wait_for_ring_space(fits ? at + gap + total : at + capacity)) {
+        return failed(PutMessageStatus::kServiceNotAvailable,
+                      "CommitLog write buffer: store is not writeable or not started");
+    }
+    const int64_t store_ts = clock_->wall_millis();
+    int64_t& next_queue_offset = queue_offset_slot_locked(key);
+    const RingPlacement place{at, gap, total, store_ts, next_queue_offset};
+    int64_t next = 0;
+    if (fits) {
+        next = copy_into_ring_locked(encoded, single, slices, place);
+    } else if (std::optional<PutMessageResult> failure =
+                   write_past_ring_locked(encoded, single, slices, place, &next)) {
+        return failure;
+    }
+    next_queue_offset = next;
+    write_file_->set_store_timestamp(store_ts);
+    reserved_ = place.phys() + total;
+    queue_pending_put_locked(place, slices, wait_store_msg_ok, done);
+    if (single != nullptr && single->hinted) {
+        push_put_hint_locked(*single, place, next);
+    }
+    reserved_pub_.store(reserved_);  // seq_cst: pairs with committer_idle_ in wake_committer
+    return std::nullopt;
+}
+
+Status CommitLog::select_ring_segment_locked(int64_t at, int64_t total, int64_t* gap) {
     const int64_t file_size = queue_.mapped_file_size();
-    int64_t at = reserved_;
     if (write_file_ == nullptr || at < write_file_->file_from_offset() ||
         at >= write_file_->file_from_offset() + file_size) {
         auto fr = queue_.get_mapped_file_for_write(at);
         if (!fr.is_ok()) {
-            return segment_failed(fr.status(), flags_);
+            return fr.status();
         }
         write_file_ = std::move(fr).value();
     }
-    MappedFile* file = write_file_.get();
-    const int64_t free = file_size - (at - file->file_from_offset());
+    const int64_t free = file_size - (at - write_file_->file_from_offset());
     // END_OF_FILE: the rest of the segment becomes a blank filler and the records go to the
     // next one, which must exist before anything is reserved.
-    const int64_t gap = total + kEndFileMinBlankLength <= free ? 0 : free;
-    if (gap > 0) {
-        auto next = queue_.get_mapped_file_for_write(at + gap);
+    *gap = total + kEndFileMinBlankLength <= free ? 0 : free;
+    if (*gap > 0) {
+        auto next = queue_.get_mapped_file_for_write(at + *gap);
         if (!next.is_ok()) {
-            return segment_failed(next.status(), flags_);
+            return next.status();
         }
         write_file_ = std::move(next).value();
-        file = write_file_.get();
     }
-    const bool fits = gap + total <= static_cast<int64_t>(ring_->capacity());
-    if (!wait_for_ring_space(fits ? at + gap + total
-                                  : at + static_cast<int64_t>(ring_->capacity()))) {
-        return failed(PutMessageStatus::kServiceNotAvailable,
-                      "CommitLog write buffer: store is not writeable or not started");
-    }
-    uint8_t filler[8];
-    if (gap >= 8) {
-        put_be32(filler, static_cast<uint32_t>(gap));
-        put_be32(filler + 4, static_cast<uint32_t>(pm::kBlankMagicCode));
-    }
-    const int64_t phys = at + gap;
-    const int64_t store_ts = clock_->wall_millis();
-    auto slot = topic_queue_table_.find(key);
-    if (slot == topic_queue_table_.end()) {
-        slot = topic_queue_table_.emplace(std::string(key), 0).first;
-    }
-    const int64_t first_queue_offset = slot->second;
-    int64_t next_queue_offset = first_queue_offset;
-    if (fits) {
-        if (gap > 0) {
-            ring_->zero(at, static_cast<size_t>(gap));
-            if (gap >= 8) {
-                ring_->copy_in(at, filler, sizeof(filler));
-            }
-        }
-        uint8_t* dst = ring_->contiguous(phys, static_cast<size_t>(total));
-        if (encoded == nullptr && dst != nullptr) {
-            // Encoded in place: the body is copied once, from the request into the ring.
-            write_stored_message(dst, single->layout, *single->msg, single->body, single->props,
-                                 store_host_, single->body_crc);
-            next_queue_offset = patch_records(dst, slices, phys, first_queue_offset, store_ts);
-        } else {
-            std::string& e = materialize();
-            next_queue_offset = patch_records(reinterpret_cast<uint8_t*>(e.data()), slices, phys,
-                                              first_queue_offset, store_ts);
-            ring_->copy_in(phys, e.data(), static_cast<size_t>(total));
-        }
-    } else {
-        std::string& e = materialize();
-        next_queue_offset = patch_records(reinterpret_cast<uint8_t*>(e.data()), slices, phys,
-                                          first_queue_offset, store_ts);
-        // Larger than the ring (a huge batch): the ring is drained, write it here.
-        Status st =
-            gap >= 8 ? write_direct_locked(at, std::string_view(reinterpret_cast<char*>(filler), 8))
-                     : Status::ok();
-        if (st.is_ok()) {
-            if (gap > 0) {
-                auto old = queue_.find_mapped_file_by_offset(at);
-                old->set_wrote_position(static_cast<int32_t>(file_size));
-                max_offset_.store(phys);
-            }
-            st = write_direct_locked(phys, e);
-        }
-        if (!st.is_ok()) {
-            flags_->set(RunningFlags::kNotWritable);
-            reserved_ = std::max(reserved_, max_offset_.load());  // a written filler stays
-            reserved_pub_.store(reserved_);
-            spdlog::error("CommitLog write of {} bytes at {} failed; store is read-only: {}", total,
-                          phys, st.to_string());
-            return failed(PutMessageStatus::kUnknownError,
-                          "CommitLog write failed, store is read-only: " + st.message());
-        }
-    }
-    slot->second = next_queue_offset;
-    file->set_store_timestamp(store_ts);
-    reserved_ = phys + total;
+    return Status::ok();
+}
 
+std::string& CommitLog::records_bytes(std::string* encoded, const SingleRecord* single,
+                                      int64_t total) const {
+    if (encoded != nullptr) {
+        return *encoded;
+    }
+    std::string& b = tls_buffer();
+    b.resize(static_cast<size_t>(total));
+    write_stored_message(reinterpret_cast<uint8_t*>(b.data()), single->layout, *single->msg,
+                         single->body, single->props, store_host_, single->body_crc);
+    return b;
+}
+
+int64_t CommitLog::copy_into_ring_locked(std::string* encoded, const SingleRecord* single,
+                                         const std::vector<Slice>& slices,
+                                         const RingPlacement& place) {
+    if (place.gap > 0) {
+        ring_->zero(place.at, static_cast<size_t>(place.gap));
+        if (place.gap >= 8) {
+            uint8_t filler[8];
+            write_blank_filler(filler, place.gap);
+            ring_->copy_in(place.at, filler, sizeof(filler));
+        }
+    }
+    const int64_t phys = place.phys();
+    uint8_t* dst = ring_->contiguous(phys, static_cast<size_t>(place.total));
+    if (encoded == nullptr && dst != nullptr) {
+        // Encoded in place: the body is copied once, from the request into the ring.
+        write_stored_message(dst, single->layout, *single->msg, single->body, single->props,
+                             store_host_, single->body_crc);
+        return patch_records(dst, slices, phys, place.first_queue_offset, place.store_ts);
+    }
+    std::string& e = records_bytes(encoded, single, place.total);
+    const int64_t next = patch_records(reinterpret_cast<uint8_t*>(e.data()), slices, phys,
+                                       place.first_queue_offset, place.store_ts);
+    ring_->copy_in(phys, e.data(), static_cast<size_t>(place.total));
+    return next;
+}
+
+std::optional<PutMessageResult> CommitLog::write_past_ring_locked(std::string* encoded,
+                                                                  const SingleRecord* single,
+                                                                  const std::vector<Slice>& slices,
+                                                                  const RingPlacement& place,
+                                                                  int64_t* next_queue_offset) {
+    std::string& e = records_bytes(encoded, single, place.total);
+    const int64_t phys = place.phys();
+    *next_queue_offset = patch_records(reinterpret_cast<uint8_t*>(e.data()), slices, phys,
+                                       place.first_queue_offset, place.store_ts);
+    Status st = Status::ok();
+    if (place.gap >= 8) {
+        uint8_t filler[8];
+        write_blank_filler(filler, place.gap);
+        st = write_direct_locked(place.at, std::string_view(reinterpret_cast<char*>(filler), 8));
+    }
+    if (st.is_ok()) {
+        if (place.gap > 0) {
+            auto old = queue_.find_mapped_file_by_offset(place.at);
+            old->set_wrote_position(static_cast<int32_t>(queue_.mapped_file_size()));
+            max_offset_.store(phys);
+        }
+        st = write_direct_locked(phys, e);
+    }
+    if (!st.is_ok()) {
+        flags_->set(RunningFlags::kNotWritable);
+        reserved_ = std::max(reserved_, max_offset_.load());  // a written filler stays
+        reserved_pub_.store(reserved_);
+        spdlog::error("CommitLog write of {} bytes at {} failed; store is read-only: {}",
+                      place.total, phys, st.to_string());
+        return failed(PutMessageStatus::kUnknownError,
+                      "CommitLog write failed, store is read-only: " + st.message());
+    }
+    return std::nullopt;
+}
+
+void CommitLog::queue_pending_put_locked(const RingPlacement& place,
+                                         const std::vector<Slice>& slices, bool wait_store_msg_ok,
+                                         PutCompletion& done) {
     const uint64_t head = slot_head_.load(std::memory_order_relaxed);
     PendingPut& p = slots_[head % kPendingSlots];
-    p.wrote_offset = phys;
-    p.store_timestamp = store_ts;
-    p.logics_offset = first_queue_offset;
-    p.wrote_bytes = static_cast<int32_t>(total);
+    p.wrote_offset = place.phys();
+    p.store_timestamp = place.store_ts;
+    p.logics_offset = place.first_queue_offset;
+    p.wrote_bytes = static_cast<int32_t>(place.total);
     p.wait_store_msg_ok = wait_store_msg_ok;
     p.batch = slices.size() > 1;
     if (p.batch) {
@@ -503,27 +575,28 @@ std::optional<PutMessageResult> CommitLog::append_to_ring_locked(
     }
     p.done = std::move(done);
     slot_head_.store(head + 1, std::memory_order_release);
-    if (single != nullptr && single->hinted) {
-        if (DispatchRequest* h = hints_->begin_push()) {
-            const int32_t sys_flag = single->layout.sys_flag;
-            h->topic.assign(single->msg->topic);
-            h->queue_id = single->msg->queue_id;
-            h->commit_log_offset = PhysicalOffset(phys);
-            h->msg_size = static_cast<int32_t>(total);
-            h->tags_code = single->tags_code;
-            h->store_timestamp = store_ts;
-            // The QUEUEOFFSET patch_records wrote for this one record.
-            h->consume_queue_offset =
-                QueueOffset(next_queue_offset > first_queue_offset ? first_queue_offset : 0);
-            h->keys.assign(single->scanned.keys);
-            h->uniq_key.assign(single->scanned.uniq_key);
-            h->sys_flag = sys_flag;
-            h->prepared_transaction_offset = single->msg->prepared_transaction_offset;
-            hints_->end_push();
-        }
+}
+
+void CommitLog::push_put_hint_locked(const SingleRecord& single, const RingPlacement& place,
+                                     int64_t next_queue_offset) {
+    DispatchRequest* h = hints_->begin_push();
+    if (h == nullptr) {
+        return;  // the hint ring is full: the dispatcher decodes this record
     }
-    reserved_pub_.store(reserved_);  // seq_cst: pairs with committer_idle_ in wake_committer
-    return std::nullopt;
+    h->topic.assign(single.msg->topic);
+    h->queue_id = single.msg->queue_id;
+    h->commit_log_offset = PhysicalOffset(place.phys());
+    h->msg_size = static_cast<int32_t>(place.total);
+    h->tags_code = single.tags_code;
+    h->store_timestamp = place.store_ts;
+    // The QUEUEOFFSET patch_records wrote for this one record.
+    h->consume_queue_offset =
+        QueueOffset(next_queue_offset > place.first_queue_offset ? place.first_queue_offset : 0);
+    h->keys.assign(single.scanned.keys);
+    h->uniq_key.assign(single.scanned.uniq_key);
+    h->sys_flag = single.layout.sys_flag;
+    h->prepared_transaction_offset = single.msg->prepared_transaction_offset;
+    hints_->end_push();
 }
 
 bool CommitLog::wait_for_ring_space(int64_t end) {
