@@ -349,6 +349,13 @@ private:
     // Dispatch hints for replicated bytes (append_data) just written at `start`: decoded here,
     // where they are hot, instead of read back through the mapping by the dispatcher.
     void hint_replicated_locked(int64_t start, std::string_view data) REQUIRES(put_mu_);
+    // After an earlier chunk ended inside a record: *pos, where hints resume in the chunk at
+    // `start` (clearing that state), or false when no record of this chunk can be found.
+    bool resume_replicated_hints_locked(int64_t start, std::string_view data, size_t* pos)
+        REQUIRES(put_mu_);
+    // The chunk ends inside the record at `at` (`left` bytes of it at `rest`): remembers where
+    // the next record starts, or its first bytes when fewer than 8 arrived.
+    void note_hint_cut_locked(int64_t at, const uint8_t* rest, size_t left) REQUIRES(put_mu_);
     // After a put's bytes are published: SYNC_FLUSH wait or completion.
     // (r and done may be moved from.)
     void finish_put(PutMessageResult& r, bool wait_store_msg_ok, PutCompletion& done);

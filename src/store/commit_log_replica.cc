@@ -16,53 +16,34 @@
 
 namespace comet::store {
 
+namespace {
+
+// TOTALSIZE and magic (`head`, 8 bytes) of a record starting at `rec`: where the record after it
+// starts, or -1 when they do not describe a message that ends within its segment (`seg` bytes).
+int64_t replicated_next_record(int64_t rec, const uint8_t* head, int64_t seg) {
+    const auto total = static_cast<int32_t>(get_be32(head));
+    const auto magic = static_cast<int32_t>(get_be32(head + 4));
+    const bool message =
+        magic == protocol::kMessageMagicCodeV1 || magic == protocol::kMessageMagicCodeV2;
+    if (!message || total < 8 || (seg > 0 && rec / seg != (rec + total - 1) / seg)) {
+        return -1;
+    }
+    return rec + total;
+}
+
+}  // namespace
+
 void CommitLog::hint_replicated_locked(int64_t start, std::string_view data) {
     if (hints_ == nullptr || data.empty()) {
         return;
     }
-    const int64_t seg = config_.mapped_file_size_commit_log;
-    const int64_t end = start + static_cast<int64_t>(data.size());
-    int64_t at = start;
     size_t pos = 0;
+    if (!resume_replicated_hints_locked(start, data, &pos)) {
+        return;
+    }
+    const int64_t seg = config_.mapped_file_size_commit_log;
+    int64_t at = start + static_cast<int64_t>(pos);
     const auto* bytes = reinterpret_cast<const uint8_t*>(data.data());
-    // TOTALSIZE and magic of a record starting at `rec`: where the record after it starts, or
-    // -1 when they do not describe a message that ends within its segment.
-    const auto next_record = [seg](int64_t rec, const uint8_t* head) -> int64_t {
-        const auto total = static_cast<int32_t>(get_be32(head));
-        const auto magic = static_cast<int32_t>(get_be32(head + 4));
-        const bool message =
-            magic == protocol::kMessageMagicCodeV1 || magic == protocol::kMessageMagicCodeV2;
-        if (!message || total < 8 || (seg > 0 && rec / seg != (rec + total - 1) / seg)) {
-            return -1;
-        }
-        return rec + total;
-    };
-    if (hint_lost_ && hint_carry_len_ > 0) {
-        // The earlier chunk ended within a record's first 8 bytes: complete them.
-        const size_t need = 8 - hint_carry_len_;
-        if (start == hint_carry_at_ + static_cast<int64_t>(hint_carry_len_) &&
-            data.size() >= need) {
-            uint8_t head[8];
-            std::memcpy(head, hint_carry_.data(), hint_carry_len_);
-            std::memcpy(head + hint_carry_len_, bytes, need);
-            hint_resume_at_ = next_record(hint_carry_at_, head);
-        }
-        hint_carry_len_ = 0;
-    }
-    if (hint_lost_) {
-        // An earlier chunk ended inside a record (HA chunks are cut anywhere). Resume at the
-        // record after it when its size was read, else at the next segment start.
-        if (hint_resume_at_ >= start && hint_resume_at_ < end) {
-            at = hint_resume_at_;
-            pos = static_cast<size_t>(at - start);
-        } else if (hint_resume_at_ >= end) {
-            return;  // that record covers this whole chunk
-        } else if (seg <= 0 || start % seg != 0) {
-            return;
-        }
-    }
-    hint_lost_ = false;
-    hint_resume_at_ = -1;
     static const std::vector<int64_t> kNoDelayLevels;
     while (pos < data.size()) {
         DispatchRequest* h = hints_->begin_push();
@@ -85,20 +66,54 @@ void CommitLog::hint_replicated_locked(int64_t start, std::string_view data) {
             pos += static_cast<size_t>(seg_end - at);
             at = seg_end;
         } else {
-            // A record continues in the next chunk (or bad bytes): its TOTALSIZE and magic,
-            // when this chunk holds them, say where the next record starts.
-            hint_lost_ = true;
-            hint_resume_at_ = -1;
-            const size_t left = data.size() - pos;
-            if (left >= 8) {
-                hint_resume_at_ = next_record(at, bytes + pos);
-            } else {
-                std::memcpy(hint_carry_.data(), bytes + pos, left);
-                hint_carry_len_ = left;
-                hint_carry_at_ = at;
-            }
+            note_hint_cut_locked(at, bytes + pos, data.size() - pos);
             return;
         }
+    }
+}
+
+bool CommitLog::resume_replicated_hints_locked(int64_t start, std::string_view data, size_t* pos) {
+    const int64_t seg = config_.mapped_file_size_commit_log;
+    const int64_t end = start + static_cast<int64_t>(data.size());
+    if (hint_lost_ && hint_carry_len_ > 0) {
+        // The earlier chunk ended within a record's first 8 bytes: complete them.
+        const size_t need = 8 - hint_carry_len_;
+        if (start == hint_carry_at_ + static_cast<int64_t>(hint_carry_len_) &&
+            data.size() >= need) {
+            uint8_t head[8];
+            std::memcpy(head, hint_carry_.data(), hint_carry_len_);
+            std::memcpy(head + hint_carry_len_, data.data(), need);
+            hint_resume_at_ = replicated_next_record(hint_carry_at_, head, seg);
+        }
+        hint_carry_len_ = 0;
+    }
+    if (hint_lost_) {
+        // An earlier chunk ended inside a record (HA chunks are cut anywhere). Resume at the
+        // record after it when its size was read, else at the next segment start.
+        if (hint_resume_at_ >= start && hint_resume_at_ < end) {
+            *pos = static_cast<size_t>(hint_resume_at_ - start);
+        } else if (hint_resume_at_ >= end) {
+            return false;  // that record covers this whole chunk
+        } else if (seg <= 0 || start % seg != 0) {
+            return false;
+        }
+    }
+    hint_lost_ = false;
+    hint_resume_at_ = -1;
+    return true;
+}
+
+void CommitLog::note_hint_cut_locked(int64_t at, const uint8_t* rest, size_t left) {
+    // A record continues in the next chunk (or bad bytes): its TOTALSIZE and magic, when this
+    // chunk holds them, say where the next record starts.
+    hint_lost_ = true;
+    hint_resume_at_ = -1;
+    if (left >= 8) {
+        hint_resume_at_ = replicated_next_record(at, rest, config_.mapped_file_size_commit_log);
+    } else {
+        std::memcpy(hint_carry_.data(), rest, left);
+        hint_carry_len_ = left;
+        hint_carry_at_ = at;
     }
 }
 
