@@ -391,6 +391,12 @@ private:
     bool help_commit();
     void wake_committer();
     Result<RecoveryResult> recover_from(size_t first_index, bool check_crc);
+    // Checks records from files[first_index] on and returns where valid data ends; fills res's
+    // scan start, record count and cut reason.
+    int64_t scan_valid_records(const std::vector<std::shared_ptr<MappedFile>>& files,
+                               size_t first_index, bool check_crc, RecoveryResult* res) const;
+    // After recovery: puts reserve from `end` and look the write segment up again.
+    void reset_put_positions(int64_t end) EXCLUDES(put_mu_);
 
     const MessageStoreConfig config_;
     Clock* const clock_;

@@ -109,51 +109,13 @@ Result<RecoveryResult> CommitLog::recover_from(size_t first_index, bool check_cr
     RecoveryResult res;
     if (files.empty()) {
         max_offset_.store(0);
-        {
-            MutexLock l(put_mu_);
-            reserved_ = 0;
-            reserved_pub_.store(0);
-            write_file_.reset();
-            ring_room_end_ = 0;
-            slot_room_end_ = 0;
-        }
+        reset_put_positions(0);
         queue_.set_flushed_where(0);
         spdlog::info("CommitLog recovery: no segments in {}", queue_.dir());
         return res;
     }
     first_index = std::min(first_index, files.size() - 1);
-    int64_t process = files[first_index]->file_from_offset();
-    res.scan_from = PhysicalOffset(process);
-    bool stopped = false;
-    // A long scan (many segments, CRC on) reports its progress every few seconds.
-    ProgressLog progress("CommitLog recovery scan", process,
-                         files.back()->file_from_offset() + files.back()->file_size(), *clock_);
-    for (size_t i = first_index; i < files.size() && !stopped; ++i) {
-        const auto& f = files[i];
-        const int64_t size = f->file_size();
-        int64_t pos = 0;
-        for (;;) {
-            RecordCheck c =
-                check_record(f->data() + pos, size - pos, f->file_from_offset() + pos, check_crc);
-            if (c.kind == RecordCheck::kMessage) {
-                pos += c.size;
-                ++res.records_scanned;
-                if ((res.records_scanned & 4095) == 0) {
-                    (void)progress.update(f->file_from_offset() + pos);
-                }
-                continue;
-            }
-            if (c.kind == RecordCheck::kBlank) {
-                pos = size;
-                break;
-            }
-            stopped = true;
-            res.cut_reason = c.reason;
-            break;
-        }
-        process = f->file_from_offset() + pos;
-    }
-    (void)progress.finish(process);
+    const int64_t process = scan_valid_records(files, first_index, check_crc, &res);
     res.max_offset = PhysicalOffset(process);
     int64_t on_disk_end = files.back()->file_from_offset() + files.back()->file_size();
     res.bytes_truncated = on_disk_end - process;
@@ -167,15 +129,55 @@ Result<RecoveryResult> CommitLog::recover_from(size_t first_index, bool check_cr
     COMET_RETURN_IF_ERROR(queue_.truncate_dirty_files(process));
     queue_.set_flushed_where(process);
     max_offset_.store(process);
-    {
-        MutexLock l(put_mu_);
-        reserved_ = process;
-        reserved_pub_.store(process);
-        write_file_.reset();
-        ring_room_end_ = 0;
-        slot_room_end_ = 0;
-    }
+    reset_put_positions(process);
     return res;
+}
+
+int64_t CommitLog::scan_valid_records(const std::vector<std::shared_ptr<MappedFile>>& files,
+                                      size_t first_index, bool check_crc,
+                                      RecoveryResult* res) const {
+    int64_t process = files[first_index]->file_from_offset();
+    res->scan_from = PhysicalOffset(process);
+    bool stopped = false;
+    // A long scan (many segments, CRC on) reports its progress every few seconds.
+    ProgressLog progress("CommitLog recovery scan", process,
+                         files.back()->file_from_offset() + files.back()->file_size(), *clock_);
+    for (size_t i = first_index; i < files.size() && !stopped; ++i) {
+        const auto& f = files[i];
+        const int64_t size = f->file_size();
+        int64_t pos = 0;
+        for (;;) {
+            RecordCheck c =
+                check_record(f->data() + pos, size - pos, f->file_from_offset() + pos, check_crc);
+            if (c.kind == RecordCheck::kMessage) {
+                pos += c.size;
+                ++res->records_scanned;
+                if ((res->records_scanned & 4095) == 0) {
+                    (void)progress.update(f->file_from_offset() + pos);
+                }
+                continue;
+            }
+            if (c.kind == RecordCheck::kBlank) {
+                pos = size;
+                break;
+            }
+            stopped = true;
+            res->cut_reason = c.reason;
+            break;
+        }
+        process = f->file_from_offset() + pos;
+    }
+    (void)progress.finish(process);
+    return process;
+}
+
+void CommitLog::reset_put_positions(int64_t end) {
+    MutexLock l(put_mu_);
+    reserved_ = end;
+    reserved_pub_.store(end);
+    write_file_.reset();
+    ring_room_end_ = 0;
+    slot_room_end_ = 0;
 }
 
 }  // namespace comet::store
