@@ -105,7 +105,6 @@ struct RecordCursor {
     }
 };
 
-
 }  // namespace
 
 DispatchProperties scan_dispatch_properties(std::string_view s) {
@@ -190,8 +189,7 @@ CheckResult check_message_and_return_size(const uint8_t* data, size_t len, bool 
     ok = ok && r.bytes(topic_len, &topic) && r.be16(&props_len) && r.bytes(props_len, &props) &&
          r.pos == r.size;
     if (!ok) {
-        spdlog::error("dispatch: record of {} bytes does not decode (lengths inconsistent)",
-                      total);
+        spdlog::error("dispatch: record of {} bytes does not decode (lengths inconsistent)", total);
         return CheckResult::kCorrupt;
     }
     if (check_crc && protocol::body_crc32(body) != static_cast<int32_t>(body_crc)) {
@@ -230,8 +228,7 @@ CheckResult check_message_and_return_size(const uint8_t* data, size_t len, bool 
 }
 
 ReputMessageService::ReputMessageService(const CommitLogReader& reader, DispatchFn dispatch,
-                                         std::vector<int64_t> delay_levels_ms,
-                                         PassEndFn pass_end)
+                                         std::vector<int64_t> delay_levels_ms, PassEndFn pass_end)
     : reader_(reader),
       dispatch_(std::move(dispatch)),
       pass_end_(std::move(pass_end)),
@@ -248,8 +245,54 @@ int64_t ReputMessageService::behind() const {
                                     reput_from_offset_.load(std::memory_order_acquire));
 }
 
+// Records are handed to dispatch_ one by one; what they produce becomes visible at the pass end
+// (pass_end_), and only then does reput_from_offset_ move past them: whoever reads the offset (a
+// new leader waiting for dispatch before it reloads its queue offsets) finds their ConsumeQueue
+// units written.
+struct ReputMessageService::Pass {
+    int64_t from = 0;                // start of the bytes being read
+    int64_t reached = 0;             // where the next record starts (published at the pass end)
+    int64_t pending = 0;             // records handed to dispatch_ since the last pass end
+    int64_t dispatched = 0;          // records made visible by this call
+    DispatchHints* hints = nullptr;  // what the put path appended (null: decode every record)
+};
+
 Result<int64_t> ReputMessageService::do_reput() {
     MutexLock l(reput_mu_);
+    Pass pass;
+    pass.from = pass_start_locked();
+    pass.reached = pass.from;
+    pass.hints = reader_.hints();
+    while (true) {
+        const int64_t max = reader_.dispatchable_max_offset().value();
+        if (pass.from >= max) {
+            break;
+        }
+        auto view = reader_.read_from(PhysicalOffset(pass.from));
+        if (!view.has_value() || view->empty()) {
+            break;
+        }
+        // Never look past the dispatchable end (uncommitted bytes under DLedger).
+        const size_t avail = static_cast<size_t>(
+            std::min<int64_t>(static_cast<int64_t>(view->size), max - pass.from));
+        size_t pos = 0;
+        BytesEnd end = BytesEnd::kConsumed;
+        COMET_RETURN_IF_ERROR(dispatch_bytes_locked(view->data, avail, pass, &pos, &end));
+        if (end == BytesEnd::kFiller) {
+            pass.from = reader_.roll_next_file(PhysicalOffset(pass.from)).value();
+            pass.reached = pass.from;
+            continue;
+        }
+        pass.from += static_cast<int64_t>(pos);
+        if (end == BytesEnd::kNoRecord || pos == 0) {
+            break;
+        }
+    }
+    COMET_RETURN_IF_ERROR(end_pass_locked(pass));
+    return pass.dispatched;
+}
+
+int64_t ReputMessageService::pass_start_locked() {
     int64_t from = reput_from_offset_.load(std::memory_order_acquire);
     const int64_t min = reader_.min_offset().value();
     if (from < min) {
@@ -258,105 +301,80 @@ Result<int64_t> ReputMessageService::do_reput() {
         from = min;
         reput_from_offset_.store(from, std::memory_order_release);
     }
-    // Records are handed to dispatch_ one by one; what they produce becomes visible at the
-    // pass end (pass_end_), and only then does reput_from_offset_ move past them: whoever
-    // reads the offset (a new leader waiting for dispatch before it reloads its queue offsets)
-    // finds their ConsumeQueue units written.
+    return from;
+}
+
+Status ReputMessageService::dispatch_bytes_locked(const uint8_t* data, size_t avail, Pass& pass,
+                                                  size_t* pos, BytesEnd* end) {
     constexpr int64_t kRecordsPerPassEnd = 4096;
-    int64_t dispatched = 0;    // records made visible by this call
-    int64_t pending = 0;       // records handed to dispatch_ since the last pass end
-    int64_t reached = from;    // where the next record starts (published at the pass end)
-    const auto finish = [&]() -> Status {
-        if (pass_end_) {
-            COMET_RETURN_IF_ERROR(pass_end_());
+    while (*pos < avail) {
+        int32_t size = 0;
+        const int64_t at = pass.from + static_cast<int64_t>(*pos);
+        const CheckResult r = next_record_locked(pass, data + *pos, avail - *pos, at,
+                                                 pass.from + static_cast<int64_t>(avail), &size);
+        if (r == CheckResult::kBlank) {
+            *end = BytesEnd::kFiller;
+            return Status::ok();
         }
-        reput_from_offset_.store(reached, std::memory_order_release);
-        dispatched += pending;
-        dispatched_total_.fetch_add(pending, std::memory_order_relaxed);
-        pending = 0;
-        return Status::ok();
-    };
-    DispatchRequest& req = req_;
-    DispatchHints* const hints = reader_.hints();
-    while (true) {
-        const int64_t max = reader_.dispatchable_max_offset().value();
-        if (from >= max) {
-            break;
+        if (r == CheckResult::kEnd) {
+            *end = BytesEnd::kNoRecord;
+            return Status::ok();
         }
-        auto view = reader_.read_from(PhysicalOffset(from));
-        if (!view.has_value() || view->empty()) {
-            break;
-        }
-        // Never look past the dispatchable end (uncommitted bytes under DLedger).
-        const size_t avail = static_cast<size_t>(std::min<int64_t>(
-            static_cast<int64_t>(view->size), max - from));
-        size_t pos = 0;
-        bool roll = false;
-        bool stop = false;
-        while (pos < avail) {
-            int32_t size = 0;
-            const int64_t at = from + static_cast<int64_t>(pos);
-            CheckResult r;
-            if (hints != nullptr && hints->take(at, from + static_cast<int64_t>(avail), &req)) {
-                // The put path described this record: no read-back, no decode.
-                r = CheckResult::kMessage;
-                size = req.msg_size;
-                if (!read_keys_.load(std::memory_order_relaxed)) {
-                    req.keys.clear();
-                    req.uniq_key.clear();
-                }
-            } else {
-                r = check_message_and_return_size(view->data + pos, avail - pos, false,
-                                                  delay_levels_ms_, &req, &size,
-                                                  read_keys_.load(std::memory_order_relaxed));
-            }
-            if (r == CheckResult::kBlank) {
-                roll = true;
-                break;
-            }
-            if (r == CheckResult::kEnd) {
-                stop = true;
-                break;
-            }
-            if (r == CheckResult::kCorrupt) {
-                spdlog::error("dispatch: skipping {} undecodable bytes at CommitLog offset {}",
-                              size, at);
-                corrupt_skipped_.fetch_add(1, std::memory_order_relaxed);
-                pos += static_cast<size_t>(size);
-                reached = from + static_cast<int64_t>(pos);
-                continue;
-            }
-            if (req.commit_log_offset.value() != at) {
-                spdlog::error("dispatch: record at {} says its offset is {}; dispatching by "
-                              "position",
-                              at, req.commit_log_offset.value());
-                req.commit_log_offset = PhysicalOffset(at);
-            }
-            const Status st = dispatch_(req);
-            if (!st.is_ok()) {
-                // The records before this one are kept; this one is retried on the next pass.
-                COMET_RETURN_IF_ERROR(finish());
-                return st;
-            }
-            ++pending;
-            pos += static_cast<size_t>(size);
-            reached = from + static_cast<int64_t>(pos);
-            if (pending >= kRecordsPerPassEnd) {
-                COMET_RETURN_IF_ERROR(finish());
-            }
-        }
-        if (roll) {
-            from = reader_.roll_next_file(PhysicalOffset(from)).value();
-            reached = from;
+        if (r == CheckResult::kCorrupt) {
+            spdlog::error("dispatch: skipping {} undecodable bytes at CommitLog offset {}", size,
+                          at);
+            corrupt_skipped_.fetch_add(1, std::memory_order_relaxed);
+            *pos += static_cast<size_t>(size);
+            pass.reached = pass.from + static_cast<int64_t>(*pos);
             continue;
         }
-        from += static_cast<int64_t>(pos);
-        if (stop || pos == 0) {
-            break;
+        DispatchRequest& req = req_;
+        if (req.commit_log_offset.value() != at) {
+            spdlog::error("dispatch: record at {} says its offset is {}; dispatching by position",
+                          at, req.commit_log_offset.value());
+            req.commit_log_offset = PhysicalOffset(at);
+        }
+        const Status st = dispatch_(req);
+        if (!st.is_ok()) {
+            // The records before this one are kept; this one is retried on the next pass.
+            COMET_RETURN_IF_ERROR(end_pass_locked(pass));
+            return st;
+        }
+        ++pass.pending;
+        *pos += static_cast<size_t>(size);
+        pass.reached = pass.from + static_cast<int64_t>(*pos);
+        if (pass.pending >= kRecordsPerPassEnd) {
+            COMET_RETURN_IF_ERROR(end_pass_locked(pass));
         }
     }
-    COMET_RETURN_IF_ERROR(finish());
-    return dispatched;
+    return Status::ok();
+}
+
+CheckResult ReputMessageService::next_record_locked(const Pass& pass, const uint8_t* data,
+                                                    size_t len, int64_t at, int64_t end,
+                                                    int32_t* size) {
+    if (pass.hints != nullptr && pass.hints->take(at, end, &req_)) {
+        // The put path described this record: no read-back, no decode.
+        *size = req_.msg_size;
+        if (!read_keys_.load(std::memory_order_relaxed)) {
+            req_.keys.clear();
+            req_.uniq_key.clear();
+        }
+        return CheckResult::kMessage;
+    }
+    return check_message_and_return_size(data, len, false, delay_levels_ms_, &req_, size,
+                                         read_keys_.load(std::memory_order_relaxed));
+}
+
+Status ReputMessageService::end_pass_locked(Pass& pass) {
+    if (pass_end_) {
+        COMET_RETURN_IF_ERROR(pass_end_());
+    }
+    reput_from_offset_.store(pass.reached, std::memory_order_release);
+    pass.dispatched += pass.pending;
+    dispatched_total_.fetch_add(pass.pending, std::memory_order_relaxed);
+    pass.pending = 0;
+    return Status::ok();
 }
 
 void ReputMessageService::start() {
@@ -400,9 +418,7 @@ void ReputMessageService::note_appended() {
     if (busy_interval_.count() > 0 && sleep_.load(std::memory_order_seq_cst) != kIdle) {
         return;  // awake, or pacing: its next pass (within busy_interval_) reads the new end
     }
-    {
-        MutexLock l(wake_mu_);
-    }
+    { MutexLock l(wake_mu_); }
     wake_calls_.fetch_add(1, std::memory_order_relaxed);
     wake_cv_.notify_one();
 }

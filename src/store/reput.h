@@ -80,10 +80,10 @@ struct DispatchProperties {
 DispatchProperties scan_dispatch_properties(std::string_view props);
 
 enum class CheckResult {
-    kMessage,     // a complete record: *out filled, size = its TOTALSIZE
-    kBlank,       // the end-of-segment filler: continue in the next segment
-    kCorrupt,     // bad magic/CRC/lengths with a plausible TOTALSIZE: size bytes can be skipped
-    kEnd,         // no complete record here (end of data)
+    kMessage,  // a complete record: *out filled, size = its TOTALSIZE
+    kBlank,    // the end-of-segment filler: continue in the next segment
+    kCorrupt,  // bad magic/CRC/lengths with a plausible TOTALSIZE: size bytes can be skipped
+    kEnd,      // no complete record here (end of data)
 };
 
 // Parses the record at data[0] (at most `len` bytes available) like Java
@@ -148,7 +148,25 @@ public:
     int64_t corrupt_skipped() const { return corrupt_skipped_.load(std::memory_order_relaxed); }
 
 private:
+    struct Pass;  // one do_reput() call's progress (reput.cc)
+    // How a run of bytes ended: all dispatched, at a segment's blank filler (continue in the
+    // next segment), or without a complete record (end of data).
+    enum class BytesEnd { kConsumed, kFiller, kNoRecord };
+
     void run();
+    // Where a pass starts: reput_from_offset_, moved up to the CommitLog's min when it is below.
+    int64_t pass_start_locked() REQUIRES(reput_mu_);
+    // Dispatches the records in data[0, avail), which starts at pass.from; *pos: bytes consumed.
+    // A dispatch error ends the pass (the records before it are kept) and comes back.
+    Status dispatch_bytes_locked(const uint8_t* data, size_t avail, Pass& pass, size_t* pos,
+                                 BytesEnd* end) REQUIRES(reput_mu_);
+    // The record at log offset `at` (bytes data[0, len), dispatchable bytes end at `end`) into
+    // req_: from the put path's hint when there is one, else decoded.
+    CheckResult next_record_locked(const Pass& pass, const uint8_t* data, size_t len, int64_t at,
+                                   int64_t end, int32_t* size) REQUIRES(reput_mu_);
+    // Makes what the pass's pending records produced visible (pass_end_), then moves
+    // reput_from_offset_ past them. On error the offset stays where the last pass end left it.
+    Status end_pass_locked(Pass& pass) REQUIRES(reput_mu_);
 
     const CommitLogReader& reader_;
     const DispatchFn dispatch_;
@@ -173,8 +191,9 @@ private:
     enum Sleep : int { kAwake = 0, kPaced = 1, kIdle = 2 };
     Mutex wake_mu_;
     std::condition_variable_any wake_cv_;
-    std::atomic<bool> wake_pending_{false};  // set by wakeup()/note_appended(), cleared by the thread
-    std::atomic<bool> urgent_{false};        // set by wakeup(): ends a paced sleep
+    std::atomic<bool> wake_pending_{
+        false};                        // set by wakeup()/note_appended(), cleared by the thread
+    std::atomic<bool> urgent_{false};  // set by wakeup(): ends a paced sleep
     std::atomic<int> sleep_{kAwake};
     bool stopping_ GUARDED_BY(wake_mu_) = false;
     std::thread thread_;
