@@ -615,104 +615,120 @@ GetMessageResult MessageStore::get_message(std::string_view group, std::string_v
                                            const MessageFilter* filter) {
     (void)group;  // kept for the Java signature (per-group stats, filters)
     GetMessageResult r;
-    const int64_t max_phy = commit_log_->max_offset().value();
-    const bool schedule_topic = topic == kScheduleTopic;
+    const GetRequest req{offset,
+                         max_msg_nums,
+                         max_total_bytes,
+                         filter,
+                         /*schedule_topic=*/topic == kScheduleTopic,
+                         /*max_phy=*/commit_log_->max_offset().value()};
     auto cq = cqs_->find(topic, queue_id);
     if (cq == nullptr) {
         r.status = GetMessageStatus::kNoMatchedLogicQueue;
         r.next_begin_offset = next_offset_correction(offset, QueueOffset(0));
-    } else {
-        r.min_offset = cq->min_offset_in_queue();
-        r.max_offset = cq->max_offset_in_queue();
-        if (r.max_offset.value() == 0) {
-            r.status = GetMessageStatus::kNoMessageInQueue;
-            r.next_begin_offset = next_offset_correction(offset, QueueOffset(0));
-        } else if (offset < r.min_offset) {
-            r.status = GetMessageStatus::kOffsetTooSmall;
-            r.next_begin_offset = next_offset_correction(offset, r.min_offset);
-        } else if (offset == r.max_offset) {
-            r.status = GetMessageStatus::kOffsetOverflowOne;
-            r.next_begin_offset = next_offset_correction(offset, offset);
-        } else if (offset > r.max_offset) {
-            r.status = GetMessageStatus::kOffsetOverflowBadly;
-            // 4.9.8 DefaultMessageStore#getMessage: corrected to maxOffset (older releases
-            // went back to minOffset when it was 0).
-            r.next_begin_offset = next_offset_correction(offset, r.max_offset);
-        } else if (auto units = cq->get_index_buffer(offset); !units.has_value()) {
-            r.status = GetMessageStatus::kOffsetFoundNull;
-            r.next_begin_offset = next_offset_correction(offset, cq->roll_next_file(offset));
-            spdlog::warn("get: ConsumeQueue segment missing for {}-{} offset {} (min {} max {})",
-                         topic, queue_id, offset.value(), r.min_offset.value(),
-                         r.max_offset.value());
-        } else {
-            r.status = GetMessageStatus::kNoMatchedMessage;
-            int64_t next_phy_file_start = INT64_MIN;
-            int64_t max_phy_pulling = 0;
-            const size_t max_filter = static_cast<size_t>(
-                std::max<int64_t>(kMaxFilterBytes, int64_t{max_msg_nums} * kCqStoreUnitSize));
-            size_t i = 0;
-            for (; i + kCqStoreUnitSize <= units->size && i < max_filter; i += kCqStoreUnitSize) {
-                const CqUnit u = decode_cq_unit(units->data + i);
-                max_phy_pulling = u.phy_offset.value();
-                if (next_phy_file_start != INT64_MIN &&
-                    u.phy_offset.value() < next_phy_file_start) {
-                    continue;
-                }
-                const bool in_disk = is_in_disk(u.phy_offset.value(), max_phy);
-                // Java isTheBatchFull; the first message always goes.
-                if (r.buffer_total_size != 0 && r.message_count() != 0) {
-                    if (max_msg_nums <= r.message_count()) {
-                        break;
-                    }
-                    const int64_t next_total = r.buffer_total_size + u.size;
-                    if (max_total_bytes > 0 && next_total > max_total_bytes) {
-                        break;
-                    }
-                    const int64_t cap_bytes = in_disk
-                                                  ? config_.max_transfer_bytes_on_message_in_disk
-                                                  : config_.max_transfer_bytes_on_message_in_memory;
-                    const int32_t cap_count = in_disk
-                                                  ? config_.max_transfer_count_on_message_in_disk
-                                                  : config_.max_transfer_count_on_message_in_memory;
-                    if (next_total > cap_bytes || r.message_count() > cap_count - 1) {
-                        break;
-                    }
-                }
-                const std::optional<int64_t> tags =
-                    schedule_topic ? std::nullopt : std::optional<int64_t>(u.tags_code);
-                if (filter != nullptr && !filter->is_matched_by_consume_queue(tags)) {
-                    if (r.buffer_total_size == 0) {
-                        r.status = GetMessageStatus::kNoMatchedMessage;
-                    }
-                    continue;
-                }
-                auto msg = commit_log_->get_message(u.phy_offset, u.size);
-                if (!msg.has_value()) {
-                    if (r.buffer_total_size == 0) {
-                        r.status = GetMessageStatus::kMessageWasRemoving;
-                    }
-                    next_phy_file_start = commit_log_->roll_next_file(u.phy_offset).value();
-                    continue;
-                }
-                if (filter != nullptr && !filter->is_matched_by_commit_log(msg->bytes())) {
-                    if (r.buffer_total_size == 0) {
-                        r.status = GetMessageStatus::kNoMatchedMessage;
-                    }
-                    continue;
-                }
-                r.add_message(std::move(*msg), offset + static_cast<int64_t>(i / kCqStoreUnitSize));
-                r.status = GetMessageStatus::kFound;
-                next_phy_file_start = INT64_MIN;
-            }
-            r.next_begin_offset = offset + static_cast<int64_t>(i / kCqStoreUnitSize);
-            const auto memory =
-                static_cast<int64_t>(static_cast<double>(total_physical_memory_) *
-                                     config_.access_message_in_memory_max_ratio / 100.0);
-            r.suggest_pulling_from_slave = max_phy - max_phy_pulling > memory;
-        }
+    } else if (auto units = queue_units_at(*cq, topic, queue_id, offset, r); units.has_value()) {
+        read_queue_units(*units, req, r);
     }
     stats_.on_get(r.status == GetMessageStatus::kFound, r.message_count());
     return r;
+}
+
+std::optional<MappedView> MessageStore::queue_units_at(const ConsumeQueue& cq,
+                                                       std::string_view topic, int32_t queue_id,
+                                                       QueueOffset offset,
+                                                       GetMessageResult& r) const {
+    r.min_offset = cq.min_offset_in_queue();
+    r.max_offset = cq.max_offset_in_queue();
+    if (r.max_offset.value() == 0) {
+        r.status = GetMessageStatus::kNoMessageInQueue;
+        r.next_begin_offset = next_offset_correction(offset, QueueOffset(0));
+    } else if (offset < r.min_offset) {
+        r.status = GetMessageStatus::kOffsetTooSmall;
+        r.next_begin_offset = next_offset_correction(offset, r.min_offset);
+    } else if (offset == r.max_offset) {
+        r.status = GetMessageStatus::kOffsetOverflowOne;
+        r.next_begin_offset = next_offset_correction(offset, offset);
+    } else if (offset > r.max_offset) {
+        r.status = GetMessageStatus::kOffsetOverflowBadly;
+        // 4.9.8 DefaultMessageStore#getMessage: corrected to maxOffset (older releases went
+        // back to minOffset when it was 0).
+        r.next_begin_offset = next_offset_correction(offset, r.max_offset);
+    } else if (auto units = cq.get_index_buffer(offset); !units.has_value()) {
+        r.status = GetMessageStatus::kOffsetFoundNull;
+        r.next_begin_offset = next_offset_correction(offset, cq.roll_next_file(offset));
+        spdlog::warn("get: ConsumeQueue segment missing for {}-{} offset {} (min {} max {})", topic,
+                     queue_id, offset.value(), r.min_offset.value(), r.max_offset.value());
+    } else {
+        return units;
+    }
+    return std::nullopt;
+}
+
+void MessageStore::read_queue_units(const MappedView& units, const GetRequest& req,
+                                    GetMessageResult& r) const {
+    r.status = GetMessageStatus::kNoMatchedMessage;
+    int64_t next_phy_file_start = INT64_MIN;
+    int64_t max_phy_pulling = 0;
+    const size_t max_filter = static_cast<size_t>(
+        std::max<int64_t>(kMaxFilterBytes, int64_t{req.max_msg_nums} * kCqStoreUnitSize));
+    size_t i = 0;
+    for (; i + kCqStoreUnitSize <= units.size && i < max_filter; i += kCqStoreUnitSize) {
+        const CqUnit u = decode_cq_unit(units.data + i);
+        max_phy_pulling = u.phy_offset.value();
+        if (next_phy_file_start != INT64_MIN && u.phy_offset.value() < next_phy_file_start) {
+            continue;
+        }
+        if (batch_full(r, u.size, is_in_disk(u.phy_offset.value(), req.max_phy), req)) {
+            break;
+        }
+        const std::optional<int64_t> tags =
+            req.schedule_topic ? std::nullopt : std::optional<int64_t>(u.tags_code);
+        if (req.filter != nullptr && !req.filter->is_matched_by_consume_queue(tags)) {
+            if (r.buffer_total_size == 0) {
+                r.status = GetMessageStatus::kNoMatchedMessage;
+            }
+            continue;
+        }
+        auto msg = commit_log_->get_message(u.phy_offset, u.size);
+        if (!msg.has_value()) {
+            if (r.buffer_total_size == 0) {
+                r.status = GetMessageStatus::kMessageWasRemoving;
+            }
+            next_phy_file_start = commit_log_->roll_next_file(u.phy_offset).value();
+            continue;
+        }
+        if (req.filter != nullptr && !req.filter->is_matched_by_commit_log(msg->bytes())) {
+            if (r.buffer_total_size == 0) {
+                r.status = GetMessageStatus::kNoMatchedMessage;
+            }
+            continue;
+        }
+        r.add_message(std::move(*msg), req.offset + static_cast<int64_t>(i / kCqStoreUnitSize));
+        r.status = GetMessageStatus::kFound;
+        next_phy_file_start = INT64_MIN;
+    }
+    r.next_begin_offset = req.offset + static_cast<int64_t>(i / kCqStoreUnitSize);
+    // A slave is suggested once the last unit looked at points out of memory (is_in_disk).
+    r.suggest_pulling_from_slave = is_in_disk(max_phy_pulling, req.max_phy);
+}
+
+bool MessageStore::batch_full(const GetMessageResult& r, int32_t next_size, bool in_disk,
+                              const GetRequest& req) const {
+    // Java isTheBatchFull; the first message always goes.
+    if (r.buffer_total_size == 0 || r.message_count() == 0) {
+        return false;
+    }
+    if (req.max_msg_nums <= r.message_count()) {
+        return true;
+    }
+    const int64_t next_total = r.buffer_total_size + next_size;
+    if (req.max_total_bytes > 0 && next_total > req.max_total_bytes) {
+        return true;
+    }
+    const int64_t cap_bytes = in_disk ? config_.max_transfer_bytes_on_message_in_disk
+                                      : config_.max_transfer_bytes_on_message_in_memory;
+    const int32_t cap_count = in_disk ? config_.max_transfer_count_on_message_in_disk
+                                      : config_.max_transfer_count_on_message_in_memory;
+    return next_total > cap_bytes || r.message_count() > cap_count - 1;
 }
 
 QueueOffset MessageStore::get_max_offset_in_queue(std::string_view topic, int32_t queue_id) const {

@@ -259,6 +259,27 @@ private:
     int64_t store_time_of(const CqUnit& unit) const;
     QueueOffset next_offset_correction(QueueOffset old_offset, QueueOffset new_offset) const;
     bool is_in_disk(int64_t phy_offset, int64_t max_phy) const;
+    // get_message()'s arguments as its steps use them.
+    struct GetRequest {
+        QueueOffset offset;
+        int32_t max_msg_nums;
+        int64_t max_total_bytes;
+        const MessageFilter* filter;  // null: every message matches
+        bool schedule_topic;          // tags codes are delivery times: not filtered by tag
+        int64_t max_phy;              // the CommitLog's end when the get began
+    };
+    // Sets r's queue bounds; the queue's units from `offset` on, or nullopt with r's status and
+    // next offset set when `offset` cannot be read in cq.
+    std::optional<MappedView> queue_units_at(const ConsumeQueue& cq, std::string_view topic,
+                                             int32_t queue_id, QueueOffset offset,
+                                             GetMessageResult& r) const;
+    // Adds the messages of `units` (from req.offset) that pass the filter until the batch is
+    // full; sets r's status, next offset and slave suggestion.
+    void read_queue_units(const MappedView& units, const GetRequest& req,
+                          GetMessageResult& r) const;
+    // Java isTheBatchFull: whether a message of next_size bytes no longer goes into r.
+    bool batch_full(const GetMessageResult& r, int32_t next_size, bool in_disk,
+                    const GetRequest& req) const;
     void scheduler_loop();
     Status create_abort_file();
 
