@@ -120,6 +120,19 @@ MessageStore::~MessageStore() {
 }
 
 Status MessageStore::load_and_recover() {
+    COMET_ASSIGN_OR_RETURN(const int64_t index_rebuild_from, load_components());
+    COMET_RETURN_IF_ERROR(recover_components());
+    COMET_RETURN_IF_ERROR(redispatch_after_recovery(index_rebuild_from));
+    create_clean_service();
+    if (!options_.only_limit_raises_wake_dispatch) {
+        commit_log_->set_append_listener([this](PhysicalOffset) { note_dispatchable(); });
+    }
+    COMET_RETURN_IF_ERROR(create_abort_file());
+    opened_ = true;
+    return Status::ok();
+}
+
+Result<int64_t> MessageStore::load_components() {
     const std::string root = root_dir_of(config_);
     std::error_code ec;
     fs::create_directories(root, ec);
@@ -139,9 +152,10 @@ Status MessageStore::load_and_recover() {
     COMET_RETURN_IF_ERROR(cqs_->load());
     index_ = std::make_unique<IndexService>(root + "/index", config_.max_hash_slot_num,
                                             config_.max_index_num, clock_);
-    COMET_ASSIGN_OR_RETURN(const int64_t index_rebuild_from,
-                           index_->load(last_exit_ok_, checkpoint_->index_msg_timestamp()));
+    return index_->load(last_exit_ok_, checkpoint_->index_msg_timestamp());
+}
 
+Status MessageStore::recover_components() {
     COMET_RETURN_IF_ERROR(cqs_->recover());
     auto recovered =
         last_exit_ok_ ? commit_log_->recover_normally() : commit_log_->recover_abnormally();
@@ -150,20 +164,7 @@ Status MessageStore::load_and_recover() {
     }
     recovery_ = std::move(recovered).value();
     if (options_.recovery_keep_end) {
-        COMET_ASSIGN_OR_RETURN(const PhysicalOffset keep,
-                               options_.recovery_keep_end(recovery_.max_offset));
-        if (keep > recovery_.max_offset) {
-            return Status::error(Errc::kCorruption,
-                                 "recovery: the log must keep {} bytes but the CommitLog ends at {}",
-                                 keep, recovery_.max_offset);
-        }
-        if (keep < recovery_.max_offset) {
-            spdlog::warn("recovery: cutting the CommitLog from {} to {} (not in the replicated log)",
-                         recovery_.max_offset, keep);
-            COMET_RETURN_IF_ERROR(commit_log_->truncate_to(keep));
-            recovery_.bytes_truncated += recovery_.max_offset.value() - keep.value();
-            recovery_.max_offset = keep;
-        }
+        COMET_RETURN_IF_ERROR(cut_to_kept_end());
     }
     COMET_RETURN_IF_ERROR(cqs_->truncate_dirty(recovery_.max_offset));
     if (options_.dispatch_limit) {
@@ -172,7 +173,28 @@ Status MessageStore::load_and_recover() {
         COMET_RETURN_IF_ERROR(cqs_->truncate_dirty(limit));
         set_dispatch_limit(options_.dispatch_limit);
     }
+    return Status::ok();
+}
 
+Status MessageStore::cut_to_kept_end() {
+    COMET_ASSIGN_OR_RETURN(const PhysicalOffset keep,
+                           options_.recovery_keep_end(recovery_.max_offset));
+    if (keep > recovery_.max_offset) {
+        return Status::error(Errc::kCorruption,
+                             "recovery: the log must keep {} bytes but the CommitLog ends at {}",
+                             keep, recovery_.max_offset);
+    }
+    if (keep < recovery_.max_offset) {
+        spdlog::warn("recovery: cutting the CommitLog from {} to {} (not in the replicated log)",
+                     recovery_.max_offset, keep);
+        COMET_RETURN_IF_ERROR(commit_log_->truncate_to(keep));
+        recovery_.bytes_truncated += recovery_.max_offset.value() - keep.value();
+        recovery_.max_offset = keep;
+    }
+    return Status::ok();
+}
+
+Status MessageStore::redispatch_after_recovery(int64_t index_rebuild_from) {
     const int64_t cl_min = commit_log_->min_offset().value();
     const int64_t cl_max = commit_log_->max_offset().value();
     int64_t from = std::max(cqs_->max_physic_offset().value(), cl_min);
@@ -182,14 +204,7 @@ Status MessageStore::load_and_recover() {
     from = std::min(from, index_rebuild_from);
     from = std::clamp(from, cl_min, std::max(cl_min, cl_max));
 
-    reader_ = std::make_unique<Reader>(*this);
-    reput_ = std::make_unique<ReputMessageService>(
-        *reader_, [this](const DispatchRequest& req) { return dispatch(req); },
-        parse_message_delay_level(config_.message_delay_level),
-        [this] { return end_dispatch_pass(); });
-    reput_->set_read_keys(config_.message_index_enable);
-    reput_->set_idle_wait(options_.dispatch_idle_wait);
-    reput_->set_busy_interval(options_.dispatch_busy_interval);
+    create_reput_service();
     reput_->set_reput_from_offset(PhysicalOffset(from));
     auto dispatched = reput_->do_reput();
     if (!dispatched.is_ok()) {
@@ -203,7 +218,21 @@ Status MessageStore::load_and_recover() {
 
     reload_queue_offsets();
     cqs_->correct_min_offsets(PhysicalOffset(cl_min));
+    return Status::ok();
+}
 
+void MessageStore::create_reput_service() {
+    reader_ = std::make_unique<Reader>(*this);
+    reput_ = std::make_unique<ReputMessageService>(
+        *reader_, [this](const DispatchRequest& req) { return dispatch(req); },
+        parse_message_delay_level(config_.message_delay_level),
+        [this] { return end_dispatch_pass(); });
+    reput_->set_read_keys(config_.message_index_enable);
+    reput_->set_idle_wait(options_.dispatch_idle_wait);
+    reput_->set_busy_interval(options_.dispatch_busy_interval);
+}
+
+void MessageStore::create_clean_service() {
     CleanService::Hooks hooks;
     hooks.delete_commit_log_files = [this](int64_t expired_ms, bool clean_immediately,
                                            int max_files) {
@@ -213,12 +242,6 @@ Status MessageStore::load_and_recover() {
     hooks.commit_log_min_offset = [this] { return commit_log_->min_offset(); };
     clean_ = std::make_unique<CleanService>(config_, clock_, flags_, probe_, std::move(hooks),
                                             *cqs_, *index_);
-    if (!options_.only_limit_raises_wake_dispatch) {
-        commit_log_->set_append_listener([this](PhysicalOffset) { note_dispatchable(); });
-    }
-    COMET_RETURN_IF_ERROR(create_abort_file());
-    opened_ = true;
-    return Status::ok();
 }
 
 Status MessageStore::create_abort_file() {
@@ -434,8 +457,7 @@ Status MessageStore::end_dispatch_pass() {
         if (l != nullptr) {
             l->arriving(a.cq->topic(), a.cq->queue_id(), a.next, a.tags_code, a.store_timestamp);
         }
-        waiters_.arriving(a.cq->topic(), a.cq->queue_id(), a.next, a.tags_code,
-                          a.store_timestamp);
+        waiters_.arriving(a.cq->topic(), a.cq->queue_id(), a.next, a.tags_code, a.store_timestamp);
     }
     pass_arrivals_.clear();
     cqs_->end_pass();

@@ -249,7 +249,24 @@ private:
     class Reader;
 
     MessageStore(const MessageStoreConfig& config, Clock& clock, MessageStoreOptions options);
+    // open(): load_components -> recover_components -> redispatch_after_recovery, then the
+    // clean service, the append listener and the `abort` marker.
     Status load_and_recover();
+    // Creates the root directory, notes how the last run ended and loads the checkpoint, the
+    // CommitLog, the ConsumeQueues and the index files. Returns where the index needs rebuilding
+    // from (IndexService::load).
+    Result<int64_t> load_components();
+    // ConsumeQueue and CommitLog recovery (recovery_), the kept end, and the ConsumeQueue units
+    // past the recovered end or the dispatch limit cut.
+    Status recover_components();
+    // options_.recovery_keep_end: cuts the recovered CommitLog back to the end the replicated log
+    // keeps. Error: that end is beyond the recovered one.
+    Status cut_to_kept_end();
+    // Dispatches what the ConsumeQueues and the index miss (from the earliest of them, or the
+    // scan start after a crash), then reloads the queue offsets.
+    Status redispatch_after_recovery(int64_t index_rebuild_from);
+    void create_reput_service();
+    void create_clean_service();
     Status dispatch(const DispatchRequest& req);
     // The dispatcher's pass end: writes the staged ConsumeQueue units, then announces the
     // pass's arrivals (listener, waiters).
