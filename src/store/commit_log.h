@@ -263,23 +263,29 @@ private:
         int64_t tags_code;
     };
 
-    // Put steps (commit_log_append.cc). Each check returns the failure to complete the put
-    // with, or nullopt when the put goes on.
+    // Put steps (commit_log_append.cc). The ones every put runs are always inlined (defined in
+    // that file, their only user): the put path compiles as the single body it was, without a
+    // call per step. Each check returns the failure to complete the put with, or nullopt when
+    // the put goes on.
     // SERVICE_NOT_AVAILABLE when puts are not accepted or the store is not writeable.
-    std::optional<PutMessageResult> refuse_put() const;
-    std::optional<PutMessageResult> check_properties_and_topic(const protocol::MessageExt& msg,
-                                                               std::string_view props) const;
+    [[gnu::always_inline]] inline std::optional<PutMessageResult> refuse_put() const;
+    [[gnu::always_inline]] inline std::optional<PutMessageResult> check_properties_and_topic(
+        const protocol::MessageExt& msg, std::string_view props) const;
     // Whether a record of `total` bytes exceeds maxMessageSize (plus header room) or a segment.
-    bool record_too_large(int64_t total) const;
+    [[gnu::always_inline]] inline bool record_too_large(int64_t total) const;
     // One message, write buffer: sized now, encoded in the put lock straight into the ring.
     // `slices` is the caller's per-thread scratch; `done` is moved from or called.
-    void put_single_to_ring(const protocol::MessageExt& msg, std::string_view body,
-                            std::string_view props, std::vector<Slice>& slices,
-                            PutCompletion& done);
+    [[gnu::always_inline]] inline void put_single_to_ring(const protocol::MessageExt& msg,
+                                                          std::string_view body,
+                                                          std::string_view props,
+                                                          std::vector<Slice>& slices,
+                                                          PutCompletion& done);
     // One message, mapping path: encoded into the per-thread buffer, then appended.
-    void put_single_encoded(const protocol::MessageExt& msg, std::string_view body,
-                            std::string_view props, std::vector<Slice>& slices,
-                            PutCompletion& done);
+    [[gnu::always_inline]] inline void put_single_encoded(const protocol::MessageExt& msg,
+                                                          std::string_view body,
+                                                          std::string_view props,
+                                                          std::vector<Slice>& slices,
+                                                          PutCompletion& done);
     // A batch's per-thread scratch (entries, properties, slices, the message being encoded).
     struct BatchScratch;
     // MessageBatch limits: no transaction, no delay level, topic length.
@@ -313,19 +319,23 @@ private:
         int64_t phys() const { return at + gap; }
     };
     // The topicQueueTable entry for `key` (created at 0): the next queue offset.
-    int64_t& queue_offset_slot_locked(std::string_view key) REQUIRES(put_mu_);
+    [[gnu::always_inline]] inline int64_t& queue_offset_slot_locked(std::string_view key)
+        REQUIRES(put_mu_);
     // Points write_file_ at the segment for records of `total` bytes reserved from `at`;
     // *gap: the filler before them when they do not fit the rest of the segment at `at`.
     // Errors: a segment could not be created.
-    Status select_ring_segment_locked(int64_t at, int64_t total, int64_t* gap) REQUIRES(put_mu_);
+    [[gnu::always_inline]] inline Status select_ring_segment_locked(int64_t at, int64_t total,
+                                                                    int64_t* gap) REQUIRES(put_mu_);
     // The records as bytes: *encoded, or `single` encoded into the per-thread buffer (for the
     // paths that cannot encode in place: a record wrapping the ring, a direct write).
     std::string& records_bytes(std::string* encoded, const SingleRecord* single,
                                int64_t total) const;
     // Fits the ring: filler and records into the ring, offsets patched. Returns the next queue
     // offset.
-    int64_t copy_into_ring_locked(std::string* encoded, const SingleRecord* single,
-                                  const std::vector<Slice>& slices, const RingPlacement& place)
+    [[gnu::always_inline]] inline int64_t copy_into_ring_locked(std::string* encoded,
+                                                                const SingleRecord* single,
+                                                                const std::vector<Slice>& slices,
+                                                                const RingPlacement& place)
         REQUIRES(put_mu_);
     // Larger than the ring (a huge batch; the ring is drained): filler and records written
     // straight into the segments. The failure (the store is then read-only), or nullopt with
@@ -334,11 +344,16 @@ private:
         std::string* encoded, const SingleRecord* single, const std::vector<Slice>& slices,
         const RingPlacement& place, int64_t* next_queue_offset) REQUIRES(put_mu_);
     // Fills the next pending slot for the commit thread (moves `done`) and publishes it.
-    void queue_pending_put_locked(const RingPlacement& place, const std::vector<Slice>& slices,
-                                  bool wait_store_msg_ok, PutCompletion& done) REQUIRES(put_mu_);
+    [[gnu::always_inline]] inline void queue_pending_put_locked(const RingPlacement& place,
+                                                                const std::vector<Slice>& slices,
+                                                                bool wait_store_msg_ok,
+                                                                PutCompletion& done)
+        REQUIRES(put_mu_);
     // Leaves the dispatcher a hint for a single-message put (none when the hint ring is full).
-    void push_put_hint_locked(const SingleRecord& single, const RingPlacement& place,
-                              int64_t next_queue_offset) REQUIRES(put_mu_);
+    [[gnu::always_inline]] inline void push_put_hint_locked(const SingleRecord& single,
+                                                            const RingPlacement& place,
+                                                            int64_t next_queue_offset)
+        REQUIRES(put_mu_);
     // Waits (put_mu_ held: puts queue behind) until [.., end) fits the ring and a pending slot
     // is free. False when the store stopped being writable, no commit thread runs, or the
     // caller is the commit thread itself (a completion that puts while the ring is full).

@@ -161,9 +161,11 @@ private:
     Status dispatch_bytes_locked(const uint8_t* data, size_t avail, Pass& pass, size_t* pos,
                                  BytesEnd* end) REQUIRES(reput_mu_);
     // The record at log offset `at` (bytes data[0, len), dispatchable bytes end at `end`) into
-    // req_: from the put path's hint when there is one, else decoded.
-    CheckResult next_record_locked(const Pass& pass, const uint8_t* data, size_t len, int64_t at,
-                                   int64_t end, int32_t* size) REQUIRES(reput_mu_);
+    // req_: from the put path's hint when there is one, else decoded. Inline (defined in
+    // reput.cc, its only user): it runs once per record.
+    inline CheckResult next_record_locked(const Pass& pass, const uint8_t* data, size_t len,
+                                          int64_t at, int64_t end, int32_t* size)
+        REQUIRES(reput_mu_);
     // Makes what the pass's pending records produced visible (pass_end_), then moves
     // reput_from_offset_ past them. On error the offset stays where the last pass end left it.
     Status end_pass_locked(Pass& pass) REQUIRES(reput_mu_);
