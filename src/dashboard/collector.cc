@@ -192,6 +192,30 @@ DurabilityView durability_of(ClusterSource& source, const GroupView& g,
     return d;
 }
 
+// The master: the member that says it is master, registered brokerId 0 first.
+const MemberView* pick_master(const GroupView& g) {
+    const MemberView* master = nullptr;
+    for (const MemberView& m : g.members) {
+        if (m.up && m.role == "MASTER" && (master == nullptr || m.broker_id == 0)) {
+            master = &m;
+        }
+    }
+    return master;
+}
+
+// The groups with committed offsets on a broker ("topic@group" keys), sorted.
+std::set<std::string> consumer_group_names(
+    const protocol::ConsumerOffsetSerializeWrapper& offsets) {
+    std::set<std::string> names;
+    for (const auto& [key, queues] : offsets.offset_table) {
+        const size_t at = key.find('@');
+        if (at != std::string::npos && at + 1 < key.size()) {
+            names.insert(key.substr(at + 1));
+        }
+    }
+    return names;
+}
+
 }  // namespace
 
 const char* group_mode_name(GroupMode m) {
@@ -245,8 +269,24 @@ ClusterSnapshot Collector::collect(int64_t now_ms) {
     } else {
         snap.namesrv_error = ci.status().message();
     }
-    std::map<std::pair<std::string, std::string>, GroupView> groups;  // (cluster, brokerName)
-    std::set<std::pair<std::string, std::string>> registered;         // (brokerName, addr)
+    Groups groups = list_members(info, snap.namesrv_error.empty(), now_ms);
+    // 2. Every member's runtime info, in parallel.
+    RuntimeByAddr runtime = poll_runtime_info(groups, now_ms);
+    // 3. Per group: the master, replication state, durability contract.
+    const Masters masters = summarize_groups(groups, runtime, now_ms, &snap);
+    // 4. Topics: route, queues and stats from each group's master.
+    collect_topics(info, masters, &snap);
+    // 5. Consumer groups: those with committed offsets on a master, their lag per queue.
+    collect_consumer_groups(masters, &snap);
+    return snap;
+}
+
+// The registered members by group, then those known from earlier polls that the name server no
+// longer lists (until forget_after). Updates known_.
+Collector::Groups Collector::list_members(const protocol::ClusterInfo& info, bool namesrv_answered,
+                                          int64_t now_ms) {
+    Groups groups;
+    std::set<std::pair<std::string, std::string>> registered;  // (brokerName, addr)
     for (const auto& [cluster, names] : info.cluster_addr_table) {
         for (const std::string& name : names) {
             auto b = info.broker_addr_table.find(name);
@@ -271,7 +311,13 @@ ClusterSnapshot Collector::collect(int64_t now_ms) {
             }
         }
     }
-    const bool namesrv_answered = snap.namesrv_error.empty();
+    add_remembered_members(registered, namesrv_answered, now_ms, &groups);
+    return groups;
+}
+
+void Collector::add_remembered_members(
+    const std::set<std::pair<std::string, std::string>>& registered, bool namesrv_answered,
+    int64_t now_ms, Groups* groups) {
     for (auto it = known_.begin(); it != known_.end();) {
         auto& [key, k] = *it;
         if (registered.count(key) != 0) {
@@ -283,7 +329,7 @@ ClusterSnapshot Collector::collect(int64_t now_ms) {
             it = known_.erase(it);
             continue;
         }
-        GroupView& g = groups[{k.cluster, key.first}];
+        GroupView& g = (*groups)[{k.cluster, key.first}];
         g.cluster = k.cluster;
         g.broker_name = key.first;
         MemberView m;
@@ -298,8 +344,11 @@ ClusterSnapshot Collector::collect(int64_t now_ms) {
         g.members.push_back(std::move(m));
         ++it;
     }
+}
 
-    // 2. Every member's runtime info, in parallel.
+// Sorts each group's members, asks all of them for runtime info at once and fills the members
+// from the answers. Returns the answers by address.
+Collector::RuntimeByAddr Collector::poll_runtime_info(Groups& groups, int64_t now_ms) {
     std::vector<MemberView*> members;
     for (auto& [key, g] : groups) {
         std::sort(g.members.begin(), g.members.end(), [](const auto& a, const auto& b) {
@@ -315,7 +364,7 @@ ClusterSnapshot Collector::collect(int64_t now_ms) {
         pending.push_back(std::async(
             std::launch::async, [this, addr = m->addr] { return source_.runtime_info(addr); }));
     }
-    std::map<std::string, KvMap> runtime;  // addr -> runtime info of members that answered
+    RuntimeByAddr runtime;
     for (size_t i = 0; i < members.size(); ++i) {
         MemberView& m = *members[i];
         Result<KvMap> r = pending[i].get();
@@ -329,59 +378,66 @@ ClusterSnapshot Collector::collect(int64_t now_ms) {
         fill_from_runtime(*r, &m);
         runtime[m.addr] = std::move(r).value();
     }
+    return runtime;
+}
 
-    // 3. Per group: the master, replication state, durability contract.
-    std::map<std::string, DurabilityView> durability;  // brokerName -> contract
-    std::map<std::string, std::string> master_of;      // brokerName -> answering master
+// Moves every group into the snapshot with its master, replication figures and durability
+// contract; returns the contracts and answering masters by brokerName.
+Collector::Masters Collector::summarize_groups(Groups& groups, RuntimeByAddr& runtime,
+                                               int64_t now_ms, ClusterSnapshot* snap) {
+    Masters out;
     for (auto& [key, g] : groups) {
-        for (MemberView& m : g.members) {
-            Known& k = known_[{g.broker_name, m.addr}];
-            k.cluster = g.cluster;
-            if (m.up) {
-                k.last_seen_ms = now_ms;
-                k.version = m.version;
-                k.broker_role = m.broker_role;
-                k.dledger_role = m.dledger_role;
-                k.dledger_id = m.dledger_id;
-            } else {
-                m.last_seen_ms = k.last_seen_ms;
-                m.version = k.version;
-                m.broker_role = k.broker_role;
-                m.dledger_id = k.dledger_id;
-                // Not its role now: a DLedger peer that stopped answering leads nothing.
-            }
-            if (!m.role.empty()) {
-                k.role = m.role;
-            }
-            if (auto rt = runtime.find(m.addr); rt != runtime.end()) {
-                g.mode = mode_of(rt->second);
-            }
-        }
-        // The master: the member that says it is master, registered brokerId 0 first.
-        const MemberView* master = nullptr;
-        for (const MemberView& m : g.members) {
-            if (m.up && m.role == "MASTER" && (master == nullptr || m.broker_id == 0)) {
-                master = &m;
-            }
-        }
+        remember_members(g, runtime, now_ms);
+        const MemberView* master = pick_master(g);
         const KvMap* master_rt = nullptr;
         if (master != nullptr) {
             g.master_addr = master->addr;
             master_rt = &runtime[master->addr];
-            master_of[g.broker_name] = g.master_addr;
+            out.master_of[g.broker_name] = g.master_addr;
             apply_master_view(*master_rt, &g);
         }
-        durability[g.broker_name] = durability_of(source_, g, master_rt);
-        snap.groups.push_back(std::move(g));
+        out.durability[g.broker_name] = durability_of(source_, g, master_rt);
+        snap->groups.push_back(std::move(g));
     }
+    return out;
+}
 
-    // 4. Topics: route, queues and stats from each group's master.
+// Records what answering members said in known_, shows down members as last known, and takes
+// the group's mode from any member's runtime info.
+void Collector::remember_members(GroupView& g, const RuntimeByAddr& runtime, int64_t now_ms) {
+    for (MemberView& m : g.members) {
+        Known& k = known_[{g.broker_name, m.addr}];
+        k.cluster = g.cluster;
+        if (m.up) {
+            k.last_seen_ms = now_ms;
+            k.version = m.version;
+            k.broker_role = m.broker_role;
+            k.dledger_role = m.dledger_role;
+            k.dledger_id = m.dledger_id;
+        } else {
+            m.last_seen_ms = k.last_seen_ms;
+            m.version = k.version;
+            m.broker_role = k.broker_role;
+            m.dledger_id = k.dledger_id;
+            // Not its role now: a DLedger peer that stopped answering leads nothing.
+        }
+        if (!m.role.empty()) {
+            k.role = m.role;
+        }
+        if (auto rt = runtime.find(m.addr); rt != runtime.end()) {
+            g.mode = mode_of(rt->second);
+        }
+    }
+}
+
+void Collector::collect_topics(const protocol::ClusterInfo& info, const Masters& masters,
+                               ClusterSnapshot* snap) {
     std::vector<std::string> topics;
     if (auto tl = source_.topic_list(); tl.is_ok()) {
         topics = std::move(tl).value();
         std::sort(topics.begin(), topics.end());
-    } else if (snap.namesrv_error.empty()) {
-        snap.namesrv_error = tl.status().message();
+    } else if (snap->namesrv_error.empty()) {
+        snap->namesrv_error = tl.status().message();
     }
     for (size_t i = 0; i < topics.size(); ++i) {
         TopicView t;
@@ -389,84 +445,64 @@ ClusterSnapshot Collector::collect(int64_t now_ms) {
         t.system = is_system_topic(t.name, info);
         if (i >= options_.max_topics) {
             t.error = fmt::format("not polled: more than {} topics", options_.max_topics);
-            snap.topics.push_back(std::move(t));
-            continue;
+        } else {
+            poll_topic(masters, &t);
         }
-        auto route = source_.topic_route(t.name);
-        if (!route.is_ok()) {
-            t.error = route.status().message();
-            snap.topics.push_back(std::move(t));
-            continue;
-        }
-        std::set<std::string> clusters;
-        for (const auto& bd : route->broker_datas) {
-            clusters.insert(bd.cluster);
-        }
-        t.clusters.assign(clusters.begin(), clusters.end());
-        std::vector<protocol::QueueData> qds = route->queue_datas;
-        std::sort(qds.begin(), qds.end(),
-                  [](const auto& a, const auto& b) { return a.broker_name < b.broker_name; });
-        for (const auto& qd : qds) {
-            t.routes.push_back({qd.broker_name, qd.read_queue_nums, qd.write_queue_nums, qd.perm});
-            if (auto d = durability.find(qd.broker_name); d != durability.end()) {
-                t.durability.push_back(d->second);
-            }
-            auto m = master_of.find(qd.broker_name);
-            if (m == master_of.end()) {
-                continue;
-            }
-            auto stats = source_.topic_stats(m->second, t.name);
-            if (!stats.is_ok()) {
-                t.error = stats.status().message();
-                continue;
-            }
-            t.put_tps += stats->topic_put_tps;
-            for (const auto& [mq, off] : stats->offset_table) {
-                t.queues.push_back({mq.broker_name, mq.queue_id, off.min_offset, off.max_offset,
-                                    off.last_update_timestamp});
-            }
-        }
-        std::sort(t.queues.begin(), t.queues.end(), [](const auto& a, const auto& b) {
-            return std::tie(a.broker_name, a.queue_id) < std::tie(b.broker_name, b.queue_id);
-        });
-        snap.topics.push_back(std::move(t));
+        snap->topics.push_back(std::move(t));
     }
+}
 
-    // 5. Consumer groups: those with committed offsets on a master, their lag per queue.
+// One topic's route, durability per group and queue stats from each group's master.
+void Collector::poll_topic(const Masters& masters, TopicView* t) {
+    auto route = source_.topic_route(t->name);
+    if (!route.is_ok()) {
+        t->error = route.status().message();
+        return;
+    }
+    std::set<std::string> clusters;
+    for (const auto& bd : route->broker_datas) {
+        clusters.insert(bd.cluster);
+    }
+    t->clusters.assign(clusters.begin(), clusters.end());
+    std::vector<protocol::QueueData> qds = route->queue_datas;
+    std::sort(qds.begin(), qds.end(),
+              [](const auto& a, const auto& b) { return a.broker_name < b.broker_name; });
+    for (const auto& qd : qds) {
+        t->routes.push_back({qd.broker_name, qd.read_queue_nums, qd.write_queue_nums, qd.perm});
+        if (auto d = masters.durability.find(qd.broker_name); d != masters.durability.end()) {
+            t->durability.push_back(d->second);
+        }
+        auto m = masters.master_of.find(qd.broker_name);
+        if (m == masters.master_of.end()) {
+            continue;
+        }
+        auto stats = source_.topic_stats(m->second, t->name);
+        if (!stats.is_ok()) {
+            t->error = stats.status().message();
+            continue;
+        }
+        t->put_tps += stats->topic_put_tps;
+        for (const auto& [mq, off] : stats->offset_table) {
+            t->queues.push_back({mq.broker_name, mq.queue_id, off.min_offset, off.max_offset,
+                                 off.last_update_timestamp});
+        }
+    }
+    std::sort(t->queues.begin(), t->queues.end(), [](const auto& a, const auto& b) {
+        return std::tie(a.broker_name, a.queue_id) < std::tie(b.broker_name, b.queue_id);
+    });
+}
+
+void Collector::collect_consumer_groups(const Masters& masters, ClusterSnapshot* snap) {
     std::map<std::string, ConsumerGroupView> cgs;
-    for (const auto& [broker_name, addr] : master_of) {
+    for (const auto& [broker_name, addr] : masters.master_of) {
         auto offsets = source_.consumer_offsets(addr);
         if (!offsets.is_ok()) {
             continue;
         }
-        std::set<std::string> names;
-        for (const auto& [key, queues] : offsets->offset_table) {
-            const size_t at = key.find('@');
-            if (at != std::string::npos && at + 1 < key.size()) {
-                names.insert(key.substr(at + 1));
-            }
-        }
-        for (const std::string& name : names) {
+        for (const std::string& name : consumer_group_names(*offsets)) {
             ConsumerGroupView& cg = cgs[name];
             cg.group = name;
-            auto stats = source_.consume_stats(addr, name);
-            if (!stats.is_ok()) {
-                cg.error = stats.status().message();
-                continue;
-            }
-            cg.consume_tps += stats->consume_tps;
-            for (const auto& [mq, w] : stats->offset_table) {
-                ConsumerQueueView q;
-                q.topic = mq.topic;
-                q.broker_name = mq.broker_name;
-                q.queue_id = mq.queue_id;
-                q.broker_offset = w.broker_offset;
-                q.consumer_offset = w.consumer_offset;
-                q.lag = std::max<int64_t>(0, w.broker_offset - w.consumer_offset);
-                q.last_timestamp_ms = w.last_timestamp;
-                cg.total_lag += q.lag;
-                cg.queues.push_back(std::move(q));
-            }
+            add_consume_stats(addr, name, &cg);
         }
     }
     for (auto& [name, cg] : cgs) {
@@ -474,9 +510,31 @@ ClusterSnapshot Collector::collect(int64_t now_ms) {
             return std::tie(a.topic, a.broker_name, a.queue_id) <
                    std::tie(b.topic, b.broker_name, b.queue_id);
         });
-        snap.consumer_groups.push_back(std::move(cg));
+        snap->consumer_groups.push_back(std::move(cg));
     }
-    return snap;
+}
+
+// The group's lag per queue on the master at `addr`.
+void Collector::add_consume_stats(const std::string& addr, const std::string& group,
+                                  ConsumerGroupView* cg) {
+    auto stats = source_.consume_stats(addr, group);
+    if (!stats.is_ok()) {
+        cg->error = stats.status().message();
+        return;
+    }
+    cg->consume_tps += stats->consume_tps;
+    for (const auto& [mq, w] : stats->offset_table) {
+        ConsumerQueueView q;
+        q.topic = mq.topic;
+        q.broker_name = mq.broker_name;
+        q.queue_id = mq.queue_id;
+        q.broker_offset = w.broker_offset;
+        q.consumer_offset = w.consumer_offset;
+        q.lag = std::max<int64_t>(0, w.broker_offset - w.consumer_offset);
+        q.last_timestamp_ms = w.last_timestamp;
+        cg->total_lag += q.lag;
+        cg->queues.push_back(std::move(q));
+    }
 }
 
 }  // namespace comet::dashboard

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 
@@ -48,6 +49,32 @@ private:
         int64_t last_registered_ms = 0;
         int64_t last_seen_ms = 0;
     };
+    using GroupKey = std::pair<std::string, std::string>;  // (cluster, brokerName)
+    using Groups = std::map<GroupKey, GroupView>;
+    using RuntimeByAddr = std::map<std::string, KvMap>;  // members that answered
+    // What the group step learned, for the topic and consumer group steps.
+    struct Masters {
+        std::map<std::string, DurabilityView> durability;  // brokerName -> contract
+        std::map<std::string, std::string> master_of;      // brokerName -> answering master
+    };
+
+    // The steps of collect(), in order.
+    Groups list_members(const protocol::ClusterInfo& info, bool namesrv_answered, int64_t now_ms);
+    RuntimeByAddr poll_runtime_info(Groups& groups, int64_t now_ms);
+    Masters summarize_groups(Groups& groups, RuntimeByAddr& runtime, int64_t now_ms,
+                             ClusterSnapshot* snap);
+    void collect_topics(const protocol::ClusterInfo& info, const Masters& masters,
+                        ClusterSnapshot* snap);
+    void collect_consumer_groups(const Masters& masters, ClusterSnapshot* snap);
+
+    // Helpers of the steps.
+    void add_remembered_members(const std::set<std::pair<std::string, std::string>>& registered,
+                                bool namesrv_answered, int64_t now_ms, Groups* groups);
+    void remember_members(GroupView& g, const RuntimeByAddr& runtime, int64_t now_ms);
+    void poll_topic(const Masters& masters, TopicView* t);
+    void add_consume_stats(const std::string& addr, const std::string& group,
+                           ConsumerGroupView* cg);
+
     ClusterSource& source_;
     CollectorOptions options_;
     uint64_t seq_ = 0;
