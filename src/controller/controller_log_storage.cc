@@ -52,6 +52,74 @@ bool valid_type(raft::EntryType t) {
     return static_cast<uint8_t>(t) <= static_cast<uint8_t>(raft::EntryType::kNoOp);
 }
 
+Status check_log_header(const uint8_t* b, const std::string& path) {
+    if (std::memcmp(b, kLogMagic, 8) != 0) {
+        return Status::error(Errc::kCorruption, "{}: bad magic (not a Comet controller log)", path);
+    }
+    if (get_be32(b + 12) != crc32(b, 12)) {
+        return Status::error(Errc::kCorruption, "{}: header checksum mismatch", path);
+    }
+    if (get_be32(b + 8) != ControllerLogStorage::kVersion &&
+        get_be32(b + 8) != ControllerLogStorage::kCompactedLogVersion) {
+        return Status::error(Errc::kUnsupported, "{}: version {} (this build reads {} and {})",
+                             path, get_be32(b + 8), ControllerLogStorage::kVersion,
+                             ControllerLogStorage::kCompactedLogVersion);
+    }
+    return Status::ok();
+}
+
+// The fixed fields of one log record.
+struct RecordHead {
+    size_t len = 0;  // bytes after the crc field
+    raft::Term term;
+    int64_t index = 0;
+    raft::EntryType type = raft::EntryType::kNormal;
+};
+
+// Decodes the record at `off` of the `size`-byte file `b`. Returns nullptr when it is whole and
+// its checksum matches, else why the log ends there.
+const char* read_record_head(const uint8_t* b, size_t size, size_t off, RecordHead* r) {
+    if (size - off < kOverhead) {
+        return "short record";
+    }
+    const size_t len = get_be32(b + off);
+    if (len < kBodyFixed || len - kBodyFixed > ControllerLogStorage::kMaxPayload) {
+        return "impossible length";
+    }
+    if (len > size - off - 8) {
+        return "record runs past the end of the file";
+    }
+    if (get_be32(b + off + 4) != crc32(b + off + 8, len)) {
+        return "checksum mismatch";
+    }
+    r->len = len;
+    r->term = raft::Term(static_cast<int64_t>(get_be64(b + off + 8)));
+    r->index = static_cast<int64_t>(get_be64(b + off + 16));
+    r->type = static_cast<raft::EntryType>(b[off + 24]);
+    return nullptr;
+}
+
+// Whether a sound record may follow the previous one (`next` its expected index, 0 for the
+// first record; `prev_term` the previous record's term, or the snapshot's). Returns nullptr
+// when it may, else why the log ends there.
+const char* check_record_place(const RecordHead& r, int64_t next, raft::Term prev_term,
+                               const raft::Snapshot& snap) {
+    const bool first = next == 0;
+    if (first ? (r.index < 1 || r.index > snap.index.value() + 1 ||
+                 (snap.index.value() == 0 && r.index != 1))
+              : r.index != next) {
+        return "index out of sequence";
+    }
+    if (!valid_type(r.type)) {
+        return "unknown entry type";
+    }
+    if (r.term.value() < 0 || (!first && r.term < prev_term) ||
+        (r.index > snap.index.value() && r.term < snap.term)) {
+        return "term lower than the previous entry's";
+    }
+    return nullptr;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<ControllerLogStorage>> ControllerLogStorage::open(const std::string& dir) {
@@ -135,115 +203,92 @@ Status ControllerLogStorage::load_log() {
     }
     const auto size = static_cast<size_t>(st.st_size);
     if (size < kHeaderSize) {
-        // New, or a header that never reached disk whole. The header is made durable before
-        // open() returns, so no entry can have been appended behind a torn one.
-        uint8_t h[kHeaderSize];
-        encode_header(h);
-        if (size > 0 && ::ftruncate(fd_, 0) != 0) {
-            return io_error("truncate", path);
-        }
-        COMET_RETURN_IF_ERROR(pwrite_all(fd_, h, sizeof h, 0, path));
-        if (::fdatasync(fd_) != 0) {
-            return io_error("fdatasync", path);
-        }
-        COMET_RETURN_IF_ERROR(fsync_dir(dir_));
-        end_ = static_cast<int64_t>(kHeaderSize);
-        if (size > 0) {
-            spdlog::warn("{}: torn header ({} bytes) rewritten; the log is empty", path, size);
-        }
-        return Status::ok();
+        return init_log(size);
     }
-
     // One buffer for the whole file; payloads are views into it.
     auto buf = std::shared_ptr<uint8_t[]>(new uint8_t[size]);
     COMET_RETURN_IF_ERROR(pread_all(fd_, buf.get(), size, 0, path));
-    const uint8_t* b = buf.get();
-    if (std::memcmp(b, kLogMagic, 8) != 0) {
-        return Status::error(Errc::kCorruption, "{}: bad magic (not a Comet controller log)", path);
-    }
-    if (get_be32(b + 12) != crc32(b, 12)) {
-        return Status::error(Errc::kCorruption, "{}: header checksum mismatch", path);
-    }
-    if (get_be32(b + 8) != kVersion && get_be32(b + 8) != kCompactedLogVersion) {
-        return Status::error(Errc::kUnsupported, "{}: version {} (this build reads {} and {})",
-                             path, get_be32(b + 8), kVersion, kCompactedLogVersion);
-    }
+    COMET_RETURN_IF_ERROR(check_log_header(buf.get(), path));
+    const LogScan scan = scan_records(std::shared_ptr<const void>(buf, buf.get()), size);
+    return finish_recovery(scan, size);
+}
 
-    std::shared_ptr<const void> owner(buf, buf.get());
+// New, or a header that never reached disk whole. The header is made durable before open()
+// returns, so no entry can have been appended behind a torn one.
+Status ControllerLogStorage::init_log(size_t size) {
+    const std::string path = log_path();
+    uint8_t h[kHeaderSize];
+    encode_header(h);
+    if (size > 0 && ::ftruncate(fd_, 0) != 0) {
+        return io_error("truncate", path);
+    }
+    COMET_RETURN_IF_ERROR(pwrite_all(fd_, h, sizeof h, 0, path));
+    if (::fdatasync(fd_) != 0) {
+        return io_error("fdatasync", path);
+    }
+    COMET_RETURN_IF_ERROR(fsync_dir(dir_));
+    end_ = static_cast<int64_t>(kHeaderSize);
+    if (size > 0) {
+        spdlog::warn("{}: torn header ({} bytes) rewritten; the log is empty", path, size);
+    }
+    return Status::ok();
+}
+
+// Reads the records after the header in order into slots_ (see the class comment, Recovery),
+// stopping at the first that is damaged or out of place. `owner` holds the whole file.
+ControllerLogStorage::LogScan ControllerLogStorage::scan_records(
+    const std::shared_ptr<const void>& owner, size_t size) {
+    const auto* b = static_cast<const uint8_t*>(owner.get());
+    LogScan scan;
     // Records start at index 1, or (compacted) anywhere up to just after the snapshot; those the
     // snapshot covers are skipped (a kill between the snapshot's rename and the log's rewrite).
     int64_t next = 0;  // index the next record must have; 0 = not yet known
     raft::Term prev_term = snap_.term;
-    bool diverged = false;  // the log's entry at the snapshot's index has another term
-    bool covered = false;   // records the snapshot covers: a compaction was interrupted
     size_t off = kHeaderSize;
-    const char* why = "";
-    while (true) {
-        if (off == size) {
+    while (off != size) {
+        RecordHead r;
+        if (const char* why = read_record_head(b, size, off, &r); why != nullptr) {
+            scan.why = why;
             break;
         }
-        if (size - off < kOverhead) {
-            why = "short record";
+        if (const char* why = check_record_place(r, next, prev_term, snap_); why != nullptr) {
+            scan.why = why;
             break;
         }
-        const size_t len = get_be32(b + off);
-        if (len < kBodyFixed || len - kBodyFixed > kMaxPayload) {
-            why = "impossible length";
-            break;
-        }
-        if (len > size - off - 8) {
-            why = "record runs past the end of the file";
-            break;
-        }
-        if (get_be32(b + off + 4) != crc32(b + off + 8, len)) {
-            why = "checksum mismatch";
-            break;
-        }
-        const raft::Term term(static_cast<int64_t>(get_be64(b + off + 8)));
-        const auto index = static_cast<int64_t>(get_be64(b + off + 16));
-        const auto type = static_cast<raft::EntryType>(b[off + 24]);
-        const bool first = next == 0;
-        if (first ? (index < 1 || index > snap_.index.value() + 1 ||
-                     (snap_.index.value() == 0 && index != 1))
-                  : index != next) {
-            why = "index out of sequence";
-            break;
-        }
-        if (!valid_type(type)) {
-            why = "unknown entry type";
-            break;
-        }
-        if (term.value() < 0 || (!first && term < prev_term) ||
-            (index > snap_.index.value() && term < snap_.term)) {
-            why = "term lower than the previous entry's";
-            break;
-        }
-        next = index + 1;
-        prev_term = term;
-        off += 8 + len;
-        if (index == snap_.index.value() && term != snap_.term) {
+        next = r.index + 1;
+        prev_term = r.term;
+        const size_t at = off;
+        off += 8 + r.len;
+        if (r.index == snap_.index.value() && r.term != snap_.term) {
             // Not the log the snapshot continues: cut everything after this record.
-            diverged = true;
-            why = "log diverges from the snapshot";
+            scan.diverged = true;
+            scan.why = "log diverges from the snapshot";
             break;
         }
-        if (index <= snap_.index.value()) {
-            covered = true;
+        if (r.index <= snap_.index.value()) {
+            scan.covered = true;
             continue;  // covered by the snapshot
         }
-        off -= 8 + len;
         Slot slot;
-        slot.offset = static_cast<int64_t>(off);
-        slot.term = term;
-        slot.type = type;
-        if (len > kBodyFixed) {
-            slot.payload = raft::SharedBytes(owner, b + off + kOverhead, len - kBodyFixed);
+        slot.offset = static_cast<int64_t>(at);
+        slot.term = r.term;
+        slot.type = r.type;
+        if (r.len > kBodyFixed) {
+            slot.payload = raft::SharedBytes(owner, b + at + kOverhead, r.len - kBodyFixed);
         }
         slots_.push_back(std::move(slot));
-        off += 8 + len;
     }
+    scan.end = off;
+    return scan;
+}
+
+// Cuts what the scan did not take from the file's tail, and finishes a compaction that was
+// interrupted between the snapshot's rename and the log's rewrite.
+Status ControllerLogStorage::finish_recovery(const LogScan& scan, size_t size) {
+    const std::string path = log_path();
+    const size_t off = scan.end;
     end_ = static_cast<int64_t>(off);
-    if (diverged) {
+    if (scan.diverged) {
         spdlog::warn(
             "{}: the log's entry {} has another term than the snapshot's ({}): "
             "dropping the log after it",
@@ -252,7 +297,7 @@ Status ControllerLogStorage::load_log() {
     if (off != size) {
         cut_bytes_ = static_cast<int64_t>(size - off);
         spdlog::warn("{}: log ends after index {} ({} at byte {}); cutting {} bytes", path,
-                     slots_.size(), why, off, cut_bytes_);
+                     slots_.size(), scan.why, off, cut_bytes_);
         if (::ftruncate(fd_, static_cast<off_t>(off)) != 0) {
             return io_error("truncate", path);
         }
@@ -260,7 +305,7 @@ Status ControllerLogStorage::load_log() {
             return io_error("fdatasync", path);
         }
     }
-    if (covered || diverged) {
+    if (scan.covered || scan.diverged) {
         // Killed between the snapshot's rename and the log's rewrite: finish the rewrite, so
         // the file again starts right after the snapshot (appends must continue the records).
         spdlog::warn("{}: finishing an interrupted compaction at snapshot {}", path, snap_.index);

@@ -146,9 +146,23 @@ private:
         raft::SharedBytes payload;
     };
 
+    // What load_log's scan of the records found.
+    struct LogScan {
+        size_t end = kHeaderSize;  // byte just past the last record kept
+        const char* why = "";      // why the scan stopped before the file's end
+        bool diverged = false;     // the entry at the snapshot's index has another term
+        bool covered = false;      // records the snapshot covers: a compaction was interrupted
+    };
+
     explicit ControllerLogStorage(std::string dir) : dir_(std::move(dir)) {}
     Status load_snapshot();
+    // Recovery of the log file (class comment), in steps: a new or torn header is rewritten
+    // (init_log); otherwise the header is checked, the records scanned into slots_
+    // (scan_records) and the tail cut (finish_recovery).
     Status load_log();
+    Status init_log(size_t size);
+    LogScan scan_records(const std::shared_ptr<const void>& owner, size_t size);
+    Status finish_recovery(const LogScan& scan, size_t size);
     Status rewrite_log();
     bool stop_here(int step);
     Status load_hard_state();
