@@ -24,13 +24,8 @@ std::vector<std::string> choose_addrs_to_notify(const std::map<int64_t, std::str
     return out;
 }
 
-}  // namespace
-
-RouteInfoManager::RouteInfoManager(const Clock& clock,
-                                   std::chrono::milliseconds default_expired_time)
-    : clock_(clock), default_expired_time_(default_expired_time) {}
-
-Result<RegisterBrokerResult> RouteInfoManager::register_broker(const RegisterBrokerRequest& req) {
+// Errors: kInvalidArgument when cluster, name or address is empty or brokerId < 0.
+Status check_register_request(const RegisterBrokerRequest& req) {
     if (req.cluster_name.empty() || req.broker_name.empty() || req.broker_addr.empty()) {
         return Status::error(Errc::kInvalidArgument,
                              "register broker: clusterName, brokerName and brokerAddr must be set "
@@ -41,32 +36,67 @@ Result<RegisterBrokerResult> RouteInfoManager::register_broker(const RegisterBro
         return Status::error(Errc::kInvalidArgument, "register broker {}: brokerId {} < 0",
                              req.broker_addr, req.broker_id);
     }
+    return Status::ok();
+}
+
+}  // namespace
+
+RouteInfoManager::RouteInfoManager(const Clock& clock,
+                                   std::chrono::milliseconds default_expired_time)
+    : clock_(clock), default_expired_time_(default_expired_time) {}
+
+Result<RegisterBrokerResult> RouteInfoManager::register_broker(const RegisterBrokerRequest& req) {
+    COMET_RETURN_IF_ERROR(check_register_request(req));
     RegisterBrokerResult result;
     MutexLock lock(mu_);
     const LiveKey key{req.cluster_name, req.broker_addr};
-
-    auto bd_it = broker_addr_table_.find(req.broker_name);
-    bool register_first = bd_it == broker_addr_table_.end();
-
-    // The same brokerId held by another live address: keep the one with the newer state.
-    if (!register_first) {
-        auto old = bd_it->second.broker_addrs.find(req.broker_id);
-        if (old != bd_it->second.broker_addrs.end() && old->second != req.broker_addr) {
-            auto old_live = broker_live_table_.find(LiveKey{req.cluster_name, old->second});
-            if (old_live != broker_live_table_.end() &&
-                old_live->second.data_version.state_version > req.data_version.state_version) {
-                spdlog::warn(
-                    "register broker ignored: {} brokerId {} of {} is held by {} with newer "
-                    "stateVersion {} > {}",
-                    req.broker_addr, req.broker_id, req.broker_name, old->second,
-                    old_live->second.data_version.state_version, req.data_version.state_version);
-                return result;
-            }
-        }
+    bool register_first = broker_addr_table_.count(req.broker_name) == 0;
+    if (!register_first && is_stale_registration_locked(req)) {
+        return result;
     }
-
     cluster_addr_table_[req.cluster_name].insert(req.broker_name);
     BrokerData& bd = broker_addr_table_[req.broker_name];
+    const MemberUpdate update = add_group_member_locked(req, register_first, bd);
+    register_first = register_first || update.inserted;
+    refresh_queue_data_locked(req, key, bd, register_first);
+    record_live_broker_locked(req, key, update.replaced_addr);
+    if (req.filter_server_list.empty()) {
+        filter_server_table_.erase(key);
+    } else {
+        filter_server_table_[key] = req.filter_server_list;
+    }
+    if (req.broker_id != kMasterId) {
+        fill_master_ha_locked(req, bd, &result);
+    }
+    if (update.min_id_changed && bd.enable_acting_master.value_or(false)) {
+        queue_min_id_change_locked(req, bd);
+    }
+    return result;
+}
+
+// The same brokerId held by another live address: keep the one with the newer state.
+bool RouteInfoManager::is_stale_registration_locked(const RegisterBrokerRequest& req) const {
+    const BrokerData& bd = broker_addr_table_.at(req.broker_name);
+    auto old = bd.broker_addrs.find(req.broker_id);
+    if (old == bd.broker_addrs.end() || old->second == req.broker_addr) {
+        return false;
+    }
+    auto old_live = broker_live_table_.find(LiveKey{req.cluster_name, old->second});
+    if (old_live == broker_live_table_.end() ||
+        old_live->second.data_version.state_version <= req.data_version.state_version) {
+        return false;
+    }
+    spdlog::warn(
+        "register broker ignored: {} brokerId {} of {} is held by {} with newer "
+        "stateVersion {} > {}",
+        req.broker_addr, req.broker_id, req.broker_name, old->second,
+        old_live->second.data_version.state_version, req.data_version.state_version);
+    return true;
+}
+
+RouteInfoManager::MemberUpdate RouteInfoManager::add_group_member_locked(
+    const RegisterBrokerRequest& req, bool register_first, BrokerData& bd) {
+    MemberUpdate update;
     if (register_first) {
         bd.cluster = req.cluster_name;
         bd.broker_name = req.broker_name;
@@ -75,13 +105,12 @@ Result<RegisterBrokerResult> RouteInfoManager::register_broker(const RegisterBro
     bd.enable_acting_master =
         req.enable_acting_master ? std::optional<bool>(true) : std::optional<bool>();
     // A smaller brokerId than every registered one: the group's minimum changes.
-    const bool min_id_changed =
+    update.min_id_changed =
         !bd.broker_addrs.empty() && req.broker_id < bd.broker_addrs.begin()->first;
     if (req.zone_name) {
         bd.zone_name = req.zone_name;
     }
     // One address has one brokerId: a slave switched to master drops its old id entry.
-    std::string replaced_addr;
     for (auto it = bd.broker_addrs.begin(); it != bd.broker_addrs.end();) {
         if (it->second == req.broker_addr && it->first != req.broker_id) {
             it = bd.broker_addrs.erase(it);
@@ -91,33 +120,45 @@ Result<RegisterBrokerResult> RouteInfoManager::register_broker(const RegisterBro
     }
     auto [slot, inserted] = bd.broker_addrs.try_emplace(req.broker_id, req.broker_addr);
     if (!inserted && slot->second != req.broker_addr) {
-        replaced_addr = slot->second;
+        update.replaced_addr = slot->second;
         slot->second = req.broker_addr;
     }
-    register_first = register_first || inserted;
+    update.inserted = inserted;
+    return update;
+}
 
-    // The master's topics make the route; so do those of the "prime slave" (the smallest
-    // brokerId of a group without master whose brokers support acting master), with the write
-    // permission wiped so producers skip the group.
+// The master's topics make the route; so do those of the "prime slave" (the smallest brokerId
+// of a group without master whose brokers support acting master), with the write permission
+// wiped so producers skip the group. Only when its DataVersion changed or it is new.
+void RouteInfoManager::refresh_queue_data_locked(const RegisterBrokerRequest& req,
+                                                 const LiveKey& key, const BrokerData& bd,
+                                                 bool register_first) {
     const bool is_prime_slave = req.enable_acting_master && req.broker_id != kMasterId &&
                                 req.broker_id == bd.broker_addrs.begin()->first;
-    if (req.broker_id == kMasterId || is_prime_slave) {
-        auto live = broker_live_table_.find(key);
-        const bool changed =
-            live == broker_live_table_.end() || !(live->second.data_version == req.data_version);
-        if (changed || register_first) {
-            for (const auto& [name, tc] : req.topic_config_table) {
-                if (is_prime_slave) {
-                    TopicConfig wiped = tc;
-                    wiped.perm &= ~kPermWrite;
-                    create_and_update_queue_data_locked(req.broker_name, wiped);
-                } else {
-                    create_and_update_queue_data_locked(req.broker_name, tc);
-                }
-            }
+    if (req.broker_id != kMasterId && !is_prime_slave) {
+        return;
+    }
+    auto live = broker_live_table_.find(key);
+    const bool changed =
+        live == broker_live_table_.end() || !(live->second.data_version == req.data_version);
+    if (!changed && !register_first) {
+        return;
+    }
+    for (const auto& [name, tc] : req.topic_config_table) {
+        if (is_prime_slave) {
+            TopicConfig wiped = tc;
+            wiped.perm &= ~kPermWrite;
+            create_and_update_queue_data_locked(req.broker_name, wiped);
+        } else {
+            create_and_update_queue_data_locked(req.broker_name, tc);
         }
     }
+}
 
+// Records the heartbeat; an address displaced from the broker's id loses its liveness.
+void RouteInfoManager::record_live_broker_locked(const RegisterBrokerRequest& req,
+                                                 const LiveKey& key,
+                                                 const std::string& replaced_addr) {
     const std::chrono::milliseconds timeout =
         req.heartbeat_timeout_millis && *req.heartbeat_timeout_millis > 0
             ? std::chrono::milliseconds(*req.heartbeat_timeout_millis)
@@ -137,42 +178,39 @@ Result<RegisterBrokerResult> RouteInfoManager::register_broker(const RegisterBro
         broker_live_table_.erase(LiveKey{req.cluster_name, replaced_addr});
         filter_server_table_.erase(LiveKey{req.cluster_name, replaced_addr});
     }
+}
 
-    if (req.filter_server_list.empty()) {
-        filter_server_table_.erase(key);
-    } else {
-        filter_server_table_[key] = req.filter_server_list;
+// A slave learns where its live master serves HA replication.
+void RouteInfoManager::fill_master_ha_locked(const RegisterBrokerRequest& req, const BrokerData& bd,
+                                             RegisterBrokerResult* result) const {
+    auto master = bd.broker_addrs.find(kMasterId);
+    if (master == bd.broker_addrs.end()) {
+        return;
     }
+    auto master_live = broker_live_table_.find(LiveKey{req.cluster_name, master->second});
+    if (master_live != broker_live_table_.end()) {
+        result->ha_server_addr = master_live->second.ha_server_addr;
+        result->master_addr = master->second;
+    }
+}
 
-    if (req.broker_id != kMasterId) {
-        auto master = bd.broker_addrs.find(kMasterId);
-        if (master != bd.broker_addrs.end()) {
-            auto master_live = broker_live_table_.find(LiveKey{req.cluster_name, master->second});
-            if (master_live != broker_live_table_.end()) {
-                result.ha_server_addr = master_live->second.ha_server_addr;
-                result.master_addr = master->second;
-            }
-        }
-    }
-    if (min_id_changed && bd.enable_acting_master.value_or(false)) {
-        MinBrokerIdChange change;
-        change.cluster_name = req.cluster_name;
-        change.broker_name = req.broker_name;
-        change.min_broker_id = bd.broker_addrs.begin()->first;
-        change.min_broker_addr = bd.broker_addrs.begin()->second;
-        change.ha_broker_addr = req.ha_server_addr;
-        change.notify_addrs = choose_addrs_to_notify(bd.broker_addrs, false);
-        spdlog::info("min broker id of {} changed to {} ({}): a smaller id registered",
-                     req.broker_name, change.min_broker_id, change.min_broker_addr);
-        min_id_changes_.push_back(std::move(change));
-    }
-    return result;
+void RouteInfoManager::queue_min_id_change_locked(const RegisterBrokerRequest& req,
+                                                  const BrokerData& bd) {
+    MinBrokerIdChange change;
+    change.cluster_name = req.cluster_name;
+    change.broker_name = req.broker_name;
+    change.min_broker_id = bd.broker_addrs.begin()->first;
+    change.min_broker_addr = bd.broker_addrs.begin()->second;
+    change.ha_broker_addr = req.ha_server_addr;
+    change.notify_addrs = choose_addrs_to_notify(bd.broker_addrs, false);
+    spdlog::info("min broker id of {} changed to {} ({}): a smaller id registered", req.broker_name,
+                 change.min_broker_id, change.min_broker_addr);
+    min_id_changes_.push_back(std::move(change));
 }
 
 void RouteInfoManager::create_and_update_queue_data_locked(const std::string& broker_name,
                                                            const TopicConfig& tc) {
-    QueueData qd{broker_name, tc.read_queue_nums, tc.write_queue_nums, tc.perm,
-                 tc.topic_sys_flag};
+    QueueData qd{broker_name, tc.read_queue_nums, tc.write_queue_nums, tc.perm, tc.topic_sys_flag};
     auto& by_broker = topic_queue_table_[tc.topic_name];
     auto it = by_broker.find(broker_name);
     if (it == by_broker.end()) {
@@ -211,8 +249,8 @@ void RouteInfoManager::remove_broker_locked(const LiveKey& key) {
         bool was_min = false;
         if (bd.cluster == key.cluster && !bd.broker_addrs.empty()) {
             was_min = bd.broker_addrs.begin()->second == key.addr;
-            const size_t erased = std::erase_if(
-                bd.broker_addrs, [&](const auto& e) { return e.second == key.addr; });
+            const size_t erased =
+                std::erase_if(bd.broker_addrs, [&](const auto& e) { return e.second == key.addr; });
             if (erased > 0 && !bd.broker_addrs.empty() && bd.enable_acting_master.value_or(false)) {
                 on_member_removed_locked(bd, key, was_min);
             }
@@ -488,9 +526,10 @@ std::vector<ExpiredBroker> RouteInfoManager::scan_not_active_broker() {
         }
     }
     for (const ExpiredBroker& e : expired) {
-        spdlog::warn("the broker channel expired: {} (cluster {}), no heartbeat for more than its "
-                     "timeout; removing it",
-                     e.broker_addr, e.cluster_name);
+        spdlog::warn(
+            "the broker channel expired: {} (cluster {}), no heartbeat for more than its "
+            "timeout; removing it",
+            e.broker_addr, e.cluster_name);
         remove_broker_locked(LiveKey{e.cluster_name, e.broker_addr});
     }
     return expired;

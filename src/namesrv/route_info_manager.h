@@ -167,6 +167,26 @@ private:
         std::string ha_server_addr;
     };
 
+    // What adding a registering broker to its group's BrokerData changed.
+    struct MemberUpdate {
+        bool min_id_changed = false;  // its brokerId is below every one registered before
+        bool inserted = false;        // its brokerId was not in the group
+        std::string replaced_addr;    // the address that held its brokerId until now
+    };
+
+    // The steps of register_broker, all under mu_. Requires (stale check): the group exists.
+    bool is_stale_registration_locked(const RegisterBrokerRequest& req) const REQUIRES(mu_);
+    MemberUpdate add_group_member_locked(const RegisterBrokerRequest& req, bool register_first,
+                                         BrokerData& bd) REQUIRES(mu_);
+    void refresh_queue_data_locked(const RegisterBrokerRequest& req, const LiveKey& key,
+                                   const BrokerData& bd, bool register_first) REQUIRES(mu_);
+    void record_live_broker_locked(const RegisterBrokerRequest& req, const LiveKey& key,
+                                   const std::string& replaced_addr) REQUIRES(mu_);
+    void fill_master_ha_locked(const RegisterBrokerRequest& req, const BrokerData& bd,
+                               RegisterBrokerResult* result) const REQUIRES(mu_);
+    void queue_min_id_change_locked(const RegisterBrokerRequest& req, const BrokerData& bd)
+        REQUIRES(mu_);
+
     // Removes one live broker (cluster, addr) and everything only it kept alive. When the
     // group's master (or minimum brokerId) leaves and others stay, queues of an acting-master
     // group lose their write permission and a MinBrokerIdChange is queued.
@@ -177,8 +197,8 @@ private:
         REQUIRES(mu_);
     // Drops the queue data of a group that has no member left.
     void remove_topic_by_broker_name_locked(const std::string& broker_name) REQUIRES(mu_);
-    void create_and_update_queue_data_locked(const std::string& broker_name,
-                                             const TopicConfig& tc) REQUIRES(mu_);
+    void create_and_update_queue_data_locked(const std::string& broker_name, const TopicConfig& tc)
+        REQUIRES(mu_);
 
     const Clock& clock_;
     const std::chrono::milliseconds default_expired_time_;
