@@ -42,6 +42,59 @@ std::string sync_state_set_body(const BrokerSetState& s) {
     return body.encode();
 }
 
+// What elect_master() decides from: the set's SyncStateSet (every replica with
+// enableElectUncleanMaster), its old master and the designated requester, if any.
+ElectInput elect_input(const BrokerSetState& s, bool unclean, std::optional<BrokerId> designated) {
+    ElectInput in;
+    in.cluster_name = s.cluster_name;
+    in.broker_name = s.broker_name;
+    in.sync_state_set = s.sync_state_set;
+    if (unclean) {
+        std::set<BrokerId> all;
+        for (const auto& [id, entry] : s.replicas) {
+            all.insert(id);
+        }
+        in.all_replicas = std::move(all);
+    }
+    in.old_master = s.master;
+    in.designated = designated;
+    return in;
+}
+
+// CONTROLLER_MASTER_STILL_EXIST: the old master is kept; the answer describes it.
+void fill_master_still_exists(const BrokerSetState& s, std::string remark,
+                              ControllerResult<protocol::ElectMasterResponseHeader>* r) {
+    r->header.master_broker_id = s.master->value();
+    r->header.master_address = address_of(s, s.master);
+    r->header.master_epoch = s.master_epoch.value();
+    r->header.sync_state_set_epoch = s.sync_state_set_epoch.value();
+    protocol::ElectMasterResponseBody body;
+    body.sync_state_set = raw_ids(s.sync_state_set);
+    r->body = body.encode();
+    r->fail(code::kMasterStillExist, std::move(remark));
+}
+
+// SUCCESS: the answer names the new master with the epochs it will have, and the event.
+void fill_master_elected(const BrokerSetState& s, BrokerId new_master,
+                         ControllerResult<protocol::ElectMasterResponseHeader>* r) {
+    r->header.master_broker_id = new_master.value();
+    r->header.master_address = address_of(s, new_master);
+    r->header.master_epoch = (s.master_epoch + 1).value();
+    r->header.sync_state_set_epoch = (s.sync_state_set_epoch + 1).value();
+    protocol::ElectMasterResponseBody body;
+    body.sync_state_set = {new_master.value()};
+    protocol::BrokerMemberGroup group;
+    group.cluster = s.cluster_name;
+    group.broker_name = s.broker_name;
+    for (const auto& [id, entry] : s.replicas) {
+        group.broker_addrs[id.value()] = entry.address;
+    }
+    body.broker_member_group = std::move(group);
+    r->body = body.encode();
+    r->events.push_back(
+        ElectMasterEvent{s.broker_name, true, new_master, s.master_epoch, s.sync_state_set_epoch});
+}
+
 std::string id_text(std::optional<BrokerId> id) {
     return id ? std::to_string(id->value()) : std::string("null");
 }
@@ -185,18 +238,6 @@ ControllerResult<protocol::ElectMasterResponseHeader> ReplicasInfoManager::handl
     const bool designated = req.designate_elect && !controller_triggered;
     const std::optional<BrokerId> old_master = s->master;
     std::optional<BrokerId> new_master;
-
-    auto fill_old_master = [&](std::string remark) {
-        r.header.master_broker_id = old_master->value();
-        r.header.master_address = address_of(*s, old_master);
-        r.header.master_epoch = s->master_epoch.value();
-        r.header.sync_state_set_epoch = s->sync_state_set_epoch.value();
-        protocol::ElectMasterResponseBody body;
-        body.sync_state_set = raw_ids(s->sync_state_set);
-        r.body = body.encode();
-        r.fail(code::kMasterStillExist, std::move(remark));
-    };
-
     if (s->master_epoch == MasterEpoch(0) && !controller_triggered) {
         // First election of this set: the requester wins (Java isFirstTimeForElect).
         if (s->replicas.count(BrokerId(req.broker_id)) == 0) {
@@ -208,28 +249,18 @@ ControllerResult<protocol::ElectMasterResponseHeader> ReplicasInfoManager::handl
         new_master = BrokerId(req.broker_id);
     }
     if (!new_master) {
-        ElectInput in;
-        in.cluster_name = s->cluster_name;
-        in.broker_name = s->broker_name;
-        in.sync_state_set = s->sync_state_set;
-        if (config_.enable_elect_unclean_master) {
-            std::set<BrokerId> all;
-            for (const auto& [id, entry] : s->replicas) {
-                all.insert(id);
-            }
-            in.all_replicas = std::move(all);
-        }
-        in.old_master = old_master;
-        if (designated) {
-            in.designated = BrokerId(req.broker_id);
-        }
-        new_master = elect_master(in, liveness);
+        const std::optional<BrokerId> wanted =
+            designated ? std::optional<BrokerId>(BrokerId(req.broker_id)) : std::nullopt;
+        new_master =
+            elect_master(elect_input(*s, config_.enable_elect_unclean_master, wanted), liveness);
     }
 
     if (new_master && new_master == old_master) {
-        fill_old_master(fmt::format("The old master {} is still alive, not need to elect new "
-                                    "master for broker {}",
-                                    old_master->value(), s->broker_name));
+        fill_master_still_exists(*s,
+                                 fmt::format("The old master {} is still alive, not need to elect "
+                                             "new master for broker {}",
+                                             old_master->value(), s->broker_name),
+                                 &r);
         return r;
     }
     // Comet master lease (broker_live_info.h): neither replace nor clear a master whose lease may
@@ -237,30 +268,16 @@ ControllerResult<protocol::ElectMasterResponseHeader> ReplicasInfoManager::handl
     // is exempt, as in Java; the old master learns of it through the epoch bump.
     if (old_master && !designated &&
         !liveness.lease_expired(s->cluster_name, s->broker_name, *old_master)) {
-        fill_old_master(fmt::format("The master lease of {} in broker {} has not expired yet",
-                                    old_master->value(), s->broker_name));
+        fill_master_still_exists(*s,
+                                 fmt::format("The master lease of {} in broker {} has not expired "
+                                             "yet",
+                                             old_master->value(), s->broker_name),
+                                 &r);
         return r;
     }
     if (new_master) {
-        r.header.master_broker_id = new_master->value();
-        r.header.master_address = address_of(*s, new_master);
-        r.header.master_epoch = (s->master_epoch + 1).value();
-        r.header.sync_state_set_epoch = (s->sync_state_set_epoch + 1).value();
-        protocol::ElectMasterResponseBody body;
-        body.sync_state_set = {new_master->value()};
-        protocol::BrokerMemberGroup group;
-        group.cluster = s->cluster_name;
-        group.broker_name = s->broker_name;
-        for (const auto& [id, entry] : s->replicas) {
-            group.broker_addrs[id.value()] = entry.address;
-        }
-        body.broker_member_group = std::move(group);
-        r.body = body.encode();
-        r.events.push_back(ElectMasterEvent{s->broker_name, true, *new_master, s->master_epoch,
-                                            s->sync_state_set_epoch});
-        return r;
-    }
-    if (controller_triggered) {
+        fill_master_elected(*s, *new_master, &r);
+    } else if (controller_triggered) {
         r.events.push_back(ElectMasterEvent{s->broker_name, false, BrokerId(0), s->master_epoch,
                                             s->sync_state_set_epoch});
         r.fail(code::kMasterNotAvailable,
@@ -343,8 +360,8 @@ ReplicasInfoManager::handle_alter_sync_state_set(
     out.sync_state_set = body.sync_state_set;
     out.sync_state_set_epoch = next.value();
     r.body = out.encode();
-    r.events.push_back(AlterSyncStateSetEvent{s->broker_name, std::move(new_set),
-                                              s->sync_state_set_epoch});
+    r.events.push_back(
+        AlterSyncStateSetEvent{s->broker_name, std::move(new_set), s->sync_state_set_epoch});
     return r;
 }
 
@@ -421,9 +438,9 @@ ControllerResult<NoHeader> ReplicasInfoManager::handle_clean_broker_data(
         if (!req.is_clean_living_broker.value_or(false)) {
             for (BrokerId id : ids) {
                 if (liveness.is_alive(cluster, name, id)) {
-                    r.fail(code::kInvalidCleanBrokerMetadata,
-                           fmt::format("Broker [{},  {}] is still alive, clean up failure", name,
-                                       id));
+                    r.fail(
+                        code::kInvalidCleanBrokerMetadata,
+                        fmt::format("Broker [{},  {}] is still alive, clean up failure", name, id));
                     return r;
                 }
             }
@@ -573,8 +590,7 @@ Status ReplicasInfoManager::apply_one(const UpdateBrokerAddressEvent& e) {
     }
     auto r = it->second.replicas.find(e.broker_id);
     if (r == it->second.replicas.end()) {
-        return stale(fmt::format("UpdateBrokerAddress: unknown id {}", e.broker_id),
-                     e.broker_name);
+        return stale(fmt::format("UpdateBrokerAddress: unknown id {}", e.broker_id), e.broker_name);
     }
     r->second.address = e.broker_address;
     return Status::ok();
@@ -688,8 +704,8 @@ Result<ReplicasInfoManager> ReplicasInfoManager::decode_snapshot(std::string_vie
         uint32_t n_replicas = 0;
         if (!detail::get_string(r, &s.cluster_name) || !detail::get_string(r, &s.broker_name) ||
             !detail::get_i64(r, &next) || !r.u8(&has_master) || has_master > 1 ||
-            !detail::get_i64(r, &master) || !detail::get_i32(r, &me) ||
-            !detail::get_i32(r, &sse) || !detail::get_count(r, 16, &n_replicas)) {
+            !detail::get_i64(r, &master) || !detail::get_i32(r, &me) || !detail::get_i32(r, &sse) ||
+            !detail::get_count(r, 16, &n_replicas)) {
             return corrupt(fmt::format("set {} header truncated or malformed", i));
         }
         s.next_assign_broker_id = BrokerId(next);
