@@ -291,39 +291,11 @@ Status RaftNode::step(const Message& m) {
                              describe(m));
     }
     if (m.term > term_) {
-        const bool vote_request = m.type == MessageType::kPreVote || m.type == MessageType::kVote;
-        if (vote_request && config_.check_quorum && !m.transfer && leader_ != kNoNode &&
-            election_elapsed_ < election_min_ticks_) {
-            // Leader lease (thesis §4.2.3): we heard from a live leader within the minimum
-            // election timeout, so this candidate must not disrupt it.
+        if (!observe_higher_term(m)) {
             return Status::ok();
         }
-        if (m.type == MessageType::kPreVote ||
-            (m.type == MessageType::kPreVoteResponse && !m.reject)) {
-            // A pre-vote never changes our term; a granted pre-vote response carries the term
-            // the pre-candidate asked for.
-        } else {
-            const bool from_leader =
-                m.type == MessageType::kAppend || m.type == MessageType::kHeartbeat ||
-                m.type == MessageType::kInstallSnapshot || m.type == MessageType::kTimeoutNow;
-            become_follower(m.term, from_leader ? m.from : kNoNode,
-                            fmt::format("saw term {} in {} from {}", m.term,
-                                        message_type_name(m.type), m.from));
-        }
     } else if (m.term < term_) {
-        if (m.type == MessageType::kAppend || m.type == MessageType::kHeartbeat ||
-            m.type == MessageType::kInstallSnapshot) {
-            // A stale leader (e.g. back from a partition) learns the new term and steps down.
-            // Needed with pre-vote/check-quorum, where our term may never reach it otherwise.
-            Message r = reply_to(m, MessageType::kAppendResponse);
-            r.reject = true;
-            r.index = m.index;
-            send(std::move(r));
-        } else if (m.type == MessageType::kPreVote) {
-            Message r = reply_to(m, MessageType::kPreVoteResponse);
-            r.reject = true;
-            send(std::move(r));
-        }
+        answer_stale_term(m);
         return Status::ok();
     }
 
@@ -333,42 +305,15 @@ Status RaftNode::step(const Message& m) {
             handle_vote_request(m);
             break;
         case MessageType::kPreVoteResponse:
-            if (role_ == Role::kPreCandidate && m.term == term_ + 1) {
-                votes_.emplace(m.from, !m.reject);
-                tally_votes();
-            } else if (role_ == Role::kPreCandidate && m.reject && m.term == term_) {
-                votes_.emplace(m.from, false);
-                tally_votes();
-            }
+            handle_pre_vote_response(m);
             break;
         case MessageType::kVoteResponse:
-            if (role_ == Role::kCandidate && m.term == term_) {
-                votes_.emplace(m.from, !m.reject);
-                tally_votes();
-            }
+            handle_vote_response(m);
             break;
         case MessageType::kAppend:
         case MessageType::kHeartbeat:
         case MessageType::kInstallSnapshot:
-            if (role_ == Role::kLeader) {
-                spdlog::error("raft[{}] term {}: second leader {} in the same term: {}", id(),
-                              term_, m.from, describe(m));
-                return Status::error(Errc::kInternal, "raft[{}]: two leaders in term {}", id(),
-                                     term_);
-            }
-            if (role_ != Role::kFollower) {
-                become_follower(term_, m.from,
-                                fmt::format("leader {} of term {} is active", m.from, term_));
-            }
-            leader_ = m.from;
-            election_elapsed_ = 0;
-            if (m.type == MessageType::kAppend) {
-                handle_append(m);
-            } else if (m.type == MessageType::kInstallSnapshot) {
-                handle_install_snapshot(m);
-            } else {
-                handle_heartbeat(m);
-            }
+            COMET_RETURN_IF_ERROR(handle_from_leader(m));
             break;
         case MessageType::kInstallSnapshotResponse:
             if (role_ == Role::kLeader) {
@@ -386,14 +331,95 @@ Status RaftNode::step(const Message& m) {
             }
             break;
         case MessageType::kTimeoutNow:
-            if (role_ == Role::kFollower) {
-                leader_ = m.from;
-                campaign(/*pre_vote=*/false, /*transfer=*/true,
-                         fmt::format("TimeoutNow from leader {}", m.from));
-            }
+            handle_timeout_now(m);
             break;
     }
     return failed_;
+}
+
+bool RaftNode::observe_higher_term(const Message& m) {
+    const bool vote_request = m.type == MessageType::kPreVote || m.type == MessageType::kVote;
+    if (vote_request && config_.check_quorum && !m.transfer && leader_ != kNoNode &&
+        election_elapsed_ < election_min_ticks_) {
+        // Leader lease (thesis §4.2.3): we heard from a live leader within the minimum
+        // election timeout, so this candidate must not disrupt it.
+        return false;
+    }
+    if (m.type == MessageType::kPreVote || (m.type == MessageType::kPreVoteResponse && !m.reject)) {
+        // A pre-vote never changes our term; a granted pre-vote response carries the term
+        // the pre-candidate asked for.
+        return true;
+    }
+    const bool from_leader = m.type == MessageType::kAppend || m.type == MessageType::kHeartbeat ||
+                             m.type == MessageType::kInstallSnapshot ||
+                             m.type == MessageType::kTimeoutNow;
+    become_follower(
+        m.term, from_leader ? m.from : kNoNode,
+        fmt::format("saw term {} in {} from {}", m.term, message_type_name(m.type), m.from));
+    return true;
+}
+
+void RaftNode::answer_stale_term(const Message& m) {
+    if (m.type == MessageType::kAppend || m.type == MessageType::kHeartbeat ||
+        m.type == MessageType::kInstallSnapshot) {
+        // A stale leader (e.g. back from a partition) learns the new term and steps down.
+        // Needed with pre-vote/check-quorum, where our term may never reach it otherwise.
+        Message r = reply_to(m, MessageType::kAppendResponse);
+        r.reject = true;
+        r.index = m.index;
+        send(std::move(r));
+    } else if (m.type == MessageType::kPreVote) {
+        Message r = reply_to(m, MessageType::kPreVoteResponse);
+        r.reject = true;
+        send(std::move(r));
+    }
+}
+
+void RaftNode::handle_pre_vote_response(const Message& m) {
+    if (role_ == Role::kPreCandidate && m.term == term_ + 1) {
+        votes_.emplace(m.from, !m.reject);
+        tally_votes();
+    } else if (role_ == Role::kPreCandidate && m.reject && m.term == term_) {
+        votes_.emplace(m.from, false);
+        tally_votes();
+    }
+}
+
+void RaftNode::handle_vote_response(const Message& m) {
+    if (role_ == Role::kCandidate && m.term == term_) {
+        votes_.emplace(m.from, !m.reject);
+        tally_votes();
+    }
+}
+
+Status RaftNode::handle_from_leader(const Message& m) {
+    if (role_ == Role::kLeader) {
+        spdlog::error("raft[{}] term {}: second leader {} in the same term: {}", id(), term_,
+                      m.from, describe(m));
+        return Status::error(Errc::kInternal, "raft[{}]: two leaders in term {}", id(), term_);
+    }
+    if (role_ != Role::kFollower) {
+        become_follower(term_, m.from,
+                        fmt::format("leader {} of term {} is active", m.from, term_));
+    }
+    leader_ = m.from;
+    election_elapsed_ = 0;
+    if (m.type == MessageType::kAppend) {
+        handle_append(m);
+    } else if (m.type == MessageType::kInstallSnapshot) {
+        handle_install_snapshot(m);
+    } else {
+        handle_heartbeat(m);
+    }
+    return Status::ok();
+}
+
+void RaftNode::handle_timeout_now(const Message& m) {
+    if (role_ == Role::kFollower) {
+        leader_ = m.from;
+        campaign(/*pre_vote=*/false, /*transfer=*/true,
+                 fmt::format("TimeoutNow from leader {}", m.from));
+    }
 }
 
 void RaftNode::handle_vote_request(const Message& m) {
@@ -578,9 +604,10 @@ void RaftNode::handle_heartbeat(const Message& m) {
         r.regressed = true;
         r.index = m.commit;
         r.reject_hint = storage_->last_index() + 1;
-        spdlog::warn("raft[{}] term {}: leader {} thinks we hold {} but our log ends at {}: "
-                     "asking for the lost entries",
-                     id(), term_, m.from, m.commit, storage_->last_index());
+        spdlog::warn(
+            "raft[{}] term {}: leader {} thinks we hold {} but our log ends at {}: "
+            "asking for the lost entries",
+            id(), term_, m.from, m.commit, storage_->last_index());
         send(std::move(r));
     }
     if (recovering_ && m.commit <= storage_->last_index() && commit_ >= m.commit) {
@@ -604,54 +631,67 @@ void RaftNode::handle_append_response(const Message& m) {
     }
     Progress& pr = it->second;
     pr.recent_active = true;
-    const LogIndex last = storage_->last_index();
     if (m.reject && m.regressed && m.reject_hint <= pr.match) {
-        // The follower lost entries it had acknowledged: lower what we know it holds. Commit
-        // never moves back; only later commits count this follower from its real log end.
-        spdlog::warn("raft[{}] term {}: {} lost entries from {} (match was {}); resending",
-                     id(), term_, m.from, m.reject_hint, pr.match);
-        pr.match = m.reject_hint - 1;
-        pr.next = m.reject_hint;
-        pr.state = Progress::State::kProbe;
-        pr.probe_sent = false;
-        pr.inflight.clear();
-        send_appends(m.from, /*force=*/true);
-        return;
+        on_follower_regressed(m, pr);
+    } else if (m.reject) {
+        on_append_rejected(m, pr);
+    } else {
+        on_append_acked(m, pr);
     }
-    if (m.reject) {
-        if (pr.state == Progress::State::kSnapshot) {
-            return;  // stale: the snapshot decides where the follower goes on
-        }
-        if (pr.state == Progress::State::kReplicate) {
-            if (m.index <= pr.match) {
-                return;  // stale
-            }
-        } else if (m.index != pr.next - 1) {
-            return;  // stale: not the probe we are waiting for
-        }
-        LogIndex next = m.reject_hint;
-        if (m.conflict_term.value() > 0) {
-            // Skip the follower's whole conflicting term, or past our own entries of it.
-            // Our entries below first_index() are in the snapshot (committed, so the follower
-            // holds none of a conflicting term there): stop at the snapshot's index.
-            const LogIndex floor = storage_->first_index() - 1;
-            LogIndex i = std::min(m.index, last);
-            while (i > floor && term_at(i) > m.conflict_term) {
-                i = i - 1;
-            }
-            if (i > floor && term_at(i) == m.conflict_term) {
-                next = i + 1;
-            }
-        }
-        next = std::min(next, m.index);
-        next = std::max(next, pr.match + 1);
-        pr.next = next;
-        pr.state = Progress::State::kProbe;
-        pr.probe_sent = false;
-        pr.inflight.clear();
-        send_appends(m.from, /*force=*/true);
-        return;
+}
+
+// The follower lost entries it had acknowledged: lower what we know it holds. Commit never moves
+// back; only later commits count this follower from its real log end.
+void RaftNode::on_follower_regressed(const Message& m, Progress& pr) {
+    spdlog::warn("raft[{}] term {}: {} lost entries from {} (match was {}); resending", id(), term_,
+                 m.from, m.reject_hint, pr.match);
+    pr.match = m.reject_hint - 1;
+    pr.next = m.reject_hint;
+    pr.state = Progress::State::kProbe;
+    pr.probe_sent = false;
+    pr.inflight.clear();
+    send_appends(m.from, /*force=*/true);
+}
+
+// The follower's log does not match at m.index: probe again from the follower's hint (§5.3).
+void RaftNode::on_append_rejected(const Message& m, Progress& pr) {
+    if (pr.state == Progress::State::kSnapshot) {
+        return;  // stale: the snapshot decides where the follower goes on
     }
+    if (pr.state == Progress::State::kReplicate) {
+        if (m.index <= pr.match) {
+            return;  // stale
+        }
+    } else if (m.index != pr.next - 1) {
+        return;  // stale: not the probe we are waiting for
+    }
+    LogIndex next = m.reject_hint;
+    if (m.conflict_term.value() > 0) {
+        // Skip the follower's whole conflicting term, or past our own entries of it.
+        // Our entries below first_index() are in the snapshot (committed, so the follower
+        // holds none of a conflicting term there): stop at the snapshot's index.
+        const LogIndex floor = storage_->first_index() - 1;
+        LogIndex i = std::min(m.index, storage_->last_index());
+        while (i > floor && term_at(i) > m.conflict_term) {
+            i = i - 1;
+        }
+        if (i > floor && term_at(i) == m.conflict_term) {
+            next = i + 1;
+        }
+    }
+    next = std::min(next, m.index);
+    next = std::max(next, pr.match + 1);
+    pr.next = next;
+    pr.state = Progress::State::kProbe;
+    pr.probe_sent = false;
+    pr.inflight.clear();
+    send_appends(m.from, /*force=*/true);
+}
+
+// The follower holds our log up to m.index: advance its progress, the commit index and a
+// pending leadership transfer, then send what follows.
+void RaftNode::on_append_acked(const Message& m, Progress& pr) {
+    const LogIndex last = storage_->last_index();
     if (m.index > last) {
         spdlog::warn("raft[{}] term {}: {} acked {} beyond our last index {}", id(), term_, m.from,
                      m.index, last);

@@ -105,9 +105,9 @@ struct Ready {
     // replace the state machine with it before applying [apply_from, apply_to], which then
     // starts right after snapshot->index.
     std::optional<Snapshot> snapshot;
-    LogIndex apply_from;                    // newly committed entries [apply_from, apply_to] to
-    LogIndex apply_to;                      //   read from storage and apply; empty if from > to
-    HardState hard_state;                   // current (possibly not yet durable) hard state
+    LogIndex apply_from;   // newly committed entries [apply_from, apply_to] to
+    LogIndex apply_to;     //   read from storage and apply; empty if from > to
+    HardState hard_state;  // current (possibly not yet durable) hard state
     bool empty() const {
         return messages.empty() && !persist.has_value() && !snapshot.has_value() &&
                apply_from > apply_to;
@@ -208,10 +208,23 @@ private:
     void tally_votes();
     void tick_leader();
 
+    // step() for a message of a higher term: false when the leader lease says ignore it.
+    bool observe_higher_term(const Message& m);
+    // step() for a message of a lower term: tell a stale leader or pre-candidate our term.
+    void answer_stale_term(const Message& m);
     void handle_vote_request(const Message& m);
+    void handle_pre_vote_response(const Message& m);
+    void handle_vote_response(const Message& m);
+    // Append, Heartbeat or InstallSnapshot of our term. Errors: kInternal when we lead it too.
+    Status handle_from_leader(const Message& m);
+    void handle_timeout_now(const Message& m);
     void handle_append(const Message& m);
     void handle_heartbeat(const Message& m);
     void handle_append_response(const Message& m);
+    // The three outcomes of an append response (leader).
+    void on_follower_regressed(const Message& m, Progress& pr);
+    void on_append_rejected(const Message& m, Progress& pr);
+    void on_append_acked(const Message& m, Progress& pr);
     void handle_heartbeat_response(const Message& m);
     void handle_install_snapshot(const Message& m);
     void handle_snapshot_response(const Message& m);
