@@ -1,11 +1,10 @@
 #include "controller_server/controller_server.h"
 
 #include <pthread.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <random>
-
-#include <spdlog/spdlog.h>
 
 #include "controller/controller_codes.h"
 #include "protocol/ha_bodies.h"
@@ -28,6 +27,11 @@ constexpr const char* kNotLeaderRemark = "The controller is not in leader state"
 
 RemotingCommand error_response(const RemotingCommand& req, int32_t code, std::string remark) {
     return RemotingCommand::response_to(req, code, std::move(remark));
+}
+
+// A request whose header or body does not decode.
+void reject_invalid(const RemotingCommand& req, const net::Responder& respond, const Status& st) {
+    respond(error_response(req, RC::kControllerInvalidRequest, st.message()));
 }
 
 // The broker names of a GET_SYNC_STATE_DATA body: a JSON array of strings.
@@ -57,14 +61,32 @@ ControllerServer::ControllerServer(ControllerConfig config, ControllerPeers peer
       registry_(registry),
       clock_(clock),
       rng_(std::random_device{}() ^ (static_cast<uint64_t>(peers_.self->node.value()) << 32)),
-      state_(ReplicasInfoConfig{.enable_elect_unclean_master =
-                                    config_.enable_elect_unclean_master}),
-      heartbeats_(MasterLeaseConfig{
-          .lease = Millis(config_.master_lease_ms),
-          .clock_drift_margin = Millis(config_.master_lease_drift_ms),
-          .leader_overlap = Millis(config_.election_timeout_max_ms)}) {}
+      state_(
+          ReplicasInfoConfig{.enable_elect_unclean_master = config_.enable_elect_unclean_master}),
+      heartbeats_(MasterLeaseConfig{.lease = Millis(config_.master_lease_ms),
+                                    .clock_drift_margin = Millis(config_.master_lease_drift_ms),
+                                    .leader_overlap = Millis(config_.election_timeout_max_ms)}) {}
 
 ControllerServer::~ControllerServer() { shutdown(); }
+
+// The request codes this member serves, dispatched by handle().
+const ControllerServer::AnyMemberRoute ControllerServer::kAnyMemberRoutes[] = {
+    {Req::kControllerGetMetadataInfo, &ControllerServer::handle_metadata},
+    {Req::kBrokerHeartbeat, &ControllerServer::handle_heartbeat},
+    {Req::kGetControllerConfig, &ControllerServer::handle_get_config},
+    {Req::kUpdateControllerConfig, &ControllerServer::handle_update_config},
+};
+
+const ControllerServer::LeaderRoute ControllerServer::kLeaderRoutes[] = {
+    {Req::kControllerGetNextBrokerId, &ControllerServer::handle_get_next_broker_id},
+    {Req::kControllerApplyBrokerId, &ControllerServer::handle_apply_broker_id},
+    {Req::kControllerRegisterBroker, &ControllerServer::handle_register_broker},
+    {Req::kControllerElectMaster, &ControllerServer::handle_elect_master},
+    {Req::kControllerAlterSyncStateSet, &ControllerServer::handle_alter_sync_state_set},
+    {Req::kControllerGetReplicaInfo, &ControllerServer::handle_get_replica_info},
+    {Req::kControllerGetSyncStateData, &ControllerServer::handle_get_sync_state_data},
+    {Req::kCleanBrokerData, &ControllerServer::handle_clean_broker_data},
+};
 
 Status ControllerServer::start() {
     COMET_ASSIGN_OR_RETURN(storage_, ControllerLogStorage::open(config_.store_path + "/raft"));
@@ -105,12 +127,14 @@ Status ControllerServer::start() {
     metrics_->add_collector([this](std::vector<metrics::FamilySnapshot>* out) {
         const Info i = info();
         auto gauge = [out](std::string name, std::string help, double v) {
-            out->push_back(metrics::FamilySnapshot{std::move(name), std::move(help),
+            out->push_back(metrics::FamilySnapshot{std::move(name),
+                                                   std::move(help),
                                                    metrics::Type::kGauge,
                                                    {metrics::Sample{"", {}, v}}});
         };
         out->push_back(metrics::FamilySnapshot{
-            "comet_controller_role", "1 for the controller's current Raft role.",
+            "comet_controller_role",
+            "1 for the controller's current Raft role.",
             metrics::Type::kGauge,
             {metrics::Sample{"", {{"role", std::string(raft::role_name(i.role))}}, 1}}});
         gauge("comet_controller_term", "Current Raft term of the controller group.",
@@ -129,8 +153,9 @@ Status ControllerServer::start() {
     server_->set_rpc_observer(rpc_metrics_.get());
     server_->register_inline_processor(
         kControllerRaftMessageCode,
-        net::make_processor([this](const net::ConnectionPtr&, RemotingCommand req,
-                                   net::Responder) { on_raft_message(std::move(req.body)); }));
+        net::make_processor([this](const net::ConnectionPtr&, RemotingCommand req, net::Responder) {
+            on_raft_message(std::move(req.body));
+        }));
     const auto request = net::make_processor(
         [this](const net::ConnectionPtr&, RemotingCommand req, net::Responder respond) {
             {
@@ -148,9 +173,9 @@ Status ControllerServer::start() {
     for (int32_t code :
          {Req::kControllerAlterSyncStateSet, Req::kControllerElectMaster,
           Req::kControllerRegisterBroker, Req::kControllerGetReplicaInfo,
-          Req::kControllerGetMetadataInfo, Req::kControllerGetSyncStateData,
-          Req::kBrokerHeartbeat, Req::kUpdateControllerConfig, Req::kGetControllerConfig,
-          Req::kCleanBrokerData, Req::kControllerGetNextBrokerId, Req::kControllerApplyBrokerId}) {
+          Req::kControllerGetMetadataInfo, Req::kControllerGetSyncStateData, Req::kBrokerHeartbeat,
+          Req::kUpdateControllerConfig, Req::kGetControllerConfig, Req::kCleanBrokerData,
+          Req::kControllerGetNextBrokerId, Req::kControllerApplyBrokerId}) {
         server_->register_inline_processor(code, request);
     }
     COMET_RETURN_IF_ERROR(server_->start());
@@ -174,11 +199,11 @@ Status ControllerServer::start() {
     started_ = true;
     publish();
     driver_ = std::thread([this] { run(); });
-    spdlog::info("controller {} of group {} listening on {}:{} ({} peers, log last index {}, "
-                 "term {}, commit {})",
-                 config_.self_id, config_.group, sc.listen_host, server_->port(),
-                 peers_.peers.size(), storage_->last_index(), storage_->hard_state().term,
-                 storage_->hard_state().commit);
+    spdlog::info(
+        "controller {} of group {} listening on {}:{} ({} peers, log last index {}, "
+        "term {}, commit {})",
+        config_.self_id, config_.group, sc.listen_host, server_->port(), peers_.peers.size(),
+        storage_->last_index(), storage_->hard_state().term, storage_->hard_state().commit);
     return Status::ok();
 }
 
@@ -385,8 +410,8 @@ void ControllerServer::maybe_compact() {
 void ControllerServer::apply_committed(raft::LogIndex from, raft::LogIndex to) {
     std::vector<raft::Entry> entries;
     if (Status st = storage_->read(from, to, SIZE_MAX, &entries); !st.is_ok()) {
-        spdlog::error("controller {}: read committed entries [{}, {}]: {}", config_.self_id,
-                      from, to, st.message());
+        spdlog::error("controller {}: read committed entries [{}, {}]: {}", config_.self_id, from,
+                      to, st.message());
         return;
     }
     for (const raft::Entry& e : entries) {
@@ -403,8 +428,8 @@ void ControllerServer::apply_committed(raft::LogIndex from, raft::LogIndex to) {
                 applied = ev.status();
             } else {
                 applied = state_.apply(*ev);
-                spdlog::debug("controller {}: applied {} at {}: {}", config_.self_id,
-                              describe(*ev), i, applied.is_ok() ? "ok" : applied.message());
+                spdlog::debug("controller {}: applied {} at {}: {}", config_.self_id, describe(*ev),
+                              i, applied.is_ok() ? "ok" : applied.message());
             }
         }
         applied_ = i;
@@ -571,25 +596,24 @@ RemotingCommand ControllerServer::metadata_response(const RemotingCommand& req) 
     return resp;
 }
 
-void ControllerServer::handle_heartbeat(const RemotingCommand& req,
-                                        const net::Responder& respond) {
+void ControllerServer::handle_heartbeat(const RemotingCommand& req, const net::Responder& respond) {
     auto h = protocol::BrokerHeartbeatRequestHeader::from_ext(req);
     if (!h.is_ok()) {
         respond(error_response(req, RC::kControllerInvalidRequest, h.status().message()));
         return;
     }
     if (!h->broker_id.has_value()) {
-        respond(error_response(req, RC::kControllerInvalidRequest,
-                               "Heart beat with empty brokerId"));
+        respond(
+            error_response(req, RC::kControllerInvalidRequest, "Heart beat with empty brokerId"));
         return;
     }
     std::optional<Millis> timeout;
     if (h->heartbeat_timeout_mills.has_value() && *h->heartbeat_timeout_mills > 0) {
         timeout = Millis(*h->heartbeat_timeout_mills);
     }
-    heartbeats_.on_heartbeat(clock_.now(), h->cluster_name, h->broker_name,
-                             BrokerId(*h->broker_id), h->broker_addr, h->epoch, h->max_offset,
-                             h->confirm_offset, timeout, h->election_priority);
+    heartbeats_.on_heartbeat(clock_.now(), h->cluster_name, h->broker_name, BrokerId(*h->broker_id),
+                             h->broker_addr, h->epoch, h->max_offset, h->confirm_offset, timeout,
+                             h->election_priority);
     // Comet's answer also carries the master lease (broker/master_lease.h): its length, and
     // whether this node is the leader, whose answers alone renew a master's lease. A deposed
     // leader may still say so until check-quorum demotes it; the lease rule's leader_overlap
@@ -602,117 +626,138 @@ void ControllerServer::handle_heartbeat(const RemotingCommand& req,
 
 void ControllerServer::handle(RemotingCommand req, net::Responder respond) {
     const int32_t code = req.code;
-    if (code == Req::kControllerGetMetadataInfo) {
-        respond(metadata_response(req));
-        return;
-    }
-    if (code == Req::kBrokerHeartbeat) {
-        handle_heartbeat(req, respond);
-        return;
-    }
-    if (code == Req::kGetControllerConfig) {
-        if (registry_ == nullptr) {
-            respond(error_response(req, RC::kSystemError, "no configuration registry"));
-            return;
+    for (const AnyMemberRoute& r : kAnyMemberRoutes) {
+        if (r.code == code) {
+            return (this->*r.handler)(req, respond);
         }
-        RemotingCommand resp = RemotingCommand::response_to(req, RC::kSuccess);
-        resp.body = registry_->to_properties_text();
-        respond(std::move(resp));
-        return;
-    }
-    if (code == Req::kUpdateControllerConfig) {
-        if (registry_ == nullptr) {
-            respond(error_response(req, RC::kSystemError, "no configuration registry"));
-            return;
-        }
-        Status st = registry_->update_from_text(req.body, "UPDATE_CONTROLLER_CONFIG", nullptr);
-        respond(st.is_ok() ? RemotingCommand::response_to(req, RC::kSuccess)
-                           : error_response(req, RC::kSystemError, st.message()));
-        return;
     }
     if (!serving()) {
         respond(error_response(req, RC::kControllerNotLeader, kNotLeaderRemark));
         return;
     }
     const auto live = heartbeats_.view(clock_.now());
-    auto bad = [&](const Status& st) {
-        respond(error_response(req, RC::kControllerInvalidRequest, st.message()));
-    };
-    switch (code) {
-        case Req::kControllerGetNextBrokerId: {
-            auto h = protocol::GetNextBrokerIdRequestHeader::from_ext(req);
-            if (!h.is_ok()) {
-                return bad(h.status());
-            }
-            return answer(req, respond, state_.handle_get_next_broker_id(*h),
-                          RC::kControllerBrokerIdInvalid);
+    for (const LeaderRoute& r : kLeaderRoutes) {
+        if (r.code == code) {
+            return (this->*r.handler)(req, respond, live);
         }
-        case Req::kControllerApplyBrokerId: {
-            auto h = protocol::ApplyBrokerIdRequestHeader::from_ext(req);
-            if (!h.is_ok()) {
-                return bad(h.status());
-            }
-            return answer(req, respond, state_.handle_apply_broker_id(*h),
-                          RC::kControllerBrokerIdInvalid);
-        }
-        case Req::kControllerRegisterBroker: {
-            auto h = protocol::RegisterBrokerToControllerRequestHeader::from_ext(req);
-            if (!h.is_ok()) {
-                return bad(h.status());
-            }
-            return answer(req, respond, state_.handle_register_broker(*h, live),
-                          RC::kControllerBrokerNeedToBeRegistered);
-        }
-        case Req::kControllerElectMaster: {
-            auto h = protocol::ElectMasterRequestHeader::from_ext(req);
-            if (!h.is_ok()) {
-                return bad(h.status());
-            }
-            const std::string name = h->broker_name;
-            return answer(req, respond, state_.handle_elect_master(*h, live),
-                          RC::kControllerElectMasterFailed,
-                          [this, name] { notify_role_changed(name); });
-        }
-        case Req::kControllerAlterSyncStateSet: {
-            auto h = protocol::AlterSyncStateSetRequestHeader::from_ext(req);
-            if (!h.is_ok()) {
-                return bad(h.status());
-            }
-            auto body = protocol::SyncStateSet::decode(req.body);
-            if (!body.is_ok()) {
-                return bad(body.status());
-            }
-            return answer(req, respond, state_.handle_alter_sync_state_set(*h, *body, live),
-                          RC::kControllerAlterSyncStateSetFailed);
-        }
-        case Req::kControllerGetReplicaInfo: {
-            auto h = protocol::GetReplicaInfoRequestHeader::from_ext(req);
-            if (!h.is_ok()) {
-                return bad(h.status());
-            }
-            return answer(req, respond, state_.handle_get_replica_info(*h),
-                          RC::kControllerBrokerMetadataNotExist);
-        }
-        case Req::kControllerGetSyncStateData: {
-            auto names = decode_name_list(req.body);
-            if (!names.is_ok()) {
-                return bad(names.status());
-            }
-            return answer(req, respond, state_.handle_get_sync_state_data(*names, live),
-                          RC::kSystemError);
-        }
-        case Req::kCleanBrokerData: {
-            auto h = protocol::CleanBrokerDataRequestHeader::from_ext(req);
-            if (!h.is_ok()) {
-                return bad(h.status());
-            }
-            return answer(req, respond, state_.handle_clean_broker_data(*h, live),
-                          RC::kControllerInvalidCleanBrokerMetadata);
-        }
-        default:
-            respond(error_response(req, RC::kRequestCodeNotSupported,
-                                   fmt::format("request code {} not supported", code)));
     }
+    respond(error_response(req, RC::kRequestCodeNotSupported,
+                           fmt::format("request code {} not supported", code)));
+}
+
+void ControllerServer::handle_metadata(const RemotingCommand& req, const net::Responder& respond) {
+    respond(metadata_response(req));
+}
+
+void ControllerServer::handle_get_config(const RemotingCommand& req,
+                                         const net::Responder& respond) {
+    if (registry_ == nullptr) {
+        respond(error_response(req, RC::kSystemError, "no configuration registry"));
+        return;
+    }
+    RemotingCommand resp = RemotingCommand::response_to(req, RC::kSuccess);
+    resp.body = registry_->to_properties_text();
+    respond(std::move(resp));
+}
+
+void ControllerServer::handle_update_config(const RemotingCommand& req,
+                                            const net::Responder& respond) {
+    if (registry_ == nullptr) {
+        respond(error_response(req, RC::kSystemError, "no configuration registry"));
+        return;
+    }
+    Status st = registry_->update_from_text(req.body, "UPDATE_CONTROLLER_CONFIG", nullptr);
+    respond(st.is_ok() ? RemotingCommand::response_to(req, RC::kSuccess)
+                       : error_response(req, RC::kSystemError, st.message()));
+}
+
+void ControllerServer::handle_get_next_broker_id(const RemotingCommand& req,
+                                                 const net::Responder& respond,
+                                                 const BrokerLiveness&) {
+    auto h = protocol::GetNextBrokerIdRequestHeader::from_ext(req);
+    if (!h.is_ok()) {
+        return reject_invalid(req, respond, h.status());
+    }
+    answer(req, respond, state_.handle_get_next_broker_id(*h), RC::kControllerBrokerIdInvalid);
+}
+
+void ControllerServer::handle_apply_broker_id(const RemotingCommand& req,
+                                              const net::Responder& respond,
+                                              const BrokerLiveness&) {
+    auto h = protocol::ApplyBrokerIdRequestHeader::from_ext(req);
+    if (!h.is_ok()) {
+        return reject_invalid(req, respond, h.status());
+    }
+    answer(req, respond, state_.handle_apply_broker_id(*h), RC::kControllerBrokerIdInvalid);
+}
+
+void ControllerServer::handle_register_broker(const RemotingCommand& req,
+                                              const net::Responder& respond,
+                                              const BrokerLiveness& live) {
+    auto h = protocol::RegisterBrokerToControllerRequestHeader::from_ext(req);
+    if (!h.is_ok()) {
+        return reject_invalid(req, respond, h.status());
+    }
+    answer(req, respond, state_.handle_register_broker(*h, live),
+           RC::kControllerBrokerNeedToBeRegistered);
+}
+
+void ControllerServer::handle_elect_master(const RemotingCommand& req,
+                                           const net::Responder& respond,
+                                           const BrokerLiveness& live) {
+    auto h = protocol::ElectMasterRequestHeader::from_ext(req);
+    if (!h.is_ok()) {
+        return reject_invalid(req, respond, h.status());
+    }
+    const std::string name = h->broker_name;
+    answer(req, respond, state_.handle_elect_master(*h, live), RC::kControllerElectMasterFailed,
+           [this, name] { notify_role_changed(name); });
+}
+
+void ControllerServer::handle_alter_sync_state_set(const RemotingCommand& req,
+                                                   const net::Responder& respond,
+                                                   const BrokerLiveness& live) {
+    auto h = protocol::AlterSyncStateSetRequestHeader::from_ext(req);
+    if (!h.is_ok()) {
+        return reject_invalid(req, respond, h.status());
+    }
+    auto body = protocol::SyncStateSet::decode(req.body);
+    if (!body.is_ok()) {
+        return reject_invalid(req, respond, body.status());
+    }
+    answer(req, respond, state_.handle_alter_sync_state_set(*h, *body, live),
+           RC::kControllerAlterSyncStateSetFailed);
+}
+
+void ControllerServer::handle_get_replica_info(const RemotingCommand& req,
+                                               const net::Responder& respond,
+                                               const BrokerLiveness&) {
+    auto h = protocol::GetReplicaInfoRequestHeader::from_ext(req);
+    if (!h.is_ok()) {
+        return reject_invalid(req, respond, h.status());
+    }
+    answer(req, respond, state_.handle_get_replica_info(*h), RC::kControllerBrokerMetadataNotExist);
+}
+
+void ControllerServer::handle_get_sync_state_data(const RemotingCommand& req,
+                                                  const net::Responder& respond,
+                                                  const BrokerLiveness& live) {
+    auto names = decode_name_list(req.body);
+    if (!names.is_ok()) {
+        return reject_invalid(req, respond, names.status());
+    }
+    answer(req, respond, state_.handle_get_sync_state_data(*names, live), RC::kSystemError);
+}
+
+void ControllerServer::handle_clean_broker_data(const RemotingCommand& req,
+                                                const net::Responder& respond,
+                                                const BrokerLiveness& live) {
+    auto h = protocol::CleanBrokerDataRequestHeader::from_ext(req);
+    if (!h.is_ok()) {
+        return reject_invalid(req, respond, h.status());
+    }
+    answer(req, respond, state_.handle_clean_broker_data(*h, live),
+           RC::kControllerInvalidCleanBrokerMetadata);
 }
 
 void ControllerServer::scan(TimePoint now) {

@@ -43,9 +43,9 @@
 #include "controller/controller_log_storage.h"
 #include "controller/replicas_info_manager.h"
 #include "controller_server/controller_config.h"
+#include "metrics/endpoint.h"
 #include "net/peer_backoff.h"
 #include "net/remoting_client.h"
-#include "metrics/endpoint.h"
 #include "net/remoting_server.h"
 #include "raft/raft_node.h"
 
@@ -115,8 +115,48 @@ private:
     void elect_for(const std::string& cluster, const std::string& broker_name);
     void notify_role_changed(const std::string& broker_name);
 
+    // Driver thread: answers one request through the tables below (kAnyMemberRoutes, then,
+    // when serving, kLeaderRoutes).
     void handle(protocol::RemotingCommand req, net::Responder respond);
+    using AnyMemberHandler = void (ControllerServer::*)(const protocol::RemotingCommand& req,
+                                                        const net::Responder& respond);
+    using LeaderHandler = void (ControllerServer::*)(const protocol::RemotingCommand& req,
+                                                     const net::Responder& respond,
+                                                     const BrokerLiveness& live);
+    struct AnyMemberRoute {
+        int32_t code;
+        AnyMemberHandler handler;
+    };
+    struct LeaderRoute {
+        int32_t code;
+        LeaderHandler handler;
+    };
+    // Requests every member answers: liveness and configuration are local, never replicated.
+    static const AnyMemberRoute kAnyMemberRoutes[];
+    // Requests only a serving leader answers (others get CONTROLLER_NOT_LEADER), validated
+    // against its applied state and `live`, its heartbeat table as of the request.
+    static const LeaderRoute kLeaderRoutes[];
+
+    void handle_metadata(const protocol::RemotingCommand& req, const net::Responder& respond);
     void handle_heartbeat(const protocol::RemotingCommand& req, const net::Responder& respond);
+    void handle_get_config(const protocol::RemotingCommand& req, const net::Responder& respond);
+    void handle_update_config(const protocol::RemotingCommand& req, const net::Responder& respond);
+    void handle_get_next_broker_id(const protocol::RemotingCommand& req,
+                                   const net::Responder& respond, const BrokerLiveness& live);
+    void handle_apply_broker_id(const protocol::RemotingCommand& req, const net::Responder& respond,
+                                const BrokerLiveness& live);
+    void handle_register_broker(const protocol::RemotingCommand& req, const net::Responder& respond,
+                                const BrokerLiveness& live);
+    void handle_elect_master(const protocol::RemotingCommand& req, const net::Responder& respond,
+                             const BrokerLiveness& live);
+    void handle_alter_sync_state_set(const protocol::RemotingCommand& req,
+                                     const net::Responder& respond, const BrokerLiveness& live);
+    void handle_get_replica_info(const protocol::RemotingCommand& req,
+                                 const net::Responder& respond, const BrokerLiveness& live);
+    void handle_get_sync_state_data(const protocol::RemotingCommand& req,
+                                    const net::Responder& respond, const BrokerLiveness& live);
+    void handle_clean_broker_data(const protocol::RemotingCommand& req,
+                                  const net::Responder& respond, const BrokerLiveness& live);
     protocol::RemotingCommand metadata_response(const protocol::RemotingCommand& req) const;
     // Proposes `events`; `done` runs on the driver thread once they applied (ok) or failed.
     void propose(const std::vector<Event>& events,
