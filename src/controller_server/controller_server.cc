@@ -69,7 +69,7 @@ ControllerServer::ControllerServer(ControllerConfig config, ControllerPeers peer
 
 ControllerServer::~ControllerServer() { shutdown(); }
 
-// The request codes this member serves, dispatched by handle().
+// The request codes this member serves (registered in start(), dispatched by handle()).
 const ControllerServer::AnyMemberRoute ControllerServer::kAnyMemberRoutes[] = {
     {Req::kControllerGetMetadataInfo, &ControllerServer::handle_metadata},
     {Req::kBrokerHeartbeat, &ControllerServer::handle_heartbeat},
@@ -89,6 +89,29 @@ const ControllerServer::LeaderRoute ControllerServer::kLeaderRoutes[] = {
 };
 
 Status ControllerServer::start() {
+    COMET_RETURN_IF_ERROR(open_raft());
+    const net::RemotingServerConfig sc = server_config();
+    server_ = std::make_unique<net::RemotingServer>(sc);
+    const metrics::MetricsConfig mc = metrics_config();
+    COMET_RETURN_IF_ERROR(mc.validate());
+    create_metrics();
+    register_processors();
+    COMET_RETURN_IF_ERROR(server_->start());
+    COMET_RETURN_IF_ERROR(start_metrics_endpoint(mc, sc.listen_host));
+    start_client();
+    started_ = true;
+    publish();
+    driver_ = std::thread([this] { run(); });
+    spdlog::info(
+        "controller {} of group {} listening on {}:{} ({} peers, log last index {}, "
+        "term {}, commit {})",
+        config_.self_id, config_.group, sc.listen_host, server_->port(), peers_.peers.size(),
+        storage_->last_index(), storage_->hard_state().term, storage_->hard_state().commit);
+    return Status::ok();
+}
+
+// Opens (recovers) the log, restores the state machine from its snapshot and opens the node.
+Status ControllerServer::open_raft() {
     COMET_ASSIGN_OR_RETURN(storage_, ControllerLogStorage::open(config_.store_path + "/raft"));
     raft::RaftConfig rc;
     rc.id = peers_.self->node;
@@ -108,19 +131,29 @@ Status ControllerServer::start() {
     COMET_ASSIGN_OR_RETURN(node_, raft::RaftNode::open(rc, storage_.get(), &rng_));
     last_role_ = node_->role();
     last_term_ = node_->term();
+    return Status::ok();
+}
 
+net::RemotingServerConfig ControllerServer::server_config() const {
     net::RemotingServerConfig sc;
     sc.name = "ControllerServer";
     sc.listen_host = config_.listen_host.empty() ? peers_.self->host : config_.listen_host;
     sc.listen_port = peers_.self->port;
     sc.io_threads = 1;
-    server_ = std::make_unique<net::RemotingServer>(sc);
+    return sc;
+}
+
+metrics::MetricsConfig ControllerServer::metrics_config() const {
     metrics::MetricsConfig mc;
     mc.metrics_port = config_.metrics_port;
     mc.exporter_type = config_.metrics_exporter_type;
     mc.prom_exporter_port = config_.metrics_prom_exporter_port;
     mc.prom_exporter_host = config_.metrics_prom_exporter_host;
-    COMET_RETURN_IF_ERROR(mc.validate());
+    return mc;
+}
+
+// The registry with the controller's gauges, and the RPC metrics the server reports to.
+void ControllerServer::create_metrics() {
     metrics_ = std::make_unique<metrics::Registry>(metrics::Labels{
         {"cluster", config_.group}, {"node_type", "controller"}, {"node_id", config_.self_id}});
     rpc_metrics_ = std::make_unique<metrics::RpcMetrics>(metrics_.get());
@@ -150,6 +183,11 @@ Status ControllerServer::start() {
         gauge("comet_controller_live_brokers", "Brokers whose heartbeats are current.",
               static_cast<double>(i.live_brokers));
     });
+}
+
+// Raft messages go straight to the inbox; every request code of the route tables is queued for
+// the driver thread (or refused when the queue is full).
+void ControllerServer::register_processors() {
     server_->set_rpc_observer(rpc_metrics_.get());
     server_->register_inline_processor(
         kControllerRaftMessageCode,
@@ -170,16 +208,18 @@ Status ControllerServer::start() {
             auto shared = std::make_shared<RemotingCommand>(std::move(req));
             post([this, shared, respond] { handle(std::move(*shared), respond); });
         });
-    for (int32_t code :
-         {Req::kControllerAlterSyncStateSet, Req::kControllerElectMaster,
-          Req::kControllerRegisterBroker, Req::kControllerGetReplicaInfo,
-          Req::kControllerGetMetadataInfo, Req::kControllerGetSyncStateData, Req::kBrokerHeartbeat,
-          Req::kUpdateControllerConfig, Req::kGetControllerConfig, Req::kCleanBrokerData,
-          Req::kControllerGetNextBrokerId, Req::kControllerApplyBrokerId}) {
-        server_->register_inline_processor(code, request);
+    for (const AnyMemberRoute& r : kAnyMemberRoutes) {
+        server_->register_inline_processor(r.code, request);
     }
-    COMET_RETURN_IF_ERROR(server_->start());
-    if (const auto where = mc.listen(sc.listen_host)) {
+    for (const LeaderRoute& r : kLeaderRoutes) {
+        server_->register_inline_processor(r.code, request);
+    }
+}
+
+// Starts /metrics when configured; on failure the already started server is shut down.
+Status ControllerServer::start_metrics_endpoint(const metrics::MetricsConfig& mc,
+                                                const std::string& host) {
+    if (const auto where = mc.listen(host)) {
         metrics_endpoint_ = std::make_unique<metrics::MetricsEndpoint>(metrics_.get(), *where);
         if (Status st = metrics_endpoint_->start(); !st.is_ok()) {
             server_->shutdown();
@@ -188,6 +228,11 @@ Status ControllerServer::start() {
         spdlog::info("controller metrics on http://{}:{}/metrics", where->host,
                      metrics_endpoint_->port());
     }
+    return Status::ok();
+}
+
+// The client for Raft messages and notifications, with one back-off link per peer.
+void ControllerServer::start_client() {
     net::RemotingClientConfig cc;
     cc.name = "ControllerClient";
     cc.connect_timeout = std::chrono::milliseconds(500);
@@ -196,15 +241,6 @@ Status ControllerServer::start() {
     for (const raft::PeerAddr& p : peers_.peers) {
         (void)links_[p.node.value()];
     }
-    started_ = true;
-    publish();
-    driver_ = std::thread([this] { run(); });
-    spdlog::info(
-        "controller {} of group {} listening on {}:{} ({} peers, log last index {}, "
-        "term {}, commit {})",
-        config_.self_id, config_.group, sc.listen_host, server_->port(), peers_.peers.size(),
-        storage_->last_index(), storage_->hard_state().term, storage_->hard_state().commit);
-    return Status::ok();
 }
 
 void ControllerServer::shutdown() {

@@ -115,6 +115,15 @@ private:
     void elect_for(const std::string& cluster, const std::string& broker_name);
     void notify_role_changed(const std::string& broker_name);
 
+    // The steps of start().
+    Status open_raft();
+    net::RemotingServerConfig server_config() const;
+    metrics::MetricsConfig metrics_config() const;
+    void create_metrics();
+    void register_processors();
+    Status start_metrics_endpoint(const metrics::MetricsConfig& mc, const std::string& host);
+    void start_client();
+
     // Driver thread: answers one request through the tables below (kAnyMemberRoutes, then,
     // when serving, kLeaderRoutes).
     void handle(protocol::RemotingCommand req, net::Responder respond);
