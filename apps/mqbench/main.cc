@@ -585,24 +585,115 @@ void print_summary(const Options& o, Stats& stats, double seconds, const char* r
     std::fflush(stdout);
 }
 
-int run_producer(const Options& o) {
+ProducerConfig producer_config(const Options& o) {
     ProducerConfig cfg;
     cfg.client.namesrv_addr = o.namesrv;
     cfg.group = o.group.empty() ? "mqbench_producer" : o.group;
     cfg.send_timeout = std::chrono::milliseconds(o.send_timeout_ms);
     cfg.client.io_threads = 1;
-    DefaultMqProducer producer(cfg);
-    if (o.broker.empty()) {
-        if (Status s = producer.start(); !s.is_ok()) {
-            std::fprintf(stderr, "mqbench: producer start failed: %s\n", s.to_string().c_str());
-            return 1;
+    return cfg;
+}
+
+// Through the client library the sending threads keep their windows (a condition variable
+// each): chaining the sends from the completions as -b does puts all of the library's per-send
+// work on the one client I/O thread, which then sends smaller bursts (measured: 10-15 % fewer
+// msgs/s and more broker CPU per message; docs/benchmarks.md).
+// A full window is refilled from three quarters: the thread is woken once per window / 4
+// replies and sends that many back to back, instead of once per reply (a wake-up per message
+// cost more client CPU than the library's send itself: 18 -> 8-11 µs per message at 4 x 64,
+// docs/benchmarks.md). Thread-safety: acquire() and wait_idle() on the sending thread,
+// release() on the completions' threads.
+class SendWindow {
+public:
+    explicit SendWindow(size_t window)
+        : window_(window), low_water_(window - std::max<size_t>(1, window / 4)) {}
+
+    // Waits while the window is full (until it is down to its low water), then takes a slot.
+    void acquire() {
+        std::unique_lock<std::mutex> lock(mu_);
+        if (in_flight_ >= window_) {
+            waiting_ = true;
+            cv_.wait(lock, [&] { return in_flight_ <= low_water_; });
+            waiting_ = false;
+        }
+        ++in_flight_;
+    }
+    // A send of the window completed.
+    void release() {
+        std::lock_guard<std::mutex> lock(mu_);
+        --in_flight_;
+        if (waiting_ && in_flight_ <= low_water_) {
+            cv_.notify_all();
         }
     }
-    Stats stats;
-    StatusCounts statuses;
-    // True for SEND_OK; a reply with another status is counted in `statuses` (logged once).
-    std::atomic<bool> status_logged{false};
-    auto accept = [&](const Result<SendStatus>& r, int64_t n) {
+    // Waits until every send of the window completed (bounded by the send timeout).
+    void wait_idle() {
+        std::unique_lock<std::mutex> lock(mu_);
+        waiting_ = true;
+        cv_.wait(lock, [&] { return in_flight_ == 0; });
+    }
+
+private:
+    const size_t window_;
+    const size_t low_water_;
+    std::mutex mu_;
+    std::condition_variable cv_;
+    size_t in_flight_ = 0;  // GUARDED_BY(mu_)
+    bool waiting_ = false;  // GUARDED_BY(mu_)
+};
+
+// One producer run: --threads sending threads, through the client library or (-b) a
+// DirectSender, until --count messages are claimed, --duration is over or a signal arrives.
+// Owned by run_producer; the figures are recorded from the sending threads and the
+// completions' threads, and printed from the calling thread.
+class ProducerRun {
+public:
+    // `producer` is started unless -b is given; it is shut down by run().
+    ProducerRun(const Options& o, DefaultMqProducer& producer)
+        : o_(o),
+          producer_(producer),
+          remaining_(o.count > 0 ? o.count : INT64_MAX),
+          body_(o.size, 'x'),
+          deadline_(o.duration > 0 ? Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                                        std::chrono::duration<double>(o.duration))
+                                   : Clock::time_point::max()),
+          running_(o.threads) {}
+
+    // Sends until the run is over, prints the summary; the exit status.
+    int run() {
+        std::unique_ptr<DirectSender> direct;
+        if (!o_.broker.empty()) {
+            direct = std::make_unique<DirectSender>(
+                o_, [this] { return claim() > 0; },
+                [this](const Result<SendStatus>& r, int64_t us) {
+                    stats_.record(us, accept(r, 1), 1);
+                });
+        }
+        std::vector<std::thread> workers;
+        for (size_t t = 0; t < o_.threads; ++t) {
+            workers.emplace_back([this, &direct, t] {
+                if (direct) {
+                    send_direct(*direct, t);
+                } else {
+                    send_through_library();
+                }
+                --running_;
+            });
+        }
+        const double seconds =
+            report_loop(o_, stats_, "Send", [&] { return running_.load() == 0; });
+        for (auto& w : workers) {
+            w.join();
+        }
+        direct.reset();
+        producer_.shutdown();
+        print_summary(o_, stats_, seconds, "send RT", &statuses_);
+        return stats_.failed() == 0 && stats_.ok() > 0 ? 0 : 1;
+    }
+
+private:
+    // True for SEND_OK; a reply with another status is counted in `statuses_` (logged once).
+    bool accept(const Result<SendStatus>& r, int64_t n) {
         if (!r.is_ok()) {
             spdlog::warn("send failed: {}", r.status().to_string());
             return false;
@@ -610,132 +701,106 @@ int run_producer(const Options& o) {
         if (r.value() == SendStatus::kSendOk) {
             return true;
         }
-        statuses.add(r.value(), n);
-        if (!status_logged.exchange(true)) {
+        statuses_.add(r.value(), n);
+        if (!status_logged_.exchange(true)) {
             spdlog::warn("send replied {} (counted as failed; further ones only counted)",
                          send_status_name(r.value()));
         }
         return false;
-    };
-    auto status_of = [](const Result<SendResult>& r) -> Result<SendStatus> {
+    }
+    static Result<SendStatus> status_of(const Result<SendResult>& r) {
         if (!r.is_ok()) {
             return r.status();
         }
         return r.value().status;
-    };
-    std::atomic<int64_t> remaining{o.count > 0 ? o.count : INT64_MAX};
-    std::atomic<uint64_t> key_seq{0};
-    const std::string body(o.size, 'x');
-    const auto deadline =
-        o.duration > 0 ? Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                             std::chrono::duration<double>(o.duration))
-                       : Clock::time_point::max();
-    auto make = [&] {
-        Message m(o.topic, body);
-        if (o.keys) {
-            m.set_keys("k" + std::to_string(key_seq.fetch_add(1)));
-        }
-        return m;
-    };
-    auto claim = [&]() -> int64_t {  // messages this send may carry, 0 = stop
-        if (g_stop || Clock::now() >= deadline) {
+    }
+    // Messages the next send may carry, 0 = stop. Thread-safe.
+    int64_t claim() {
+        if (g_stop || Clock::now() >= deadline_) {
             return 0;
         }
-        const int64_t want = static_cast<int64_t>(o.batch);
-        const int64_t before = remaining.fetch_sub(want);
+        const int64_t want = static_cast<int64_t>(o_.batch);
+        const int64_t before = remaining_.fetch_sub(want);
         return std::max<int64_t>(0, std::min(want, before));
-    };
-    std::unique_ptr<DirectSender> direct;
-    if (!o.broker.empty()) {
-        direct = std::make_unique<DirectSender>(
-            o, [&] { return claim() > 0; },
-            [&](const Result<SendStatus>& r, int64_t us) { stats.record(us, accept(r, 1), 1); });
     }
-    std::atomic<size_t> running{o.threads};
-    std::vector<std::thread> workers;
-    for (size_t t = 0; t < o.threads; ++t) {
-        workers.emplace_back([&, t] {
-            if (direct) {
-                if (o.window <= 1) {
-                    direct->run_sync(t);
-                } else {
-                    direct->run_window(t);
-                }
-                --running;
-                return;
+    std::vector<Message> make_messages(int64_t n) {
+        std::vector<Message> msgs;
+        for (int64_t i = 0; i < n; ++i) {
+            Message m(o_.topic, body_);
+            if (o_.keys) {
+                m.set_keys("k" + std::to_string(key_seq_.fetch_add(1)));
             }
-            // Through the client library the sending threads keep their windows (a condition
-            // variable each): chaining the sends from the completions as -b does puts all of
-            // the library's per-send work on the one client I/O thread, which then sends
-            // smaller bursts (measured: 10-15 % fewer msgs/s and more broker CPU per message;
-            // docs/benchmarks.md).
-            std::mutex mu;
-            std::condition_variable cv;
-            size_t in_flight = 0;
-            // A full window is refilled from three quarters: the thread is woken once per
-            // window / 4 replies and sends that many back to back, instead of once per reply
-            // (a wake-up per message cost more client CPU than the library's send itself:
-            // 18 -> 8-11 µs per message at 4 x 64, docs/benchmarks.md).
-            const size_t low_water = o.window - std::max<size_t>(1, o.window / 4);
-            bool waiting = false;
-            for (;;) {
-                const int64_t n = claim();
-                if (n == 0) {
-                    break;
-                }
-                std::vector<Message> msgs;
-                for (int64_t i = 0; i < n; ++i) {
-                    msgs.push_back(make());
-                }
-                const auto t0 = Clock::now();
-                auto us = [t0] {
-                    return std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - t0)
-                        .count();
-                };
-                if (o.window <= 1) {
-                    auto r = o.batch > 1 ? producer.send_batch(std::move(msgs))
-                                         : producer.send(std::move(msgs.front()));
-                    stats.record(us(), accept(status_of(r), n), n);
-                    continue;
-                }
-                {
-                    std::unique_lock<std::mutex> lock(mu);
-                    if (in_flight >= o.window) {
-                        waiting = true;
-                        cv.wait(lock, [&] { return in_flight <= low_water; });
-                        waiting = false;
-                    }
-                    ++in_flight;
-                }
-                auto done = [&, us, n](Result<SendResult> r) {
-                    stats.record(us(), accept(status_of(r), n), n);
-                    std::lock_guard<std::mutex> lock(mu);
-                    --in_flight;
-                    if (waiting && in_flight <= low_water) {
-                        cv.notify_all();
-                    }
-                };
-                if (o.batch > 1) {
-                    producer.send_batch_async(std::move(msgs), done);
-                } else {
-                    producer.send_async(std::move(msgs.front()), done);
-                }
+            msgs.push_back(std::move(m));
+        }
+        return msgs;
+    }
+
+    // -b: sending thread `thread`'s share of the DirectSender's sends.
+    void send_direct(DirectSender& direct, size_t thread) {
+        if (o_.window <= 1) {
+            direct.run_sync(thread);
+        } else {
+            direct.run_window(thread);
+        }
+    }
+
+    // One sending thread through the client library: sync sends (window 1) or a window of
+    // async ones.
+    void send_through_library() {
+        SendWindow window(o_.window);
+        for (;;) {
+            const int64_t n = claim();
+            if (n == 0) {
+                break;
             }
-            std::unique_lock<std::mutex> lock(mu);
-            waiting = true;
-            cv.wait(lock, [&] { return in_flight == 0; });  // bounded by the send timeout
-            lock.unlock();
-            --running;
-        });
+            std::vector<Message> msgs = make_messages(n);
+            const auto t0 = Clock::now();
+            if (o_.window <= 1) {
+                auto r = o_.batch > 1 ? producer_.send_batch(std::move(msgs))
+                                      : producer_.send(std::move(msgs.front()));
+                stats_.record(us_since(t0), accept(status_of(r), n), n);
+                continue;
+            }
+            window.acquire();
+            auto done = [this, &window, t0, n](Result<SendResult> r) {
+                stats_.record(us_since(t0), accept(status_of(r), n), n);
+                window.release();
+            };
+            if (o_.batch > 1) {
+                producer_.send_batch_async(std::move(msgs), done);
+            } else {
+                producer_.send_async(std::move(msgs.front()), done);
+            }
+        }
+        window.wait_idle();
     }
-    const double seconds = report_loop(o, stats, "Send", [&] { return running.load() == 0; });
-    for (auto& w : workers) {
-        w.join();
+
+    static int64_t us_since(Clock::time_point t0) {
+        return std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - t0).count();
     }
-    direct.reset();
-    producer.shutdown();
-    print_summary(o, stats, seconds, "send RT", &statuses);
-    return stats.failed() == 0 && stats.ok() > 0 ? 0 : 1;
+
+    const Options& o_;
+    DefaultMqProducer& producer_;
+    Stats stats_;
+    StatusCounts statuses_;
+    std::atomic<bool> status_logged_{false};
+    std::atomic<int64_t> remaining_;
+    std::atomic<uint64_t> key_seq_{0};
+    const std::string body_;
+    const Clock::time_point deadline_;
+    std::atomic<size_t> running_;  // sending threads not finished yet
+};
+
+int run_producer(const Options& o) {
+    DefaultMqProducer producer(producer_config(o));
+    if (o.broker.empty()) {
+        if (Status s = producer.start(); !s.is_ok()) {
+            std::fprintf(stderr, "mqbench: producer start failed: %s\n", s.to_string().c_str());
+            return 1;
+        }
+    }
+    ProducerRun run(o, producer);
+    return run.run();
 }
 
 int run_consumer(const Options& o) {
