@@ -741,110 +741,37 @@ void DefaultMqPushConsumer::submit_drain(const PqPtr& pq) {
 }
 
 void DefaultMqPushConsumer::drain(const PqPtr& pq) {
-    // Takes, under one lock, up to kDrainChunk decoded messages from `pending` (moved, not
-    // copied) or else the oldest raw chunk, which it decodes here on the consume thread;
-    // consumes them in batches of consume_message_batch_max_size, and puts back what was not
-    // consumed (a batch to retry, or the rest at shutdown) at the front of `pending`, in order.
-    // While `consuming` is set no other drain runs and on_pull only appends, so queue order
-    // holds. The pull callback (I/O thread) and this thread meet on pq->mu once per chunk.
-    constexpr size_t kDrainChunk = 256;
+    // Takes, under one lock, up to kDrainChunk (take_chunk) decoded messages from `pending`
+    // (moved, not copied) or else the oldest raw chunk, which it decodes here on the consume
+    // thread; consumes them in batches of consume_message_batch_max_size, and puts back what
+    // was not consumed (a batch to retry, or the rest at shutdown) at the front of `pending`,
+    // in order. While `consuming` is set no other drain runs and on_pull only appends, so
+    // queue order holds. The pull callback (I/O thread) and this thread meet on pq->mu once
+    // per chunk.
     // What a queue's kept messages may hold of bodies between chunks: a drain of 1 KiB
     // messages reuses them, a pull of large ones is freed once consumed.
     constexpr size_t kKeptBodyBytes = 4 << 20;
     const size_t max_batch = std::max<size_t>(1, config_.consume_message_batch_max_size);
     const protocol::SubscriptionData* sub = subscription(pq->mq.topic);
     COMET_CHECK(sub != nullptr, "draining unsubscribed topic {}", pq->mq.topic);
-    // Decoded over from chunk to chunk and drain to drain (not cleared): each branch below
-    // replaces what `taken` holds.
-    std::vector<MessageExt>& taken = pq->drain_taken;
-    std::vector<MessageExt>& batch = pq->drain_batch;
+    // pq->drain_taken is decoded over from chunk to chunk and drain to drain (not cleared):
+    // each chunk taken replaces what it holds.
     std::string raw_body;
     while (!stopping_ && !pq->dropped) {
         raw_body.clear();
-        int64_t pull_position = -1;  // a raw chunk's next_begin_offset
-        int64_t last_offset = 0;
-        {
-            MutexLock lock(pq->mu);
-            if (!pq->pending.empty()) {
-                const size_t n = std::min(pq->pending.size(), kDrainChunk);
-                const auto end = pq->pending.begin() + static_cast<ptrdiff_t>(n);
-                taken.assign(std::make_move_iterator(pq->pending.begin()),
-                             std::make_move_iterator(end));
-                pq->pending.erase(pq->pending.begin(), end);
-                pq->in_consume = n;
-                pq->in_consume_first = taken.front().queue_offset;
-                pq->in_consume_last = last_offset = taken.back().queue_offset;
-            } else if (!pq->raw.empty()) {
-                ProcessQueue::RawChunk& c = pq->raw.front();
-                raw_body.swap(c.body);
-                pull_position = c.next_begin_offset;
-                pq->in_consume = c.records;
-                pq->in_consume_first = c.first_offset;
-                pq->in_consume_last = last_offset = c.last_offset;
-                pq->raw_records -= c.records;
-                pq->raw.pop_front();
-            } else {
-                pq->consuming = false;
-                return;
-            }
+        DrainChunk chunk;
+        if (!take_chunk(*pq, &raw_body, &chunk)) {
+            return;  // nothing left: `consuming` is cleared
         }
-        if (pull_position >= 0) {
-            // Into `taken`'s own messages, decoded over from chunk to chunk (no allocation per
-            // message); tags not subscribed are dropped by the decode.
-            if (Status st = decode_pulled(raw_body, *sub, &taken); !st.is_ok()) {
-                taken.clear();
-                spdlog::error("consumer {}: dropping pulled messages {}..{} of {}:{}:{}: {}",
-                              config_.group, pq->in_consume_first, last_offset, pq->mq.topic,
-                              pq->mq.broker_name, pq->mq.queue_id, st.to_string());
-            }
+        if (chunk.pull_position >= 0) {
+            decode_chunk(*pq, raw_body, *sub, chunk.last_offset);
         }
-        size_t done = 0;
-        bool retry = false;
-        while (done < taken.size() && !stopping_ && !pq->dropped) {
-            const size_t k = std::min(max_batch, taken.size() - done);
-            const auto first = taken.begin() + static_cast<ptrdiff_t>(done);
-            // Swapped, not moved, in and out: every message keeps a set of buffers, so the
-            // next decode into `taken` reuses them.
-            batch.resize(k);
-            std::swap_ranges(first, first + static_cast<ptrdiff_t>(k), batch.begin());
-            const bool consumed = consume_batch(pq, batch);
-            std::swap_ranges(first, first + static_cast<ptrdiff_t>(k), batch.begin());
-            if (!consumed) {
-                retry = true;  // the same batch again later
-                break;
-            }
-            done += k;
-            if (done < taken.size()) {
-                // Java commits the smallest offset still in flight: the next one taken.
-                pq->consumed_offset = taken[done].queue_offset;
-            }
-        }
-        if (done > 0) {
-            // Once per chunk, not per batch: a clock read per message showed in profiles.
-            pq->last_consume_ms = SystemClock::instance().wall_millis();
-        }
-        {
-            MutexLock lock(pq->mu);
-            pq->in_consume = 0;
-            if (done < taken.size()) {
-                pq->pending.insert(pq->pending.begin(),
-                                   std::make_move_iterator(taken.begin() +
-                                                           static_cast<ptrdiff_t>(done)),
-                                   std::make_move_iterator(taken.end()));
-            } else if (!pq->pending.empty()) {
-                pq->consumed_offset = pq->pending.front().queue_offset;
-            } else if (!pq->raw.empty()) {
-                pq->consumed_offset = pq->raw.front().first_offset;
-            } else {
-                // Everything pulled is consumed: the pull position after the chunk (past
-                // messages the tag filter dropped), or after the last message taken.
-                pq->consumed_offset = pull_position >= 0 ? pull_position : last_offset + 1;
-            }
-        }
+        const ConsumedChunk consumed = consume_taken(pq, max_batch);
+        put_back(*pq, consumed.done, chunk);
         // The messages kept for the next chunk hold at most kKeptBodyBytes of bodies.
-        release_if_larger(&taken, kKeptBodyBytes);
-        release_if_larger(&batch, kKeptBodyBytes);
-        if (retry) {
+        release_if_larger(&pq->drain_taken, kKeptBodyBytes);
+        release_if_larger(&pq->drain_batch, kKeptBodyBytes);
+        if (consumed.retry) {
             instance_->scheduler().schedule_after(config_.suspend_current_queue_time,
                                                   [this, pq] { submit_drain(pq); });
             return;
@@ -852,6 +779,98 @@ void DefaultMqPushConsumer::drain(const PqPtr& pq) {
     }
     MutexLock lock(pq->mu);
     pq->consuming = false;
+}
+
+bool DefaultMqPushConsumer::take_chunk(ProcessQueue& pq, std::string* raw_body, DrainChunk* chunk) {
+    constexpr size_t kDrainChunk = 256;
+    std::vector<MessageExt>& taken = pq.drain_taken;
+    MutexLock lock(pq.mu);
+    if (!pq.pending.empty()) {
+        const size_t n = std::min(pq.pending.size(), kDrainChunk);
+        const auto end = pq.pending.begin() + static_cast<ptrdiff_t>(n);
+        taken.assign(std::make_move_iterator(pq.pending.begin()), std::make_move_iterator(end));
+        pq.pending.erase(pq.pending.begin(), end);
+        pq.in_consume = n;
+        pq.in_consume_first = taken.front().queue_offset;
+        pq.in_consume_last = chunk->last_offset = taken.back().queue_offset;
+        return true;
+    }
+    if (!pq.raw.empty()) {
+        ProcessQueue::RawChunk& c = pq.raw.front();
+        raw_body->swap(c.body);
+        chunk->pull_position = c.next_begin_offset;
+        pq.in_consume = c.records;
+        pq.in_consume_first = c.first_offset;
+        pq.in_consume_last = chunk->last_offset = c.last_offset;
+        pq.raw_records -= c.records;
+        pq.raw.pop_front();
+        return true;
+    }
+    pq.consuming = false;
+    return false;
+}
+
+void DefaultMqPushConsumer::decode_chunk(ProcessQueue& pq, std::string_view raw_body,
+                                         const protocol::SubscriptionData& sub,
+                                         int64_t last_offset) {
+    // Into `drain_taken`'s own messages, decoded over from chunk to chunk (no allocation per
+    // message); tags not subscribed are dropped by the decode.
+    if (Status st = decode_pulled(raw_body, sub, &pq.drain_taken); !st.is_ok()) {
+        pq.drain_taken.clear();
+        spdlog::error("consumer {}: dropping pulled messages {}..{} of {}:{}:{}: {}", config_.group,
+                      pq.in_consume_first, last_offset, pq.mq.topic, pq.mq.broker_name,
+                      pq.mq.queue_id, st.to_string());
+    }
+}
+
+DefaultMqPushConsumer::ConsumedChunk DefaultMqPushConsumer::consume_taken(const PqPtr& pq,
+                                                                          size_t max_batch) {
+    std::vector<MessageExt>& taken = pq->drain_taken;
+    std::vector<MessageExt>& batch = pq->drain_batch;
+    ConsumedChunk out;
+    while (out.done < taken.size() && !stopping_ && !pq->dropped) {
+        const size_t k = std::min(max_batch, taken.size() - out.done);
+        const auto first = taken.begin() + static_cast<ptrdiff_t>(out.done);
+        // Swapped, not moved, in and out: every message keeps a set of buffers, so the
+        // next decode into `taken` reuses them.
+        batch.resize(k);
+        std::swap_ranges(first, first + static_cast<ptrdiff_t>(k), batch.begin());
+        const bool consumed = consume_batch(pq, batch);
+        std::swap_ranges(first, first + static_cast<ptrdiff_t>(k), batch.begin());
+        if (!consumed) {
+            out.retry = true;  // the same batch again later
+            break;
+        }
+        out.done += k;
+        if (out.done < taken.size()) {
+            // Java commits the smallest offset still in flight: the next one taken.
+            pq->consumed_offset = taken[out.done].queue_offset;
+        }
+    }
+    if (out.done > 0) {
+        // Once per chunk, not per batch: a clock read per message showed in profiles.
+        pq->last_consume_ms = SystemClock::instance().wall_millis();
+    }
+    return out;
+}
+
+void DefaultMqPushConsumer::put_back(ProcessQueue& pq, size_t done, const DrainChunk& chunk) {
+    std::vector<MessageExt>& taken = pq.drain_taken;
+    MutexLock lock(pq.mu);
+    pq.in_consume = 0;
+    if (done < taken.size()) {
+        pq.pending.insert(pq.pending.begin(),
+                          std::make_move_iterator(taken.begin() + static_cast<ptrdiff_t>(done)),
+                          std::make_move_iterator(taken.end()));
+    } else if (!pq.pending.empty()) {
+        pq.consumed_offset = pq.pending.front().queue_offset;
+    } else if (!pq.raw.empty()) {
+        pq.consumed_offset = pq.raw.front().first_offset;
+    } else {
+        // Everything pulled is consumed: the pull position after the chunk (past messages the
+        // tag filter dropped), or after the last message taken.
+        pq.consumed_offset = chunk.pull_position >= 0 ? chunk.pull_position : chunk.last_offset + 1;
+    }
 }
 
 bool DefaultMqPushConsumer::consume_batch(const PqPtr& pq, const std::vector<MessageExt>& batch) {

@@ -165,6 +165,32 @@ private:
     void submit_drain(const PqPtr& pq);
     static bool scan_records(std::string_view body, ProcessQueue::RawChunk* out);
     void drain(const PqPtr& pq);
+    // drain()'s steps: take_chunk -> decode_chunk (raw chunks only) -> consume_taken ->
+    // put_back. Only the drain running (`consuming` set) calls them.
+    //
+    // What take_chunk() took: the pull position after a raw chunk (-1 for messages taken from
+    // `pending`) and the queue offset of the last message taken.
+    struct DrainChunk {
+        int64_t pull_position = -1;
+        int64_t last_offset = 0;
+    };
+    // What consume_taken() did: messages consumed from the front of drain_taken, and whether
+    // the batch after them is to be consumed again later.
+    struct ConsumedChunk {
+        size_t done = 0;
+        bool retry = false;
+    };
+    // Takes pq.mu: moves up to a chunk of `pending` into drain_taken, or else the oldest raw
+    // chunk's body into *raw_body. False, with `consuming` cleared, when there is nothing left.
+    static bool take_chunk(ProcessQueue& pq, std::string* raw_body, DrainChunk* chunk);
+    // Decodes a raw chunk's body into drain_taken (emptied, with an error log, on a bad body).
+    void decode_chunk(ProcessQueue& pq, std::string_view raw_body,
+                      const protocol::SubscriptionData& sub, int64_t last_offset);
+    // Runs the listener over drain_taken in batches of at most max_batch (no lock held).
+    ConsumedChunk consume_taken(const PqPtr& pq, size_t max_batch);
+    // Takes pq.mu: puts what was not consumed back at the front of `pending`, or else moves
+    // the offset to commit past the chunk.
+    static void put_back(ProcessQueue& pq, size_t done, const DrainChunk& chunk);
     // Consumes one batch; true when done with it (offsets may advance), false to retry later.
     bool consume_batch(const PqPtr& pq, const std::vector<MessageExt>& batch);
     void persist_offsets(bool oneway);
