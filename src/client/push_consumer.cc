@@ -303,53 +303,68 @@ std::string DefaultMqPushConsumer::running_info_json() const {
     {
         MutexLock lock(mu_);
         for (const auto& [mq, pq] : queues_) {
-            int64_t min_off = 0;
-            int64_t max_off = 0;
-            int32_t count = 0;
-            {
-                MutexLock plock(pq->mu);
-                count = static_cast<int32_t>(pq->pending.size() + pq->in_consume +
-                                             pq->raw_records);
-                // In queue order: the batch being consumed, `pending`, then raw chunks.
-                bool any = false;
-                auto see = [&](int64_t first, int64_t last) {
-                    if (!any) {
-                        min_off = first;
-                        any = true;
-                    }
-                    max_off = last;
-                };
-                if (pq->in_consume > 0) {
-                    see(pq->in_consume_first, pq->in_consume_last);
-                }
-                if (!pq->pending.empty()) {
-                    see(pq->pending.front().queue_offset, pq->pending.back().queue_offset);
-                }
-                for (const auto& c : pq->raw) {
-                    see(c.first_offset, c.last_offset);
-                }
-            }
-            // ProcessQueueInfo.
-            w.raw_key(mq.encode())
-                .begin_object()
-                .member("cachedMsgCount", count)
-                .member("cachedMsgMaxOffset", max_off)
-                .member("cachedMsgMinOffset", min_off)
-                .member("cachedMsgSizeInMiB", int32_t{0})
-                .member("commitOffset", pq->consumed_offset.load())
-                .member("droped", pq->dropped.load())
-                .member("lastConsumeTimestamp", pq->last_consume_ms.load())
-                .member("lastLockTimestamp", pq->last_lock_ms.load())
-                .member("lastPullTimestamp", pq->last_pull_ms.load())
-                .member("locked", pq->locked.load())
-                .member("transactionMsgCount", int32_t{0})
-                .member("transactionMsgMaxOffset", int64_t{0})
-                .member("transactionMsgMinOffset", int64_t{0})
-                .member("tryUnlockTimes", int64_t{0})
-                .end_object();
+            write_process_queue_info(w, mq, *pq);
         }
     }
     w.end_object();
+    write_running_properties(w);
+    write_status_table(w);
+    w.key("subscriptionSet").begin_array();
+    for (const auto& [t, sub] : subscriptions_) {
+        sub.write_json(w);
+    }
+    w.end_array().end_object();
+    return w.take();
+}
+
+void DefaultMqPushConsumer::write_process_queue_info(protocol::JsonWriter& w,
+                                                     const MessageQueue& mq, ProcessQueue& pq) {
+    int64_t min_off = 0;
+    int64_t max_off = 0;
+    int32_t count = 0;
+    {
+        MutexLock plock(pq.mu);
+        count = static_cast<int32_t>(pq.pending.size() + pq.in_consume + pq.raw_records);
+        // In queue order: the batch being consumed, `pending`, then raw chunks.
+        bool any = false;
+        auto see = [&](int64_t first, int64_t last) {
+            if (!any) {
+                min_off = first;
+                any = true;
+            }
+            max_off = last;
+        };
+        if (pq.in_consume > 0) {
+            see(pq.in_consume_first, pq.in_consume_last);
+        }
+        if (!pq.pending.empty()) {
+            see(pq.pending.front().queue_offset, pq.pending.back().queue_offset);
+        }
+        for (const auto& c : pq.raw) {
+            see(c.first_offset, c.last_offset);
+        }
+    }
+    // ProcessQueueInfo.
+    w.raw_key(mq.encode())
+        .begin_object()
+        .member("cachedMsgCount", count)
+        .member("cachedMsgMaxOffset", max_off)
+        .member("cachedMsgMinOffset", min_off)
+        .member("cachedMsgSizeInMiB", int32_t{0})
+        .member("commitOffset", pq.consumed_offset.load())
+        .member("droped", pq.dropped.load())
+        .member("lastConsumeTimestamp", pq.last_consume_ms.load())
+        .member("lastLockTimestamp", pq.last_lock_ms.load())
+        .member("lastPullTimestamp", pq.last_pull_ms.load())
+        .member("locked", pq.locked.load())
+        .member("transactionMsgCount", int32_t{0})
+        .member("transactionMsgMaxOffset", int64_t{0})
+        .member("transactionMsgMinOffset", int64_t{0})
+        .member("tryUnlockTimes", int64_t{0})
+        .end_object();
+}
+
+void DefaultMqPushConsumer::write_running_properties(protocol::JsonWriter& w) const {
     // Properties (Java: the consumer's settings plus the PROP_* entries); values are strings.
     std::map<std::string, std::string> props = {
         {"PROP_CLIENT_VERSION", "V4_9_8"},
@@ -373,6 +388,9 @@ std::string DefaultMqPushConsumer::running_info_json() const {
         w.member(k, v);
     }
     w.end_object();
+}
+
+void DefaultMqPushConsumer::write_status_table(protocol::JsonWriter& w) const {
     // statusTable: Comet's client keeps no pull/consume rate figures; one zeroed ConsumeStatus
     // per subscribed topic, as Java reports before any traffic.
     w.key("statusTable").begin_object();
@@ -388,12 +406,6 @@ std::string DefaultMqPushConsumer::running_info_json() const {
             .end_object();
     }
     w.end_object();
-    w.key("subscriptionSet").begin_array();
-    for (const auto& [t, sub] : subscriptions_) {
-        sub.write_json(w);
-    }
-    w.end_array().end_object();
-    return w.take();
 }
 
 std::string DefaultMqPushConsumer::consume_directly_json(MessageExt msg,

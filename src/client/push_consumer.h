@@ -155,6 +155,12 @@ private:
 
     std::vector<protocol::ConsumerData> consumer_data() const;
     void register_admin_handlers();
+    // running_info_json()'s parts. One queue's ProcessQueueInfo under mqTable: called under
+    // mu_, takes pq.mu (the lock order of the class comment).
+    static void write_process_queue_info(protocol::JsonWriter& w, const MessageQueue& mq,
+                                         ProcessQueue& pq);
+    void write_running_properties(protocol::JsonWriter& w) const;  // "properties"
+    void write_status_table(protocol::JsonWriter& w) const;        // "statusTable"
     void do_rebalance();
     void rebalance_topic(const std::string& topic);
     Result<int64_t> compute_pull_from(const MessageQueue& mq);
