@@ -483,6 +483,70 @@ void Connection::on_body_read(const asio::error_code& ec, size_t n) {
     do_read();
 }
 
+namespace {
+
+// The requests of one read form one batch for the handler (decision 028: sends commit together
+// at its end). Opened lazily, at the first whole frame; closed on every way out. After the
+// batch, its replies are written at once (start_write_now: no trip through the I/O loop's
+// queue), and only then is the handler told (on_read_batch_written).
+struct ReadBatchScope {
+    ConnectionHandler* handler;
+    bool open = false;   // begun, not ended
+    bool ended = false;  // ended, the written hook still owed
+    void begin() {
+        if (!open && !ended) {
+            open = true;
+            handler->on_read_batch_begin();
+        }
+    }
+    void end() {
+        if (open) {
+            open = false;
+            ended = true;
+            handler->on_read_batch_end();
+        }
+    }
+    void written() {
+        end();
+        if (ended) {
+            ended = false;
+            handler->on_read_batch_written();
+        }
+    }
+    ~ReadBatchScope() { written(); }
+};
+
+// Decodes a whole frame's payload (the bytes after its length word) for on_read.
+// Hot request headers go straight into their typed struct (decision 020). A typed header that
+// does not decode is rare: decode generally so the processor answers it from ext_fields with
+// the usual error.
+// A send's body stays in rbuf_ (borrowed_body), which is neither moved nor overwritten before
+// the next do_read(): valid through on_request (issue 16).
+// Inlined: on_read's frame loop is the broker's hottest path, and this is its one caller.
+[[gnu::always_inline]] inline Result<protocol::RemotingCommand> decode_read_frame(
+    std::string_view payload, size_t max_frame_bytes) {
+    auto fast = protocol::decode_frame_payload_fast(payload, max_frame_bytes,
+                                                    /*borrow_send_body=*/true);
+    if (!fast.is_ok()) {
+        return fast.status();
+    }
+    if ((fast->send_v2 && !fast->send_v2->is_ok()) || (fast->pull && !fast->pull->is_ok())) {
+        return protocol::decode_frame_payload(payload, max_frame_bytes);
+    }
+    // The typed headers' slots come from a per-thread pool (issue 16).
+    if (fast->send_v2) {
+        fast->cmd.typed_send_v2 = std::allocate_shared<protocol::SendMessageRequestHeaderV2>(
+            PoolAllocator<protocol::SendMessageRequestHeaderV2>(),
+            std::move(*fast->send_v2).value());
+    } else if (fast->pull) {
+        fast->cmd.typed_pull = std::allocate_shared<protocol::PullMessageRequestHeader>(
+            PoolAllocator<protocol::PullMessageRequestHeader>(), std::move(*fast->pull).value());
+    }
+    return std::move(fast->cmd);
+}
+
+}  // namespace
+
 void Connection::on_read(const asio::error_code& ec, size_t n) {
     if (closed_ || read_failed(ec)) {
         return;
@@ -490,36 +554,7 @@ void Connection::on_read(const asio::error_code& ec, size_t n) {
     rend_ += n;
     touch();
     auto self = shared_from_this();
-    // The requests of this read form one batch for the handler (decision 028: sends commit
-    // together at its end). Opened lazily, at the first whole frame; closed on every way out.
-    // After the batch, its replies are written at once (start_write_now: no trip through the
-    // I/O loop's queue), and only then is the handler told (on_read_batch_written).
-    struct BatchScope {
-        ConnectionHandler* handler;
-        bool open = false;   // begun, not ended
-        bool ended = false;  // ended, the written hook still owed
-        void begin() {
-            if (!open && !ended) {
-                open = true;
-                handler->on_read_batch_begin();
-            }
-        }
-        void end() {
-            if (open) {
-                open = false;
-                ended = true;
-                handler->on_read_batch_end();
-            }
-        }
-        void written() {
-            end();
-            if (ended) {
-                ended = false;
-                handler->on_read_batch_written();
-            }
-        }
-        ~BatchScope() { written(); }
-    } batch{handler_};
+    ReadBatchScope batch{handler_};
     while (!closed_) {
         std::string_view avail(rbuf_.data() + rbegin_, rend_ - rbegin_);
         protocol::FrameSplit split = protocol::split_frame(avail, options_.max_frame_bytes);
@@ -537,34 +572,8 @@ void Connection::on_read(const asio::error_code& ec, size_t n) {
                 "bad frame: " + split.error.message()));
             return;
         }
-        std::string_view payload = avail.substr(4, split.frame_bytes - 4);
-        // Hot request headers go straight into their typed struct (decision 020). A typed
-        // header that does not decode is rare: decode generally so the processor answers it
-        // from ext_fields with the usual error.
-        // A send's body stays in rbuf_ (borrowed_body), which is neither moved nor
-        // overwritten before the next do_read(): valid through on_request below (issue 16).
-        auto fast = protocol::decode_frame_payload_fast(payload, options_.max_frame_bytes,
-                                                        /*borrow_send_body=*/true);
-        Result<protocol::RemotingCommand> decoded = Status(Errc::kInternal, "unset");
-        if (!fast.is_ok()) {
-            decoded = fast.status();
-        } else if ((fast->send_v2 && !fast->send_v2->is_ok()) ||
-                   (fast->pull && !fast->pull->is_ok())) {
-            decoded = protocol::decode_frame_payload(payload, options_.max_frame_bytes);
-        } else {
-            // The typed headers' slots come from a per-thread pool (issue 16).
-            if (fast->send_v2) {
-                fast->cmd.typed_send_v2 =
-                    std::allocate_shared<protocol::SendMessageRequestHeaderV2>(
-                        PoolAllocator<protocol::SendMessageRequestHeaderV2>(),
-                        std::move(*fast->send_v2).value());
-            } else if (fast->pull) {
-                fast->cmd.typed_pull = std::allocate_shared<protocol::PullMessageRequestHeader>(
-                    PoolAllocator<protocol::PullMessageRequestHeader>(),
-                    std::move(*fast->pull).value());
-            }
-            decoded = std::move(fast->cmd);
-        }
+        Result<protocol::RemotingCommand> decoded =
+            decode_read_frame(avail.substr(4, split.frame_bytes - 4), options_.max_frame_bytes);
         rbegin_ += split.frame_bytes;
         want_bytes_ = 0;
         direct_refused_ = false;
