@@ -280,71 +280,83 @@ private:
             }
             char e = p_[1];
             p_ += 2;
-            switch (e) {
-                case '"':
-                    *w++ = '"';
-                    break;
-                case '\\':
-                    *w++ = '\\';
-                    break;
-                case '/':
-                    *w++ = '/';
-                    break;
-                case 'b':
-                    *w++ = '\b';
-                    break;
-                case 'f':
-                    *w++ = '\f';
-                    break;
-                case 'n':
-                    *w++ = '\n';
-                    break;
-                case 'r':
-                    *w++ = '\r';
-                    break;
-                case 't':
-                    *w++ = '\t';
-                    break;
-                case 'u': {
-                    // Six bytes of text decode to at most three.
-                    uint32_t cp = 0;
-                    if (end_ - p_ < 4) {
-                        return false;
-                    }
-                    for (int i = 0; i < 4; ++i) {
-                        char h = *p_++;
-                        uint32_t d = 0;
-                        if (h >= '0' && h <= '9') {
-                            d = static_cast<uint32_t>(h - '0');
-                        } else if (h >= 'a' && h <= 'f') {
-                            d = static_cast<uint32_t>(h - 'a' + 10);
-                        } else if (h >= 'A' && h <= 'F') {
-                            d = static_cast<uint32_t>(h - 'A' + 10);
-                        } else {
-                            return false;
-                        }
-                        cp = cp * 16 + d;
-                    }
-                    if (cp >= 0xD800 && cp <= 0xDFFF) {
-                        return false;
-                    }
-                    if (cp < 0x80) {
-                        *w++ = static_cast<char>(cp);
-                    } else if (cp < 0x800) {
-                        *w++ = static_cast<char>(0xC0 | (cp >> 6));
-                        *w++ = static_cast<char>(0x80 | (cp & 0x3F));
-                    } else {
-                        *w++ = static_cast<char>(0xE0 | (cp >> 12));
-                        *w++ = static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-                        *w++ = static_cast<char>(0x80 | (cp & 0x3F));
-                    }
-                    break;
-                }
-                default:
-                    return false;
+            w = unescape(e, w);
+            if (w == nullptr) {
+                return false;
             }
         }
         return false;
+    }
+    // The escape `\e` (p_ is past it; a \u escape's digits follow) decoded at w. Returns the
+    // write position after it, or nullptr for a bad escape.
+    [[gnu::always_inline]] char* unescape(char e, char* w) {
+        switch (e) {
+            case '"':
+                *w++ = '"';
+                return w;
+            case '\\':
+                *w++ = '\\';
+                return w;
+            case '/':
+                *w++ = '/';
+                return w;
+            case 'b':
+                *w++ = '\b';
+                return w;
+            case 'f':
+                *w++ = '\f';
+                return w;
+            case 'n':
+                *w++ = '\n';
+                return w;
+            case 'r':
+                *w++ = '\r';
+                return w;
+            case 't':
+                *w++ = '\t';
+                return w;
+            case 'u':
+                return unicode_escape(w);
+            default:
+                return nullptr;
+        }
+    }
+    // The four hex digits of a \u escape at p_, as UTF-8 at w (six bytes of text decode to at
+    // most three). Returns the write position after it, or nullptr for bad digits or a
+    // surrogate (left to RapidJSON).
+    char* unicode_escape(char* w) {
+        uint32_t cp = 0;
+        if (end_ - p_ < 4) {
+            return nullptr;
+        }
+        for (int i = 0; i < 4; ++i) {
+            char h = *p_++;
+            uint32_t d = 0;
+            if (h >= '0' && h <= '9') {
+                d = static_cast<uint32_t>(h - '0');
+            } else if (h >= 'a' && h <= 'f') {
+                d = static_cast<uint32_t>(h - 'a' + 10);
+            } else if (h >= 'A' && h <= 'F') {
+                d = static_cast<uint32_t>(h - 'A' + 10);
+            } else {
+                return nullptr;
+            }
+            cp = cp * 16 + d;
+        }
+        if (cp >= 0xD800 && cp <= 0xDFFF) {
+            return nullptr;
+        }
+        if (cp < 0x80) {
+            *w++ = static_cast<char>(cp);
+        } else if (cp < 0x800) {
+            *w++ = static_cast<char>(0xC0 | (cp >> 6));
+            *w++ = static_cast<char>(0x80 | (cp & 0x3F));
+        } else {
+            *w++ = static_cast<char>(0xE0 | (cp >> 12));
+            *w++ = static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+            *w++ = static_cast<char>(0x80 | (cp & 0x3F));
+        }
+        return w;
     }
     // An integer: -?(0|[1-9][0-9]*), at most 18 digits (no fraction, exponent or bignum).
     bool number(std::string_view* out) {
