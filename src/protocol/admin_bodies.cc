@@ -365,9 +365,14 @@ Result<ProducerConnection> ProducerConnection::from_json(const JsonValue& v) {
     return p;
 }
 
-std::map<std::string, std::string> parse_properties_text(std::string_view text) {
-    std::map<std::string, std::string> out;
-    // Join logical lines first: a line ending in an odd number of '\' continues.
+namespace {
+
+// Whitespace between a key and its value, and before a key or a continued line.
+bool is_properties_blank(char c) { return c == ' ' || c == '\t' || c == '\f'; }
+
+// The logical lines of `text`: a line ending in an odd number of '\' continues on the next
+// one, whose leading whitespace is dropped.
+std::vector<std::string> join_properties_lines(std::string_view text) {
     std::vector<std::string> lines;
     std::string cur;
     bool continuing = false;
@@ -378,7 +383,7 @@ std::map<std::string, std::string> parse_properties_text(std::string_view text) 
         pos = nl == std::string_view::npos ? text.size() + 1 : nl + 1;
         if (continuing) {
             size_t i = 0;
-            while (i < line.size() && (line[i] == ' ' || line[i] == '\t' || line[i] == '\f')) {
+            while (i < line.size() && is_properties_blank(line[i])) {
                 ++i;
             }
             line.remove_prefix(i);
@@ -397,73 +402,112 @@ std::map<std::string, std::string> parse_properties_text(std::string_view text) 
         cur.clear();
         continuing = false;
     }
-    for (const std::string& raw : lines) {
-        size_t i = 0;
-        while (i < raw.size() && (raw[i] == ' ' || raw[i] == '\t' || raw[i] == '\f')) {
-            ++i;
+    return lines;
+}
+
+// Code point `cp` (below 0x10000) appended as UTF-8.
+void append_properties_utf8(uint32_t cp, std::string* target) {
+    if (cp < 0x80) {
+        target->push_back(static_cast<char>(cp));
+    } else if (cp < 0x800) {
+        target->push_back(static_cast<char>(0xC0 | (cp >> 6)));
+        target->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+    } else {
+        target->push_back(static_cast<char>(0xE0 | (cp >> 12)));
+        target->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+        target->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+    }
+}
+
+// The escape after the '\' at raw[i] (Requires: i + 1 < raw.size()) appended to *target;
+// \uXXXX takes up to four hex digits. Returns the index of the escape's last character.
+size_t unescape_properties_char(const std::string& raw, size_t i, std::string* target) {
+    char e = raw[++i];
+    switch (e) {
+        case 't':
+            target->push_back('\t');
+            break;
+        case 'n':
+            target->push_back('\n');
+            break;
+        case 'r':
+            target->push_back('\r');
+            break;
+        case 'f':
+            target->push_back('\f');
+            break;
+        case 'u': {
+            uint32_t cp = 0;
+            int digits = 0;
+            while (digits < 4 && i + 1 < raw.size() &&
+                   std::isxdigit(static_cast<unsigned char>(raw[i + 1]))) {
+                char h = raw[++i];
+                cp = cp * 16 + static_cast<uint32_t>(h <= '9' ? h - '0' : (h | 0x20) - 'a' + 10);
+                ++digits;
+            }
+            append_properties_utf8(cp, target);
+            break;
         }
-        if (i >= raw.size() || raw[i] == '#' || raw[i] == '!') {
+        default:
+            target->push_back(e);
+    }
+    return i;
+}
+
+// The separator that ends a key at raw[i]: whitespace, then at most one '='/':', then
+// whitespace. Returns the index of its last character.
+size_t skip_properties_separator(const std::string& raw, size_t i) {
+    size_t j = i;
+    while (j < raw.size() && is_properties_blank(raw[j])) {
+        ++j;
+    }
+    if (j < raw.size() && (raw[j] == '=' || raw[j] == ':')) {
+        ++j;
+    }
+    while (j < raw.size() && is_properties_blank(raw[j])) {
+        ++j;
+    }
+    return j - 1;
+}
+
+// One logical line into *key and *value (escapes decoded); false for a blank or comment line.
+bool parse_properties_line(const std::string& raw, std::string* key, std::string* value) {
+    size_t i = 0;
+    while (i < raw.size() && is_properties_blank(raw[i])) {
+        ++i;
+    }
+    if (i >= raw.size() || raw[i] == '#' || raw[i] == '!') {
+        return false;
+    }
+    std::string* target = key;
+    bool in_key = true;
+    for (; i < raw.size(); ++i) {
+        char c = raw[i];
+        if (c == '\\' && i + 1 < raw.size()) {
+            i = unescape_properties_char(raw, i, target);
             continue;
         }
+        if (in_key && (c == '=' || c == ':' || is_properties_blank(c))) {
+            in_key = false;
+            i = skip_properties_separator(raw, i);
+            target = value;
+            continue;
+        }
+        target->push_back(c);
+    }
+    return true;
+}
+
+}  // namespace
+
+std::map<std::string, std::string> parse_properties_text(std::string_view text) {
+    std::map<std::string, std::string> out;
+    for (const std::string& raw : join_properties_lines(text)) {
         std::string key;
         std::string value;
-        std::string* target = &key;
-        bool in_key = true;
-        for (; i < raw.size(); ++i) {
-            char c = raw[i];
-            if (c == '\\' && i + 1 < raw.size()) {
-                char e = raw[++i];
-                switch (e) {
-                    case 't': target->push_back('\t'); break;
-                    case 'n': target->push_back('\n'); break;
-                    case 'r': target->push_back('\r'); break;
-                    case 'f': target->push_back('\f'); break;
-                    case 'u': {
-                        uint32_t cp = 0;
-                        int digits = 0;
-                        while (digits < 4 && i + 1 < raw.size() && std::isxdigit(
-                                                                      static_cast<unsigned char>(raw[i + 1]))) {
-                            char h = raw[++i];
-                            cp = cp * 16 + static_cast<uint32_t>(
-                                               h <= '9' ? h - '0' : (h | 0x20) - 'a' + 10);
-                            ++digits;
-                        }
-                        if (cp < 0x80) {
-                            target->push_back(static_cast<char>(cp));
-                        } else if (cp < 0x800) {
-                            target->push_back(static_cast<char>(0xC0 | (cp >> 6)));
-                            target->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-                        } else {
-                            target->push_back(static_cast<char>(0xE0 | (cp >> 12)));
-                            target->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-                            target->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-                        }
-                        break;
-                    }
-                    default: target->push_back(e);
-                }
-                continue;
-            }
-            if (in_key && (c == '=' || c == ':' || c == ' ' || c == '\t' || c == '\f')) {
-                in_key = false;
-                // Skip whitespace, then at most one '='/':' separator, then whitespace.
-                size_t j = i;
-                while (j < raw.size() && (raw[j] == ' ' || raw[j] == '\t' || raw[j] == '\f')) {
-                    ++j;
-                }
-                if (j < raw.size() && (raw[j] == '=' || raw[j] == ':')) {
-                    ++j;
-                }
-                while (j < raw.size() && (raw[j] == ' ' || raw[j] == '\t' || raw[j] == '\f')) {
-                    ++j;
-                }
-                i = j - 1;
-                target = &value;
-                continue;
-            }
-            target->push_back(c);
+        if (parse_properties_line(raw, &key, &value)) {
+            out[std::move(key)] = std::move(value);
         }
-        out[std::move(key)] = std::move(value);
     }
     return out;
 }
