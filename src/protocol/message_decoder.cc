@@ -117,29 +117,33 @@ Status encode_message(const MessageExt& msg, std::string* out, int32_t magic) {
 }
 
 namespace {
-// decode_message into *out, a default-constructed message or one decoded before: every field
-// is written, the strings and properties keep their buffers (decode_messages decodes each
-// record in the vector's own element, reused from pull to pull: no message is moved).
-Status decode_message_into(std::string_view record, DecodeOptions opts, MessageExt* out) {
-    MessageExt& m = *out;
+// decode_message_into's steps, one per part of the record, in record order; each writes its
+// fields of the message and checks them. Always inlined: they are its only callers' code.
+
+// TOTALSIZE and MAGICCODE: a known magic, and a size within the bytes available.
+[[gnu::always_inline]] inline Status read_record_frame(std::string_view record, uint32_t* total,
+                                                       int32_t* magic) {
     ByteReader r(record);
-    uint32_t total = 0;
     uint32_t magic_u = 0;
-    if (!r.be32(&total) || !r.be32(&magic_u)) {
+    if (!r.be32(total) || !r.be32(&magic_u)) {
         return Status::error(Errc::kCorruption, "message record shorter than 8 bytes ({})",
                              record.size());
     }
-    auto magic = static_cast<int32_t>(magic_u);
-    if (magic != kMessageMagicCodeV1 && magic != kMessageMagicCodeV2) {
+    *magic = static_cast<int32_t>(magic_u);
+    if (*magic != kMessageMagicCodeV1 && *magic != kMessageMagicCodeV2) {
         return Status::error(Errc::kCorruption, "bad message magic {:#010x}", magic_u);
     }
-    if (total < 8 || total > record.size()) {
-        return Status::error(Errc::kCorruption, "message TOTALSIZE {} outside the {} bytes available",
-                             total, record.size());
+    if (*total < 8 || *total > record.size()) {
+        return Status::error(Errc::kCorruption,
+                             "message TOTALSIZE {} outside the {} bytes available", *total,
+                             record.size());
     }
-    r = ByteReader(record.substr(0, total));
-    r.skip(8);
-    m.store_size = static_cast<int32_t>(total);
+    return Status::ok();
+}
+
+// BODYCRC through PREPARED TRANSACTION OFFSET (the hosts' sizes by SYSFLAG); false when the
+// record ends first.
+[[gnu::always_inline]] inline bool read_fixed_fields(ByteReader& r, MessageExt& m) {
     uint32_t u32 = 0;
     uint64_t u64 = 0;
     bool ok = true;
@@ -165,10 +169,12 @@ Status decode_message_into(std::string_view record, DecodeOptions opts, MessageE
     m.reconsume_times = static_cast<int32_t>(u32);
     ok = ok && r.be64(&u64);
     m.prepared_transaction_offset = static_cast<int64_t>(u64);
-    if (!ok) {
-        return Status::error(Errc::kCorruption, "message record of {} bytes truncated in header",
-                             total);
-    }
+    return ok;
+}
+
+// BODYLENGTH and BODY: CRC-checked when opts.check_crc, kept when opts.read_body.
+[[gnu::always_inline]] inline Status read_body_field(ByteReader& r, DecodeOptions opts,
+                                                     uint32_t total, MessageExt& m) {
     uint32_t body_len = 0;
     std::string_view body;
     if (!r.be32(&body_len) || !r.bytes(body_len, &body)) {
@@ -184,6 +190,12 @@ Status decode_message_into(std::string_view record, DecodeOptions opts, MessageE
     } else {
         m.body.clear();
     }
+    return Status::ok();
+}
+
+// TOPICLENGTH (2 bytes in v2, 1 in v1) and TOPIC.
+[[gnu::always_inline]] inline Status read_topic_field(ByteReader& r, int32_t magic, MessageExt& m) {
+    bool ok = true;
     size_t topic_len = 0;
     if (magic == kMessageMagicCodeV2) {
         uint16_t l = 0;
@@ -202,6 +214,11 @@ Status decode_message_into(std::string_view record, DecodeOptions opts, MessageE
         return Status::error(Errc::kCorruption, "message topic length {} exceeds record", topic_len);
     }
     m.topic.assign(topic);
+    return Status::ok();
+}
+
+// PROPERTIESLENGTH and PROPERTIES, which must end the record.
+[[gnu::always_inline]] inline Status read_properties_field(ByteReader& r, MessageExt& m) {
     uint16_t props_len = 0;
     std::string_view props;
     if (!r.be16(&props_len) || !r.bytes(props_len, &props)) {
@@ -218,6 +235,27 @@ Status decode_message_into(std::string_view record, DecodeOptions opts, MessageE
     } else {
         m.stored_properties.emplace(props);
     }
+    return Status::ok();
+}
+
+// decode_message into *out, a default-constructed message or one decoded before: every field
+// is written, the strings and properties keep their buffers (decode_messages decodes each
+// record in the vector's own element, reused from pull to pull: no message is moved).
+Status decode_message_into(std::string_view record, DecodeOptions opts, MessageExt* out) {
+    MessageExt& m = *out;
+    uint32_t total = 0;
+    int32_t magic = 0;
+    COMET_RETURN_IF_ERROR(read_record_frame(record, &total, &magic));
+    ByteReader r(record.substr(0, total));
+    r.skip(8);
+    m.store_size = static_cast<int32_t>(total);
+    if (!read_fixed_fields(r, m)) {
+        return Status::error(Errc::kCorruption, "message record of {} bytes truncated in header",
+                             total);
+    }
+    COMET_RETURN_IF_ERROR(read_body_field(r, opts, total, m));
+    COMET_RETURN_IF_ERROR(read_topic_field(r, magic, m));
+    COMET_RETURN_IF_ERROR(read_properties_field(r, m));
     create_offset_msg_id(m.store_host, m.commit_log_offset, &m.msg_id);
     return Status::ok();
 }
