@@ -725,14 +725,20 @@ Status cmd_transfer_leader(Context& ctx) {
     return Status::error(Errc::kTimeout, "{} did not become the leader within 10 s", target);
 }
 
-std::vector<Command> build_commands() {
-    const OptionSpec broker_addr = opt('b', "brokerAddr", false, "broker address (ip:port)");
-    const OptionSpec cluster = opt('c', "clusterName", false, "cluster name");
-    const OptionSpec topic = opt('t', "topic", true, "topic name");
+OptionSpec broker_addr_option() {
+    return opt('b', "brokerAddr", false, "broker address (ip:port)");
+}
+OptionSpec cluster_option() { return opt('c', "clusterName", false, "cluster name"); }
+OptionSpec topic_option() { return opt('t', "topic", true, "topic name"); }
+
+// updateTopic, deleteTopic, topicList, topicRoute, topicStatus.
+std::vector<Command> topic_admin_commands() {
+    const OptionSpec topic = topic_option();
     return {
         {"updateTopic",
          "Update or create topic",
-         {broker_addr, cluster, topic, opt('r', "readQueueNums", false, "read queue nums (8)"),
+         {broker_addr_option(), cluster_option(), topic,
+          opt('r', "readQueueNums", false, "read queue nums (8)"),
           opt('w', "writeQueueNums", false, "write queue nums (8)"),
           opt('p', "perm", false, "topic's permission: 2 W, 4 R, 6 RW (6)"),
           opt('o', "order", false, "set topic's order (true|false)")},
@@ -750,6 +756,14 @@ std::vector<Command> build_commands() {
          {topic, opt('l', "list", false, "print in list (table) format", false)},
          cmd_topic_route},
         {"topicStatus", "Examine topic status info", {topic}, cmd_topic_status},
+    };
+}
+
+// clusterList, brokerStatus, the DLedger and epoch views, getBrokerConfig, updateBrokerConfig.
+std::vector<Command> cluster_broker_commands() {
+    const OptionSpec broker_addr = broker_addr_option();
+    const OptionSpec cluster = cluster_option();
+    return {
         {"clusterList",
          "List cluster infos",
          {opt('c', "clusterName", false, "only this cluster")},
@@ -780,9 +794,16 @@ std::vector<Command> build_commands() {
          {broker_addr, cluster, opt('k', "key", true, "config key"),
           opt('v', "value", true, "config value")},
          cmd_update_broker_config},
+    };
+}
+
+// updateSubGroup, consumerProgress.
+std::vector<Command> consumer_group_commands() {
+    return {
         {"updateSubGroup",
          "Update or create subscription group",
-         {broker_addr, cluster, opt('g', "groupName", true, "consumer group name"),
+         {broker_addr_option(), cluster_option(),
+          opt('g', "groupName", true, "consumer group name"),
           opt('s', "consumeEnable", false, "consume enable (true)"),
           opt('m', "consumeFromMinEnable", false, "from min offset (true)"),
           opt('d', "consumeBroadcastEnable", false, "broadcast (true)"),
@@ -798,6 +819,13 @@ std::vector<Command> build_commands() {
          {opt('g', "groupName", true, "consumer group name"),
           opt('t', "topicName", false, "only this topic")},
          cmd_consumer_progress},
+    };
+}
+
+// queryMsgById, queryMsgByKey, queryMsgByOffset, sendMessage, consumeMessage.
+std::vector<Command> message_commands() {
+    const OptionSpec topic = topic_option();
+    return {
         {"queryMsgById",
          "Query Message by Id",
          {opt('i', "msgId", true, "message id(s), space separated"),
@@ -835,6 +863,15 @@ std::vector<Command> build_commands() {
     };
 }
 
+// The commands implemented in this file, in the order `mqadmin help` lists them.
+std::vector<Command> build_commands() {
+    std::vector<Command> v = topic_admin_commands();
+    append_commands(&v, cluster_broker_commands());
+    append_commands(&v, consumer_group_commands());
+    append_commands(&v, message_commands());
+    return v;
+}
+
 void print_command_list(std::FILE* out) {
     fmt::print(out, "The most commonly used mqadmin commands are:\n");
     for (const auto& c : commands()) {
@@ -845,30 +882,22 @@ void print_command_list(std::FILE* out) {
 
 }  // namespace
 
+void append_commands(std::vector<Command>* to, std::vector<Command> more) {
+    for (Command& c : more) {
+        to->push_back(std::move(c));
+    }
+}
+
 const std::vector<Command>& commands() {
     static const std::vector<Command> all = [] {
         std::vector<Command> v = build_commands();
-        for (Command& c : controller_commands()) {
-            v.push_back(std::move(c));
-        }
-        for (Command& c : durability_commands()) {
-            v.push_back(std::move(c));
-        }
-        for (Command& c : client_admin_commands()) {
-            v.push_back(std::move(c));
-        }
-        for (Command& c : ops_commands()) {
-            v.push_back(std::move(c));
-        }
-        for (Command& c : queue_commands()) {
-            v.push_back(std::move(c));
-        }
-        for (Command& c : monitor_commands()) {
-            v.push_back(std::move(c));
-        }
-        for (Command& c : container_commands()) {
-            v.push_back(std::move(c));
-        }
+        append_commands(&v, controller_commands());
+        append_commands(&v, durability_commands());
+        append_commands(&v, client_admin_commands());
+        append_commands(&v, ops_commands());
+        append_commands(&v, queue_commands());
+        append_commands(&v, monitor_commands());
+        append_commands(&v, container_commands());
         return v;
     }();
     return all;

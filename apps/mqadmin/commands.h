@@ -47,6 +47,10 @@ std::vector<Command> container_commands();
 // RocketMQ 4.9.8's startMonitoring (monitor_command.cc).
 std::vector<Command> monitor_commands();
 
+// Moves the commands of `more` to the end of *to, in order (command groups are built one
+// list each and joined).
+void append_commands(std::vector<Command>* to, std::vector<Command> more);
+
 // Every command, in the order `mqadmin help` lists them.
 const std::vector<Command>& commands();
 const Command* find_command(const std::string& name);

@@ -984,9 +984,8 @@ Status cmd_clean_unused_topic(Context& ctx) {
     return Status::ok();
 }
 
-}  // namespace
-
-std::vector<Command> ops_commands() {
+// deleteSubGroup, updateTopicPerm, topicClusterList.
+std::vector<Command> ops_group_topic_commands() {
     return {
         {"deleteSubGroup",
          "Delete subscription group from broker.",
@@ -1005,6 +1004,12 @@ std::vector<Command> ops_commands() {
          "get cluster info for topic",
          {opt('t', "topic", true, "topic name")},
          cmd_topic_cluster_list},
+    };
+}
+
+// queryMsgByUniqueKey, printMsg.
+std::vector<Command> ops_message_commands() {
+    return {
         {"queryMsgByUniqueKey",
          "Query Message by Unique key",
          {opt('i', "msgId", true, "Message Id"),
@@ -1023,6 +1028,13 @@ std::vector<Command> ops_commands() {
               "End timestamp[currentTimeMillis|yyyy-MM-dd#HH:mm:ss:SSS]"),
           opt('d', "printBody", false, "print body")},
          cmd_print_msg},
+    };
+}
+
+// The name server's configuration and KV table: getNamesrvConfig, updateNamesrvConfig,
+// updateKvConfig, deleteKvConfig, updateOrderConf.
+std::vector<Command> ops_namesrv_config_commands() {
+    return {
         {"getNamesrvConfig", "Get configs of name server.", {}, cmd_get_namesrv_config},
         {"updateNamesrvConfig",
          "Update configs of name server.",
@@ -1044,6 +1056,12 @@ std::vector<Command> ops_commands() {
           opt('v', "orderConf", false, "set order conf [eg. brokerName1:num;brokerName2:num]"),
           opt('m', "method", true, "option type [eg. put|get|delete")},
          cmd_update_order_conf},
+    };
+}
+
+// printMsgByQueue (listed after the name server commands, as RocketMQ lists it).
+std::vector<Command> ops_queue_print_commands() {
+    return {
         {"printMsgByQueue",
          "Print Message Detail",
          {opt('t', "topic", true, "topic name"), opt('a', "brokerName", true, "broker name"),
@@ -1058,6 +1076,12 @@ std::vector<Command> ops_commands() {
           opt('d', "printBody", false, "print body. eg: true | false(default)"),
           opt('f', "calculate", false, "calculate by tag. eg: true | false(default)")},
          cmd_print_msg_by_queue},
+    };
+}
+
+// Send probes: sendMsgStatus, clusterRT, checkMsgSendRT.
+std::vector<Command> ops_send_probe_commands() {
+    return {
         {"sendMsgStatus",
          "send msg to broker.",
          {opt('b', "brokerName", true, "Broker Name"),
@@ -1079,6 +1103,12 @@ std::vector<Command> ops_commands() {
           opt('a', "amount", false, "message amount | default 100"),
           opt('s', "size", true, "message size | default 128 Byte")},
          cmd_check_msg_send_rt},
+    };
+}
+
+// allocateMQ, cleanUnusedTopic.
+std::vector<Command> ops_queue_topic_maintenance_commands() {
+    return {
         {"allocateMQ",
          "Allocate MQ",
          {opt('t', "topic", true, "topic name"), opt('i', "ipList", true, "ipList")},
@@ -1089,6 +1119,18 @@ std::vector<Command> ops_commands() {
           opt('c', "cluster", false, "clustername")},
          cmd_clean_unused_topic},
     };
+}
+
+}  // namespace
+
+std::vector<Command> ops_commands() {
+    std::vector<Command> v = ops_group_topic_commands();
+    append_commands(&v, ops_message_commands());
+    append_commands(&v, ops_namesrv_config_commands());
+    append_commands(&v, ops_queue_print_commands());
+    append_commands(&v, ops_send_probe_commands());
+    append_commands(&v, ops_queue_topic_maintenance_commands());
+    return v;
 }
 
 }  // namespace comet::mqadmin
