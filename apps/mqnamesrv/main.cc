@@ -80,75 +80,82 @@ void warn_unused_controller_keys(const std::string& file, const ConfigRegistry& 
     }
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+// The name server's settings and the embedded controller's, registered with each other: one
+// -c file feeds both (each registry knows the other's keys, so neither warns about them).
+struct NamesrvSettings {
+    NamesrvSettings() {
+        namesrv::register_namesrv_config(registry, &config);
+        controller::register_controller_config(ctl.registry, &ctl.config);
+        registry.share_file_with(ctl.registry);
+        ctl.registry.share_file_with(registry);
+    }
     namesrv::NamesrvConfig config;
     ConfigRegistry registry;
-    namesrv::register_namesrv_config(registry, &config);
     EmbeddedController ctl;
-    controller::register_controller_config(ctl.registry, &ctl.config);
-    registry.share_file_with(ctl.registry);
-    ctl.registry.share_file_with(registry);
-    CommandLineOutcome outcome = evaluate_command_line(argc, argv, registry);
-    std::fputs(outcome.err_text.c_str(), stderr);
-    if (outcome.exit_code.has_value() && *outcome.exit_code != 0) {
-        return *outcome.exit_code;
+};
+
+// With enableControllerInNamesrv=true loads and checks the controller keys of `file`;
+// otherwise only warns about them. Errors (kInvalidArgument) name the key and the file.
+Status load_controller_settings(const std::string& file, NamesrvSettings& s,
+                                std::vector<std::string>* warnings) {
+    if (s.config.enable_controller_in_namesrv) {
+        return load_embedded_controller(file, s.config, &s.ctl, warnings);
     }
+    if (!file.empty()) {
+        warn_unused_controller_keys(file, s.registry, s.ctl.registry, warnings);
+    }
+    return Status::ok();
+}
+
+// -p, -m, -h: the name server's text, then (RocketMQ's -p adds them) the controller's keys.
+void print_settings(const CommandLineOutcome& outcome, const NamesrvSettings& s) {
+    std::fputs(outcome.out_text.c_str(), stdout);
+    using Action = ParsedCommandLine::Action;
     const ParsedCommandLine& parsed = outcome.parsed;
-    std::vector<std::string> warnings = parsed.warnings;
-    if (config.enable_controller_in_namesrv) {
-        if (Status st = load_embedded_controller(parsed.config_file, config, &ctl, &warnings);
-            !st.is_ok()) {
-            std::fprintf(stderr, "ERROR: %s\n", st.message().c_str());
-            return 2;
-        }
-    } else if (!parsed.config_file.empty()) {
-        warn_unused_controller_keys(parsed.config_file, registry, ctl.registry, &warnings);
+    if (s.config.enable_controller_in_namesrv && parsed.action != Action::kHelp) {
+        std::printf("# embedded controller (enableControllerInNamesrv=true)\n%s",
+                    parsed.action == Action::kPrintAll
+                        ? s.ctl.registry.to_properties_text().c_str()
+                        : s.ctl.registry.important_properties_text().c_str());
     }
-    if (outcome.exit_code.has_value()) {  // -p, -m, -h: RocketMQ's -p adds the controller's keys
-        std::fputs(outcome.out_text.c_str(), stdout);
-        using Action = ParsedCommandLine::Action;
-        if (config.enable_controller_in_namesrv && parsed.action != Action::kHelp) {
-            std::printf("# embedded controller (enableControllerInNamesrv=true)\n%s",
-                        parsed.action == Action::kPrintAll
-                            ? ctl.registry.to_properties_text().c_str()
-                            : ctl.registry.important_properties_text().c_str());
-        }
-        return 0;
-    }
+}
 
-    // Before any thread starts: they inherit the blocked set (base/stop_signals.h).
-    StopSignals stop_signals;
-
+// Starts logging, logs the warnings and the effective configuration, then seals the
+// registries (from here on only UPDATE_*_CONFIG changes them).
+void start_logging(NamesrvSettings& s, const std::string& config_file,
+                   const std::vector<std::string>& warnings) {
     LogOptions log;
     log.component = "namesrv";
-    log.dir = config.log_dir;
-    log.level = config.log_level;
+    log.dir = s.config.log_dir;
+    log.level = s.config.log_level;
     init_logging(log);
     for (const std::string& w : warnings) {
         spdlog::warn("{}", w);
     }
-    if (!parsed.config_file.empty()) {
-        spdlog::info("config file {} loaded", parsed.config_file);
+    if (!config_file.empty()) {
+        spdlog::info("config file {} loaded", config_file);
     }
-    spdlog::info("effective config:\n{}", registry.to_properties_text());
-    registry.seal();
-    if (config.enable_controller_in_namesrv) {
-        spdlog::info("embedded controller config:\n{}", ctl.registry.to_properties_text());
-        ctl.registry.seal();
+    spdlog::info("effective config:\n{}", s.registry.to_properties_text());
+    s.registry.seal();
+    if (s.config.enable_controller_in_namesrv) {
+        spdlog::info("embedded controller config:\n{}", s.ctl.registry.to_properties_text());
+        s.ctl.registry.seal();
     }
+}
 
-    namesrv::NamesrvController controller(config, registry);
+// Initializes and starts the name server, then prints its boot line; false (logged and
+// printed) on failure.
+bool start_name_server(namesrv::NamesrvController& controller,
+                       const namesrv::NamesrvConfig& config) {
     if (Status st = controller.initialize(); !st.is_ok()) {
         spdlog::error("name server initialize failed: {}", st.message());
         std::fprintf(stderr, "ERROR: %s\n", st.message().c_str());
-        return 1;
+        return false;
     }
     if (Status st = controller.start(); !st.is_ok()) {
         spdlog::error("name server start failed: {}", st.message());
         std::fprintf(stderr, "ERROR: %s\n", st.message().c_str());
-        return 1;
+        return false;
     }
     const std::string host = config.listen_host.empty() || config.listen_host == "0.0.0.0"
                                  ? "127.0.0.1"
@@ -158,23 +165,40 @@ int main(int argc, char** argv) {
     spdlog::info("{}", boot);
     std::printf("%s\n", boot.c_str());
     std::fflush(stdout);
+    return true;
+}
 
+// Starts the embedded controller into *out and prints its boot line; false (logged and
+// printed) on failure. Takes the resolved peers out of `ctl`.
+bool start_embedded_controller(EmbeddedController& ctl,
+                               std::unique_ptr<controller::ControllerServer>* out) {
+    *out = std::make_unique<controller::ControllerServer>(ctl.config, std::move(ctl.peers),
+                                                          &ctl.registry);
+    if (Status st = (*out)->start(); !st.is_ok()) {
+        spdlog::error("embedded controller start failed: {}", st.message());
+        std::fprintf(stderr, "ERROR: embedded controller: %s\n", st.message().c_str());
+        return false;
+    }
+    const std::string tip =
+        fmt::format("The ControllerManager boot success. controller {} of group {}, port {}",
+                    ctl.config.self_id, ctl.config.group, (*out)->port());
+    spdlog::info("{}", tip);
+    std::printf("%s\n", tip.c_str());
+    std::fflush(stdout);
+    return true;
+}
+
+// Runs the name server (and the embedded controller) until SIGINT or SIGTERM; the exit
+// status. Start: name server, then controller; shutdown in the reverse order.
+int serve(NamesrvSettings& s, StopSignals& stop_signals) {
+    namesrv::NamesrvController controller(s.config, s.registry);
+    if (!start_name_server(controller, s.config)) {
+        return 1;
+    }
     std::unique_ptr<controller::ControllerServer> embedded;
-    if (config.enable_controller_in_namesrv) {
-        embedded = std::make_unique<controller::ControllerServer>(ctl.config, std::move(ctl.peers),
-                                                                  &ctl.registry);
-        if (Status st = embedded->start(); !st.is_ok()) {
-            spdlog::error("embedded controller start failed: {}", st.message());
-            std::fprintf(stderr, "ERROR: embedded controller: %s\n", st.message().c_str());
-            controller.shutdown();
-            return 1;
-        }
-        const std::string tip =
-            fmt::format("The ControllerManager boot success. controller {} of group {}, port {}",
-                        ctl.config.self_id, ctl.config.group, embedded->port());
-        spdlog::info("{}", tip);
-        std::printf("%s\n", tip.c_str());
-        std::fflush(stdout);
+    if (s.config.enable_controller_in_namesrv && !start_embedded_controller(s.ctl, &embedded)) {
+        controller.shutdown();
+        return 1;
     }
 
     const int sig = stop_signals.wait();
@@ -186,4 +210,31 @@ int main(int argc, char** argv) {
     controller.shutdown();
     spdlog::shutdown();
     return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    NamesrvSettings settings;
+    CommandLineOutcome outcome = evaluate_command_line(argc, argv, settings.registry);
+    std::fputs(outcome.err_text.c_str(), stderr);
+    if (outcome.exit_code.has_value() && *outcome.exit_code != 0) {
+        return *outcome.exit_code;
+    }
+    const ParsedCommandLine& parsed = outcome.parsed;
+    std::vector<std::string> warnings = parsed.warnings;
+    if (Status st = load_controller_settings(parsed.config_file, settings, &warnings);
+        !st.is_ok()) {
+        std::fprintf(stderr, "ERROR: %s\n", st.message().c_str());
+        return 2;
+    }
+    if (outcome.exit_code.has_value()) {  // -p, -m, -h
+        print_settings(outcome, settings);
+        return 0;
+    }
+
+    // Before any thread starts: they inherit the blocked set (base/stop_signals.h).
+    StopSignals stop_signals;
+    start_logging(settings, parsed.config_file, warnings);
+    return serve(settings, stop_signals);
 }
