@@ -323,7 +323,8 @@ log "build $BUILD, $(nproc) cores, load average $START_LOAD, work dir $WORK"
 IFS=',' read -r -a ORDER <<<"$SETUPS"
 # Round r starts at setup (r - 1) mod n and goes round the list: over n rounds every setup runs
 # once in every position. The page cache makes the position matter (a setup that follows
-# another's deleted stores paid ~6 % more CPU in its pwritev in one profile, docs/benchmarks.md).
+# another's deleted stores paid ~6 % more CPU in its pwritev in one profile,
+# docs/benchmarks-notebook.md "BrokerContainer").
 N_SETUPS=${#ORDER[@]}
 for ((r = 1; r <= ROUNDS; r++)); do
     for ((k = 0; k < N_SETUPS; k++)); do

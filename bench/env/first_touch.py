@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""What a new page of page cache costs on this machine (docs/benchmarks.md, "Where the group's
-CPU goes"). Writes N x 128 MiB into one file under DIR with 1 MiB buffered pwrite()s and prints
-the CPU time each 128 MiB took, then removes the file.
+"""What a new page of page cache costs on this machine (docs/benchmarks-notebook.md, "Where
+the group's CPU goes, and what did not help"). Writes N x 128 MiB into one file under DIR with
+1 MiB buffered pwrite()s and prints the CPU time each 128 MiB took, then removes the file.
 
 On a VM with free page reporting (a kernel command line with page_reporting.*), free memory is
 handed back to the host, and the first touch of such a page faults on the host: here 16-20 ms

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """How long a write takes to become durable on this machine's disk when N processes share it, as
-the N peers of a DLedger group on one host do (docs/benchmarks.md, "The DLedger group's commit
-wait, decomposed").
+the N peers of a DLedger group on one host do (docs/benchmarks-notebook.md, DLedger,
+"The group's commit wait, decomposed").
 
 Each of N processes appends CHUNK KiB every millisecond to its own pre-zeroed file under DIR (so
 no sync commits metadata, as a zero-filled CommitLog segment) while one syncer thread per
