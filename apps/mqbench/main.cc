@@ -597,7 +597,8 @@ ProducerConfig producer_config(const Options& o) {
 // Through the client library the sending threads keep their windows (a condition variable
 // each): chaining the sends from the completions as -b does puts all of the library's per-send
 // work on the one client I/O thread, which then sends smaller bursts (measured: 10-15 % fewer
-// msgs/s and more broker CPU per message; docs/benchmarks-notebook.md, "mqbench and the client at native speed").
+// msgs/s and more broker CPU per message; docs/benchmarks-notebook.md, "mqbench and the client
+// at native speed").
 // A full window is refilled from three quarters: the thread is woken once per window / 4
 // replies and sends that many back to back, instead of once per reply (a wake-up per message
 // cost more client CPU than the library's send itself: 18 -> 8-11 µs per message at 4 x 64,

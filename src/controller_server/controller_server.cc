@@ -650,7 +650,7 @@ void ControllerServer::handle_heartbeat(const RemotingCommand& req, const net::R
     heartbeats_.on_heartbeat(clock_.now(), h->cluster_name, h->broker_name, BrokerId(*h->broker_id),
                              h->broker_addr, h->epoch, h->max_offset, h->confirm_offset, timeout,
                              h->election_priority);
-    // Comet's answer also carries the master lease (broker/master_lease.h): its length, and
+    // Comet's answer also carries the master lease (broker/controller/master_lease.h): its length, and
     // whether this node is the leader, whose answers alone renew a master's lease. A deposed
     // leader may still say so until check-quorum demotes it; the lease rule's leader_overlap
     // covers that window.
