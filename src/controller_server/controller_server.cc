@@ -650,10 +650,10 @@ void ControllerServer::handle_heartbeat(const RemotingCommand& req, const net::R
     heartbeats_.on_heartbeat(clock_.now(), h->cluster_name, h->broker_name, BrokerId(*h->broker_id),
                              h->broker_addr, h->epoch, h->max_offset, h->confirm_offset, timeout,
                              h->election_priority);
-    // Comet's answer also carries the master lease (broker/controller/master_lease.h): its length, and
-    // whether this node is the leader, whose answers alone renew a master's lease. A deposed
-    // leader may still say so until check-quorum demotes it; the lease rule's leader_overlap
-    // covers that window.
+    // Comet's answer also carries the master lease (broker/controller/master_lease.h): its
+    // length, and whether this node is the leader, whose answers alone renew a master's lease. A
+    // deposed leader may still say so until check-quorum demotes it; the lease rule's
+    // leader_overlap covers that window.
     RemotingCommand resp = RemotingCommand::response_to(req, RC::kSuccess, "Heart beat success");
     resp.set_ext("masterLeaseMills", std::to_string(config_.master_lease_ms));
     resp.set_ext("controllerLeader", node_->role() == raft::Role::kLeader ? "true" : "false");
