@@ -17,6 +17,18 @@
 
 namespace comet::broker {
 
+// A request refused by one of a processor's checks: the code and remark of the answer. Checks
+// return std::optional<Refusal> (nullopt: passed), so that a processor reads as its list of
+// checks; nothing is allocated when a check passes.
+struct Refusal {
+    int32_t code = 0;
+    std::string remark;
+};
+inline void reply_refusal(const Reply& reply, const protocol::RemotingCommand& req,
+                          Refusal refusal) {
+    reply_code(reply, req, refusal.code, std::move(refusal.remark));
+}
+
 // How a send is answered, held inline by the send's completion (issue 16): an inline send
 // answers straight through its Responder, a send on the executor through its Reply. The
 // response is passed by reference and may be a per-thread command that is reused (its

@@ -169,6 +169,505 @@ RemotingCommand& send_response_for(int32_t opaque, protocol::SerializeType seria
     return resp;
 }
 
+// Answers a refused send. Every answer to a send carries MSG_REGION and TRACE_ON, refusals
+// included (Java SendMessageProcessor adds both before its first check).
+void refuse_send(const RemotingCommand& req, const BrokerConfig& cfg, const SendReply& reply,
+                 Refusal refusal) {
+    RemotingCommand resp = make_response(req, refusal.code, std::move(refusal.remark));
+    add_send_response_ext(cfg, &resp);
+    reply(resp);
+}
+
+// The group's max reconsume times, or the request's from clients that send it (V3_4_9).
+int32_t max_reconsume_times(const SubscriptionGroupConfig& group_cfg, int32_t client_version,
+                            const std::optional<int32_t>& from_header) {
+    if (client_version >= kVersionHonoursMaxReconsume && from_header) {
+        return *from_header;
+    }
+    return group_cfg.retry_max_times;
+}
+
+// Check: the broker takes sends now (startAcceptSendRequestTimeStamp, write permission) and
+// `topic` is a name one may send to.
+std::optional<Refusal> check_send_accepted(const BrokerConfig& cfg, const std::string& topic,
+                                           int64_t now) {
+    if (cfg.start_accept_send_request_time_stamp > now) {
+        return Refusal{RC::kSystemError, fmt::format("broker unable to service, until {}",
+                                                     cfg.start_accept_send_request_time_stamp)};
+    }
+    if (!perm_writeable(cfg.broker_permission)) {
+        return Refusal{RC::kNoPermission,
+                       fmt::format("the broker[{}] sending message is forbidden", cfg.broker_ip1)};
+    }
+    if (Status st = validate_topic(topic); !st.is_ok()) {
+        return Refusal{RC::kSystemError, st.message()};  // 4.9.8 TopicValidator#validateTopic
+    }
+    if (is_not_allowed_send_topic(topic)) {
+        return Refusal{RC::kNoPermission,
+                       fmt::format("Sending message to topic[{}] is forbidden.", topic)};
+    }
+    return std::nullopt;
+}
+
+// Route: creates the topic of a send that has no config yet (a retry topic with one queue, any
+// other from its default topic); null when it may not be created. May write topics.json.
+std::optional<TopicConfig> create_send_topic(BrokerContext& ctx,
+                                             const protocol::SendMessageRequestHeader& header) {
+    int32_t sys_flag = 0;
+    if (header.unit_mode.value_or(false)) {
+        sys_flag = is_retry_topic(header.topic) ? 2 : 1;
+    }
+    TopicConfigManager::CreateResult created;
+    if (is_retry_topic(header.topic)) {
+        created =
+            ctx.topics->create_in_send_back(header.topic, 1, kPermRead | kPermWrite, sys_flag);
+    } else {
+        created = ctx.topics->create_in_send(header.topic, header.default_topic,
+                                             header.default_topic_queue_nums, sys_flag);
+    }
+    if (created.created && ctx.on_topics_changed) {
+        ctx.on_topics_changed();
+    }
+    return created.config;
+}
+
+// Check: the queue exists and the topic may be written; the body is not empty and within
+// maxMessageSize.
+std::optional<Refusal> check_send_target(const RequestContext& rc,
+                                         const protocol::SendMessageRequestHeader& header,
+                                         const TopicConfig& topic_cfg, const BrokerConfig& cfg,
+                                         std::string_view body) {
+    const int32_t queue_limit = std::max(topic_cfg.write_queue_nums, topic_cfg.read_queue_nums);
+    if (header.queue_id >= queue_limit) {
+        // 4.9.8 AbstractSendMessageProcessor#msgCheck: SYSTEM_ERROR, naming the TopicConfig.
+        return Refusal{
+            RC::kSystemError,
+            fmt::format("request queueId[{}] is illegal, {} Producer: {}", header.queue_id,
+                        topic_config_to_string(topic_cfg), rc.remote_address)};
+    }
+    if (!perm_writeable(topic_cfg.perm)) {
+        return Refusal{RC::kNoPermission,
+                       fmt::format("the topic[{}] sending message is forbidden", header.topic)};
+    }
+    if (static_cast<int64_t>(body.size()) > cfg.max_message_size) {
+        return Refusal{RC::kMessageIllegal,
+                       fmt::format("the message body size {} is over the limit {}", body.size(),
+                                   cfg.max_message_size)};
+    }
+    if (body.empty()) {
+        return Refusal{RC::kMessageIllegal, "the message body is empty"};
+    }
+    return std::nullopt;
+}
+
+// Check and route a send before its message is built: the broker takes it, its topic exists
+// (created on its first send when allowed; `topic_cfg` is set), its queue and body are valid.
+std::optional<Refusal> check_send(BrokerContext& ctx, const RequestContext& rc,
+                                  const protocol::SendMessageRequestHeader& header,
+                                  const BrokerConfig& cfg, std::string_view body,
+                                  std::optional<TopicConfig>* topic_cfg) {
+    if (auto no = check_send_accepted(cfg, header.topic, ctx.clock->wall_millis())) {
+        return no;
+    }
+    if (!*topic_cfg) {
+        *topic_cfg = ctx.topics->select(header.topic);
+    }
+    if (!*topic_cfg) {
+        *topic_cfg = create_send_topic(ctx, header);
+        if (!*topic_cfg) {
+            return Refusal{RC::kTopicNotExist,
+                           fmt::format("topic[{}] not exist, apply first please! "
+                                       "http://rocketmq.apache.org/docs/faq/",
+                                       header.topic)};
+        }
+    }
+    return check_send_target(rc, header, **topic_cfg, cfg, body);
+}
+
+// Decode: fills `msg` (this thread's reused one, cleared) from the send's header; the body stays
+// in the request. A negative queueId picks a random writable queue.
+void fill_send_message(BrokerContext& ctx, const RequestContext& rc,
+                       const protocol::SendMessageRequestHeader& header,
+                       const TopicConfig& topic_cfg, protocol::MessageExt* msg) {
+    msg->topic = header.topic;
+    msg->queue_id =
+        header.queue_id < 0 ? random_queue(topic_cfg.write_queue_nums) : header.queue_id;
+    msg->flag = header.flag;
+    msg->sys_flag = header.sys_flag;
+    if (topic_cfg.topic_filter_type == TopicFilterType::kMultiTag) {
+        msg->sys_flag |= protocol::sysflag::kMultiTags;
+    }
+    msg->born_timestamp = header.born_timestamp;
+    msg->born_host = host_of(rc.remote_address);
+    msg->store_host = ctx.store->store_host();
+    msg->reconsume_times = header.reconsume_times.value_or(0);
+    if (header.properties) {
+        msg->properties.assign_from_string(*header.properties);
+    }
+}
+
+// Check: a batch is not for a retry topic and its body holds at least one §5.7 entry.
+std::optional<Refusal> check_batch_send(const std::string& topic, std::string_view body) {
+    if (is_retry_topic(topic)) {
+        return Refusal{RC::kMessageIllegal, "batch request does not support retry group"};
+    }
+    thread_local std::vector<protocol::BatchEntry> entries;  // kept: no allocation per batch
+    const Status st = protocol::decode_batch_body(body, &entries);
+    if (!st.is_ok() || entries.empty()) {
+        return Refusal{RC::kMessageIllegal,
+                       st.is_ok() ? std::string("the batch is empty") : st.message()};
+    }
+    return std::nullopt;
+}
+
+// Route: a message for a retry topic past the group's max reconsume times (or, while the group
+// holds orderly locks, at it) goes to the group's DLQ instead, never delayed.
+std::optional<Refusal> route_retry_send(BrokerContext& ctx, int32_t client_version,
+                                        const protocol::SendMessageRequestHeader& header,
+                                        protocol::MessageExt* msg) {
+    const std::string group = msg->topic.substr(kRetryGroupTopicPrefix.size());
+    auto group_cfg = ctx.groups->find(group);
+    if (!group_cfg) {
+        return Refusal{RC::kSubscriptionGroupNotExist,
+                       fmt::format("subscription group not exist, {}", group)};
+    }
+    const int32_t max_reconsume =
+        max_reconsume_times(*group_cfg, client_version, header.max_reconsume_times);
+    if (msg->reconsume_times > max_reconsume ||
+        (msg->reconsume_times > 0 && ctx.locks->group_has_live_locks(group) &&
+         msg->reconsume_times >= max_reconsume)) {
+        const std::string dlq = dlq_topic(group);
+        auto created = ctx.topics->create_in_send_back(dlq, 1, kPermRead | kPermWrite, 0);
+        if (created.created && ctx.on_topics_changed) {
+            ctx.on_topics_changed();
+        }
+        if (!created.config) {
+            return Refusal{RC::kSystemError, fmt::format("topic[{}] not exist", dlq)};
+        }
+        msg->topic = dlq;
+        msg->queue_id = random_queue(created.config->write_queue_nums);
+        msg->set_property(protocol::property::kDelayTimeLevel, "-1");
+    }
+    return std::nullopt;
+}
+
+// Check and route the filled message: a batch's entries; a message for a retry topic past the
+// group's max reconsume times goes to the DLQ.
+std::optional<Refusal> check_send_message(BrokerContext& ctx, int32_t client_version,
+                                          const protocol::SendMessageRequestHeader& header,
+                                          bool batch, std::string_view body,
+                                          protocol::MessageExt* msg) {
+    if (batch) {
+        if (auto no = check_batch_send(msg->topic, body)) {
+            return no;
+        }
+    }
+    if (is_retry_topic(msg->topic)) {
+        return route_retry_send(ctx, client_version, header, msg);
+    }
+    return std::nullopt;
+}
+
+// Check: transactions (docs/transactions.md). Java decides on the TRAN_MSG property alone; a
+// prepared or rollback sysFlag without it would be stored but never dispatched to a
+// ConsumeQueue (lost), so Comet refuses that instead of answering SEND_OK.
+std::optional<Refusal> check_transaction_send(const BrokerConfig& cfg,
+                                              const protocol::MessageExt& msg, bool prepared,
+                                              bool batch, bool transactions_enabled) {
+    const int32_t tran_type = protocol::sysflag::transaction_value(msg.sys_flag);
+    if (prepared && cfg.reject_transaction_message) {
+        return Refusal{
+            RC::kNoPermission,
+            fmt::format("the broker[{}] sending transaction message is forbidden", cfg.broker_ip1)};
+    }
+    if (prepared && (batch || !transactions_enabled)) {
+        return Refusal{RC::kNoPermission,
+                       fmt::format("the broker[{}] sending transaction message is forbidden: {}",
+                                   cfg.broker_ip1,
+                                   batch ? "a batch cannot be transactional"
+                                         : "transactional messages are not enabled")};
+    }
+    if (!prepared && (tran_type == protocol::sysflag::kTransactionPreparedType ||
+                      tran_type == protocol::sysflag::kTransactionRollbackType)) {
+        return Refusal{RC::kNoPermission,
+                       fmt::format("the broker[{}] refuses a prepared/rollback sysFlag without "
+                                   "TRAN_MSG=true: it would never be delivered",
+                                   cfg.broker_ip1)};
+    }
+    return std::nullopt;
+}
+
+// Where a send is stored and what its answer names.
+struct SendPlacement {
+    bool wait_store_msg_ok = true;  // WAIT=false: no wait for flush or replication
+    int32_t answered_queue = 0;     // the queue the client asked for (REAL_QID of a delayed one)
+};
+
+// Route: a single message leaves WAIT out of its stored properties and goes to its system topic
+// when it is a half (no delay for halves) or delayed; a batch is stored as it came.
+SendPlacement place_send_message(BrokerContext& ctx, const BrokerConfig& cfg, bool prepared,
+                                 bool batch, protocol::MessageExt* msg) {
+    SendPlacement placed;
+    msg->set_property(protocol::property::kCluster, cfg.broker_cluster_name);
+    // WAIT=false: the producer does not wait for flush or replication (Java isWaitStoreMsgOK).
+    const std::string* wait_prop = msg->property(protocol::property::kWaitStoreMsgOk);
+    placed.wait_store_msg_ok = wait_prop == nullptr || *wait_prop != "false";
+    // A half or delayed message is stored in a system topic but the response names its real
+    // queue (REAL_QID), as Java's does.
+    placed.answered_queue = msg->queue_id;
+    if (!batch) {
+        msg->erase_property(protocol::property::kWaitStoreMsgOk);
+        if (prepared) {
+            // Java TransactionalMessageBridge#parseHalfMessageInner; no delay for halves.
+            ctx.transactions->ensure_topics();
+            to_half_message(msg);
+        } else {
+            apply_schedule_topic(ctx.delay_levels, msg);
+        }
+    }
+    if (const std::string* rq = msg->property(protocol::property::kRealQueueId);
+        rq != nullptr && msg->topic == kScheduleTopic) {
+        placed.answered_queue = std::atoi(rq->c_str());
+    }
+    return placed;
+}
+
+// The UNIQ_KEY the response echoes as transactionId; nullopt when the message has none.
+std::optional<TransactionId> transaction_id_of(const protocol::MessageExt& msg) {
+    std::optional<TransactionId> id;
+    if (const std::string* uk = msg.property(protocol::property::kUniqClientMessageIdKeyIdx)) {
+        id.emplace(*uk);
+    }
+    return id;
+}
+
+// The topic's put counters, resolved before the append (per-thread cache) so that the
+// completion only bumps atomics; a delayed or half message counts for its real topic.
+struct SendMetrics {
+    const BrokerMetrics::TopicIn* topic_in = nullptr;  // null: metrics off
+    std::chrono::steady_clock::time_point started{};
+};
+
+SendMetrics start_send_metrics(BrokerContext& ctx, const protocol::MessageExt& msg, bool prepared) {
+    SendMetrics m;
+    if (ctx.metrics == nullptr) {
+        return m;
+    }
+    m.started = std::chrono::steady_clock::now();
+    using MT = BrokerMetrics::MessageType;
+    const MT type = prepared                      ? MT::kTransaction
+                    : msg.topic == kScheduleTopic ? MT::kDelay
+                                                  : MT::kNormal;
+    const std::string* real =
+        type != MT::kNormal ? msg.property(protocol::property::kRealTopic) : nullptr;
+    m.topic_in = ctx.metrics->topic_in(real != nullptr ? *real : msg.topic, type);
+    return m;
+}
+
+// Complete: a send's completion, run once by the store / flush / HA with the put's result. It
+// counts the put and answers the producer (not a oneway one) with the
+// SendMessageResponseHeader. Of the request it keeps only what the response needs, and it fits
+// ReplicationService::Done inline: no allocation per send.
+struct SendCompletion {
+    BrokerContext* ctx;
+    int32_t opaque;
+    protocol::SerializeType serialize_type;
+    SendReply reply;
+    std::optional<TransactionId> transaction_id;
+    int32_t answered_queue;
+    std::shared_ptr<const BrokerConfig> cfg;  // the snapshot the send was checked with
+    bool oneway;
+    SendMetrics metrics;
+    int64_t body_bytes;
+
+    void operator()(store::PutMessageResult r, SendDurability dur) {
+        const std::string& region = cfg->region_id;
+        const std::string_view trace_on = cfg->trace_on ? "true" : "false";
+        PutResponse pr = map_put_status(r);
+        count(r);
+        if (oneway) {
+            return;
+        }
+        RemotingCommand& resp =
+            send_response_for(opaque, serialize_type, pr.code, std::move(pr.remark));
+        if (store::is_stored(r.status)) {
+            assign_stored_fields(r, dur, region, trace_on, &resp);
+        } else {
+            resp.ext_fields.assign_sorted({{"MSG_REGION", region}, {"TRACE_ON", trace_on}});
+        }
+        reply(resp);
+    }
+
+    void count(const store::PutMessageResult& r) const {
+        if (ctx->metrics != nullptr) {
+            ctx->metrics->on_put(metrics.topic_in, r.status, r.append.msg_num, body_bytes,
+                                 std::chrono::steady_clock::now() - metrics.started);
+        }
+        if (store::is_stored(r.status)) {
+            ctx->stats->put_messages.fetch_add(r.append.msg_num, std::memory_order_relaxed);
+        } else {
+            ctx->stats->put_failures.fetch_add(1, std::memory_order_relaxed);
+        }
+    }
+
+    // SendMessageResponseHeader (msgId, queueId, queueOffset, transactionId = the UNIQ_KEY,
+    // MSG_REGION, TRACE_ON) and the durability: replicas holding it when answered
+    // (docs/replication.md). In key order, as ExtFields keeps them.
+    void assign_stored_fields(const store::PutMessageResult& r, SendDurability dur,
+                              std::string_view region, std::string_view trace_on,
+                              RemotingCommand* resp) const {
+        char queue_id[24];
+        char queue_offset[24];
+        char replicas[24];
+        const std::string_view qid = decimal(answered_queue, queue_id);
+        const std::string_view qoff = decimal(r.append.logics_offset.value(), queue_offset);
+        const std::string_view reps = decimal(dur.replicas, replicas);
+        std::pair<std::string_view, std::string_view> fields[8];
+        size_t n = 0;
+        fields[n++] = {"MSG_REGION", region};
+        fields[n++] = {"TRACE_ON", trace_on};
+        if (dur.degraded) {
+            fields[n++] = {"degraded", "true"};
+        }
+        fields[n++] = {"msgId", r.append.msg_id};
+        fields[n++] = {"queueId", qid};
+        fields[n++] = {"queueOffset", qoff};
+        fields[n++] = {"replicas", reps};
+        if (transaction_id.has_value()) {
+            fields[n++] = {"transactionId", transaction_id->view()};
+        }
+        resp->ext_fields.assign_sorted(std::span(fields, n));
+    }
+};
+static_assert(ReplicationService::Done::fits_inline<SendCompletion>(),
+              "the send completion must fit ReplicationService::Done inline (no allocation)");
+
+// Where CONSUMER_SEND_MSG_BACK puts a message: the group's retry topic, or its DLQ.
+struct SendBackTarget {
+    std::string topic;
+    int32_t queue_id = 0;
+};
+
+// Route: the group's retry topic (created on first use, writable) and a random queue of it.
+std::optional<Refusal> retry_target(BrokerContext& ctx,
+                                    const protocol::ConsumerSendMsgBackRequestHeader& header,
+                                    const SubscriptionGroupConfig& group_cfg,
+                                    SendBackTarget* target) {
+    target->topic = retry_topic(header.group);
+    target->queue_id = random_queue(group_cfg.retry_queue_nums);
+    const int32_t topic_sys_flag = header.unit_mode.value_or(false) ? 2 : 0;
+    auto created = ctx.topics->create_in_send_back(target->topic, group_cfg.retry_queue_nums,
+                                                   kPermRead | kPermWrite, topic_sys_flag);
+    if (created.created && ctx.on_topics_changed) {
+        ctx.on_topics_changed();
+    }
+    if (!created.config) {
+        return Refusal{RC::kSystemError, fmt::format("topic[{}] not exist", target->topic)};
+    }
+    if (!perm_writeable(created.config->perm)) {
+        return Refusal{RC::kNoPermission,
+                       fmt::format("the topic[{}] sending message is forbidden", target->topic)};
+    }
+    return std::nullopt;
+}
+
+// Route: past the group's max reconsume times, or asked with a negative delay level, the
+// message goes to the group's DLQ (DELAY 0); otherwise it is delayed by the requested level
+// (3 + its reconsume times when the client left it 0). Sets the DELAY property of `old`.
+std::optional<Refusal> route_send_back(BrokerContext& ctx, int32_t client_version,
+                                       const protocol::ConsumerSendMsgBackRequestHeader& header,
+                                       const SubscriptionGroupConfig& group_cfg,
+                                       protocol::MessageExt* old, SendBackTarget* target) {
+    int32_t delay_level = header.delay_level;
+    const int32_t max_reconsume =
+        max_reconsume_times(group_cfg, client_version, header.max_reconsume_times);
+    if (old->reconsume_times >= max_reconsume || delay_level < 0) {
+        target->topic = dlq_topic(header.group);
+        auto dlq = ctx.topics->create_in_send_back(target->topic, 1, kPermRead | kPermWrite, 0);
+        if (dlq.created && ctx.on_topics_changed) {
+            ctx.on_topics_changed();
+        }
+        if (!dlq.config) {
+            return Refusal{RC::kSystemError, fmt::format("topic[{}] not exist", target->topic)};
+        }
+        target->queue_id = random_queue(dlq.config->write_queue_nums);
+        old->set_property(protocol::property::kDelayTimeLevel, "0");
+        spdlog::info("send back: message at {} of group {} goes to {} after {} reconsumes",
+                     header.offset, header.group, target->topic, old->reconsume_times);
+    } else {
+        if (delay_level == 0) {
+            delay_level = 3 + old->reconsume_times;
+        }
+        old->set_property(protocol::property::kDelayTimeLevel, std::to_string(delay_level));
+    }
+    return std::nullopt;
+}
+
+// The message a send-back stores: the original's body (moved out of `old`), flags and
+// properties on the target, one more reconsume, ORIGIN_MESSAGE_ID kept from the first send back.
+protocol::MessageExt send_back_message(BrokerContext& ctx,
+                                       const protocol::ConsumerSendMsgBackRequestHeader& header,
+                                       const SendBackTarget& target, protocol::MessageExt* old) {
+    protocol::MessageExt msg;
+    msg.topic = target.topic;
+    msg.queue_id = target.queue_id;
+    msg.body = std::move(old->body);
+    msg.flag = old->flag;
+    msg.sys_flag = old->sys_flag;
+    msg.born_timestamp = old->born_timestamp;
+    msg.born_host = old->born_host;
+    msg.store_host = ctx.store->store_host();
+    msg.reconsume_times = old->reconsume_times + 1;
+    msg.properties = old->properties;
+    if (msg.property(protocol::property::kOriginMessageId) == nullptr) {
+        msg.set_property(protocol::property::kOriginMessageId,
+                         header.origin_msg_id.value_or(old->msg_id));
+    }
+    return msg;
+}
+
+// Append (acting master, docs/replication.md): the group has no master, so the retry/DLQ
+// message goes to another group's master with its DELAY property; that master schedules it.
+// Blocks this executor thread for the route lookup and the send.
+void escape_send_back(BrokerContext& ctx, const protocol::MessageExt& msg,
+                      const RemotingCommand& req, const Reply& reply) {
+    auto r = ctx.escape->escape(msg);
+    if (!r.is_ok()) {
+        reply_code(reply, req, RC::kSystemError,
+                   fmt::format("PUT_TO_REMOTE_BROKER_FAIL: {}", r.status().message()));
+    } else if (r.value().code == RC::kSuccess) {
+        ctx.stats->put_messages.fetch_add(1, std::memory_order_relaxed);
+        reply_code(reply, req, RC::kSuccess);
+    } else {
+        reply_code(reply, req, r.value().code, r.value().remark.value_or(""));
+    }
+}
+
+// Append and complete: the send-back message goes to this store; the answer follows the put.
+// `old` is the original message (it names the SNDBCK_PUT_NUMS key).
+void store_send_back(BrokerContext& ctx, const std::string& group, const protocol::MessageExt& old,
+                     protocol::MessageExt& msg, RemotingCommand req, const Reply& reply) {
+    // SNDBCK_PUT_NUMS key (4.9.8): the original topic (RETRY_TOPIC) else the message's, @group.
+    const std::string* retry_of = old.property(protocol::property::kRetryTopic);
+    std::string sndbck_key = (retry_of != nullptr ? *retry_of : old.topic) + "@" + group;
+    auto done = [&ctx, req = std::move(req), reply, sndbck_key = std::move(sndbck_key)](
+                    store::PutMessageResult r, SendDurability dur) {
+        (void)dur;
+        const PutResponse pr = map_put_status(r);
+        if (store::is_stored(r.status)) {
+            ctx.stats->put_messages.fetch_add(1, std::memory_order_relaxed);
+            if (ctx.stats_manager != nullptr) {
+                ctx.stats_manager->add(kSndbckPutNums, sndbck_key, 1, 1);
+            }
+            reply_code(reply, req, RC::kSuccess);
+        } else {
+            reply_code(reply, req, pr.code, pr.remark);
+        }
+    };
+    // Java sets WAIT=false on send-back messages: no flush or replica wait.
+    put_through(ctx, msg, msg.body, false, false, std::move(done));
+}
+
 }  // namespace
 
 SendReply send_reply_of(Reply reply) {
@@ -251,278 +750,42 @@ void SendMessageProcessor::send_decoded(const RequestContext& rc,
     // Read once per send, shared with the completion (no copy of the config per message).
     std::shared_ptr<const BrokerConfig> cfg_snapshot = ctx_.config->snapshot();
     const BrokerConfig& cfg = *cfg_snapshot;
-    // Every answer to a send carries MSG_REGION and TRACE_ON, refusals included (Java
-    // SendMessageProcessor adds both before its first check).
-    auto refuse = [&](int32_t code, std::string remark) {
-        RemotingCommand resp = make_response(req, code, std::move(remark));
-        add_send_response_ext(cfg, &resp);
-        reply(resp);
-    };
-    const int64_t now = ctx_.clock->wall_millis();
-    if (cfg.start_accept_send_request_time_stamp > now) {
-        refuse(RC::kSystemError, fmt::format("broker unable to service, until {}",
-                                             cfg.start_accept_send_request_time_stamp));
-        return;
-    }
-    if (!perm_writeable(cfg.broker_permission)) {
-        refuse(RC::kNoPermission,
-               fmt::format("the broker[{}] sending message is forbidden", cfg.broker_ip1));
-        return;
-    }
-    if (Status st = validate_topic(header.topic); !st.is_ok()) {
-        refuse(RC::kSystemError, st.message());  // 4.9.8 TopicValidator#validateTopic
-        return;
-    }
-    if (is_not_allowed_send_topic(header.topic)) {
-        refuse(RC::kNoPermission,
-               fmt::format("Sending message to topic[{}] is forbidden.", header.topic));
-        return;
-    }
-    if (!topic_cfg) {
-        topic_cfg = ctx_.topics->select(header.topic);
-    }
-    if (!topic_cfg) {
-        int32_t sys_flag = 0;
-        if (header.unit_mode.value_or(false)) {
-            sys_flag = is_retry_topic(header.topic) ? 2 : 1;
-        }
-        TopicConfigManager::CreateResult created;
-        if (is_retry_topic(header.topic)) {
-            created =
-                ctx_.topics->create_in_send_back(header.topic, 1, kPermRead | kPermWrite, sys_flag);
-        } else {
-            created = ctx_.topics->create_in_send(header.topic, header.default_topic,
-                                                  header.default_topic_queue_nums, sys_flag);
-        }
-        if (created.created && ctx_.on_topics_changed) {
-            ctx_.on_topics_changed();
-        }
-        topic_cfg = created.config;
-        if (!topic_cfg) {
-            refuse(RC::kTopicNotExist, fmt::format("topic[{}] not exist, apply first please! "
-                                                   "http://rocketmq.apache.org/docs/faq/",
-                                                   header.topic));
-            return;
-        }
-    }
-    const int32_t queue_limit = std::max(topic_cfg->write_queue_nums, topic_cfg->read_queue_nums);
-    if (header.queue_id >= queue_limit) {
-        // 4.9.8 AbstractSendMessageProcessor#msgCheck: SYSTEM_ERROR, naming the TopicConfig.
-        refuse(RC::kSystemError,
-               fmt::format("request queueId[{}] is illegal, {} Producer: {}", header.queue_id,
-                           topic_config_to_string(*topic_cfg), rc.remote_address));
-        return;
-    }
-    if (!perm_writeable(topic_cfg->perm)) {
-        refuse(RC::kNoPermission,
-               fmt::format("the topic[{}] sending message is forbidden", header.topic));
-        return;
-    }
     // The body may still be in the request's frame (RemotingCommand::borrowed_body): it is
     // read only before put_through() returns, and copied once, into the CommitLog.
     const std::string_view body = req.body_view();
-    if (static_cast<int64_t>(body.size()) > cfg.max_message_size) {
-        refuse(RC::kMessageIllegal, fmt::format("the message body size {} is over the limit {}",
-                                                body.size(), cfg.max_message_size));
+    if (auto no = check_send(ctx_, rc, header, cfg, body, &topic_cfg)) {
+        refuse_send(req, cfg, reply, std::move(*no));
         return;
     }
-    if (body.empty()) {
-        refuse(RC::kMessageIllegal, "the message body is empty");
-        return;
-    }
-
     SendMessageLease lease;
     protocol::MessageExt& msg = lease.msg();
-    msg.topic = header.topic;
-    msg.queue_id =
-        header.queue_id < 0 ? random_queue(topic_cfg->write_queue_nums) : header.queue_id;
-    msg.flag = header.flag;
-    msg.sys_flag = header.sys_flag;
-    if (topic_cfg->topic_filter_type == TopicFilterType::kMultiTag) {
-        msg.sys_flag |= protocol::sysflag::kMultiTags;
-    }
-    msg.born_timestamp = header.born_timestamp;
-    msg.born_host = host_of(rc.remote_address);
-    msg.store_host = ctx_.store->store_host();
-    msg.reconsume_times = header.reconsume_times.value_or(0);
-    if (header.properties) {
-        msg.properties.assign_from_string(*header.properties);
-    }
-
+    fill_send_message(ctx_, rc, header, *topic_cfg, &msg);
     const bool batch = protocol::is_batch_send(req, header);
-    if (batch) {
-        if (is_retry_topic(msg.topic)) {
-            refuse(RC::kMessageIllegal, "batch request does not support retry group");
-            return;
-        }
-        thread_local std::vector<protocol::BatchEntry> entries;  // kept: no allocation per batch
-        const Status st = protocol::decode_batch_body(body, &entries);
-        if (!st.is_ok() || entries.empty()) {
-            refuse(RC::kMessageIllegal,
-                   st.is_ok() ? std::string("the batch is empty") : st.message());
-            return;
-        }
+    if (auto no = check_send_message(ctx_, req.version, header, batch, body, &msg)) {
+        refuse_send(req, cfg, reply, std::move(*no));
+        return;
     }
-
-    // Retry topic: enforce the group's max reconsume times; past it, dead-letter the message.
-    if (is_retry_topic(msg.topic)) {
-        const std::string group = msg.topic.substr(kRetryGroupTopicPrefix.size());
-        auto group_cfg = ctx_.groups->find(group);
-        if (!group_cfg) {
-            refuse(RC::kSubscriptionGroupNotExist,
-                   fmt::format("subscription group not exist, {}", group));
-            return;
-        }
-        int32_t max_reconsume = group_cfg->retry_max_times;
-        if (req.version >= kVersionHonoursMaxReconsume && header.max_reconsume_times) {
-            max_reconsume = *header.max_reconsume_times;
-        }
-        if (msg.reconsume_times > max_reconsume ||
-            (msg.reconsume_times > 0 && ctx_.locks->group_has_live_locks(group) &&
-             msg.reconsume_times >= max_reconsume)) {
-            const std::string dlq = dlq_topic(group);
-            auto created = ctx_.topics->create_in_send_back(dlq, 1, kPermRead | kPermWrite, 0);
-            if (created.created && ctx_.on_topics_changed) {
-                ctx_.on_topics_changed();
-            }
-            if (!created.config) {
-                refuse(RC::kSystemError, fmt::format("topic[{}] not exist", dlq));
-                return;
-            }
-            msg.topic = dlq;
-            msg.queue_id = random_queue(created.config->write_queue_nums);
-            msg.set_property(protocol::property::kDelayTimeLevel, "-1");
-        }
-    }
-
-    // Transactions (docs/transactions.md). Java decides on the TRAN_MSG property alone; a
-    // prepared or rollback sysFlag without it would be stored but never dispatched to a
-    // ConsumeQueue (lost), so Comet refuses that instead of answering SEND_OK.
     const bool prepared = is_transaction_prepared(msg);
-    const int32_t tran_type = protocol::sysflag::transaction_value(msg.sys_flag);
-    if (prepared && cfg.reject_transaction_message) {
-        refuse(
-            RC::kNoPermission,
-            fmt::format("the broker[{}] sending transaction message is forbidden", cfg.broker_ip1));
+    if (auto no = check_transaction_send(cfg, msg, prepared, batch, ctx_.transactions != nullptr)) {
+        refuse_send(req, cfg, reply, std::move(*no));
         return;
     }
-    if (prepared && (batch || ctx_.transactions == nullptr)) {
-        refuse(RC::kNoPermission,
-               fmt::format("the broker[{}] sending transaction message is forbidden: {}",
-                           cfg.broker_ip1,
-                           batch ? "a batch cannot be transactional"
-                                 : "transactional messages are not enabled"));
-        return;
-    }
-    if (!prepared && (tran_type == protocol::sysflag::kTransactionPreparedType ||
-                      tran_type == protocol::sysflag::kTransactionRollbackType)) {
-        refuse(RC::kNoPermission,
-               fmt::format("the broker[{}] refuses a prepared/rollback sysFlag without "
-                           "TRAN_MSG=true: it would never be delivered",
-                           cfg.broker_ip1));
-        return;
-    }
-    msg.set_property(protocol::property::kCluster, cfg.broker_cluster_name);
-    // WAIT=false: the producer does not wait for flush or replication (Java isWaitStoreMsgOK).
-    const std::string* wait_prop = msg.property(protocol::property::kWaitStoreMsgOk);
-    const bool wait_store_msg_ok = wait_prop == nullptr || *wait_prop != "false";
-    // The queue the client asked for: a half or delayed message is stored in a system topic
-    // but the response names its real queue (REAL_QID), as Java's does.
-    int32_t answered_queue = msg.queue_id;
-    if (!batch) {
-        msg.erase_property(protocol::property::kWaitStoreMsgOk);
-        if (prepared) {
-            // Java TransactionalMessageBridge#parseHalfMessageInner; no delay for halves.
-            ctx_.transactions->ensure_topics();
-            to_half_message(&msg);
-        } else {
-            apply_schedule_topic(ctx_.delay_levels, &msg);
-        }
-    }
+    const SendPlacement placed = place_send_message(ctx_, cfg, prepared, batch, &msg);
 
-    std::optional<TransactionId> transaction_id;
-    if (const std::string* uk = msg.property(protocol::property::kUniqClientMessageIdKeyIdx)) {
-        transaction_id.emplace(*uk);
-    }
-    if (const std::string* rq = msg.property(protocol::property::kRealQueueId);
-        rq != nullptr && msg.topic == kScheduleTopic) {
-        answered_queue = std::atoi(rq->c_str());
-    }
-    const bool oneway = req.is_oneway();
-    // Metrics: resolve the topic's counters here (per-thread cache) so that the completion
-    // only bumps atomics. A delayed or half message counts for its real topic.
-    const BrokerMetrics::TopicIn* metrics_in = nullptr;
-    std::chrono::steady_clock::time_point started{};
-    const auto body_bytes = static_cast<int64_t>(body.size());
-    if (ctx_.metrics != nullptr) {
-        started = std::chrono::steady_clock::now();
-        using MT = BrokerMetrics::MessageType;
-        const MT type = prepared                      ? MT::kTransaction
-                        : msg.topic == kScheduleTopic ? MT::kDelay
-                                                      : MT::kNormal;
-        const std::string* real =
-            type != MT::kNormal ? msg.property(protocol::property::kRealTopic) : nullptr;
-        metrics_in = ctx_.metrics->topic_in(real != nullptr ? *real : msg.topic, type);
-    }
-    // `reply` is moved into the completion (this function owns it). Of the request, only what
-    // the response needs is kept.
-    auto done = [this, opaque = req.opaque, serialize_type = req.serialize_type,
-                 reply = std::move(reply), transaction_id = std::move(transaction_id),
-                 answered_queue, cfg = std::move(cfg_snapshot), oneway, metrics_in, started,
-                 body_bytes](store::PutMessageResult r, SendDurability dur) mutable {
-        const std::string& region = cfg->region_id;
-        const std::string_view trace_on = cfg->trace_on ? "true" : "false";
-        PutResponse pr = map_put_status(r);
-        if (ctx_.metrics != nullptr) {
-            ctx_.metrics->on_put(metrics_in, r.status, r.append.msg_num, body_bytes,
-                                 std::chrono::steady_clock::now() - started);
-        }
-        if (store::is_stored(r.status)) {
-            ctx_.stats->put_messages.fetch_add(r.append.msg_num, std::memory_order_relaxed);
-        } else {
-            ctx_.stats->put_failures.fetch_add(1, std::memory_order_relaxed);
-        }
-        if (oneway) {
-            return;
-        }
-        RemotingCommand& resp =
-            send_response_for(opaque, serialize_type, pr.code, std::move(pr.remark));
-        if (store::is_stored(r.status)) {
-            // SendMessageResponseHeader (msgId, queueId, queueOffset, transactionId = the
-            // UNIQ_KEY, MSG_REGION, TRACE_ON) and the durability: replicas holding it when
-            // answered (docs/replication.md). In key order, as ExtFields keeps them.
-            char queue_id[24];
-            char queue_offset[24];
-            char replicas[24];
-            const std::string_view qid = decimal(answered_queue, queue_id);
-            const std::string_view qoff = decimal(r.append.logics_offset.value(), queue_offset);
-            const std::string_view reps = decimal(dur.replicas, replicas);
-            std::pair<std::string_view, std::string_view> fields[8];
-            size_t n = 0;
-            fields[n++] = {"MSG_REGION", region};
-            fields[n++] = {"TRACE_ON", trace_on};
-            if (dur.degraded) {
-                fields[n++] = {"degraded", "true"};
-            }
-            fields[n++] = {"msgId", r.append.msg_id};
-            fields[n++] = {"queueId", qid};
-            fields[n++] = {"queueOffset", qoff};
-            fields[n++] = {"replicas", reps};
-            if (transaction_id.has_value()) {
-                fields[n++] = {"transactionId", transaction_id->view()};
-            }
-            resp.ext_fields.assign_sorted(std::span(fields, n));
-        } else {
-            resp.ext_fields.assign_sorted({{"MSG_REGION", region}, {"TRACE_ON", trace_on}});
-        }
-        reply(resp);
-    };
-    static_assert(ReplicationService::Done::fits_inline<decltype(done)>(),
-                  "the send completion must fit ReplicationService::Done inline (no allocation)");
+    SendCompletion done{.ctx = &ctx_,
+                        .opaque = req.opaque,
+                        .serialize_type = req.serialize_type,
+                        .reply = std::move(reply),
+                        .transaction_id = transaction_id_of(msg),
+                        .answered_queue = placed.answered_queue,
+                        .cfg = std::move(cfg_snapshot),
+                        .oneway = req.is_oneway(),
+                        .metrics = start_send_metrics(ctx_, msg, prepared),
+                        .body_bytes = static_cast<int64_t>(body.size())};
     if (batch) {
         msg.body.assign(body);  // a batch put consumes its message (MessageStorePort::put_messages)
     }
-    put_through(ctx_, msg, body, batch, wait_store_msg_ok, std::move(done));
+    put_through(ctx_, msg, body, batch, placed.wait_store_msg_ok, std::move(done));
 }
 
 void SendMessageProcessor::send_back(const RequestContext& rc, RemotingCommand req,
@@ -550,21 +813,9 @@ void SendMessageProcessor::send_back(const RequestContext& rc, RemotingCommand r
         reply_code(reply, req, RC::kSuccess);
         return;
     }
-    std::string new_topic = retry_topic(header.group);
-    int32_t queue_id = random_queue(group_cfg->retry_queue_nums);
-    const int32_t topic_sys_flag = header.unit_mode.value_or(false) ? 2 : 0;
-    auto created = ctx_.topics->create_in_send_back(new_topic, group_cfg->retry_queue_nums,
-                                                    kPermRead | kPermWrite, topic_sys_flag);
-    if (created.created && ctx_.on_topics_changed) {
-        ctx_.on_topics_changed();
-    }
-    if (!created.config) {
-        reply_code(reply, req, RC::kSystemError, fmt::format("topic[{}] not exist", new_topic));
-        return;
-    }
-    if (!perm_writeable(created.config->perm)) {
-        reply_code(reply, req, RC::kNoPermission,
-                   fmt::format("the topic[{}] sending message is forbidden", new_topic));
+    SendBackTarget target;
+    if (auto no = retry_target(ctx_, header, *group_cfg, &target)) {
+        reply_refusal(reply, req, std::move(*no));
         return;
     }
     auto original = ctx_.store->look_message_by_offset(header.offset);
@@ -578,86 +829,19 @@ void SendMessageProcessor::send_back(const RequestContext& rc, RemotingCommand r
         old.set_property(protocol::property::kRetryTopic, old.topic);
     }
     old.set_property(protocol::property::kWaitStoreMsgOk, "false");
-
-    int32_t delay_level = header.delay_level;
-    int32_t max_reconsume = group_cfg->retry_max_times;
-    if (req.version >= kVersionHonoursMaxReconsume && header.max_reconsume_times) {
-        max_reconsume = *header.max_reconsume_times;
+    if (auto no = route_send_back(ctx_, req.version, header, *group_cfg, &old, &target)) {
+        reply_refusal(reply, req, std::move(*no));
+        return;
     }
-    if (old.reconsume_times >= max_reconsume || delay_level < 0) {
-        new_topic = dlq_topic(header.group);
-        auto dlq = ctx_.topics->create_in_send_back(new_topic, 1, kPermRead | kPermWrite, 0);
-        if (dlq.created && ctx_.on_topics_changed) {
-            ctx_.on_topics_changed();
-        }
-        if (!dlq.config) {
-            reply_code(reply, req, RC::kSystemError, fmt::format("topic[{}] not exist", new_topic));
-            return;
-        }
-        queue_id = random_queue(dlq.config->write_queue_nums);
-        old.set_property(protocol::property::kDelayTimeLevel, "0");
-        spdlog::info("send back: message at {} of group {} goes to {} after {} reconsumes",
-                     header.offset, header.group, new_topic, old.reconsume_times);
-    } else {
-        if (delay_level == 0) {
-            delay_level = 3 + old.reconsume_times;
-        }
-        old.set_property(protocol::property::kDelayTimeLevel, std::to_string(delay_level));
-    }
-
-    protocol::MessageExt msg;
-    msg.topic = new_topic;
-    msg.queue_id = queue_id;
-    msg.body = std::move(old.body);
-    msg.flag = old.flag;
-    msg.sys_flag = old.sys_flag;
-    msg.born_timestamp = old.born_timestamp;
-    msg.born_host = old.born_host;
-    msg.store_host = ctx_.store->store_host();
-    msg.reconsume_times = old.reconsume_times + 1;
-    msg.properties = old.properties;
-    if (msg.property(protocol::property::kOriginMessageId) == nullptr) {
-        msg.set_property(protocol::property::kOriginMessageId,
-                         header.origin_msg_id.value_or(old.msg_id));
-    }
+    protocol::MessageExt msg = send_back_message(ctx_, header, target, &old);
     if (cfg.enable_remote_escape && ctx_.escape != nullptr && ctx_.is_acting_master &&
         ctx_.is_acting_master()) {
-        // Acting master (docs/replication.md): the group has no master, so the retry/DLQ
-        // message goes to another group's master with its DELAY property; that master
-        // schedules it. Blocks this executor thread for the route lookup and the send.
-        auto r = ctx_.escape->escape(msg);
-        if (!r.is_ok()) {
-            reply_code(reply, req, RC::kSystemError,
-                       fmt::format("PUT_TO_REMOTE_BROKER_FAIL: {}", r.status().message()));
-        } else if (r.value().code == RC::kSuccess) {
-            ctx_.stats->put_messages.fetch_add(1, std::memory_order_relaxed);
-            reply_code(reply, req, RC::kSuccess);
-        } else {
-            reply_code(reply, req, r.value().code, r.value().remark.value_or(""));
-        }
+        escape_send_back(ctx_, msg, req, reply);
         return;
     }
     apply_schedule_topic(ctx_.delay_levels, &msg);
     (void)rc;
-    // SNDBCK_PUT_NUMS key (4.9.8): the original topic (RETRY_TOPIC) else the message's, @group.
-    const std::string* retry_of = old.property(protocol::property::kRetryTopic);
-    std::string sndbck_key = (retry_of != nullptr ? *retry_of : old.topic) + "@" + header.group;
-    auto done = [this, req = std::move(req), reply, sndbck_key = std::move(sndbck_key)](
-                    store::PutMessageResult r, SendDurability dur) {
-        (void)dur;
-        const PutResponse pr = map_put_status(r);
-        if (store::is_stored(r.status)) {
-            ctx_.stats->put_messages.fetch_add(1, std::memory_order_relaxed);
-            if (ctx_.stats_manager != nullptr) {
-                ctx_.stats_manager->add(kSndbckPutNums, sndbck_key, 1, 1);
-            }
-            reply_code(reply, req, RC::kSuccess);
-        } else {
-            reply_code(reply, req, pr.code, pr.remark);
-        }
-    };
-    // Java sets WAIT=false on send-back messages: no flush or replica wait.
-    put_through(ctx_, msg, msg.body, false, false, std::move(done));
+    store_send_back(ctx_, header.group, old, msg, std::move(req), reply);
 }
 
 }  // namespace comet::broker
