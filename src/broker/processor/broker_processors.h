@@ -77,6 +77,10 @@ public:
                          const Reply& reply, bool allow_suspend);
 
 private:
+    // Parks a pull that found nothing (`held`, whose wake-up re-executes it on the pull
+    // executor without committing or suspending again).
+    void suspend(const RequestContext& rc, const protocol::RemotingCommand& req, const Reply& reply,
+                 HeldPullRequest held);
     BrokerContext& ctx_;
 };
 
