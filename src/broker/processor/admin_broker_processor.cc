@@ -59,211 +59,259 @@ std::string mq_key_json(const std::string& broker, int32_t qid, const std::strin
 
 }  // namespace
 
+AdminBrokerProcessor::Handler AdminBrokerProcessor::handler_for(int32_t code) {
+    struct Route {
+        int32_t code;
+        Handler handler;
+    };
+    static constexpr Route kRoutes[] = {
+        // Offsets and times of a queue in the store.
+        {Req::kGetMaxOffset, &AdminBrokerProcessor::max_offset},
+        {Req::kGetMinOffset, &AdminBrokerProcessor::min_offset},
+        {Req::kSearchOffsetByTimestamp, &AdminBrokerProcessor::search_offset_by_time},
+        {Req::kGetEarliestMsgStoretime, &AdminBrokerProcessor::earliest_msg_store_time},
+        {Req::kQueryConsumeQueue, &AdminBrokerProcessor::query_consume_queue},
+        // Orderly-consumption locks.
+        {Req::kLockBatchMq, &AdminBrokerProcessor::lock_batch_mq},
+        {Req::kUnlockBatchMq, &AdminBrokerProcessor::unlock_batch_mq},
+        // Topics.
+        {Req::kUpdateAndCreateTopic, &AdminBrokerProcessor::create_topic},
+        {Req::kDeleteTopicInBroker, &AdminBrokerProcessor::delete_topic},
+        {Req::kCleanUnusedTopic, &AdminBrokerProcessor::clean_unused_topic},
+        {Req::kCleanExpiredConsumequeue, &AdminBrokerProcessor::clean_expired_consume_queue},
+        {Req::kGetAllTopicConfig, &AdminBrokerProcessor::all_topic_config},
+        // Subscription groups and offsets.
+        {Req::kUpdateAndCreateSubscriptionGroup, &AdminBrokerProcessor::update_subscription_group},
+        {Req::kDeleteSubscriptionGroup, &AdminBrokerProcessor::delete_subscription_group},
+        {Req::kGetAllSubscriptionGroupConfig, &AdminBrokerProcessor::all_subscription_groups},
+        {Req::kGetAllConsumerOffset, &AdminBrokerProcessor::all_consumer_offsets},
+        {Req::kGetAllDelayOffset, &AdminBrokerProcessor::all_delay_offsets},
+        // Runtime information and statistics.
+        {Req::kGetBrokerRuntimeInfo, &AdminBrokerProcessor::runtime_info},
+        {Req::kGetTopicStatsInfo, &AdminBrokerProcessor::topic_stats},
+        {Req::kGetConsumeStats, &AdminBrokerProcessor::consume_stats},
+        {Req::kViewBrokerStatsData, &AdminBrokerProcessor::view_stats},
+        // Broker configuration.
+        {Req::kGetBrokerConfig, &AdminBrokerProcessor::broker_config},
+        {Req::kUpdateBrokerConfig, &AdminBrokerProcessor::update_broker_config},
+    };
+    for (const Route& r : kRoutes) {
+        if (r.code == code) {
+            return r.handler;
+        }
+    }
+    return nullptr;
+}
+
 void AdminBrokerProcessor::process(const RequestContext& rc, RemotingCommand req,
                                    const Reply& reply) {
-    (void)rc;
-    switch (req.code) {
-        case Req::kGetMaxOffset: {
-            protocol::GetMaxOffsetRequestHeader h;
-            if (decode_or_reply(req, reply, &h)) {
-                reply_offset(reply, req, ctx_.store->max_offset_in_queue(h.topic, h.queue_id));
-            }
-            return;
-        }
-        case Req::kGetMinOffset: {
-            protocol::GetMinOffsetRequestHeader h;
-            if (decode_or_reply(req, reply, &h)) {
-                reply_offset(reply, req, ctx_.store->min_offset_in_queue(h.topic, h.queue_id));
-            }
-            return;
-        }
-        case Req::kSearchOffsetByTimestamp: {
-            protocol::SearchOffsetRequestHeader h;
-            if (decode_or_reply(req, reply, &h)) {
-                // No boundaryType (RocketMQ 4.x clients): 4.9.8's nearest-message search;
-                // with one (5.x clients): the first at/after or last at/before the time.
-                reply_offset(reply, req,
-                             h.boundary_type.has_value()
-                                 ? ctx_.store->offset_in_queue_by_time(h.topic, h.queue_id,
-                                                                       h.timestamp, h.is_upper())
-                                 : ctx_.store->offset_in_queue_by_time_nearest(h.topic, h.queue_id,
-                                                                               h.timestamp));
-            }
-            return;
-        }
-        case Req::kGetEarliestMsgStoretime: {
-            protocol::GetEarliestMsgStoretimeRequestHeader h;
-            if (decode_or_reply(req, reply, &h)) {
-                RemotingCommand resp = make_response(req, RC::kSuccess);
-                protocol::GetEarliestMsgStoretimeResponseHeader rh;
-                rh.timestamp = ctx_.store->earliest_message_time(h.topic, h.queue_id);
-                rh.to_ext(resp);
-                reply(std::move(resp), {});
-            }
-            return;
-        }
-        case Req::kLockBatchMq:
-            lock_batch(req, reply, true);
-            return;
-        case Req::kUnlockBatchMq:
-            lock_batch(req, reply, false);
-            return;
-        case Req::kUpdateAndCreateTopic:
-            create_topic(req, reply);
-            return;
-        case Req::kDeleteTopicInBroker: {
-            protocol::TopicRequestHeader h;
-            if (!decode_or_reply(req, reply, &h)) {
-                return;
-            }
-            if (ctx_.topics->is_system_topic(h.topic)) {
-                reply_code(reply, req, RC::kInvalidParameter,
-                           fmt::format("The topic[{}] is conflict with system topic.", h.topic));
-                return;
-            }
-            ctx_.topics->remove(h.topic);
-            ctx_.offsets->remove_topic(h.topic);
-            ctx_.store->delete_topic(h.topic);
-            if (ctx_.on_topics_changed) {
-                ctx_.on_topics_changed();
-            }
-            reply_code(reply, req, RC::kSuccess);
-            return;
-        }
-        case Req::kCleanUnusedTopic: {
-            // Java DefaultMessageStore#cleanUnusedTopic: ConsumeQueues of topics without a
-            // topic config go, except the delay and transaction-check topics.
-            std::set<std::string> keep{"SCHEDULE_TOPIC_XXXX", "TRANS_CHECK_MAX_TIME_TOPIC"};
-            for (const auto& t : ctx_.topics->all()) {
-                keep.insert(t.topic_name);
-            }
-            const int removed = ctx_.store->clean_unused_topics(keep);
-            spdlog::warn("CLEAN_UNUSED_TOPIC: {} ConsumeQueue(s) of unused topics removed",
-                         removed);
-            reply_code(reply, req, RC::kSuccess);
-            return;
-        }
-        case Req::kCleanExpiredConsumequeue: {
-            // Java cleanExpiredConsumeQueue: queues whose records the CommitLog no longer
-            // holds go; always SUCCESS.
-            spdlog::warn("invoke cleanExpiredConsumeQueue start.");
-            const int removed = ctx_.store->clean_expired_consume_queues();
-            spdlog::warn("invoke cleanExpiredConsumeQueue end: {} ConsumeQueue(s) removed",
-                         removed);
-            reply_code(reply, req, RC::kSuccess);
-            return;
-        }
-        case Req::kQueryConsumeQueue:
-            query_consume_queue(req, reply);
-            return;
-        case Req::kGetAllTopicConfig: {
-            RemotingCommand resp = make_response(req, RC::kSuccess);
-            resp.body = ctx_.topics->encode(false);
-            resp.set_ext("totalTopicNum", std::to_string(ctx_.topics->all().size()));
-            reply(std::move(resp), {});
-            return;
-        }
-        case Req::kUpdateAndCreateSubscriptionGroup: {
-            auto c = SubscriptionGroupConfig::decode(req.body);
-            if (!c.is_ok()) {
-                reply_code(reply, req, RC::kSystemError, c.status().message());
-                return;
-            }
-            if (c->group_name.empty()) {
-                reply_code(reply, req, RC::kSystemError,
-                           "subscription group config without groupName");
-                return;
-            }
-            Status st = ctx_.groups->update(c.value());
-            if (!st.is_ok()) {
-                reply_code(reply, req, RC::kSystemError, st.message());
-                return;
-            }
-            reply_code(reply, req, RC::kSuccess);
-            return;
-        }
-        case Req::kDeleteSubscriptionGroup: {
-            protocol::DeleteSubscriptionGroupRequestHeader h;
-            if (!decode_or_reply(req, reply, &h)) {
-                return;
-            }
-            ctx_.groups->remove(h.group_name);
-            if (h.clean_offset.value_or(false)) {
-                ctx_.offsets->remove_group(h.group_name);
-            }
-            reply_code(reply, req, RC::kSuccess);
-            return;
-        }
-        case Req::kGetAllSubscriptionGroupConfig:
-            reply_body(reply, req, ctx_.groups->encode(false));
-            return;
-        case Req::kGetAllConsumerOffset:
-            reply_body(reply, req, ctx_.offsets->encode(false));
-            return;
-        case Req::kGetAllDelayOffset:
-            if (ctx_.schedule == nullptr) {
-                reply_code(reply, req, RC::kSystemError, "schedule message service not running");
-                return;
-            }
-            reply_body(reply, req, ctx_.schedule->encode(false));
-            return;
-        case Req::kGetBrokerRuntimeInfo:
-            runtime_info(req, reply);
-            return;
-        case Req::kGetTopicStatsInfo:
-            topic_stats(req, reply);
-            return;
-        case Req::kGetConsumeStats:
-            consume_stats(req, reply);
-            return;
-        case Req::kViewBrokerStatsData:
-            view_stats(req, reply);
-            return;
-        case Req::kGetBrokerConfig: {
-            RemotingCommand resp = make_response(req, RC::kSuccess);
-            resp.body = properties_to_string(ctx_.config->get().to_properties());
-            protocol::JsonWriter w;
-            w.begin_object()
-                .member("counter", ctx_.config->version())
-                .member("stateVersion", int64_t{0})
-                .member("timestamp", ctx_.stats->start_millis.load())
-                .end_object();
-            protocol::GetBrokerConfigResponseHeader rh;
-            rh.version = w.take();
-            rh.to_ext(resp);
-            reply(std::move(resp), {});
-            return;
-        }
-        case Req::kUpdateBrokerConfig: {
-            auto props = parse_properties(req.body);
-            if (!props.is_ok()) {
-                reply_code(reply, req, RC::kSystemError,
-                           "string2Properties error: " + props.status().message());
-                return;
-            }
-            Status st = ctx_.config->update(props.value());
-            if (!st.is_ok()) {
-                reply_code(reply, req, RC::kSystemError, st.message());
-                return;
-            }
-            spdlog::info("broker config updated by {}: {} keys", rc.remote_address,
-                         props.value().size());
-            if (ctx_.on_topics_changed) {
-                ctx_.on_topics_changed();  // permission changes reach the name servers
-            }
-            reply_code(reply, req, RC::kSuccess);
-            return;
-        }
-        default:
-            reply_code(reply, req, RC::kRequestCodeNotSupported,
-                       fmt::format("request type {} not supported", req.code));
+    const Handler handler = handler_for(req.code);
+    if (handler == nullptr) {
+        reply_code(reply, req, RC::kRequestCodeNotSupported,
+                   fmt::format("request type {} not supported", req.code));
+        return;
     }
+    (this->*handler)(rc, req, reply);
+}
+
+void AdminBrokerProcessor::max_offset(const RequestContext& /*rc*/, const RemotingCommand& req,
+                                      const Reply& reply) {
+    protocol::GetMaxOffsetRequestHeader h;
+    if (decode_or_reply(req, reply, &h)) {
+        reply_offset(reply, req, ctx_.store->max_offset_in_queue(h.topic, h.queue_id));
+    }
+}
+
+void AdminBrokerProcessor::min_offset(const RequestContext& /*rc*/, const RemotingCommand& req,
+                                      const Reply& reply) {
+    protocol::GetMinOffsetRequestHeader h;
+    if (decode_or_reply(req, reply, &h)) {
+        reply_offset(reply, req, ctx_.store->min_offset_in_queue(h.topic, h.queue_id));
+    }
+}
+
+void AdminBrokerProcessor::search_offset_by_time(const RequestContext& /*rc*/,
+                                                 const RemotingCommand& req, const Reply& reply) {
+    protocol::SearchOffsetRequestHeader h;
+    if (decode_or_reply(req, reply, &h)) {
+        // No boundaryType (RocketMQ 4.x clients): 4.9.8's nearest-message search; with one
+        // (5.x clients): the first at/after or last at/before the time.
+        reply_offset(
+            reply, req,
+            h.boundary_type.has_value()
+                ? ctx_.store->offset_in_queue_by_time(h.topic, h.queue_id, h.timestamp,
+                                                      h.is_upper())
+                : ctx_.store->offset_in_queue_by_time_nearest(h.topic, h.queue_id, h.timestamp));
+    }
+}
+
+void AdminBrokerProcessor::earliest_msg_store_time(const RequestContext& /*rc*/,
+                                                   const RemotingCommand& req, const Reply& reply) {
+    protocol::GetEarliestMsgStoretimeRequestHeader h;
+    if (decode_or_reply(req, reply, &h)) {
+        RemotingCommand resp = make_response(req, RC::kSuccess);
+        protocol::GetEarliestMsgStoretimeResponseHeader rh;
+        rh.timestamp = ctx_.store->earliest_message_time(h.topic, h.queue_id);
+        rh.to_ext(resp);
+        reply(std::move(resp), {});
+    }
+}
+
+void AdminBrokerProcessor::lock_batch_mq(const RequestContext& /*rc*/, const RemotingCommand& req,
+                                         const Reply& reply) {
+    lock_batch(req, reply, true);
+}
+
+void AdminBrokerProcessor::unlock_batch_mq(const RequestContext& /*rc*/, const RemotingCommand& req,
+                                           const Reply& reply) {
+    lock_batch(req, reply, false);
+}
+
+void AdminBrokerProcessor::delete_topic(const RequestContext& /*rc*/, const RemotingCommand& req,
+                                        const Reply& reply) {
+    protocol::TopicRequestHeader h;
+    if (!decode_or_reply(req, reply, &h)) {
+        return;
+    }
+    if (ctx_.topics->is_system_topic(h.topic)) {
+        reply_code(reply, req, RC::kInvalidParameter,
+                   fmt::format("The topic[{}] is conflict with system topic.", h.topic));
+        return;
+    }
+    ctx_.topics->remove(h.topic);
+    ctx_.offsets->remove_topic(h.topic);
+    ctx_.store->delete_topic(h.topic);
+    if (ctx_.on_topics_changed) {
+        ctx_.on_topics_changed();
+    }
+    reply_code(reply, req, RC::kSuccess);
+}
+
+// Java DefaultMessageStore#cleanUnusedTopic: ConsumeQueues of topics without a topic config
+// go, except the delay and transaction-check topics.
+void AdminBrokerProcessor::clean_unused_topic(const RequestContext& /*rc*/,
+                                              const RemotingCommand& req, const Reply& reply) {
+    std::set<std::string> keep{"SCHEDULE_TOPIC_XXXX", "TRANS_CHECK_MAX_TIME_TOPIC"};
+    for (const auto& t : ctx_.topics->all()) {
+        keep.insert(t.topic_name);
+    }
+    const int removed = ctx_.store->clean_unused_topics(keep);
+    spdlog::warn("CLEAN_UNUSED_TOPIC: {} ConsumeQueue(s) of unused topics removed", removed);
+    reply_code(reply, req, RC::kSuccess);
+}
+
+// Java cleanExpiredConsumeQueue: queues whose records the CommitLog no longer holds go;
+// always SUCCESS.
+void AdminBrokerProcessor::clean_expired_consume_queue(const RequestContext& /*rc*/,
+                                                       const RemotingCommand& req,
+                                                       const Reply& reply) {
+    spdlog::warn("invoke cleanExpiredConsumeQueue start.");
+    const int removed = ctx_.store->clean_expired_consume_queues();
+    spdlog::warn("invoke cleanExpiredConsumeQueue end: {} ConsumeQueue(s) removed", removed);
+    reply_code(reply, req, RC::kSuccess);
+}
+
+void AdminBrokerProcessor::all_topic_config(const RequestContext& /*rc*/,
+                                            const RemotingCommand& req, const Reply& reply) {
+    RemotingCommand resp = make_response(req, RC::kSuccess);
+    resp.body = ctx_.topics->encode(false);
+    resp.set_ext("totalTopicNum", std::to_string(ctx_.topics->all().size()));
+    reply(std::move(resp), {});
+}
+
+void AdminBrokerProcessor::update_subscription_group(const RequestContext& /*rc*/,
+                                                     const RemotingCommand& req,
+                                                     const Reply& reply) {
+    auto c = SubscriptionGroupConfig::decode(req.body);
+    if (!c.is_ok()) {
+        reply_code(reply, req, RC::kSystemError, c.status().message());
+        return;
+    }
+    if (c->group_name.empty()) {
+        reply_code(reply, req, RC::kSystemError, "subscription group config without groupName");
+        return;
+    }
+    Status st = ctx_.groups->update(c.value());
+    if (!st.is_ok()) {
+        reply_code(reply, req, RC::kSystemError, st.message());
+        return;
+    }
+    reply_code(reply, req, RC::kSuccess);
+}
+
+void AdminBrokerProcessor::delete_subscription_group(const RequestContext& /*rc*/,
+                                                     const RemotingCommand& req,
+                                                     const Reply& reply) {
+    protocol::DeleteSubscriptionGroupRequestHeader h;
+    if (!decode_or_reply(req, reply, &h)) {
+        return;
+    }
+    ctx_.groups->remove(h.group_name);
+    if (h.clean_offset.value_or(false)) {
+        ctx_.offsets->remove_group(h.group_name);
+    }
+    reply_code(reply, req, RC::kSuccess);
+}
+
+void AdminBrokerProcessor::all_subscription_groups(const RequestContext& /*rc*/,
+                                                   const RemotingCommand& req, const Reply& reply) {
+    reply_body(reply, req, ctx_.groups->encode(false));
+}
+
+void AdminBrokerProcessor::all_consumer_offsets(const RequestContext& /*rc*/,
+                                                const RemotingCommand& req, const Reply& reply) {
+    reply_body(reply, req, ctx_.offsets->encode(false));
+}
+
+void AdminBrokerProcessor::all_delay_offsets(const RequestContext& /*rc*/,
+                                             const RemotingCommand& req, const Reply& reply) {
+    if (ctx_.schedule == nullptr) {
+        reply_code(reply, req, RC::kSystemError, "schedule message service not running");
+        return;
+    }
+    reply_body(reply, req, ctx_.schedule->encode(false));
+}
+
+void AdminBrokerProcessor::broker_config(const RequestContext& /*rc*/, const RemotingCommand& req,
+                                         const Reply& reply) {
+    RemotingCommand resp = make_response(req, RC::kSuccess);
+    resp.body = properties_to_string(ctx_.config->get().to_properties());
+    protocol::JsonWriter w;
+    w.begin_object()
+        .member("counter", ctx_.config->version())
+        .member("stateVersion", int64_t{0})
+        .member("timestamp", ctx_.stats->start_millis.load())
+        .end_object();
+    protocol::GetBrokerConfigResponseHeader rh;
+    rh.version = w.take();
+    rh.to_ext(resp);
+    reply(std::move(resp), {});
+}
+
+void AdminBrokerProcessor::update_broker_config(const RequestContext& rc,
+                                                const RemotingCommand& req, const Reply& reply) {
+    auto props = parse_properties(req.body);
+    if (!props.is_ok()) {
+        reply_code(reply, req, RC::kSystemError,
+                   "string2Properties error: " + props.status().message());
+        return;
+    }
+    Status st = ctx_.config->update(props.value());
+    if (!st.is_ok()) {
+        reply_code(reply, req, RC::kSystemError, st.message());
+        return;
+    }
+    spdlog::info("broker config updated by {}: {} keys", rc.remote_address, props.value().size());
+    if (ctx_.on_topics_changed) {
+        ctx_.on_topics_changed();  // permission changes reach the name servers
+    }
+    reply_code(reply, req, RC::kSuccess);
 }
 
 void AdminBrokerProcessor::lock_batch(const RemotingCommand& req, const Reply& reply, bool lock) {
     rapidjson::Document doc;
-    Status st = parse_lenient_json(req.body, lock ? "LockBatchRequestBody" : "UnlockBatchRequestBody",
-                                   &doc);
+    Status st = parse_lenient_json(req.body,
+                                   lock ? "LockBatchRequestBody" : "UnlockBatchRequestBody", &doc);
     if (!st.is_ok() || !doc.IsObject()) {
         reply_code(reply, req, RC::kSystemError,
                    st.is_ok() ? std::string("lock body is not an object") : st.message());
@@ -305,7 +353,8 @@ void AdminBrokerProcessor::lock_batch(const RemotingCommand& req, const Reply& r
     reply_body(reply, req, w.take());
 }
 
-void AdminBrokerProcessor::create_topic(const RemotingCommand& req, const Reply& reply) {
+void AdminBrokerProcessor::create_topic(const RequestContext& /*rc*/, const RemotingCommand& req,
+                                        const Reply& reply) {
     protocol::CreateTopicRequestHeader h;
     if (!decode_or_reply(req, reply, &h)) {
         return;
@@ -359,8 +408,8 @@ void AdminBrokerProcessor::create_topic(const RemotingCommand& req, const Reply&
     }
     Status st = ctx_.topics->update(c);
     if (!st.is_ok()) {
-        reply_code(reply, req, st.code() == Errc::kInvalidArgument ? RC::kInvalidParameter
-                                                                   : RC::kSystemError,
+        reply_code(reply, req,
+                   st.code() == Errc::kInvalidArgument ? RC::kInvalidParameter : RC::kSystemError,
                    st.message());
         return;
     }
@@ -370,7 +419,8 @@ void AdminBrokerProcessor::create_topic(const RemotingCommand& req, const Reply&
     reply_code(reply, req, RC::kSuccess);
 }
 
-void AdminBrokerProcessor::topic_stats(const RemotingCommand& req, const Reply& reply) {
+void AdminBrokerProcessor::topic_stats(const RequestContext& /*rc*/, const RemotingCommand& req,
+                                       const Reply& reply) {
     protocol::TopicRequestHeader h;
     if (!decode_or_reply(req, reply, &h)) {
         return;
@@ -412,7 +462,8 @@ void write_stats_item(protocol::JsonWriter* w, std::string_view name, const Stat
 
 // 4.9.8 AdminBrokerProcessor#ViewBrokerStatsData: SYSTEM_ERROR "The stats <name> <key> not
 // exist" for an item or key never counted.
-void AdminBrokerProcessor::view_stats(const RemotingCommand& req, const Reply& reply) {
+void AdminBrokerProcessor::view_stats(const RequestContext& /*rc*/, const RemotingCommand& req,
+                                      const Reply& reply) {
     const std::string* name = req.ext("statsName");
     const std::string* key = req.ext("statsKey");
     if (name == nullptr || key == nullptr) {
@@ -444,7 +495,8 @@ void AdminBrokerProcessor::view_stats(const RemotingCommand& req, const Reply& r
 // 4.9.8 AdminBrokerProcessor#queryConsumeQueue. Comet has no ConsumeQueue extension, so no
 // unit carries an ext address: extendDataJson, bitMap and msg stay null and eval false, as
 // 4.9.8 answers for a unit without one. Differs: filterData omits the compiled expression.
-void AdminBrokerProcessor::query_consume_queue(const RemotingCommand& req, const Reply& reply) {
+void AdminBrokerProcessor::query_consume_queue(const RequestContext& /*rc*/,
+                                               const RemotingCommand& req, const Reply& reply) {
     protocol::QueryConsumeQueueRequestHeader h;
     if (!decode_or_reply(req, reply, &h)) {
         return;
@@ -461,8 +513,7 @@ void AdminBrokerProcessor::query_consume_queue(const RemotingCommand& req, const
     if (h.consumer_group) {
         sub = ctx_.consumers->find_subscription(*h.consumer_group, h.topic);
         if (!sub) {
-            w.member("filterData",
-                     fmt::format("{}@{} is not online!", *h.consumer_group, h.topic));
+            w.member("filterData", fmt::format("{}@{} is not online!", *h.consumer_group, h.topic));
         } else {
             // JSON.toJSONString(filterData, true): "null" for a TAG subscription.
             std::optional<ConsumerFilterInfo> f;
@@ -498,8 +549,8 @@ void AdminBrokerProcessor::query_consume_queue(const RemotingCommand& req, const
     // Java getIndexBuffer: null below the min or at/after the end of the written units; the
     // answer is then SUCCESS without a body, the remark saying why. Otherwise the units from
     // `index` to the end of its segment, at most `count`.
-    const auto units = ctx_.store->consume_queue_index_buffer(h.topic, h.queue_id, h.index,
-                                                              std::max(0, h.count));
+    const auto units =
+        ctx_.store->consume_queue_index_buffer(h.topic, h.queue_id, h.index, std::max(0, h.count));
     if (!units) {
         reply_code(reply, req, RC::kSuccess,
                    fmt::format("Index {} of {}@{} is not exist!", h.index, h.queue_id, h.topic));
@@ -527,7 +578,8 @@ void AdminBrokerProcessor::query_consume_queue(const RemotingCommand& req, const
     reply_body(reply, req, w.take());
 }
 
-void AdminBrokerProcessor::consume_stats(const RemotingCommand& req, const Reply& reply) {
+void AdminBrokerProcessor::consume_stats(const RequestContext& /*rc*/, const RemotingCommand& req,
+                                         const Reply& reply) {
     protocol::GetConsumeStatsRequestHeader h;
     if (!decode_or_reply(req, reply, &h)) {
         return;
@@ -557,7 +609,8 @@ void AdminBrokerProcessor::consume_stats(const RemotingCommand& req, const Reply
             continue;
         }
         for (int32_t q = 0; q < t->read_queue_nums; ++q) {
-            const int64_t broker_offset = std::max<int64_t>(0, ctx_.store->max_offset_in_queue(topic, q));
+            const int64_t broker_offset =
+                std::max<int64_t>(0, ctx_.store->max_offset_in_queue(topic, q));
             int64_t consumer_offset = ctx_.offsets->query_offset(h.consumer_group, topic, q);
             if (consumer_offset < 0) {
                 consumer_offset = 0;
@@ -580,7 +633,8 @@ void AdminBrokerProcessor::consume_stats(const RemotingCommand& req, const Reply
     reply_body(reply, req, w.take());
 }
 
-void AdminBrokerProcessor::runtime_info(const RemotingCommand& req, const Reply& reply) {
+void AdminBrokerProcessor::runtime_info(const RequestContext& /*rc*/, const RemotingCommand& req,
+                                        const Reply& reply) {
     std::map<std::string, std::string> table = ctx_.store->runtime_info();
     const BrokerConfig cfg = ctx_.config->get();
     table["brokerVersionDesc"] = "V4_9_8";

@@ -104,6 +104,14 @@ public:
     void process(const RequestContext& rc, protocol::RemotingCommand req, const Reply& reply);
 
 private:
+    // Answers one request code; handler_for() is the table of them.
+    using Handler = void (ConsumerManageProcessor::*)(const protocol::RemotingCommand& req,
+                                                      const Reply& reply);
+    // The handler of `code`; null when this processor does not handle it.
+    static Handler handler_for(int32_t code);
+    void consumer_list_by_group(const protocol::RemotingCommand& req, const Reply& reply);
+    void query_consumer_offset(const protocol::RemotingCommand& req, const Reply& reply);
+    void update_consumer_offset(const protocol::RemotingCommand& req, const Reply& reply);
     BrokerContext& ctx_;
 };
 
@@ -136,13 +144,66 @@ public:
     void process(const RequestContext& rc, protocol::RemotingCommand req, const Reply& reply);
 
 private:
+    // Answers one request code; handler_for() is the table of them.
+    using Handler = void (AdminBrokerProcessor::*)(const RequestContext& rc,
+                                                   const protocol::RemotingCommand& req,
+                                                   const Reply& reply);
+    // The handler of `code`; null when this processor does not handle it.
+    static Handler handler_for(int32_t code);
+
+    // Offsets and times of a queue in the store.
+    void max_offset(const RequestContext& rc, const protocol::RemotingCommand& req,
+                    const Reply& reply);
+    void min_offset(const RequestContext& rc, const protocol::RemotingCommand& req,
+                    const Reply& reply);
+    void search_offset_by_time(const RequestContext& rc, const protocol::RemotingCommand& req,
+                               const Reply& reply);
+    void earliest_msg_store_time(const RequestContext& rc, const protocol::RemotingCommand& req,
+                                 const Reply& reply);
+    void query_consume_queue(const RequestContext& rc, const protocol::RemotingCommand& req,
+                             const Reply& reply);
+    // Orderly-consumption locks.
+    void lock_batch_mq(const RequestContext& rc, const protocol::RemotingCommand& req,
+                       const Reply& reply);
+    void unlock_batch_mq(const RequestContext& rc, const protocol::RemotingCommand& req,
+                         const Reply& reply);
     void lock_batch(const protocol::RemotingCommand& req, const Reply& reply, bool lock);
-    void create_topic(const protocol::RemotingCommand& req, const Reply& reply);
-    void topic_stats(const protocol::RemotingCommand& req, const Reply& reply);
-    void view_stats(const protocol::RemotingCommand& req, const Reply& reply);
-    void query_consume_queue(const protocol::RemotingCommand& req, const Reply& reply);
-    void consume_stats(const protocol::RemotingCommand& req, const Reply& reply);
-    void runtime_info(const protocol::RemotingCommand& req, const Reply& reply);
+    // Topics.
+    void create_topic(const RequestContext& rc, const protocol::RemotingCommand& req,
+                      const Reply& reply);
+    void delete_topic(const RequestContext& rc, const protocol::RemotingCommand& req,
+                      const Reply& reply);
+    void clean_unused_topic(const RequestContext& rc, const protocol::RemotingCommand& req,
+                            const Reply& reply);
+    void clean_expired_consume_queue(const RequestContext& rc, const protocol::RemotingCommand& req,
+                                     const Reply& reply);
+    void all_topic_config(const RequestContext& rc, const protocol::RemotingCommand& req,
+                          const Reply& reply);
+    // Subscription groups and offsets.
+    void update_subscription_group(const RequestContext& rc, const protocol::RemotingCommand& req,
+                                   const Reply& reply);
+    void delete_subscription_group(const RequestContext& rc, const protocol::RemotingCommand& req,
+                                   const Reply& reply);
+    void all_subscription_groups(const RequestContext& rc, const protocol::RemotingCommand& req,
+                                 const Reply& reply);
+    void all_consumer_offsets(const RequestContext& rc, const protocol::RemotingCommand& req,
+                              const Reply& reply);
+    void all_delay_offsets(const RequestContext& rc, const protocol::RemotingCommand& req,
+                           const Reply& reply);
+    // Runtime information and statistics.
+    void runtime_info(const RequestContext& rc, const protocol::RemotingCommand& req,
+                      const Reply& reply);
+    void topic_stats(const RequestContext& rc, const protocol::RemotingCommand& req,
+                     const Reply& reply);
+    void consume_stats(const RequestContext& rc, const protocol::RemotingCommand& req,
+                       const Reply& reply);
+    void view_stats(const RequestContext& rc, const protocol::RemotingCommand& req,
+                    const Reply& reply);
+    // Broker configuration.
+    void broker_config(const RequestContext& rc, const protocol::RemotingCommand& req,
+                       const Reply& reply);
+    void update_broker_config(const RequestContext& rc, const protocol::RemotingCommand& req,
+                              const Reply& reply);
     BrokerContext& ctx_;
 };
 

@@ -150,98 +150,117 @@ void ClientManageProcessor::heart_beat(const RequestContext& rc, const RemotingC
     reply_code(reply, req, RC::kSuccess);
 }
 
+ConsumerManageProcessor::Handler ConsumerManageProcessor::handler_for(int32_t code) {
+    struct Route {
+        int32_t code;
+        Handler handler;
+    };
+    static constexpr Route kRoutes[] = {
+        {Req::kGetConsumerListByGroup, &ConsumerManageProcessor::consumer_list_by_group},
+        {Req::kQueryConsumerOffset, &ConsumerManageProcessor::query_consumer_offset},
+        {Req::kUpdateConsumerOffset, &ConsumerManageProcessor::update_consumer_offset},
+    };
+    for (const Route& r : kRoutes) {
+        if (r.code == code) {
+            return r.handler;
+        }
+    }
+    return nullptr;
+}
+
 void ConsumerManageProcessor::process(const RequestContext& rc, RemotingCommand req,
                                       const Reply& reply) {
     (void)rc;
-    switch (req.code) {
-        case Req::kGetConsumerListByGroup: {
-            auto h = protocol::GetConsumerListByGroupRequestHeader::from_ext(req);
-            if (!h.is_ok()) {
-                reply_code(reply, req, RC::kSystemError, h.status().message());
-                return;
-            }
-            auto info = ctx_.consumers->group(h->consumer_group);
-            const auto ids = info ? info->client_ids() : std::vector<std::string>{};
-            if (ids.empty()) {
-                reply_code(reply, req, RC::kSystemError,
-                           fmt::format("no consumer for this group, {}", h->consumer_group));
-                return;
-            }
-            protocol::JsonWriter w;
-            w.begin_object().key("consumerIdList").begin_array();
-            for (const auto& id : ids) {
-                w.value(id);
-            }
-            w.end_array().end_object();
-            RemotingCommand resp = make_response(req, RC::kSuccess);
-            resp.body = w.take();
-            reply(std::move(resp), {});
-            return;
-        }
-        case Req::kQueryConsumerOffset: {
-            auto h = protocol::QueryConsumerOffsetRequestHeader::from_ext(req);
-            if (!h.is_ok()) {
-                reply_code(reply, req, RC::kSystemError, h.status().message());
-                return;
-            }
-            const int64_t stored =
-                ctx_.offsets->query_offset(h->consumer_group, h->topic, h->queue_id);
-            protocol::QueryConsumerOffsetResponseHeader rh;
-            if (stored >= 0) {
-                rh.offset = stored;
-                RemotingCommand resp = make_response(req, RC::kSuccess);
-                rh.to_ext(resp);
-                reply(std::move(resp), {});
-                return;
-            }
-            if (h->set_zero_if_not_found.has_value() && !*h->set_zero_if_not_found) {
-                reply_code(reply, req, RC::kQueryNotFound,
-                           "Not found, do not set to zero, maybe this group boot first");
-                return;
-            }
-            const int64_t min = ctx_.store->min_offset_in_queue(h->topic, h->queue_id);
-            bool first_in_memory = true;
-            if (auto unit = ctx_.store->consume_queue_unit(h->topic, h->queue_id, 0)) {
-                first_in_memory = ctx_.store->is_in_memory(unit->physical_offset);
-            }
-            if (min <= 0 && first_in_memory) {
-                rh.offset = 0;
-                RemotingCommand resp = make_response(req, RC::kSuccess);
-                rh.to_ext(resp);
-                reply(std::move(resp), {});
-                return;
-            }
-            reply_code(reply, req, RC::kQueryNotFound,
-                       "Not found, V3_0_6_SNAPSHOT maybe this group consumer boot first");
-            return;
-        }
-        case Req::kUpdateConsumerOffset: {
-            auto h = protocol::UpdateConsumerOffsetRequestHeader::from_ext(req);
-            if (!h.is_ok()) {
-                reply_code(reply, req, RC::kSystemError, h.status().message());
-                return;
-            }
-            auto t = ctx_.topics->select(h->topic);
-            if (!t) {
-                reply_code(reply, req, RC::kTopicNotExist,
-                           fmt::format("Topic {} not exist!", h->topic));
-                return;
-            }
-            if (h->queue_id < 0 ||
-                h->queue_id >= std::max(t->read_queue_nums, t->write_queue_nums)) {
-                reply_code(
-                    reply, req, RC::kInvalidParameter,
-                    fmt::format("QueueId {} is invalid for topic {}", h->queue_id, h->topic));
-                return;
-            }
-            ctx_.offsets->commit_offset(h->consumer_group, h->topic, h->queue_id, h->commit_offset);
-            reply_code(reply, req, RC::kSuccess);
-            return;
-        }
-        default:
-            reply_code(reply, req, RC::kRequestCodeNotSupported,
-                       fmt::format("request type {} not supported", req.code));
+    const Handler handler = handler_for(req.code);
+    if (handler == nullptr) {
+        reply_code(reply, req, RC::kRequestCodeNotSupported,
+                   fmt::format("request type {} not supported", req.code));
+        return;
     }
+    (this->*handler)(req, reply);
+}
+
+void ConsumerManageProcessor::consumer_list_by_group(const RemotingCommand& req,
+                                                     const Reply& reply) {
+    auto h = protocol::GetConsumerListByGroupRequestHeader::from_ext(req);
+    if (!h.is_ok()) {
+        reply_code(reply, req, RC::kSystemError, h.status().message());
+        return;
+    }
+    auto info = ctx_.consumers->group(h->consumer_group);
+    const auto ids = info ? info->client_ids() : std::vector<std::string>{};
+    if (ids.empty()) {
+        reply_code(reply, req, RC::kSystemError,
+                   fmt::format("no consumer for this group, {}", h->consumer_group));
+        return;
+    }
+    protocol::JsonWriter w;
+    w.begin_object().key("consumerIdList").begin_array();
+    for (const auto& id : ids) {
+        w.value(id);
+    }
+    w.end_array().end_object();
+    RemotingCommand resp = make_response(req, RC::kSuccess);
+    resp.body = w.take();
+    reply(std::move(resp), {});
+}
+
+void ConsumerManageProcessor::query_consumer_offset(const RemotingCommand& req,
+                                                    const Reply& reply) {
+    auto h = protocol::QueryConsumerOffsetRequestHeader::from_ext(req);
+    if (!h.is_ok()) {
+        reply_code(reply, req, RC::kSystemError, h.status().message());
+        return;
+    }
+    const int64_t stored = ctx_.offsets->query_offset(h->consumer_group, h->topic, h->queue_id);
+    protocol::QueryConsumerOffsetResponseHeader rh;
+    if (stored >= 0) {
+        rh.offset = stored;
+        RemotingCommand resp = make_response(req, RC::kSuccess);
+        rh.to_ext(resp);
+        reply(std::move(resp), {});
+        return;
+    }
+    if (h->set_zero_if_not_found.has_value() && !*h->set_zero_if_not_found) {
+        reply_code(reply, req, RC::kQueryNotFound,
+                   "Not found, do not set to zero, maybe this group boot first");
+        return;
+    }
+    const int64_t min = ctx_.store->min_offset_in_queue(h->topic, h->queue_id);
+    bool first_in_memory = true;
+    if (auto unit = ctx_.store->consume_queue_unit(h->topic, h->queue_id, 0)) {
+        first_in_memory = ctx_.store->is_in_memory(unit->physical_offset);
+    }
+    if (min <= 0 && first_in_memory) {
+        rh.offset = 0;
+        RemotingCommand resp = make_response(req, RC::kSuccess);
+        rh.to_ext(resp);
+        reply(std::move(resp), {});
+        return;
+    }
+    reply_code(reply, req, RC::kQueryNotFound,
+               "Not found, V3_0_6_SNAPSHOT maybe this group consumer boot first");
+}
+
+void ConsumerManageProcessor::update_consumer_offset(const RemotingCommand& req,
+                                                     const Reply& reply) {
+    auto h = protocol::UpdateConsumerOffsetRequestHeader::from_ext(req);
+    if (!h.is_ok()) {
+        reply_code(reply, req, RC::kSystemError, h.status().message());
+        return;
+    }
+    auto t = ctx_.topics->select(h->topic);
+    if (!t) {
+        reply_code(reply, req, RC::kTopicNotExist, fmt::format("Topic {} not exist!", h->topic));
+        return;
+    }
+    if (h->queue_id < 0 || h->queue_id >= std::max(t->read_queue_nums, t->write_queue_nums)) {
+        reply_code(reply, req, RC::kInvalidParameter,
+                   fmt::format("QueueId {} is invalid for topic {}", h->queue_id, h->topic));
+        return;
+    }
+    ctx_.offsets->commit_offset(h->consumer_group, h->topic, h->queue_id, h->commit_offset);
+    reply_code(reply, req, RC::kSuccess);
 }
 
 void QueryMessageProcessor::process(const RequestContext& rc, RemotingCommand req,

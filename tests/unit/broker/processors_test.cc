@@ -949,6 +949,48 @@ TEST_F(Processors, LockBatchAndAdmin) {
     EXPECT_EQ(run(RemotingCommand::request(9999)).code, RC::kRequestCodeNotSupported);
 }
 
+// The admin and consumer-manage processors dispatch through a table of request codes: every
+// code they took before the table still reaches a handler (an empty request gets that handler's
+// answer, never REQUEST_CODE_NOT_SUPPORTED), and an unknown code keeps its answer and remark.
+TEST_F(Processors, AdminAndConsumerManageTablesAnswerTheirCodes) {
+    for (int32_t code : {Req::kGetMaxOffset,
+                         Req::kGetMinOffset,
+                         Req::kSearchOffsetByTimestamp,
+                         Req::kGetEarliestMsgStoretime,
+                         Req::kLockBatchMq,
+                         Req::kUnlockBatchMq,
+                         Req::kUpdateAndCreateTopic,
+                         Req::kDeleteTopicInBroker,
+                         Req::kCleanUnusedTopic,
+                         Req::kCleanExpiredConsumequeue,
+                         Req::kQueryConsumeQueue,
+                         Req::kGetAllTopicConfig,
+                         Req::kUpdateAndCreateSubscriptionGroup,
+                         Req::kDeleteSubscriptionGroup,
+                         Req::kGetAllSubscriptionGroupConfig,
+                         Req::kGetAllConsumerOffset,
+                         Req::kGetAllDelayOffset,
+                         Req::kGetBrokerRuntimeInfo,
+                         Req::kGetTopicStatsInfo,
+                         Req::kGetConsumeStats,
+                         Req::kViewBrokerStatsData,
+                         Req::kGetBrokerConfig,
+                         Req::kUpdateBrokerConfig,
+                         Req::kGetConsumerListByGroup,
+                         Req::kQueryConsumerOffset,
+                         Req::kUpdateConsumerOffset}) {
+        EXPECT_NE(run(RemotingCommand::request(code)).code, RC::kRequestCodeNotSupported)
+            << "request code " << code;
+    }
+    RemotingCommand unknown = run(RemotingCommand::request(9999));
+    EXPECT_EQ(unknown.code, RC::kRequestCodeNotSupported);
+    EXPECT_EQ(unknown.remark.value_or(""), "request type 9999 not supported");
+    consumer_.process(rc_, RemotingCommand::request(9998), capture());
+    ASSERT_FALSE(responses_.empty());
+    EXPECT_EQ(responses_.back().code, RC::kRequestCodeNotSupported);
+    EXPECT_EQ(responses_.back().remark.value_or(""), "request type 9998 not supported");
+}
+
 TEST(PutStatusMapping, EveryStatusHasACode) {
     using S = store::PutMessageStatus;
     EXPECT_EQ(map_put_status({S::kPutOk, {}, ""}).code, RC::kSuccess);
