@@ -100,6 +100,144 @@ std::string client_addr_of(BrokerContext& ctx, ChannelId channel) {
     return "";
 }
 
+// A client the broker sends an admin request to: its clientId and live connection.
+struct AdminTarget {
+    std::string client_id;
+    net::ConnectionPtr conn;
+};
+
+// The live connections of the group's clients (only the one whose clientId is `wanted`, when
+// given), all of which must take client admin requests (V3_0_7_SNAPSHOT): refused when a client
+// met before is older.
+std::optional<Refusal> admin_targets(BrokerContext& ctx, const ConsumerGroupInfo& info,
+                                     const std::string* wanted, std::vector<AdminTarget>* out) {
+    const bool one = wanted != nullptr && !wanted->empty();
+    for (const auto& [id, ch] : info.channels) {
+        if (ch.version < kVersionClientAdmin) {
+            return Refusal{RC::kSystemError, "the client does not support this feature. version=" +
+                                                 version_desc(ch.version)};
+        }
+        if (one && *wanted != ch.client_id) {
+            continue;
+        }
+        if (ctx.find_channel) {
+            if (auto conn = ctx.find_channel(id)) {
+                out->push_back({ch.client_id, std::move(conn)});
+            }
+        }
+        if (one) {
+            break;
+        }
+    }
+    return std::nullopt;
+}
+
+// The offsets a reset moves the group to on each write queue of the topic: the queue's end
+// (`timestamp` -1) or the message nearest `timestamp`, never ahead of the committed offset
+// unless `force`. Refused when the group has no offset on a queue (it never consumed here).
+std::optional<Refusal> reset_offset_table(BrokerContext& ctx, const std::string& group,
+                                          const std::string& topic, int32_t write_queue_nums,
+                                          int64_t timestamp, bool force,
+                                          std::map<int32_t, int64_t>* table) {
+    for (int32_t q = 0; q < write_queue_nums; ++q) {
+        const int64_t consumer_offset = ctx.offsets->query_offset(group, topic, q);
+        if (consumer_offset == -1) {
+            return Refusal{RC::kSystemError,
+                           fmt::format("THe consumer group <{}> not exist", group)};
+        }
+        int64_t at = timestamp == -1
+                         ? ctx.store->max_offset_in_queue(topic, q)
+                         : ctx.store->offset_in_queue_by_time_nearest(topic, q, timestamp);
+        if (at < 0) {
+            at = 0;
+        }
+        (*table)[q] = (force || at < consumer_offset) ? at : consumer_offset;
+    }
+    return std::nullopt;
+}
+
+// ResetOffsetBody {"offsetTable":{mq:offset}} (C++ clients: ResetOffsetBodyForC, a list).
+std::string reset_offset_body(const std::map<int32_t, int64_t>& table, const std::string& broker,
+                              const std::string& topic, bool c_form) {
+    protocol::JsonWriter w;
+    w.begin_object().key("offsetTable");
+    if (c_form) {
+        w.begin_array();
+        for (const auto& [q, off] : table) {
+            w.begin_object()
+                .member("brokerName", broker)
+                .member("offset", off)
+                .member("queueId", q)
+                .member("topic", topic)
+                .end_object();
+        }
+        w.end_array();
+    } else {
+        w.begin_object();
+        for (const auto& [q, off] : table) {
+            w.raw_key(mq_json(broker, q, topic)).value(off);
+        }
+        w.end_object();
+    }
+    w.end_object();
+    return w.take();
+}
+
+// RESET_CONSUMER_CLIENT_OFFSET, one-way, to every client of the group.
+RemotingCommand reset_offset_notice(const std::string& topic, const std::string& group,
+                                    int64_t timestamp, bool force, std::string body) {
+    RemotingCommand notice = RemotingCommand::request(Req::kResetConsumerClientOffset);
+    notice.language = protocol::LanguageCode::kJava;
+    notice.flag |= protocol::kFlagOneway;
+    notice.set_ext("topic", topic);
+    notice.set_ext("group", group);
+    notice.set_ext("timestamp", std::to_string(timestamp));
+    notice.set_ext("isForce", force ? "true" : "false");
+    notice.body = std::move(body);
+    return notice;
+}
+
+// INVOKE_BROKER_TO_GET_CONSUMER_STATUS in flight: collects the clients' answers; the last
+// callback (or the request itself, when no client was asked) writes the response.
+struct ConsumerStatusGather {
+    std::mutex mu;
+    size_t pending = 0;
+    std::map<std::string, std::string> tables;  // clientId -> messageQueueTable JSON
+    RemotingCommand req;
+    Reply reply;
+
+    // Keeps a client's messageQueueTable from a successful answer; true for the last answer.
+    bool add(const std::string& client, const Result<RemotingCommand>& r) {
+        std::lock_guard<std::mutex> l(mu);
+        if (r.is_ok() && r->code == RC::kSuccess && !r->body.empty()) {
+            auto doc = protocol::parse_json_body(r->body);
+            if (doc.is_ok() && doc->IsObject()) {
+                auto m = doc->FindMember("messageQueueTable");
+                if (m != doc->MemberEnd()) {
+                    rapidjson::StringBuffer buf;
+                    rapidjson::Writer<rapidjson::StringBuffer> writer(buf);
+                    m->value.Accept(writer);
+                    tables[client] = buf.GetString();
+                }
+            }
+        }
+        return --pending == 0;
+    }
+
+    // GetConsumerStatusBody {"consumerTable":{clientId:{mq:offset}},"messageQueueTable":{}}.
+    void answer() {
+        protocol::JsonWriter w;
+        w.begin_object().key("consumerTable").begin_object();
+        for (const auto& [client, table] : tables) {
+            w.key(client).raw(table);
+        }
+        w.end_object().key("messageQueueTable").begin_object().end_object().end_object();
+        RemotingCommand resp = make_response(req, RC::kSuccess);
+        resp.body = w.take();
+        reply(std::move(resp), {});
+    }
+};
+
 }  // namespace
 
 std::string connection_json(const ClientChannelInfo& info, const std::string& client_addr) {
@@ -219,46 +357,11 @@ void ClientAdminProcessor::reset_offset(const RemotingCommand& req, const Reply&
     }
     const std::string broker = ctx_.config->get().broker_name;
     std::map<int32_t, int64_t> table;
-    for (int32_t q = 0; q < t->write_queue_nums; ++q) {
-        const int64_t consumer_offset = ctx_.offsets->query_offset(*group, *topic, q);
-        if (consumer_offset == -1) {
-            reply_code(reply, req, RC::kSystemError,
-                       fmt::format("THe consumer group <{}> not exist", *group));
-            return;
-        }
-        int64_t at = timestamp == -1
-                         ? ctx_.store->max_offset_in_queue(*topic, q)
-                         : ctx_.store->offset_in_queue_by_time_nearest(*topic, q, timestamp);
-        if (at < 0) {
-            at = 0;
-        }
-        table[q] = (force || at < consumer_offset) ? at : consumer_offset;
+    if (auto no = reset_offset_table(ctx_, *group, *topic, t->write_queue_nums, timestamp, force,
+                                     &table)) {
+        reply_refusal(reply, req, std::move(*no));
+        return;
     }
-    // ResetOffsetBody {"offsetTable":{mq:offset}} (C++ clients: ResetOffsetBodyForC, a list).
-    auto encode = [&](bool c_form) {
-        protocol::JsonWriter w;
-        w.begin_object().key("offsetTable");
-        if (c_form) {
-            w.begin_array();
-            for (const auto& [q, off] : table) {
-                w.begin_object()
-                    .member("brokerName", broker)
-                    .member("offset", off)
-                    .member("queueId", q)
-                    .member("topic", *topic)
-                    .end_object();
-            }
-            w.end_array();
-        } else {
-            w.begin_object();
-            for (const auto& [q, off] : table) {
-                w.raw_key(mq_json(broker, q, *topic)).value(off);
-            }
-            w.end_object();
-        }
-        w.end_object();
-        return w.take();
-    };
     auto info = ctx_.consumers->group(*group);
     if (!info || info->channels.empty()) {
         reply_code(reply, req, RC::kConsumerNotOnline,
@@ -267,38 +370,23 @@ void ClientAdminProcessor::reset_offset(const RemotingCommand& req, const Reply&
                                *group, *topic, timestamp));
         return;
     }
-    RemotingCommand notice = RemotingCommand::request(Req::kResetConsumerClientOffset);
-    notice.language = protocol::LanguageCode::kJava;
-    notice.flag |= protocol::kFlagOneway;
-    notice.set_ext("topic", *topic);
-    notice.set_ext("group", *group);
-    notice.set_ext("timestamp", std::to_string(timestamp));
-    notice.set_ext("isForce", force ? "true" : "false");
-    notice.body = encode(for_cpp);
-    std::vector<net::ConnectionPtr> targets;
-    for (const auto& [id, ch] : info->channels) {
-        if (ch.version < kVersionClientAdmin) {
-            reply_code(
-                reply, req, RC::kSystemError,
-                "the client does not support this feature. version=" + version_desc(ch.version));
-            return;
-        }
-        if (ctx_.find_channel) {
-            if (auto conn = ctx_.find_channel(id)) {
-                targets.push_back(std::move(conn));
-            }
-        }
+    const RemotingCommand notice = reset_offset_notice(
+        *topic, *group, timestamp, force, reset_offset_body(table, broker, *topic, for_cpp));
+    std::vector<AdminTarget> targets;
+    if (auto no = admin_targets(ctx_, *info, nullptr, &targets)) {
+        reply_refusal(reply, req, std::move(*no));
+        return;
     }
     for (const auto& [q, off] : table) {
         ctx_.offsets->commit_offset(*group, *topic, q, off);
     }
-    for (const auto& conn : targets) {
-        conn->invoke_oneway(notice);
+    for (const AdminTarget& target : targets) {
+        target.conn->invoke_oneway(notice);
         spdlog::info("[reset-offset] reset offset of topic={} group={} sent to {}", *topic, *group,
-                     conn->remote_address());
+                     target.conn->remote_address());
     }
     RemotingCommand resp = make_response(req, RC::kSuccess);
-    resp.body = encode(false);
+    resp.body = reset_offset_body(table, broker, *topic, false);
     reply(std::move(resp), {});
 }
 
@@ -319,56 +407,18 @@ void ClientAdminProcessor::consumer_status(const RemotingCommand& req, const Rep
                    fmt::format("No Any Consumer online in the consumer group: [{}]", *group));
         return;
     }
-    struct Target {
-        std::string client_id;
-        net::ConnectionPtr conn;
-    };
-    std::vector<Target> targets;
-    for (const auto& [id, ch] : info->channels) {
-        if (ch.version < kVersionClientAdmin) {
-            reply_code(
-                reply, req, RC::kSystemError,
-                "the client does not support this feature. version=" + version_desc(ch.version));
-            return;
-        }
-        if (wanted != nullptr && !wanted->empty() && *wanted != ch.client_id) {
-            continue;
-        }
-        if (ctx_.find_channel) {
-            if (auto conn = ctx_.find_channel(id)) {
-                targets.push_back({ch.client_id, std::move(conn)});
-            }
-        }
-        if (wanted != nullptr && !wanted->empty()) {
-            break;
-        }
+    std::vector<AdminTarget> targets;
+    if (auto no = admin_targets(ctx_, *info, wanted, &targets)) {
+        reply_refusal(reply, req, std::move(*no));
+        return;
     }
-    // Collects the answers; the last callback writes the response.
-    struct Gather {
-        std::mutex mu;
-        size_t pending = 0;
-        std::map<std::string, std::string> tables;  // clientId -> messageQueueTable JSON
-        RemotingCommand req;
-        Reply reply;
-    };
-    auto gather = std::make_shared<Gather>();
+    auto gather = std::make_shared<ConsumerStatusGather>();
     gather->pending = targets.size();
     gather->req = req;
     gather->req.body.clear();
     gather->reply = reply;
-    auto finish = [](const std::shared_ptr<Gather>& g) {
-        protocol::JsonWriter w;
-        w.begin_object().key("consumerTable").begin_object();
-        for (const auto& [client, table] : g->tables) {
-            w.key(client).raw(table);
-        }
-        w.end_object().key("messageQueueTable").begin_object().end_object().end_object();
-        RemotingCommand resp = make_response(g->req, RC::kSuccess);
-        resp.body = w.take();
-        g->reply(std::move(resp), {});
-    };
     if (targets.empty()) {
-        finish(gather);
+        gather->answer();
         return;
     }
     for (auto& t : targets) {
@@ -376,30 +426,12 @@ void ClientAdminProcessor::consumer_status(const RemotingCommand& req, const Rep
         ask.language = protocol::LanguageCode::kJava;
         ask.set_ext("topic", *topic);
         ask.set_ext("group", *group);
-        t.conn->invoke_async(
-            std::move(ask), std::chrono::milliseconds(5000),
-            [gather, finish, client = t.client_id](Result<RemotingCommand> r) {
-                bool last = false;
-                {
-                    std::lock_guard<std::mutex> l(gather->mu);
-                    if (r.is_ok() && r->code == RC::kSuccess && !r->body.empty()) {
-                        auto doc = protocol::parse_json_body(r->body);
-                        if (doc.is_ok() && doc->IsObject()) {
-                            auto m = doc->FindMember("messageQueueTable");
-                            if (m != doc->MemberEnd()) {
-                                rapidjson::StringBuffer buf;
-                                rapidjson::Writer<rapidjson::StringBuffer> writer(buf);
-                                m->value.Accept(writer);
-                                gather->tables[client] = buf.GetString();
-                            }
-                        }
-                    }
-                    last = --gather->pending == 0;
-                }
-                if (last) {
-                    finish(gather);
-                }
-            });
+        t.conn->invoke_async(std::move(ask), std::chrono::milliseconds(5000),
+                             [gather, client = t.client_id](Result<RemotingCommand> r) {
+                                 if (gather->add(client, r)) {
+                                     gather->answer();
+                                 }
+                             });
     }
 }
 
