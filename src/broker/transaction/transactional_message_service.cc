@@ -23,6 +23,18 @@ namespace {
 constexpr int64_t kMaxProcessMillis = 60000;
 // Ops read per scan; any further ones are read by the next round.
 constexpr int64_t kMaxOpsPerRound = 100000;
+
+// Moves the op that resolved the half at `half_queue_offset` from `removed` to `done`; false
+// when no op of this scan names that half.
+bool take_resolved(OpScan* scan, int64_t half_queue_offset) {
+    auto it = scan->removed.find(half_queue_offset);
+    if (it == scan->removed.end()) {
+        return false;
+    }
+    scan->done.insert(it->second);
+    scan->removed.erase(it);
+    return true;
+}
 }  // namespace
 
 TransactionalMessageService::TransactionalMessageService(Deps deps) : d_(std::move(deps)) {}
@@ -274,21 +286,17 @@ int64_t TransactionalMessageService::check() {
     return sent;
 }
 
-int64_t TransactionalMessageService::check_queue(int32_t q, const CheckPolicy& policy) {
-    const std::string half_topic(kTransHalfTopic);
-    const std::string op_topic(kTransOpHalfTopic);
-    const std::string group(kTransSysGroup);
-    int64_t half_offset = d_.offsets->query_offset(group, half_topic, q);
+int64_t TransactionalMessageService::scan_offset(const std::string& topic, int32_t q) {
+    const int64_t offset = d_.offsets->query_offset(std::string(kTransSysGroup), topic, q);
     // No offset yet: the queue's first message (a queue that does not exist yet starts at 0).
-    if (half_offset < 0) {
-        half_offset = std::max<int64_t>(0, d_.store->min_offset_in_queue(half_topic, q));
+    if (offset < 0) {
+        return std::max<int64_t>(0, d_.store->min_offset_in_queue(topic, q));
     }
-    const int64_t start = d_.clock->wall_millis();  // Java startTime
-    int64_t op_offset = d_.offsets->query_offset(group, op_topic, q);
-    if (op_offset < 0) {
-        op_offset = std::max<int64_t>(0, d_.store->min_offset_in_queue(op_topic, q));
-    }
-    // Every op written since the last scan (Java fillOpRemoveMap, all pages at once).
+    return offset;
+}
+
+OpScan TransactionalMessageService::read_ops(int32_t q, int64_t op_offset, int64_t half_offset) {
+    const std::string op_topic(kTransOpHalfTopic);
     std::vector<OpEntry> ops;
     const int64_t op_max =
         std::min(d_.store->max_offset_in_queue(op_topic, q), op_offset + kMaxOpsPerRound);
@@ -307,25 +315,83 @@ int64_t TransactionalMessageService::check_queue(int32_t q, const CheckPolicy& p
         }
         ops.push_back(e);
     }
-    OpScan scan = scan_ops(ops, half_offset);
+    return scan_ops(ops, half_offset);
+}
+
+std::optional<protocol::MessageExt> TransactionalMessageService::read_half(
+    const std::string& half_topic, int32_t q, int64_t offset) {
+    auto unit = d_.store->consume_queue_unit(half_topic, q, offset);
+    std::optional<protocol::MessageExt> half;
+    if (unit) {
+        half = d_.store->look_message_by_offset(unit->physical_offset);
+    }
+    if (!half) {
+        spdlog::warn("transaction: half at queue offset {} unreadable, skipped", offset);
+    }
+    return half;
+}
+
+bool TransactionalMessageService::settle_half(const protocol::MessageExt& half, HalfAction action,
+                                              int32_t q, int64_t offset, OpScan* scan,
+                                              int64_t* sent) {
+    switch (action) {
+        case HalfAction::kNotYet:
+            return true;
+        case HalfAction::kImmune:
+            return settle_immune(half, q, offset, scan);
+        case HalfAction::kDiscard:
+        case HalfAction::kSkip:
+            return !discard(half);
+        case HalfAction::kCheck: {
+            const bool stop = !recheck(half, q);
+            *sent += stop ? 0 : 1;
+            return stop;
+        }
+    }
+    return false;
+}
+
+bool TransactionalMessageService::settle_immune(const protocol::MessageExt& half, int32_t q,
+                                                int64_t offset, OpScan* scan) {
+    // Java checkPrepareQueueOffset: a renewed copy whose original was resolved is done; any
+    // other immune half is renewed. The scan goes on past it.
+    const std::string* orig = half.property(kTranPreparedQueueOffset);
+    if (orig == nullptr) {
+        return !renew_immune(half, q);
+    }
+    const auto orig_offset = parse_op_body(*orig);
+    if (!orig_offset) {
+        // Java would re-read ops for this offset until its 60 s limit; Comet leaves it for the
+        // next round.
+        spdlog::warn("transaction: half at queue offset {} has a bad {} '{}'", offset,
+                     kTranPreparedQueueOffset, *orig);
+        return true;
+    }
+    if (take_resolved(scan, *orig_offset)) {
+        return false;
+    }
+    return !renew_immune(half, q);
+}
+
+int64_t TransactionalMessageService::check_queue(int32_t q, const CheckPolicy& policy) {
+    const std::string half_topic(kTransHalfTopic);
+    const std::string op_topic(kTransOpHalfTopic);
+    const std::string group(kTransSysGroup);
+    const int64_t half_offset = scan_offset(half_topic, q);
+    const int64_t start = d_.clock->wall_millis();  // Java startTime
+    const int64_t op_offset = scan_offset(op_topic, q);
+    OpScan scan = read_ops(q, op_offset, half_offset);
 
     const int64_t half_max = d_.store->max_offset_in_queue(half_topic, q);
     int64_t sent = 0;
     int64_t i = half_offset;
     while (i < half_max && d_.clock->wall_millis() - start < kMaxProcessMillis) {
-        if (auto it = scan.removed.find(i); it != scan.removed.end()) {
-            scan.done.insert(it->second);
-            scan.removed.erase(it);
+        if (take_resolved(&scan, i)) {
             ++i;
             continue;
         }
-        auto unit = d_.store->consume_queue_unit(half_topic, q, i);
-        std::optional<protocol::MessageExt> half;
-        if (unit) {
-            half = d_.store->look_message_by_offset(unit->physical_offset);
-        }
+        std::optional<protocol::MessageExt> half = read_half(half_topic, q, i);
         if (!half) {
-            spdlog::warn("transaction: half at queue offset {} unreadable, skipped", i);
             ++i;
             continue;
         }
@@ -335,46 +401,7 @@ int64_t TransactionalMessageService::check_queue(int32_t q, const CheckPolicy& p
             half->store_timestamp >= start) {
             break;
         }
-        bool stop = false;
-        switch (action) {
-            case HalfAction::kNotYet:
-                stop = true;
-                break;
-            case HalfAction::kImmune: {
-                // Java checkPrepareQueueOffset: a renewed copy whose original was resolved is
-                // done; any other immune half is renewed. The scan goes on past it.
-                const std::string* orig = half->property(kTranPreparedQueueOffset);
-                if (orig == nullptr) {
-                    stop = !renew_immune(*half, q);
-                    break;
-                }
-                const auto orig_offset = parse_op_body(*orig);
-                if (!orig_offset) {
-                    // Java would re-read ops for this offset until its 60 s limit; Comet
-                    // leaves it for the next round.
-                    spdlog::warn("transaction: half at queue offset {} has a bad {} '{}'", i,
-                                 kTranPreparedQueueOffset, *orig);
-                    stop = true;
-                    break;
-                }
-                if (auto it = scan.removed.find(*orig_offset); it != scan.removed.end()) {
-                    scan.done.insert(it->second);
-                    scan.removed.erase(it);
-                    break;
-                }
-                stop = !renew_immune(*half, q);
-                break;
-            }
-            case HalfAction::kDiscard:
-            case HalfAction::kSkip:
-                stop = !discard(*half);
-                break;
-            case HalfAction::kCheck:
-                stop = !recheck(*half, q);
-                sent += stop ? 0 : 1;
-                break;
-        }
-        if (stop) {
+        if (settle_half(*half, action, q, i, &scan, &sent)) {
             break;
         }
         ++i;

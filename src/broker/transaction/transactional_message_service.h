@@ -86,7 +86,26 @@ private:
     bool renew_immune(const protocol::MessageExt& half, int32_t queue_id);
     // Moves the half to TRANS_CHECK_MAX_TIME_TOPIC; false when the put failed.
     bool discard(const protocol::MessageExt& half);
+    // One scan of half queue `queue_id`: from CID_SYS_RMQ_TRANS's offset, skipping halves an op
+    // resolved, settling each due one, until a half that is not due, a failed put or
+    // kMaxProcessMillis; then both offsets move on. Returns the checks sent.
     int64_t check_queue(int32_t queue_id, const CheckPolicy& policy);
+    // CID_SYS_RMQ_TRANS's consume offset on `topic`'s queue, or the queue's first message.
+    int64_t scan_offset(const std::string& topic, int32_t queue_id);
+    // The ops from `op_offset` on (at most kMaxOpsPerRound; Java fillOpRemoveMap), split by the
+    // half consume offset.
+    OpScan read_ops(int32_t queue_id, int64_t op_offset, int64_t half_offset);
+    // The half at `offset` of the half queue; nullopt (logged) when unreadable.
+    std::optional<protocol::MessageExt> read_half(const std::string& half_topic, int32_t queue_id,
+                                                  int64_t offset);
+    // Carries out `action` on the half at `offset`; true when the scan stops there (not due
+    // yet, or a put failed). A sent check is counted in `sent`.
+    bool settle_half(const protocol::MessageExt& half, HalfAction action, int32_t queue_id,
+                     int64_t offset, OpScan* scan, int64_t* sent);
+    // kImmune: a renewed copy whose original an op resolved is done, any other is renewed;
+    // true when the scan stops there.
+    bool settle_immune(const protocol::MessageExt& half, int32_t queue_id, int64_t offset,
+                       OpScan* scan);
     void run();
 
     Deps d_;
