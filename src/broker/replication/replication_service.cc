@@ -1,9 +1,9 @@
 #include "broker/replication/replication_service.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <charconv>
-
-#include <spdlog/spdlog.h>
 
 #include "broker/controller/controller_store.h"
 #include "broker/controller/master_lease.h"
@@ -16,6 +16,9 @@ namespace {
 
 using ha::QuorumVerdict;
 using store::PutMessageStatus;
+
+// A runtime-info flag as RocketMQ writes it.
+std::string true_false(bool v) { return std::string(v ? "true" : "false"); }
 
 // HaService as the send path's replica set.
 class HaServiceReplicas final : public ReplicaSet {
@@ -78,8 +81,7 @@ Result<ReplicationConfig> make_replication_config(const BrokerConfig& config,
             return Status::error(Errc::kInvalidArgument,
                                  "minInSyncReplicas={} is greater than inSyncReplicas={} "
                                  "(controller mode without allAckInSyncStateSet)",
-                                 c.controller.min_in_sync_replicas,
-                                 c.controller.in_sync_replicas);
+                                 c.controller.min_in_sync_replicas, c.controller.in_sync_replicas);
         }
     } else {
         COMET_RETURN_IF_ERROR(ha::validate_quorum_config(c.quorum, warnings));
@@ -95,8 +97,8 @@ Result<ReplicationConfig> make_replication_config(const BrokerConfig& config,
             config.broker_role, config.broker_id));
     }
     if (!config.ha_master_address.empty()) {
-        COMET_RETURN_IF_ERROR(split_host_port("haMasterAddress", config.ha_master_address)
-                                  .status());
+        COMET_RETURN_IF_ERROR(
+            split_host_port("haMasterAddress", config.ha_master_address).status());
     }
     if (config.ha_send_heartbeat_interval <= 0 || config.ha_housekeeping_interval <= 0 ||
         config.ha_transfer_batch_size <= 0 || config.slave_timeout <= 0) {
@@ -143,9 +145,10 @@ Status ReplicationService::start() {
         if (!config_.ha_master_address.empty()) {
             connect_slave(config_.ha_master_address);
         } else {
-            spdlog::info("slave {}/{}: no haMasterAddress; waiting for the master's HA address "
-                         "from the name server",
-                         config_.broker_name, config_.broker_id);
+            spdlog::info(
+                "slave {}/{}: no haMasterAddress; waiting for the master's HA address "
+                "from the name server",
+                config_.broker_name, config_.broker_id);
         }
         return Status::ok();
     }
@@ -172,12 +175,11 @@ Status ReplicationService::start_ha_service(bool auto_switch) {
         hc.quorum.enable_auto_in_sync_replicas = false;
     }
     hc.auto_switch = auto_switch;
-    auto svc = ha::HaService::start(hc, store_, clock_, auto_switch ? controller_store_ : nullptr,
-                                    loops_);
+    auto svc =
+        ha::HaService::start(hc, store_, clock_, auto_switch ? controller_store_ : nullptr, loops_);
     if (!svc.is_ok()) {
         return Status::error(svc.status().code(), "start HA service on {}:{} (haListenPort): {}",
-                             config_.listen_host, config_.ha_listen_port,
-                             svc.status().message());
+                             config_.listen_host, config_.ha_listen_port, svc.status().message());
     }
     ha::HaService* raw = svc->get();
     if (auto_switch && controller_store_ != nullptr) {
@@ -423,12 +425,11 @@ void ReplicationService::put_controller(bool wait_store_msg_ok, const PutFn& put
         counters_.isr_not_enough.fetch_add(1, std::memory_order_relaxed);
         store::PutMessageResult r;
         r.status = PutMessageStatus::kInSyncReplicasNotEnough;
-        r.remark = fmt::format("in-sync replicas not enough: the SyncStateSet holds {} of the "
-                               "{} replicas a put needs (minInSyncReplicas {}{})",
-                               set_size, cd.need_ack_nums, config_.controller.min_in_sync_replicas,
-                               config_.controller.all_ack_in_sync_state_set
-                                   ? ", allAckInSyncStateSet"
-                                   : "");
+        r.remark = fmt::format(
+            "in-sync replicas not enough: the SyncStateSet holds {} of the "
+            "{} replicas a put needs (minInSyncReplicas {}{})",
+            set_size, cd.need_ack_nums, config_.controller.min_in_sync_replicas,
+            config_.controller.all_ack_in_sync_state_set ? ", allAckInSyncStateSet" : "");
         done(std::move(r), SendDurability{1, cd.need_ack_nums, false});
         return;
     }
@@ -544,12 +545,11 @@ void ReplicationService::connect_slave(const std::string& ha_addr) {
     hc.auto_switch = config_.controller_mode;
     hc.sync_from_last_file = config_.sync_from_last_file;
     hc.async_learner = config_.async_learner;
-    auto client = ha::HaClient::start(hc, store_, clock_,
-                                      config_.controller_mode ? controller_store_ : nullptr, loops_);
+    auto client = ha::HaClient::start(
+        hc, store_, clock_, config_.controller_mode ? controller_store_ : nullptr, loops_);
     if (!client.is_ok()) {
-        spdlog::error("slave {}/{}: cannot start the HA client towards {}: {}",
-                      config_.broker_name, config_.broker_id, ha_addr,
-                      client.status().message());
+        spdlog::error("slave {}/{}: cannot start the HA client towards {}: {}", config_.broker_name,
+                      config_.broker_id, ha_addr, client.status().message());
         master_ha_addr_.clear();
         return;
     }
@@ -587,61 +587,73 @@ std::string ReplicationService::master_ha_addr() const {
 }
 
 std::map<std::string, std::string> ReplicationService::runtime_info() const {
-    std::map<std::string, std::string> t;
-    auto b = [](bool v) { return std::string(v ? "true" : "false"); };
     if (dledger_ != nullptr) {
-        t = dledger_->runtime_info();
+        std::map<std::string, std::string> t = dledger_->runtime_info();
         t["dledgerPutsCommitted"] = std::to_string(counters_.quorum_acks.load());
         t["dledgerPutsNotCommitted"] = std::to_string(counters_.slave_timeouts.load());
         t["dledgerPutsRefused"] = std::to_string(counters_.slave_refused.load());
         return t;
     }
+    std::map<std::string, std::string> t;
     if (config_.controller_mode && controller_store_ != nullptr) {
-        // Controller mode (docs/controller.md, "Runtime info").
-        t["controllerMaster"] = b(!is_slave());
-        t["controllerBrokerId"] = std::to_string(controller_id_.load());
-        t["masterEpoch"] = std::to_string(controller_store_->last_epoch());
-        t["confirmOffset"] = std::to_string(controller_store_->confirm_offset());
-        std::string set;
-        for (int64_t id : controller_store_->sync_state_set()) {
-            set += (set.empty() ? "" : ",") + std::to_string(id);
-        }
-        t["syncStateSet"] = set;
-        std::string epochs;
-        for (const store::EpochEntry& e : controller_store_->epochs()) {
-            epochs += (epochs.empty() ? "" : ";") + std::to_string(e.epoch) + "-" +
-                      std::to_string(e.start_offset);
-        }
-        t["epochEntries"] = epochs;
-        t["controllerTruncatedBytes"] = std::to_string(controller_store_->truncated_bytes());
+        add_controller_runtime_info(&t);
     }
     t["haBrokerRole"] = config_.controller_mode
                             ? std::string(is_slave() ? "SLAVE" : "SYNC_MASTER")
                             : std::string(ha::broker_role_name(config_.quorum.broker_role));
     if (is_slave()) {
-        t["haMasterAddress"] = master_ha_addr();
-        t["masterAddr"] = master_addr().value_or("");
-        ha::HaClientStats st;
-        bool have = false;
-        {
-            MutexLock l(mu_);
-            if (ha_client_) {
-                st = ha_client_->stats();
-                have = true;
-            }
-        }
-        t["haClientConnected"] = b(have && st.connected);
-        t["haClientMaxOffset"] = std::to_string(store_.max_offset());
-        t["haClientBytes"] = std::to_string(st.bytes);
-        t["haClientConnects"] = std::to_string(st.connects);
-        t["haClientProtocolErrors"] = std::to_string(st.protocol_errors);
-        t["slaveRefusedPutTotal"] = std::to_string(counters_.slave_refused.load());
-        return t;
+        add_slave_runtime_info(&t);
+    } else {
+        add_master_runtime_info(&t);
     }
+    return t;
+}
+
+void ReplicationService::add_controller_runtime_info(std::map<std::string, std::string>* t) const {
+    // Controller mode (docs/controller.md, "Runtime info").
+    (*t)["controllerMaster"] = true_false(!is_slave());
+    (*t)["controllerBrokerId"] = std::to_string(controller_id_.load());
+    (*t)["masterEpoch"] = std::to_string(controller_store_->last_epoch());
+    (*t)["confirmOffset"] = std::to_string(controller_store_->confirm_offset());
+    std::string set;
+    for (int64_t id : controller_store_->sync_state_set()) {
+        set += (set.empty() ? "" : ",") + std::to_string(id);
+    }
+    (*t)["syncStateSet"] = set;
+    std::string epochs;
+    for (const store::EpochEntry& e : controller_store_->epochs()) {
+        epochs += (epochs.empty() ? "" : ";") + std::to_string(e.epoch) + "-" +
+                  std::to_string(e.start_offset);
+    }
+    (*t)["epochEntries"] = epochs;
+    (*t)["controllerTruncatedBytes"] = std::to_string(controller_store_->truncated_bytes());
+}
+
+void ReplicationService::add_slave_runtime_info(std::map<std::string, std::string>* t) const {
+    (*t)["haMasterAddress"] = master_ha_addr();
+    (*t)["masterAddr"] = master_addr().value_or("");
+    ha::HaClientStats st;
+    bool have = false;
+    {
+        MutexLock l(mu_);
+        if (ha_client_) {
+            st = ha_client_->stats();
+            have = true;
+        }
+    }
+    (*t)["haClientConnected"] = true_false(have && st.connected);
+    (*t)["haClientMaxOffset"] = std::to_string(store_.max_offset());
+    (*t)["haClientBytes"] = std::to_string(st.bytes);
+    (*t)["haClientConnects"] = std::to_string(st.connects);
+    (*t)["haClientProtocolErrors"] = std::to_string(st.protocol_errors);
+    (*t)["slaveRefusedPutTotal"] = std::to_string(counters_.slave_refused.load());
+}
+
+void ReplicationService::add_master_runtime_info(std::map<std::string, std::string>* t) const {
     const int64_t put_offset = store_.max_offset();
-    const std::vector<int64_t> acks =
-        replicas_.load() != nullptr ? replicas_.load()->slave_ack_offsets()
-                                    : std::vector<int64_t>{};
+    const std::vector<int64_t> acks = replicas_.load() != nullptr
+                                          ? replicas_.load()->slave_ack_offsets()
+                                          : std::vector<int64_t>{};
     const int32_t in_sync = ha::in_sync_replica_nums(config_.quorum, put_offset, acks);
     const int32_t alive = alive_replica_num();
     ha::QuorumInput in;
@@ -650,41 +662,45 @@ std::map<std::string, std::string> ReplicationService::runtime_info() const {
     in.master_put_offset = put_offset;
     in.slave_ack_offsets = acks;
     const ha::QuorumDecision d = ha::decide_quorum(config_.quorum, in);
-    t["haListenPort"] = std::to_string(ha_port());
-    t["masterCommitLogMaxOffset"] = std::to_string(put_offset);
-    t["haConnectionCount"] = std::to_string(acks.size());
-    t["inSyncSlaveNums"] = std::to_string(in_sync - 1);
-    t["inSyncReplicaNums"] = std::to_string(in_sync);
-    t["aliveReplicaNums"] = std::to_string(alive);
-    t["needAckNums"] = std::to_string(d.need_handle_ha ? d.need_ack_nums : 1);
-    t["needAckNumsDegraded"] = b(d.degraded);
-    t["quorumAckTotal"] = std::to_string(counters_.quorum_acks.load());
-    t["degradedAckTotal"] = std::to_string(counters_.degraded_acks.load());
-    t["slaveTimeoutTotal"] = std::to_string(counters_.slave_timeouts.load());
-    t["slaveNotAvailableTotal"] = std::to_string(counters_.slave_not_available.load());
-    t["inSyncReplicasNotEnoughTotal"] = std::to_string(counters_.isr_not_enough.load());
+    (*t)["haListenPort"] = std::to_string(ha_port());
+    (*t)["masterCommitLogMaxOffset"] = std::to_string(put_offset);
+    (*t)["haConnectionCount"] = std::to_string(acks.size());
+    (*t)["inSyncSlaveNums"] = std::to_string(in_sync - 1);
+    (*t)["inSyncReplicaNums"] = std::to_string(in_sync);
+    (*t)["aliveReplicaNums"] = std::to_string(alive);
+    (*t)["needAckNums"] = std::to_string(d.need_handle_ha ? d.need_ack_nums : 1);
+    (*t)["needAckNumsDegraded"] = true_false(d.degraded);
+    (*t)["quorumAckTotal"] = std::to_string(counters_.quorum_acks.load());
+    (*t)["degradedAckTotal"] = std::to_string(counters_.degraded_acks.load());
+    (*t)["slaveTimeoutTotal"] = std::to_string(counters_.slave_timeouts.load());
+    (*t)["slaveNotAvailableTotal"] = std::to_string(counters_.slave_not_available.load());
+    (*t)["inSyncReplicasNotEnoughTotal"] = std::to_string(counters_.isr_not_enough.load());
     if (const ha::HaService* svc = ha_current_.load(); svc != nullptr) {
-        t["haRejectedConnections"] = std::to_string(svc->rejected_connections());
-        std::vector<ha::SlaveInfo> slaves = svc->slaves();
-        std::sort(slaves.begin(), slaves.end(), [](const auto& x, const auto& y) {
-            return std::tie(x.broker_id, x.address) < std::tie(y.broker_id, y.address);
-        });
-        for (size_t i = 0; i < slaves.size(); ++i) {
-            const ha::SlaveInfo& s = slaves[i];
-            const int64_t diff = std::max<int64_t>(0, put_offset - s.ack_offset);
-            protocol::JsonWriter w;
-            w.begin_object()
-                .member("addr", s.address)
-                .member("brokerId", s.broker_id)
-                .member("slaveAckOffset", s.ack_offset)
-                .member("diff", diff)
-                .member("inSync", diff < config_.quorum.ha_max_gap_not_in_sync)
-                .member("transferFromWhere", s.sent_offset)
-                .end_object();
-            t["haConnectionInfo." + std::to_string(i)] = w.take();
-        }
+        add_slave_connection_info(*svc, put_offset, t);
     }
-    return t;
+}
+
+void ReplicationService::add_slave_connection_info(const ha::HaService& svc, int64_t put_offset,
+                                                   std::map<std::string, std::string>* t) const {
+    (*t)["haRejectedConnections"] = std::to_string(svc.rejected_connections());
+    std::vector<ha::SlaveInfo> slaves = svc.slaves();
+    std::sort(slaves.begin(), slaves.end(), [](const auto& x, const auto& y) {
+        return std::tie(x.broker_id, x.address) < std::tie(y.broker_id, y.address);
+    });
+    for (size_t i = 0; i < slaves.size(); ++i) {
+        const ha::SlaveInfo& s = slaves[i];
+        const int64_t diff = std::max<int64_t>(0, put_offset - s.ack_offset);
+        protocol::JsonWriter w;
+        w.begin_object()
+            .member("addr", s.address)
+            .member("brokerId", s.broker_id)
+            .member("slaveAckOffset", s.ack_offset)
+            .member("diff", diff)
+            .member("inSync", diff < config_.quorum.ha_max_gap_not_in_sync)
+            .member("transferFromWhere", s.sent_offset)
+            .end_object();
+        (*t)["haConnectionInfo." + std::to_string(i)] = w.take();
+    }
 }
 
 }  // namespace comet::broker

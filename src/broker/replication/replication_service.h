@@ -56,8 +56,8 @@ struct ReplicationConfig {
     std::string broker_name;
     int64_t broker_id = 0;
     std::string listen_host = "0.0.0.0";
-    uint16_t ha_listen_port = 0;        // effective haListenPort (0 = ephemeral)
-    std::string ha_master_address;      // haMasterAddress, "" = from the register result
+    uint16_t ha_listen_port = 0;    // effective haListenPort (0 = ephemeral)
+    std::string ha_master_address;  // haMasterAddress, "" = from the register result
     int32_t ha_transfer_batch_size = 32768;
     std::chrono::milliseconds heartbeat_interval{5000};
     std::chrono::milliseconds housekeeping_interval{20000};
@@ -181,13 +181,13 @@ public:
     std::map<std::string, std::string> runtime_info() const;
 
     struct Counters {
-        std::atomic<int64_t> quorum_acks{0};         // waits completed PUT_OK
-        std::atomic<int64_t> degraded_acks{0};       // acked with needAckNums < inSyncReplicas
-        std::atomic<int64_t> slave_timeouts{0};      // FLUSH_SLAVE_TIMEOUT answers
-        std::atomic<int64_t> slave_not_available{0}; // SLAVE_NOT_AVAILABLE answers
-        std::atomic<int64_t> isr_not_enough{0};      // IN_SYNC_REPLICAS_NOT_ENOUGH refusals
-        std::atomic<int64_t> slave_refused{0};       // producer writes refused on a slave
-        std::atomic<int64_t> lease_refused{0};       // puts refused or unacknowledged: no lease
+        std::atomic<int64_t> quorum_acks{0};          // waits completed PUT_OK
+        std::atomic<int64_t> degraded_acks{0};        // acked with needAckNums < inSyncReplicas
+        std::atomic<int64_t> slave_timeouts{0};       // FLUSH_SLAVE_TIMEOUT answers
+        std::atomic<int64_t> slave_not_available{0};  // SLAVE_NOT_AVAILABLE answers
+        std::atomic<int64_t> isr_not_enough{0};       // IN_SYNC_REPLICAS_NOT_ENOUGH refusals
+        std::atomic<int64_t> slave_refused{0};        // producer writes refused on a slave
+        std::atomic<int64_t> lease_refused{0};        // puts refused or unacknowledged: no lease
     };
     const Counters& counters() const { return counters_; }
 
@@ -207,6 +207,14 @@ private:
     void finish_wait(store::PutMessageResult r, const ha::QuorumDecision& d,
                      store::PutMessageStatus status, const Done& done);
     int32_t replicas_holding(int64_t end_offset) const;
+    // runtime_info()'s keys by mode and role: controller mode's epochs and SyncStateSet; a
+    // slave's HA client; a master's quorum figures, counters and (add_slave_connection_info)
+    // one haConnectionInfo.N per connected slave. Each takes mu_ only inside, never held across.
+    void add_controller_runtime_info(std::map<std::string, std::string>* t) const;
+    void add_slave_runtime_info(std::map<std::string, std::string>* t) const;
+    void add_master_runtime_info(std::map<std::string, std::string>* t) const;
+    void add_slave_connection_info(const ha::HaService& svc, int64_t put_offset,
+                                   std::map<std::string, std::string>* t) const;
     void connect_slave(const std::string& ha_addr);
 
     const ReplicationConfig config_;
