@@ -42,6 +42,31 @@ int64_t ScheduleMessageService::offset(int32_t level) const {
     return it == offsets_.end() ? 0 : it->second;
 }
 
+namespace {
+
+// The message a due delayed one becomes: its body (moved out of `msg`), flags and properties on
+// REAL_TOPIC / REAL_QID, without DELAY and with WAIT=false.
+protocol::MessageExt real_message_of(protocol::MessageExt& msg, const std::string& real_topic,
+                                     const std::string& real_qid,
+                                     const protocol::HostAddress& store_host) {
+    protocol::MessageExt out;
+    out.topic = real_topic;
+    out.queue_id = std::atoi(real_qid.c_str());
+    out.body = std::move(msg.body);
+    out.flag = msg.flag;
+    out.sys_flag = msg.sys_flag;
+    out.born_timestamp = msg.born_timestamp;
+    out.born_host = msg.born_host;
+    out.store_host = store_host;
+    out.reconsume_times = msg.reconsume_times;
+    out.properties = msg.properties;
+    out.erase_property(protocol::property::kDelayTimeLevel);
+    out.set_property(protocol::property::kWaitStoreMsgOk, "false");
+    return out;
+}
+
+}  // namespace
+
 int64_t ScheduleMessageService::deliver_due() {
     const std::string topic(kScheduleTopic);
     int64_t delivered = 0;
@@ -49,93 +74,97 @@ int64_t ScheduleMessageService::deliver_due() {
         return 0;  // a slave delivers only while it is the acting master
     }
     for (int32_t level = 1; level <= levels_.max_level(); ++level) {
-        const int32_t qid = level - 1;
-        int64_t next = offset(level);
-        const int64_t min = store_.min_offset_in_queue(topic, qid);
-        if (next < min) {
-            spdlog::warn("schedule level {}: offset {} below queue min {}, skipping ahead", level,
-                         next, min);
-            next = min;
-        }
-        const int64_t max = store_.max_offset_in_queue(topic, qid);
-        while (next < max) {
-            auto unit = store_.consume_queue_unit(topic, qid, next);
-            if (!unit) {
-                break;
-            }
-            const int64_t now = clock_.wall_millis();
-            int64_t deliver_at = unit->tags_code;
-            // A delivery time further out than the level allows came from a clock jump: deliver
-            // at the level's delay from now at the latest (Java correctDeliverTimestamp).
-            if (deliver_at > now + levels_.delay_millis(level)) {
-                deliver_at = now;
-            }
-            if (deliver_at > now) {
-                break;
-            }
-            auto msg = store_.look_message_by_offset(unit->physical_offset);
-            if (!msg) {
-                spdlog::error("schedule level {}: message at {} (queue offset {}) unreadable, "
-                              "skipped",
-                              level, unit->physical_offset, next);
-                ++next;
-                continue;
-            }
-            const std::string* real_topic = msg->property(protocol::property::kRealTopic);
-            const std::string* real_qid = msg->property(protocol::property::kRealQueueId);
-            if (real_topic == nullptr || real_qid == nullptr) {
-                spdlog::error("schedule level {}: message at {} lacks REAL_TOPIC/REAL_QID, skipped",
-                              level, unit->physical_offset);
-                ++next;
-                continue;
-            }
-            protocol::MessageExt out;
-            out.topic = *real_topic;
-            out.queue_id = std::atoi(real_qid->c_str());
-            out.body = std::move(msg->body);
-            out.flag = msg->flag;
-            out.sys_flag = msg->sys_flag;
-            out.born_timestamp = msg->born_timestamp;
-            out.born_host = msg->born_host;
-            out.store_host = store_.store_host();
-            out.reconsume_times = msg->reconsume_times;
-            out.properties = msg->properties;
-            out.erase_property(protocol::property::kDelayTimeLevel);
-            out.set_property(protocol::property::kWaitStoreMsgOk, "false");
-
-            if (remote_deliver_) {
-                const Status st = remote_deliver_(out);
-                if (!st.is_ok()) {
-                    spdlog::warn("schedule level {}: escape of message at {} failed ({}), "
-                                 "retrying later",
-                                 level, unit->physical_offset, st.message());
-                    break;
-                }
-                ++next;
-                ++delivered;
-                continue;
-            }
-            std::promise<store::PutMessageResult> p;
-            auto f = p.get_future();
-            store_.put_message(out, [&p](store::PutMessageResult r) { p.set_value(std::move(r)); });
-            if (f.wait_for(std::chrono::seconds(10)) != std::future_status::ready) {
-                // The callback still refers to `p`; wait for it so it never dangles.
-                f.wait();
-            }
-            const store::PutMessageResult r = f.get();
-            if (!store::is_stored(r.status)) {
-                spdlog::warn("schedule level {}: re-put of message at {} failed ({}), retrying later",
-                             level, unit->physical_offset,
-                             store::put_message_status_name(r.status));
-                break;
-            }
-            ++next;
-            ++delivered;
-        }
-        MutexLock l(mu_);
-        offsets_[level] = std::max(offsets_[level], next);
+        delivered += deliver_level(topic, level);
     }
     return delivered;
+}
+
+int64_t ScheduleMessageService::deliver_level(const std::string& topic, int32_t level) {
+    const int32_t qid = level - 1;
+    int64_t next = offset(level);
+    const int64_t min = store_.min_offset_in_queue(topic, qid);
+    if (next < min) {
+        spdlog::warn("schedule level {}: offset {} below queue min {}, skipping ahead", level, next,
+                     min);
+        next = min;
+    }
+    const int64_t max = store_.max_offset_in_queue(topic, qid);
+    int64_t delivered = 0;
+    while (next < max) {
+        auto unit = store_.consume_queue_unit(topic, qid, next);
+        if (!unit || !is_due(level, unit->tags_code)) {
+            break;
+        }
+        std::optional<protocol::MessageExt> out =
+            read_due_message(level, unit->physical_offset, next);
+        if (!out) {
+            ++next;  // unreadable: skipped
+            continue;
+        }
+        if (!deliver(level, unit->physical_offset, *out)) {
+            break;
+        }
+        ++next;
+        ++delivered;
+    }
+    MutexLock l(mu_);
+    offsets_[level] = std::max(offsets_[level], next);
+    return delivered;
+}
+
+bool ScheduleMessageService::is_due(int32_t level, int64_t deliver_at) const {
+    const int64_t now = clock_.wall_millis();
+    // A delivery time further out than the level allows came from a clock jump: deliver at the
+    // level's delay from now at the latest (Java correctDeliverTimestamp).
+    if (deliver_at > now + levels_.delay_millis(level)) {
+        deliver_at = now;
+    }
+    return deliver_at <= now;
+}
+
+std::optional<protocol::MessageExt> ScheduleMessageService::read_due_message(
+    int32_t level, int64_t physical_offset, int64_t queue_offset) {
+    auto msg = store_.look_message_by_offset(physical_offset);
+    if (!msg) {
+        spdlog::error("schedule level {}: message at {} (queue offset {}) unreadable, skipped",
+                      level, physical_offset, queue_offset);
+        return std::nullopt;
+    }
+    const std::string* real_topic = msg->property(protocol::property::kRealTopic);
+    const std::string* real_qid = msg->property(protocol::property::kRealQueueId);
+    if (real_topic == nullptr || real_qid == nullptr) {
+        spdlog::error("schedule level {}: message at {} lacks REAL_TOPIC/REAL_QID, skipped", level,
+                      physical_offset);
+        return std::nullopt;
+    }
+    return real_message_of(*msg, *real_topic, *real_qid, store_.store_host());
+}
+
+bool ScheduleMessageService::deliver(int32_t level, int64_t physical_offset,
+                                     const protocol::MessageExt& out) {
+    if (remote_deliver_) {
+        const Status st = remote_deliver_(out);
+        if (!st.is_ok()) {
+            spdlog::warn("schedule level {}: escape of message at {} failed ({}), retrying later",
+                         level, physical_offset, st.message());
+            return false;
+        }
+        return true;
+    }
+    std::promise<store::PutMessageResult> p;
+    auto f = p.get_future();
+    store_.put_message(out, [&p](store::PutMessageResult r) { p.set_value(std::move(r)); });
+    if (f.wait_for(std::chrono::seconds(10)) != std::future_status::ready) {
+        // The callback still refers to `p`; wait for it so it never dangles.
+        f.wait();
+    }
+    const store::PutMessageResult r = f.get();
+    if (!store::is_stored(r.status)) {
+        spdlog::warn("schedule level {}: re-put of message at {} failed ({}), retrying later",
+                     level, physical_offset, store::put_message_status_name(r.status));
+        return false;
+    }
+    return true;
 }
 
 void ScheduleMessageService::start(Duration tick, Duration persist_every) {

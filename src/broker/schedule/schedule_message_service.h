@@ -12,6 +12,7 @@
 #include <condition_variable>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -53,6 +54,19 @@ public:
 
 private:
     void run(Duration tick, Duration persist_every);
+    // Delivers the due messages of one level from its offset on and records the new offset
+    // (under mu_, taken only for that); returns how many. Stops at the first message not due
+    // yet or whose delivery failed.
+    int64_t deliver_level(const std::string& topic, int32_t level);
+    // Whether a unit whose delivery time (tagsCode) is `deliver_at` is due now.
+    bool is_due(int32_t level, int64_t deliver_at) const;
+    // The message at `physical_offset` as it goes to its real topic; nullopt (logged) when it
+    // cannot be read or lacks REAL_TOPIC / REAL_QID: it is skipped.
+    std::optional<protocol::MessageExt> read_due_message(int32_t level, int64_t physical_offset,
+                                                         int64_t queue_offset);
+    // Puts `out` on the local store (waiting for the put) or, as acting master, through the
+    // remote delivery; false (logged) when that failed.
+    bool deliver(int32_t level, int64_t physical_offset, const protocol::MessageExt& out);
 
     Clock& clock_;
     MessageStorePort& store_;
