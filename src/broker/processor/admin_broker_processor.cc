@@ -57,6 +57,31 @@ std::string mq_key_json(const std::string& broker, int32_t qid, const std::strin
     return w.take();
 }
 
+// QUERY_CONSUME_QUEUE's filterData: the group's ConsumerFilterData as
+// JSON.toJSONString(filterData, true) prints it (tab-indented).
+std::string pretty_filter_data(const ConsumerFilterInfo& f, const std::string& group,
+                               const std::string& topic) {
+    protocol::JsonWriter fw;
+    fw.begin_object()
+        .member("bornTime", f.born_time_ms)
+        .member("clientVersion", f.client_version)
+        .member("consumerGroup", group)
+        .member("dead", f.dead_time_ms > 0)
+        .member("deadTime", f.dead_time_ms)
+        .member("expression", f.expression)
+        .member("expressionType", f.expression_type)
+        .member("topic", topic)
+        .end_object();
+    const std::string compact = fw.take();
+    rapidjson::Document fd;
+    fd.Parse(compact.data(), compact.size());
+    rapidjson::StringBuffer buf;
+    rapidjson::PrettyWriter<rapidjson::StringBuffer> pw(buf);
+    pw.SetIndent('\t', 1);
+    fd.Accept(pw);
+    return std::string(buf.GetString(), buf.GetSize());
+}
+
 }  // namespace
 
 AdminBrokerProcessor::Handler AdminBrokerProcessor::handler_for(int32_t code) {
@@ -520,29 +545,8 @@ void AdminBrokerProcessor::query_consume_queue(const RequestContext& /*rc*/,
             if (ctx_.filters != nullptr) {
                 f = ctx_.filters->describe(h.topic, *h.consumer_group);
             }
-            if (!f) {
-                w.member("filterData", std::string("null"));
-            } else {
-                protocol::JsonWriter fw;
-                fw.begin_object()
-                    .member("bornTime", f->born_time_ms)
-                    .member("clientVersion", f->client_version)
-                    .member("consumerGroup", *h.consumer_group)
-                    .member("dead", f->dead_time_ms > 0)
-                    .member("deadTime", f->dead_time_ms)
-                    .member("expression", f->expression)
-                    .member("expressionType", f->expression_type)
-                    .member("topic", h.topic)
-                    .end_object();
-                const std::string compact = fw.take();
-                rapidjson::Document fd;
-                fd.Parse(compact.data(), compact.size());
-                rapidjson::StringBuffer buf;
-                rapidjson::PrettyWriter<rapidjson::StringBuffer> pw(buf);
-                pw.SetIndent('\t', 1);
-                fd.Accept(pw);
-                w.member("filterData", std::string(buf.GetString(), buf.GetSize()));
-            }
+            w.member("filterData",
+                     f ? pretty_filter_data(*f, *h.consumer_group, h.topic) : std::string("null"));
         }
     }
     w.member("maxQueueIndex", bounds->max_offset).member("minQueueIndex", bounds->min_offset);
