@@ -286,8 +286,9 @@ int64_t TransactionalMessageService::check() {
     return sent;
 }
 
-int64_t TransactionalMessageService::scan_offset(const std::string& topic, int32_t q) {
-    const int64_t offset = d_.offsets->query_offset(std::string(kTransSysGroup), topic, q);
+int64_t TransactionalMessageService::scan_offset(const std::string& group, const std::string& topic,
+                                                 int32_t q) {
+    const int64_t offset = d_.offsets->query_offset(group, topic, q);
     // No offset yet: the queue's first message (a queue that does not exist yet starts at 0).
     if (offset < 0) {
         return std::max<int64_t>(0, d_.store->min_offset_in_queue(topic, q));
@@ -377,9 +378,9 @@ int64_t TransactionalMessageService::check_queue(int32_t q, const CheckPolicy& p
     const std::string half_topic(kTransHalfTopic);
     const std::string op_topic(kTransOpHalfTopic);
     const std::string group(kTransSysGroup);
-    const int64_t half_offset = scan_offset(half_topic, q);
+    const int64_t half_offset = scan_offset(group, half_topic, q);
     const int64_t start = d_.clock->wall_millis();  // Java startTime
-    const int64_t op_offset = scan_offset(op_topic, q);
+    const int64_t op_offset = scan_offset(group, op_topic, q);
     OpScan scan = read_ops(q, op_offset, half_offset);
 
     const int64_t half_max = d_.store->max_offset_in_queue(half_topic, q);

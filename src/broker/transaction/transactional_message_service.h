@@ -90,8 +90,9 @@ private:
     // resolved, settling each due one, until a half that is not due, a failed put or
     // kMaxProcessMillis; then both offsets move on. Returns the checks sent.
     int64_t check_queue(int32_t queue_id, const CheckPolicy& policy);
-    // CID_SYS_RMQ_TRANS's consume offset on `topic`'s queue, or the queue's first message.
-    int64_t scan_offset(const std::string& topic, int32_t queue_id);
+    // `group`'s (CID_SYS_RMQ_TRANS) consume offset on `topic`'s queue, or the queue's first
+    // message.
+    int64_t scan_offset(const std::string& group, const std::string& topic, int32_t queue_id);
     // The ops from `op_offset` on (at most kMaxOpsPerRound; Java fillOpRemoveMap), split by the
     // half consume offset.
     OpScan read_ops(int32_t queue_id, int64_t op_offset, int64_t half_offset);
