@@ -23,12 +23,15 @@ while [[ $# -gt 0 ]]; do
 done
 ((${#PATHS[@]})) || PATHS=(src apps)
 
-if ! ctags --version 2>/dev/null | grep -q "Universal Ctags"; then
+# Debian installs universal-ctags as ctags-universal; `ctags` may name another ctags.
+CTAGS=ctags-universal
+command -v "$CTAGS" >/dev/null 2>&1 || CTAGS=ctags
+if ! "$CTAGS" --version 2>/dev/null | grep -q "Universal Ctags"; then
     echo "longest-functions: universal-ctags is needed (scripts/install-deps.sh installs it)" >&2
     exit 2
 fi
 
-ctags --output-format=json --fields=+ne --kinds-C++=f --languages=C++ --langmap=C++:+.h \
+"$CTAGS" --output-format=json --fields=+ne --kinds-C++=f --languages=C++ --langmap=C++:+.h \
     -R -f - "${PATHS[@]}" 2>/dev/null |
     python3 -c '
 import json, sys
