@@ -62,34 +62,6 @@ protocol::RemotingCommand not_in_controller_mode(const protocol::RemotingCommand
         "this broker does not run in controller mode (enableControllerMode=false)");
 }
 
-// Admin requests AdminBrokerProcessor answers (its own table dispatches them further).
-const std::vector<int32_t>& admin_broker_codes() {
-    static const std::vector<int32_t> codes = {Req::kGetMaxOffset,
-                                               Req::kGetMinOffset,
-                                               Req::kSearchOffsetByTimestamp,
-                                               Req::kGetEarliestMsgStoretime,
-                                               Req::kLockBatchMq,
-                                               Req::kUnlockBatchMq,
-                                               Req::kUpdateAndCreateTopic,
-                                               Req::kDeleteTopicInBroker,
-                                               Req::kGetAllTopicConfig,
-                                               Req::kUpdateAndCreateSubscriptionGroup,
-                                               Req::kDeleteSubscriptionGroup,
-                                               Req::kGetAllSubscriptionGroupConfig,
-                                               Req::kGetAllConsumerOffset,
-                                               Req::kGetAllDelayOffset,
-                                               Req::kGetBrokerRuntimeInfo,
-                                               Req::kGetTopicStatsInfo,
-                                               Req::kGetConsumeStats,
-                                               Req::kGetBrokerConfig,
-                                               Req::kUpdateBrokerConfig,
-                                               Req::kViewBrokerStatsData,
-                                               Req::kCleanUnusedTopic,
-                                               Req::kCleanExpiredConsumequeue,
-                                               Req::kQueryConsumeQueue};
-    return codes;
-}
-
 }  // namespace
 
 void BrokerController::register_processors() {
@@ -126,11 +98,9 @@ std::vector<BrokerController::RequestRoute> BrokerController::request_table(cons
         {{Req::kHeartBeat, Req::kUnregisterClient, Req::kCheckClientConfig},
          wrap(client_.get()),
          ex.client},
-        {{Req::kGetConsumerListByGroup, Req::kQueryConsumerOffset, Req::kUpdateConsumerOffset},
-         wrap(consumer_.get()),
-         ex.consumer},
+        {ConsumerManageProcessor::handled_codes(), wrap(consumer_.get()), ex.consumer},
         {{Req::kQueryMessage, Req::kViewMessageById}, wrap(query_.get()), ex.query},
-        {admin_broker_codes(), wrap(admin_.get()), ex.admin},
+        {AdminBrokerProcessor::handled_codes(), wrap(admin_.get()), ex.admin},
         {ClientAdminProcessor::handled_codes(), wrap(client_admin_.get()), ex.admin},
         // Controller mode: the controller's role-change notice, the epoch cache, and a slave
         // asking this master for its HA address.

@@ -84,11 +84,7 @@ std::string pretty_filter_data(const ConsumerFilterInfo& f, const std::string& g
 
 }  // namespace
 
-AdminBrokerProcessor::Handler AdminBrokerProcessor::handler_for(int32_t code) {
-    struct Route {
-        int32_t code;
-        Handler handler;
-    };
+std::span<const AdminBrokerProcessor::Route> AdminBrokerProcessor::routes() {
     static constexpr Route kRoutes[] = {
         // Offsets and times of a queue in the store.
         {Req::kGetMaxOffset, &AdminBrokerProcessor::max_offset},
@@ -120,12 +116,24 @@ AdminBrokerProcessor::Handler AdminBrokerProcessor::handler_for(int32_t code) {
         {Req::kGetBrokerConfig, &AdminBrokerProcessor::broker_config},
         {Req::kUpdateBrokerConfig, &AdminBrokerProcessor::update_broker_config},
     };
-    for (const Route& r : kRoutes) {
+    return kRoutes;
+}
+
+AdminBrokerProcessor::Handler AdminBrokerProcessor::handler_for(int32_t code) {
+    for (const Route& r : routes()) {
         if (r.code == code) {
             return r.handler;
         }
     }
     return nullptr;
+}
+
+std::vector<int32_t> AdminBrokerProcessor::handled_codes() {
+    std::vector<int32_t> codes;
+    for (const Route& r : routes()) {
+        codes.push_back(r.code);
+    }
+    return codes;
 }
 
 void AdminBrokerProcessor::process(const RequestContext& rc, RemotingCommand req,

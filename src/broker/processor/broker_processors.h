@@ -5,7 +5,9 @@
 // concurrently from its executor's threads. Responses follow reference §4 (codes and remarks).
 
 #include <optional>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "base/inline_function.h"
 #include "broker/context/broker_context.h"
@@ -102,11 +104,19 @@ class ConsumerManageProcessor {
 public:
     explicit ConsumerManageProcessor(BrokerContext& ctx) : ctx_(ctx) {}
     void process(const RequestContext& rc, protocol::RemotingCommand req, const Reply& reply);
+    // The codes of its table (what BrokerController routes to it).
+    static std::vector<int32_t> handled_codes();
 
 private:
     // Answers one request code; handler_for() is the table of them.
     using Handler = void (ConsumerManageProcessor::*)(const protocol::RemotingCommand& req,
                                                       const Reply& reply);
+    struct Route {
+        int32_t code;
+        Handler handler;
+    };
+    // The table: one row per request code this processor answers.
+    static std::span<const Route> routes();
     // The handler of `code`; null when this processor does not handle it.
     static Handler handler_for(int32_t code);
     void consumer_list_by_group(const protocol::RemotingCommand& req, const Reply& reply);
@@ -142,12 +152,20 @@ class AdminBrokerProcessor {
 public:
     explicit AdminBrokerProcessor(BrokerContext& ctx) : ctx_(ctx) {}
     void process(const RequestContext& rc, protocol::RemotingCommand req, const Reply& reply);
+    // The codes of its table (what BrokerController routes to it).
+    static std::vector<int32_t> handled_codes();
 
 private:
     // Answers one request code; handler_for() is the table of them.
     using Handler = void (AdminBrokerProcessor::*)(const RequestContext& rc,
                                                    const protocol::RemotingCommand& req,
                                                    const Reply& reply);
+    struct Route {
+        int32_t code;
+        Handler handler;
+    };
+    // The table: one row per request code this processor answers.
+    static std::span<const Route> routes();
     // The handler of `code`; null when this processor does not handle it.
     static Handler handler_for(int32_t code);
 

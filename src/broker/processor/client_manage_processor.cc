@@ -150,22 +150,30 @@ void ClientManageProcessor::heart_beat(const RequestContext& rc, const RemotingC
     reply_code(reply, req, RC::kSuccess);
 }
 
-ConsumerManageProcessor::Handler ConsumerManageProcessor::handler_for(int32_t code) {
-    struct Route {
-        int32_t code;
-        Handler handler;
-    };
+std::span<const ConsumerManageProcessor::Route> ConsumerManageProcessor::routes() {
     static constexpr Route kRoutes[] = {
         {Req::kGetConsumerListByGroup, &ConsumerManageProcessor::consumer_list_by_group},
         {Req::kQueryConsumerOffset, &ConsumerManageProcessor::query_consumer_offset},
         {Req::kUpdateConsumerOffset, &ConsumerManageProcessor::update_consumer_offset},
     };
-    for (const Route& r : kRoutes) {
+    return kRoutes;
+}
+
+ConsumerManageProcessor::Handler ConsumerManageProcessor::handler_for(int32_t code) {
+    for (const Route& r : routes()) {
         if (r.code == code) {
             return r.handler;
         }
     }
     return nullptr;
+}
+
+std::vector<int32_t> ConsumerManageProcessor::handled_codes() {
+    std::vector<int32_t> codes;
+    for (const Route& r : routes()) {
+        codes.push_back(r.code);
+    }
+    return codes;
 }
 
 void ConsumerManageProcessor::process(const RequestContext& rc, RemotingCommand req,
