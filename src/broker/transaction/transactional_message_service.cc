@@ -139,12 +139,11 @@ TransactionalMessageService::EndResult TransactionalMessageService::end_transact
     return {RC::kSuccess, std::nullopt};
 }
 
-protocol::MessageExt TransactionalMessageService::renewed_half(const protocol::MessageExt& half,
+protocol::MessageExt TransactionalMessageService::stored_again(const protocol::MessageExt& half,
+                                                               std::string_view topic,
                                                                int32_t queue_id) const {
-    // Java renewHalfMessageInner: the same message for the half topic's queue, with one more
-    // check counted.
     protocol::MessageExt copy;
-    copy.topic = std::string(kTransHalfTopic);
+    copy.topic = std::string(topic);
     copy.queue_id = queue_id;
     copy.body = half.body;
     copy.flag = half.flag;
@@ -154,6 +153,14 @@ protocol::MessageExt TransactionalMessageService::renewed_half(const protocol::M
     copy.store_host = d_.store->store_host();
     copy.reconsume_times = half.reconsume_times;
     copy.properties = half.properties;
+    return copy;
+}
+
+protocol::MessageExt TransactionalMessageService::renewed_half(const protocol::MessageExt& half,
+                                                               int32_t queue_id) const {
+    // Java renewHalfMessageInner: the same message for the half topic's queue, with one more
+    // check counted.
+    protocol::MessageExt copy = stored_again(half, kTransHalfTopic, queue_id);
     copy.set_property(kTransactionCheckTimes, std::to_string(check_times(half) + 1));
     return copy;
 }
@@ -242,17 +249,7 @@ bool TransactionalMessageService::discard(const protocol::MessageExt& half) {
     if (created.created && d_.on_topics_changed) {
         d_.on_topics_changed();
     }
-    protocol::MessageExt out;
-    out.topic = std::string(kTransCheckMaxTimeTopic);
-    out.queue_id = 0;
-    out.body = half.body;
-    out.flag = half.flag;
-    out.sys_flag = half.sys_flag;
-    out.born_timestamp = half.born_timestamp;
-    out.born_host = half.born_host;
-    out.store_host = d_.store->store_host();
-    out.reconsume_times = half.reconsume_times;
-    out.properties = half.properties;
+    protocol::MessageExt out = stored_again(half, kTransCheckMaxTimeTopic, 0);
     out.set_property(P::kWaitStoreMsgOk, "false");
     const store::PutMessageResult r = put_sync(std::move(out));
     if (!store::is_stored(r.status)) {

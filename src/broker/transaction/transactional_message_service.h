@@ -19,6 +19,7 @@
 #include <condition_variable>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "base/clock.h"
@@ -76,6 +77,10 @@ private:
     store::PutMessageResult put_sync(protocol::MessageExt msg);
     bool write_op(const protocol::MessageExt& half);
     // The half, copied for the half topic's queue `queue_id` with one more check counted.
+    // The half's message to be stored again in `topic` / `queue_id` by this broker (body, flags,
+    // born time and host, reconsume times and properties kept).
+    protocol::MessageExt stored_again(const protocol::MessageExt& half, std::string_view topic,
+                                      int32_t queue_id) const;
     protocol::MessageExt renewed_half(const protocol::MessageExt& half, int32_t queue_id) const;
     // Re-appends the half with one more check and sends CHECK_TRANSACTION_STATE; false when
     // the re-append failed (the scan stops there and retries next round).
