@@ -347,7 +347,9 @@ void PullMessageProcessor::process_request(const RequestContext& rc, RemotingCom
         return;
     }
     const auto h = std::move(header_r).value();
-    const BrokerConfig cfg = ctx_.config->get();
+    // The current config, shared: a pull reads it without copying its strings (as sends do).
+    const std::shared_ptr<const BrokerConfig> cfg_snapshot = ctx_.config->snapshot();
+    const BrokerConfig& cfg = *cfg_snapshot;
     std::optional<SubscriptionGroupConfig> group_cfg;
     if (auto no = check_pull_group(ctx_, h, cfg, &group_cfg)) {
         reply_refusal(reply, req, std::move(*no));
