@@ -333,6 +333,7 @@ Status ConfigRegistry::set_locked(std::string_view key, std::string_view value,
                              source, parsed.status().message());
     }
     f.store_(parsed.value());
+    set_keys_.insert(f.name_);
     return Status::ok();
 }
 
@@ -375,6 +376,7 @@ Status ConfigRegistry::update(const std::vector<PropertyEntry>& entries,
     }
     for (const auto& [f, v] : staged) {
         f->store_(v);
+        set_keys_.insert(f->name_);
     }
     return Status::ok();
 }
@@ -400,6 +402,11 @@ Result<std::string> ConfigRegistry::get(std::string_view key) const {
         return Status::error(Errc::kNotFound, "unknown config key '{}'", key);
     }
     return f->current_text();
+}
+
+bool ConfigRegistry::was_set(std::string_view key) const {
+    MutexLock lock(mu_);
+    return set_keys_.contains(key);
 }
 
 std::string ConfigRegistry::text_locked(bool important_only) const {

@@ -156,6 +156,11 @@ public:
     // Current value of a key, formatted. Errors: kNotFound.
     Result<std::string> get(std::string_view key) const;
 
+    // True once set() or update() stored a value for the key (a file line, a --key=value
+    // override, a runtime update), even a value equal to the default: what the operator wrote,
+    // as opposed to what registration filled in. Unknown keys: false.
+    bool was_set(std::string_view key) const;
+
     // "key=value\n" for every field sorted by key (GET_BROKER_CONFIG body, `-p`).
     std::string to_properties_text() const;
     // Same, only fields marked important() (`-m`).
@@ -176,6 +181,7 @@ private:
     // Fields never move once added (unique_ptr), so field() pointers stay valid.
     std::map<std::string, std::unique_ptr<ConfigField>, std::less<>> fields_;
     std::set<std::string, std::less<>> shared_keys_ GUARDED_BY(mu_);  // share_file_with()
+    std::set<std::string, std::less<>> set_keys_ GUARDED_BY(mu_);     // was_set()
 };
 
 template <typename E>

@@ -162,6 +162,26 @@ TEST_F(ConfigTest, UpdateIsAllOrNothingAndWarnsOnUnknownKeys) {
     EXPECT_EQ(warnings.size(), 1u);
 }
 
+// was_set(): what the operator wrote, even a value equal to the default; nothing from a
+// rejected update; never a key only registered.
+TEST_F(ConfigTest, WasSetRecordsWhatTheFileAndCommandLineSet) {
+    EXPECT_FALSE(registry_.was_set("totalReplicas"));
+    EXPECT_FALSE(registry_.was_set("listenPort"));
+    EXPECT_FALSE(registry_.was_set("mystery"));
+    auto bad = parse_properties("listenPort=10999\ntotalReplicas=0\n", "b.conf").value();
+    EXPECT_FALSE(registry_.update(bad, nullptr).is_ok());
+    EXPECT_FALSE(registry_.was_set("listenPort")) << "a rejected update sets nothing";
+    auto good = parse_properties("totalReplicas=1\nmystery=2\n", "b.conf").value();
+    ASSERT_TRUE(registry_.update(good, nullptr).is_ok());
+    EXPECT_EQ(cfg_.total_replicas, 1);
+    EXPECT_TRUE(registry_.was_set("totalReplicas")) << "the default value, but written";
+    EXPECT_FALSE(registry_.was_set("mystery"));
+    EXPECT_FALSE(registry_.set("listenPort", "0", "command line").is_ok());
+    EXPECT_FALSE(registry_.was_set("listenPort"));
+    ASSERT_TRUE(registry_.set("listenPort", "10912", "command line").is_ok());
+    EXPECT_TRUE(registry_.was_set("listenPort"));
+}
+
 TEST_F(ConfigTest, KeysOfARegistrySharingTheFileAreNotWarnedAbout) {
     // mqnamesrv's file also holds the embedded controller's keys: only keys neither knows warn.
     ConfigRegistry other;
