@@ -21,6 +21,24 @@ Result<BrokerRole> parse_broker_role(std::string_view text) {
                          "brokerRole '{}' is not one of ASYNC_MASTER, SYNC_MASTER, SLAVE", text);
 }
 
+std::string_view quorum_rules_name(QuorumRules rules) {
+    return rules == QuorumRules::kRocketMq4 ? "RocketMQ 4.9.8" : "RocketMQ 5";
+}
+
+std::string_view quorum_rules_value(QuorumRules rules) {
+    return rules == QuorumRules::kRocketMq4 ? "4.9.8" : "5";
+}
+
+Result<QuorumRules> parse_quorum_rules(std::string_view value) {
+    if (value == "4.9.8") {
+        return QuorumRules::kRocketMq4;
+    }
+    if (value == "5") {
+        return QuorumRules::kRocketMq5;
+    }
+    return Status::error(Errc::kInvalidArgument, "quorumRules '{}' is not one of 4.9.8, 5", value);
+}
+
 std::string_view quorum_verdict_name(QuorumVerdict v) {
     switch (v) {
         case QuorumVerdict::kPutOkNow: return "PUT_OK_NOW";
@@ -58,8 +76,12 @@ Status validate_quorum_config(const QuorumConfig& c, std::vector<std::string>* w
         return Status::error(Errc::kInvalidArgument, "haMaxGapNotInSync={} must be > 0",
                              c.ha_max_gap_not_in_sync);
     }
-    if (warnings != nullptr && c.broker_role == BrokerRole::kSyncMaster &&
-        c.in_sync_replicas == 1) {
+    if (c.ha_slave_fallbehind_max <= 0) {
+        return Status::error(Errc::kInvalidArgument, "haSlaveFallbehindMax={} must be > 0",
+                             c.ha_slave_fallbehind_max);
+    }
+    if (warnings != nullptr && c.rules == QuorumRules::kRocketMq5 &&
+        c.broker_role == BrokerRole::kSyncMaster && c.in_sync_replicas == 1) {
         warnings->push_back(
             "brokerRole=SYNC_MASTER with inSyncReplicas=1: sends do not wait for any slave "
             "(asynchronous replication, as in RocketMQ 5); set inSyncReplicas=2 or more to wait");
@@ -82,7 +104,34 @@ int32_t in_sync_replica_nums(const QuorumConfig& config, int64_t master_put_offs
     return n;
 }
 
+namespace {
+
+// RocketMQ 4.9.8 CommitLog#submitReplicaRequest + HAService#isSlaveOK. 4.9.8 checks the slave
+// after the append (masterPutWhere = the put's end); this runs before it, so the gap compared
+// is short of that by this one message.
+QuorumDecision decide_rocketmq4(const QuorumConfig& c, const QuorumInput& in) {
+    QuorumDecision d;
+    d.need_handle_ha = in.wait_store_msg_ok && c.broker_role == BrokerRole::kSyncMaster;
+    d.need_ack_nums = c.broker_role == BrokerRole::kSyncMaster ? 2 : 1;  // the master + one slave
+    d.in_sync = in_sync_replica_nums(c, in.master_put_offset, in.slave_ack_offsets);
+    if (!d.need_handle_ha) {
+        d.verdict = QuorumVerdict::kPutOkNow;
+        return d;
+    }
+    // push2SlaveMaxOffset: the furthest ack of any connected slave.
+    const auto nearest = std::max_element(in.slave_ack_offsets.begin(), in.slave_ack_offsets.end());
+    const bool slave_ok = nearest != in.slave_ack_offsets.end() &&
+                          in.master_put_offset - *nearest < c.ha_slave_fallbehind_max;
+    d.verdict = slave_ok ? QuorumVerdict::kWaitForSlaves : QuorumVerdict::kSlaveNotAvailable;
+    return d;
+}
+
+}  // namespace
+
 QuorumDecision decide_quorum(const QuorumConfig& c, const QuorumInput& in) {
+    if (c.rules == QuorumRules::kRocketMq4) {
+        return decide_rocketmq4(c, in);
+    }
     QuorumDecision d;
     // CommitLog#needHandleHA: WAIT property, duplication off, SYNC_MASTER only.
     d.need_handle_ha = in.wait_store_msg_ok && !in.duplication_enable &&

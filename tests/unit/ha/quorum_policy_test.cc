@@ -228,6 +228,113 @@ TEST(QuorumPolicy, RocketMqRulesTable) {
     }
 }
 
+// RocketMQ 4.9.8's rules (a configuration that sets no quorum key), row by row from
+// CommitLog#submitReplicaRequest and HAService#isSlaveOK, worked out by hand:
+//   SYNC_MASTER and WAIT: no slave connected, or masterPut - max(slave acks) >=
+//   haSlaveFallbehindMax -> SLAVE_NOT_AVAILABLE; else wait for one slave (needAckNums 2).
+//   Anything else -> PUT_OK at once. duplicationEnable, the acting-master keys and Comet's
+//   slaveNotAvailableFastFail play no part.
+TEST(QuorumPolicy, RocketMq498RulesWaitForOneSlave) {
+    using V = QuorumVerdict;
+    constexpr int64_t kFallBehind = 500;
+    struct Case {
+        const char* name;
+        BrokerRole role;
+        bool wait, duplication, acting, fast_fail;
+        std::vector<int64_t> acks;  // master at 10000
+        V verdict;
+        int need;
+        bool handles;
+    };
+    constexpr auto S = BrokerRole::kSyncMaster;
+    const Case cases[] = {
+        {"no slave", S, true, false, false, true, {}, V::kSlaveNotAvailable, 2, true},
+        {"no slave, fast fail off",
+         S,
+         true,
+         false,
+         false,
+         false,
+         {},
+         V::kSlaveNotAvailable,
+         2,
+         true},
+        {"slave near", S, true, false, false, true, {9990}, V::kWaitForSlaves, 2, true},
+        {"slave just inside", S, true, false, false, true, {9501}, V::kWaitForSlaves, 2, true},
+        {"slave exactly the limit behind",
+         S,
+         true,
+         false,
+         false,
+         true,
+         {9500},
+         V::kSlaveNotAvailable,
+         2,
+         true},
+        {"one far, one near", S, true, false, false, true, {0, 9990}, V::kWaitForSlaves, 2, true},
+        {"WAIT=false", S, false, false, false, true, {}, V::kPutOkNow, 2, false},
+        {"duplicationEnable ignored",
+         S,
+         true,
+         true,
+         false,
+         true,
+         {9990},
+         V::kWaitForSlaves,
+         2,
+         true},
+        {"acting master ignored", S, true, false, true, true, {9990}, V::kWaitForSlaves, 2, true},
+        {"ASYNC_MASTER",
+         BrokerRole::kAsyncMaster,
+         true,
+         false,
+         false,
+         true,
+         {},
+         V::kPutOkNow,
+         1,
+         false},
+        {"SLAVE", BrokerRole::kSlave, true, false, false, true, {}, V::kPutOkNow, 1, false},
+    };
+    for (const Case& k : cases) {
+        QuorumConfig c = cfg(k.role, 1, 1, 1, false, k.acting);
+        c.rules = QuorumRules::kRocketMq4;
+        c.ha_slave_fallbehind_max = kFallBehind;
+        c.slave_not_available_fast_fail = k.fast_fail;
+        QuorumInput in;
+        in.wait_store_msg_ok = k.wait;
+        in.duplication_enable = k.duplication;
+        in.alive_replica_num = 1;
+        in.master_put_offset = 10000;
+        in.slave_ack_offsets = k.acks;
+        const QuorumDecision d = decide_quorum(c, in);
+        EXPECT_EQ(quorum_verdict_name(d.verdict), quorum_verdict_name(k.verdict)) << k.name;
+        EXPECT_EQ(d.need_ack_nums, k.need) << k.name;
+        EXPECT_EQ(d.need_handle_ha, k.handles) << k.name;
+        EXPECT_FALSE(d.degraded) << k.name;
+    }
+    // The same SYNC_MASTER under RocketMQ 5's rules (defaults 1/1): the master alone.
+    QuorumConfig five = cfg(S, 1, 1, 1, false, false);
+    QuorumInput in;
+    in.master_put_offset = 10000;
+    EXPECT_EQ(decide_quorum(five, in).verdict, V::kPutOkNow);
+}
+
+TEST(QuorumPolicy, RocketMq498RulesValidation) {
+    QuorumConfig c = cfg(BrokerRole::kSyncMaster, 1, 1, 1, false, false);
+    c.rules = QuorumRules::kRocketMq4;
+    std::vector<std::string> w;
+    ASSERT_TRUE(validate_quorum_config(c, &w));
+    EXPECT_TRUE(w.empty()) << "the inSyncReplicas=1 warning is about RocketMQ 5's rules";
+    c.ha_slave_fallbehind_max = 0;
+    Status s = validate_quorum_config(c, &w);
+    EXPECT_NE(s.message().find("haSlaveFallbehindMax"), std::string::npos) << s.message();
+    EXPECT_EQ(quorum_rules_name(QuorumRules::kRocketMq4), "RocketMQ 4.9.8");
+    EXPECT_EQ(quorum_rules_name(QuorumRules::kRocketMq5), "RocketMQ 5");
+    EXPECT_EQ(parse_quorum_rules("4.9.8").value(), QuorumRules::kRocketMq4);
+    EXPECT_EQ(parse_quorum_rules("5").value(), QuorumRules::kRocketMq5);
+}
+
 // Every combination of the keys over small ranges: properties that hold everywhere (the
 // expected values themselves are the literal table above).
 TEST(QuorumPolicy, InvariantsOverEveryCombination) {
