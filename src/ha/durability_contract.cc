@@ -37,13 +37,68 @@ void add_live_replicas(const DurabilityFacts::Live& live, DurabilityExplanation*
     }
 }
 
-void explain_master_slave(const DurabilityFacts& f, DurabilityExplanation* e) {
+// The contract of a SYNC_MASTER under 4.9.8's rules (no quorum key set).
+void explain_rocketmq4_wait(const DurabilityFacts& f, DurabilityExplanation* e) {
+    const QuorumConfig& q = f.quorum;
+    e->contract = fmt::format(
+        "a send is acknowledged once the master and one slave hold it: {} and one slave (in the "
+        "slave's page cache)",
+        master_copy(f));
+    e->reasons.push_back(
+        "brokerRole=SYNC_MASTER and none of totalReplicas, inSyncReplicas, minInSyncReplicas, "
+        "enableAutoInSyncReplicas is set: each send waits for one slave, as in RocketMQ 4.9.8 "
+        "(setting any of them selects RocketMQ 5's rules)");
+    e->reasons.push_back(fmt::format(
+        "no slave connected, or the nearest one haSlaveFallbehindMax={} or more behind: "
+        "SLAVE_NOT_AVAILABLE at once; no slave ack within slaveTimeout: FLUSH_SLAVE_TIMEOUT "
+        "(either way the message stays stored on the master)",
+        bytes(q.ha_slave_fallbehind_max)));
+}
+
+// The contract of a SYNC_MASTER under RocketMQ 5's rules with inSyncReplicas > 1.
+void explain_rocketmq5_wait(const DurabilityFacts& f, DurabilityExplanation* e) {
     const QuorumConfig& q = f.quorum;
     const std::string keys = fmt::format(
         "totalReplicas={}, inSyncReplicas={}, minInSyncReplicas={}, "
         "enableAutoInSyncReplicas={}, enableSlaveActingMaster={}",
         q.total_replicas, q.in_sync_replicas, q.min_in_sync_replicas,
         q.enable_auto_in_sync_replicas, q.enable_slave_acting_master);
+    const int32_t slaves = q.in_sync_replicas - 1;
+    e->contract = fmt::format(
+        "a send is acknowledged once {} of {} replicas hold it: {} and {} slave{} (in the "
+        "slave's page cache)",
+        q.in_sync_replicas, q.total_replicas, master_copy(f), slaves, slaves == 1 ? "" : "s");
+    e->reasons.push_back(fmt::format("brokerRole=SYNC_MASTER, {}", keys));
+    if (q.enable_slave_acting_master && q.enable_auto_in_sync_replicas) {
+        e->reasons.push_back(fmt::format(
+            "adaptive downgrade: needAckNums falls to the alive in-sync replicas (a slave "
+            "is in sync while less than haMaxGapNotInSync={} behind), never below "
+            "minInSyncReplicas={}; below that a send fails at once with "
+            "IN_SYNC_REPLICAS_NOT_ENOUGH",
+            bytes(q.ha_max_gap_not_in_sync), q.min_in_sync_replicas));
+    } else if (q.enable_slave_acting_master) {
+        e->reasons.push_back(
+            fmt::format("enableSlaveActingMaster without enableAutoInSyncReplicas: fewer than "
+                        "inSyncReplicas={} alive in-sync replicas fail a send at once with "
+                        "IN_SYNC_REPLICAS_NOT_ENOUGH",
+                        q.in_sync_replicas));
+    } else {
+        e->reasons.push_back(
+            "no downgrade (enableSlaveActingMaster and enableAutoInSyncReplicas are off): "
+            "the ack count is fixed");
+    }
+    e->reasons.push_back(
+        q.slave_not_available_fast_fail
+            ? "slaves that do not ack in slaveTimeout: FLUSH_SLAVE_TIMEOUT (the message "
+              "stays stored on the master); no slave connected at all: SLAVE_NOT_AVAILABLE "
+              "at once"
+            : "slaves that do not ack in slaveTimeout: FLUSH_SLAVE_TIMEOUT (the message "
+              "stays stored on the master)");
+}
+
+void explain_master_slave(const DurabilityFacts& f, DurabilityExplanation* e) {
+    const QuorumConfig& q = f.quorum;
+    const bool rocketmq4 = q.rules == QuorumRules::kRocketMq4;
     if (q.broker_role == BrokerRole::kSlave || (f.live.has_value() && f.live->is_slave)) {
         e->contract =
             "this broker is a slave: it refuses sends; its master's contract applies "
@@ -51,8 +106,13 @@ void explain_master_slave(const DurabilityFacts& f, DurabilityExplanation* e) {
         e->reasons.push_back("brokerRole=SLAVE");
         return;
     }
-    const bool waits = q.broker_role == BrokerRole::kSyncMaster && q.in_sync_replicas > 1;
-    if (!waits) {
+    e->quorum_rules = fmt::format("{} ({})", quorum_rules_name(q.rules),
+                                  rocketmq4 ? "no quorum key set" : "a quorum key is set");
+    const bool waits =
+        q.broker_role == BrokerRole::kSyncMaster && (rocketmq4 || q.in_sync_replicas > 1);
+    if (waits && rocketmq4) {
+        explain_rocketmq4_wait(f, e);
+    } else if (!waits) {
         e->contract = fmt::format(
             "a send is acknowledged once it is {}; slaves copy it afterwards (asynchronous "
             "replication): losing the master can lose acknowledged messages no slave has yet",
@@ -64,37 +124,7 @@ void explain_master_slave(const DurabilityFacts& f, DurabilityExplanation* e) {
                               "is enough (RocketMQ 5 semantics)",
                               q.in_sync_replicas));
     } else {
-        const int32_t slaves = q.in_sync_replicas - 1;
-        e->contract = fmt::format(
-            "a send is acknowledged once {} of {} replicas hold it: {} and {} slave{} (in the "
-            "slave's page cache)",
-            q.in_sync_replicas, q.total_replicas, master_copy(f), slaves, slaves == 1 ? "" : "s");
-        e->reasons.push_back(fmt::format("brokerRole=SYNC_MASTER, {}", keys));
-        if (q.enable_slave_acting_master && q.enable_auto_in_sync_replicas) {
-            e->reasons.push_back(fmt::format(
-                "adaptive downgrade: needAckNums falls to the alive in-sync replicas (a slave "
-                "is in sync while less than haMaxGapNotInSync={} behind), never below "
-                "minInSyncReplicas={}; below that a send fails at once with "
-                "IN_SYNC_REPLICAS_NOT_ENOUGH",
-                bytes(q.ha_max_gap_not_in_sync), q.min_in_sync_replicas));
-        } else if (q.enable_slave_acting_master) {
-            e->reasons.push_back(
-                fmt::format("enableSlaveActingMaster without enableAutoInSyncReplicas: fewer than "
-                            "inSyncReplicas={} alive in-sync replicas fail a send at once with "
-                            "IN_SYNC_REPLICAS_NOT_ENOUGH",
-                            q.in_sync_replicas));
-        } else {
-            e->reasons.push_back(
-                "no downgrade (enableSlaveActingMaster and enableAutoInSyncReplicas are off): "
-                "the ack count is fixed");
-        }
-        e->reasons.push_back(
-            q.slave_not_available_fast_fail
-                ? "slaves that do not ack in slaveTimeout: FLUSH_SLAVE_TIMEOUT (the message "
-                  "stays stored on the master); no slave connected at all: SLAVE_NOT_AVAILABLE "
-                  "at once"
-                : "slaves that do not ack in slaveTimeout: FLUSH_SLAVE_TIMEOUT (the message "
-                  "stays stored on the master)");
+        explain_rocketmq5_wait(f, e);
     }
     if (f.live.has_value()) {
         const DurabilityFacts::Live& live = *f.live;
@@ -122,7 +152,7 @@ void explain_master_slave(const DurabilityFacts& f, DurabilityExplanation* e) {
             "brokerRole=SYNC_MASTER for a quorum write)",
             q.in_sync_replicas, q.min_in_sync_replicas, q.enable_auto_in_sync_replicas));
     }
-    if (q.broker_role == BrokerRole::kSyncMaster && q.total_replicas == 1) {
+    if (q.broker_role == BrokerRole::kSyncMaster && q.total_replicas == 1 && !rocketmq4) {
         e->warnings.push_back(
             "brokerRole=SYNC_MASTER with totalReplicas=1: the group is declared to have no "
             "slave, so no send waits for one; set totalReplicas to the group's size and "
@@ -224,6 +254,21 @@ bool get_bool(const std::map<std::string, std::string>& m, const std::string& ke
     return dflt;
 }
 
+QuorumRules quorum_rules_from_properties(const std::map<std::string, std::string>& p) {
+    if (auto it = p.find("quorumRules"); it != p.end()) {
+        auto rules = parse_quorum_rules(it->second);
+        if (rules.is_ok()) {
+            return rules.value();
+        }
+    }
+    for (std::string_view key : kQuorumKeys) {
+        if (p.contains(std::string(key))) {
+            return QuorumRules::kRocketMq5;
+        }
+    }
+    return QuorumRules::kRocketMq4;
+}
+
 }  // namespace
 
 DurabilityFacts durability_facts_from_properties(const std::map<std::string, std::string>& p) {
@@ -241,7 +286,10 @@ DurabilityFacts durability_facts_from_properties(const std::map<std::string, std
     q.min_in_sync_replicas = get_int<int32_t>(p, "minInSyncReplicas", 1);
     q.enable_auto_in_sync_replicas = get_bool(p, "enableAutoInSyncReplicas", false);
     q.enable_slave_acting_master = get_bool(p, "enableSlaveActingMaster", false);
+    q.rules = quorum_rules_from_properties(p);
     q.ha_max_gap_not_in_sync = get_int<int64_t>(p, "haMaxGapNotInSync", q.ha_max_gap_not_in_sync);
+    q.ha_slave_fallbehind_max =
+        get_int<int64_t>(p, "haSlaveFallbehindMax", q.ha_slave_fallbehind_max);
     q.slave_not_available_fast_fail = get_bool(p, "slaveNotAvailableFastFail", true);
     f.sync_flush = get(p, "flushDiskType", "ASYNC_FLUSH") == "SYNC_FLUSH";
     const std::string peers = get(p, "dLegerPeers");

@@ -50,6 +50,10 @@ struct DurabilityFacts {
 
 struct DurabilityExplanation {
     std::string contract;               // one sentence: what an acknowledged send has reached
+    // Master-slave masters: which quorum rules apply and why, e.g. "RocketMQ 4.9.8 (no quorum
+    // key set)"; empty in DLedger and controller mode (they have rules of their own) and for a
+    // slave.
+    std::string quorum_rules;
     std::vector<std::string> reasons;   // why: the keys and values, the live figures
     std::vector<std::string> warnings;  // settings that contradict each other or are ignored
 };
@@ -58,7 +62,9 @@ DurabilityExplanation explain_durability(const DurabilityFacts& facts);
 
 // The static facts from a broker's configuration as properties (BrokerConfig::to_properties()
 // or a GET_BROKER_CONFIG answer). Missing keys take RocketMQ's defaults; unparsable values
-// keep them too (the broker has validated its own file).
+// keep them too (the broker has validated its own file). The quorum rules: a Comet broker's
+// derived quorumRules entry when present; otherwise RocketMQ 5's when any of kQuorumKeys is
+// there (a file that sets one, a RocketMQ 5 broker's answer), else 4.9.8's.
 DurabilityFacts durability_facts_from_properties(const std::map<std::string, std::string>& props);
 
 // Adds the live state from a GET_BROKER_RUNTIME_INFO table (needAckNums, aliveReplicaNums,
