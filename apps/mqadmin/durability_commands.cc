@@ -49,6 +49,9 @@ Status cmd_explain_durability(Context& ctx) {
         const ha::DurabilityExplanation e = ha::explain_durability(facts);
         fmt::print(ctx.out, "  master:   {} (replicas registered: {})\n", addr,
                    bd.broker_addrs.size());
+        if (!e.quorum_rules.empty()) {
+            fmt::print(ctx.out, "  rules:    {}\n", e.quorum_rules);
+        }
         fmt::print(ctx.out, "  contract: {}\n", e.contract);
         for (const std::string& r : e.reasons) {
             fmt::print(ctx.out, "  why:      {}\n", r);

@@ -27,6 +27,8 @@ int main(int argc, char** argv) {
     if (auto code = handle_command_line(argc, argv, registry, &parsed)) {
         return *code;
     }
+    // Which keys the file and the command line set decides the quorum rules (docs/durability.md).
+    broker::note_keys_set(registry, &config);
     const std::string source =
         parsed.config_file.empty() ? std::string("command line") : parsed.config_file;
     if (Status st = config.validate(); !st.is_ok()) {

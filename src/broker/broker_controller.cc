@@ -202,7 +202,11 @@ Status BrokerController::init_replication(const BrokerConfig& cfg) {
         // each other (the same text as `mqadmin explainDurability`).
         const ha::DurabilityExplanation dur =
             ha::explain_durability(ha::durability_facts_from_properties(cfg.to_properties()));
-        spdlog::info("DURABILITY: {}", dur.contract);
+        if (dur.quorum_rules.empty()) {
+            spdlog::info("DURABILITY: {}", dur.contract);
+        } else {
+            spdlog::info("DURABILITY: {} (quorum rules: {})", dur.contract, dur.quorum_rules);
+        }
         for (const std::string& w : dur.warnings) {
             spdlog::warn("DURABILITY WARNING: {}", w);
         }

@@ -154,6 +154,7 @@ Result<BrokerInstanceConfig> make_broker_instance_config(const std::string& path
         if (Status st = registry.update(entries, &out.warnings); !st.is_ok()) {
             return Status::error(Errc::kInvalidArgument, "{}: {}", path, st.message());
         }
+        broker::note_keys_set(registry, &out.broker);  // the quorum rules (docs/durability.md)
     }
     for (const PropertyEntry& e : entries) {
         if (e.key == "logDir") {

@@ -78,6 +78,7 @@ const std::vector<Entry>& fields() {
         {"haHousekeepingInterval", &BrokerConfig::ha_housekeeping_interval},
         {"haTransferBatchSize", &BrokerConfig::ha_transfer_batch_size},
         {"haMaxGapNotInSync", &BrokerConfig::ha_max_gap_not_in_sync},
+        {"haSlaveFallbehindMax", &BrokerConfig::ha_slave_fallbehind_max},
         {"slaveTimeout", &BrokerConfig::slave_timeout},
         {"totalReplicas", &BrokerConfig::total_replicas},
         {"inSyncReplicas", &BrokerConfig::in_sync_replicas},
@@ -119,6 +120,23 @@ const std::vector<Entry>& fields() {
         {"metricsPromExporterHost", &BrokerConfig::metrics_prom_exporter_host},
     };
     return kFields;
+}
+
+// RocketMQ 5's quorum keys (ha::kQuorumKeys; broker/metadata does not link ha): setting any
+// of them selects RocketMQ 5's quorum rules.
+constexpr std::string_view kQuorumKeyNames[] = {"totalReplicas", "inSyncReplicas",
+                                                "minInSyncReplicas", "enableAutoInSyncReplicas"};
+
+// The derived GET_BROKER_CONFIG entry naming the quorum rules (ha::parse_quorum_rules).
+constexpr std::string_view kQuorumRulesKey = "quorumRules";
+
+bool is_quorum_key(std::string_view key) {
+    for (std::string_view k : kQuorumKeyNames) {
+        if (k == key) {
+            return true;
+        }
+    }
+    return false;
 }
 
 std::string_view trim(std::string_view s) {
@@ -177,7 +195,26 @@ void register_broker_config(ConfigRegistry& registry, BrokerConfig* config) {
     }
 }
 
+void note_keys_set(const ConfigRegistry& registry, BrokerConfig* config) {
+    for (std::string_view k : kQuorumKeyNames) {
+        if (registry.was_set(k)) {
+            config->quorum_keys_set = true;
+        }
+    }
+}
+
+bool BrokerConfig::uses_rocketmq5_quorum_rules() const {
+    return quorum_keys_set || total_replicas != 1 || in_sync_replicas != 1 ||
+           min_in_sync_replicas != 1 || enable_auto_in_sync_replicas;
+}
+
 Status BrokerConfig::set(std::string_view key, std::string_view value) {
+    if (key == kQuorumRulesKey) {
+        return Status::error(Errc::kInvalidArgument,
+                             "quorumRules is derived, not set: RocketMQ 5's rules when any of "
+                             "totalReplicas, inSyncReplicas, minInSyncReplicas, "
+                             "enableAutoInSyncReplicas is set, else RocketMQ 4.9.8's");
+    }
     for (const auto& e : fields()) {
         if (e.key != key) {
             continue;
@@ -201,6 +238,9 @@ Status BrokerConfig::set(std::string_view key, std::string_view value) {
             } else {
                 return Status::error(Errc::kInvalidArgument, "{}: '{}' is not true/false", key, v);
             }
+        }
+        if (is_quorum_key(key)) {
+            quorum_keys_set = true;
         }
         return Status::ok();
     }
@@ -230,6 +270,7 @@ std::map<std::string, std::string> BrokerConfig::to_properties() const {
         }
         out[std::string(e.key)] = v;
     }
+    out[std::string(kQuorumRulesKey)] = uses_rocketmq5_quorum_rules() ? "5" : "4.9.8";
     return out;
 }
 

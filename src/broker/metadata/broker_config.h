@@ -93,11 +93,17 @@ struct BrokerConfig {
     int32_t ha_housekeeping_interval = 20000;            // haHousekeepingInterval (ms)
     int32_t ha_transfer_batch_size = 32768;              // haTransferBatchSize (bytes)
     int64_t ha_max_gap_not_in_sync = 256LL * 1024 * 1024;  // haMaxGapNotInSync (bytes)
+    // haSlaveFallbehindMax (bytes, RocketMQ 4.9.8): under 4.9.8's quorum rules a SYNC_MASTER
+    // send fails with SLAVE_NOT_AVAILABLE when the nearest slave is this far behind.
+    int64_t ha_slave_fallbehind_max = 256LL * 1024 * 1024;
     int64_t slave_timeout = 3000;                        // slaveTimeout (ms)
     int32_t total_replicas = 1;                          // totalReplicas
     int32_t in_sync_replicas = 1;                        // inSyncReplicas
     int32_t min_in_sync_replicas = 1;                    // minInSyncReplicas
     bool enable_auto_in_sync_replicas = false;           // enableAutoInSyncReplicas
+    // Comet, not a property: the file, the command line or set() gave one of the four keys
+    // above a value (even its default). See uses_rocketmq5_quorum_rules().
+    bool quorum_keys_set = false;
     bool enable_slave_acting_master = false;             // enableSlaveActingMaster
     bool enable_remote_escape = false;                   // enableRemoteEscape
     bool require_handshake = false;                      // requireHandshake (Comet)
@@ -178,7 +184,18 @@ struct BrokerConfig {
     // namesrvAddr split on ';' (and ','), trimmed, empty entries dropped.
     std::vector<std::string> namesrv_list() const;
     bool is_master() const { return broker_id == 0; }
+
+    // Which quorum rules a master-slave SYNC_MASTER follows (docs/durability.md): RocketMQ 5's
+    // when a quorum key (totalReplicas, inSyncReplicas, minInSyncReplicas,
+    // enableAutoInSyncReplicas) was set or holds a value other than its default; otherwise
+    // RocketMQ 4.9.8's (each send waits for one slave), the meaning a 4.x broker.conf was
+    // written with. to_properties() reports it as the derived entry quorumRules ("4.9.8" / "5").
+    bool uses_rocketmq5_quorum_rules() const;
 };
+
+// Records on `config` which keys the operator set through `registry` (file, --key=value):
+// quorum_keys_set. Call after the command line was applied, before the config is used.
+void note_keys_set(const ConfigRegistry& registry, BrokerConfig* config);
 
 // Registers every BrokerConfig field under its RocketMQ name in the shared config registry
 // (command line -c/-n/-p/-m/--key=value). Defaults are the struct's current values.

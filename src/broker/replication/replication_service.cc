@@ -60,6 +60,13 @@ Result<ReplicationConfig> make_replication_config(const BrokerConfig& config,
     c.quorum.enable_auto_in_sync_replicas = config.enable_auto_in_sync_replicas;
     c.quorum.enable_slave_acting_master = config.enable_slave_acting_master;
     c.quorum.ha_max_gap_not_in_sync = config.ha_max_gap_not_in_sync;
+    c.quorum.ha_slave_fallbehind_max = config.ha_slave_fallbehind_max;
+    // A file written for 4.x keeps 4.9.8's SYNC_MASTER meaning; DLedger and controller mode
+    // have rules of their own (docs/durability.md).
+    c.quorum.rules = config.uses_rocketmq5_quorum_rules() || config.enable_controller_mode ||
+                             config.enable_dleger_commit_log
+                         ? ha::QuorumRules::kRocketMq5
+                         : ha::QuorumRules::kRocketMq4;
     c.quorum.slave_not_available_fast_fail = config.slave_not_available_fast_fail;
     c.controller_mode = config.enable_controller_mode;
     if (c.controller_mode) {

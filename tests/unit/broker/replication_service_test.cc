@@ -7,9 +7,14 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <memory>
 #include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
+#include "base/config.h"
+#include "broker/context/store_adapter.h"
 #include "broker/processor/broker_processors.h"
 #include "protocol/response_code.h"
 
@@ -168,6 +173,47 @@ TEST_F(ReplicationServiceTest, NoSlaveConnectedAnswersSlaveNotAvailable) {
     ASSERT_EQ(o.calls, 1);
     EXPECT_EQ(o.code(), RC::kSlaveNotAvailable);
     EXPECT_EQ(svc->counters().slave_not_available.load(), 1);
+}
+
+// A 4.x broker.conf (SYNC_MASTER, no quorum key): 4.9.8's rules through the send path. No
+// slave: SLAVE_NOT_AVAILABLE (stored on the master); a slave: wait for it; no ack within
+// slaveTimeout: FLUSH_SLAVE_TIMEOUT. Never SEND_OK on the master's copy alone.
+TEST_F(ReplicationServiceTest, RocketMq498RulesWaitForOneSlave) {
+    auto c = config(ha::BrokerRole::kSyncMaster, 1, 1);
+    c.quorum.rules = ha::QuorumRules::kRocketMq4;
+    c.quorum.slave_not_available_fast_fail = false;  // a Comet key of the 5.x rules only
+    auto svc = make(c);
+    FakeAppend app{&store_};
+    Outcome none;
+    svc->put(true, app.fn(), none.cb());
+    EXPECT_EQ(app.calls, 1) << "stored on the master";
+    ASSERT_EQ(none.calls, 1);
+    EXPECT_EQ(none.code(), RC::kSlaveNotAvailable);
+    EXPECT_EQ(none.durability.replicas, 1);
+
+    replicas_.ack({1100});
+    Outcome acked;
+    svc->put(true, app.fn(), acked.cb());
+    EXPECT_EQ(acked.calls, 0) << "waits for the slave to ack offset 1200";
+    replicas_.ack({1200});
+    ASSERT_EQ(acked.calls, 1);
+    EXPECT_EQ(acked.code(), RC::kSuccess);
+    EXPECT_EQ(acked.durability.replicas, 2);
+    EXPECT_EQ(acked.durability.need_ack_nums, 2);
+
+    Outcome hung;
+    svc->put(true, app.fn(), hung.cb());
+    clock_.advance(3001ms);
+    replicas_.gt.expire();
+    ASSERT_EQ(hung.calls, 1);
+    EXPECT_EQ(hung.code(), RC::kFlushSlaveTimeout);
+    EXPECT_EQ(hung.durability.replicas, 1);
+
+    Outcome no_wait;  // WAIT=false: answered at once, as 4.9.8 does
+    svc->put(false, app.fn(), no_wait.cb());
+    ASSERT_EQ(no_wait.calls, 1);
+    EXPECT_EQ(no_wait.code(), RC::kSuccess);
+    EXPECT_EQ(svc->runtime_info()["needAckNums"], "2");
 }
 
 TEST_F(ReplicationServiceTest, WithoutFastFailNoSlaveWaitsAndTimesOut) {
@@ -339,9 +385,10 @@ TEST(ReplicationConfig, KeysFromBrokerConfigAndValidation) {
     ASSERT_TRUE(b.set("haListenPort", "30000").is_ok());
     EXPECT_EQ(make_replication_config(b, nullptr)->ha_listen_port, 30000);
 
-    // The upgrade trap: SYNC_MASTER with inSyncReplicas=1 is loud.
+    // SYNC_MASTER with inSyncReplicas=1 written out (RocketMQ 5's rules: no wait) is loud.
     BrokerConfig trap;
     ASSERT_TRUE(trap.set("brokerRole", "SYNC_MASTER").is_ok());
+    ASSERT_TRUE(trap.set("inSyncReplicas", "1").is_ok());
     warnings.clear();
     ASSERT_TRUE(make_replication_config(trap, &warnings).is_ok());
     ASSERT_FALSE(warnings.empty());
@@ -369,6 +416,81 @@ TEST(ReplicationConfig, KeysFromBrokerConfigAndValidation) {
 
     BrokerConfig role;
     EXPECT_FALSE(role.set("brokerRole", "MASTER").is_ok() && role.validate().is_ok());
+}
+
+// The quorum rules follow which keys the file (or command line) set, through the same
+// registry mqbroker and the container load broker.conf with: none of the four quorum keys is
+// RocketMQ 4.9.8's meaning, any of them (even at its default) RocketMQ 5's.
+TEST(ReplicationConfig, QuorumRulesFollowTheKeysTheFileSet) {
+    struct Loaded {
+        BrokerConfig broker;
+        store::MessageStoreConfig store;
+    };
+    auto load = [](const std::string& file,
+                   const std::vector<std::pair<std::string, std::string>>& cli) {
+        auto l = std::make_unique<Loaded>();
+        ConfigRegistry r;
+        register_broker_config(r, &l->broker);
+        register_store_config(r, &l->store);
+        EXPECT_TRUE(r.update_from_text(file, "broker.conf", nullptr).is_ok());
+        for (const auto& [k, v] : cli) {
+            EXPECT_TRUE(r.set(k, v, "command line").is_ok());
+        }
+        note_keys_set(r, &l->broker);
+        return l;
+    };
+    auto rules = [](const BrokerConfig& b, std::vector<std::string>* w = nullptr) {
+        auto c = make_replication_config(b, w);
+        EXPECT_TRUE(c.is_ok()) << c.status().message();
+        return c.is_ok() ? c->quorum.rules : ha::QuorumRules::kRocketMq5;
+    };
+
+    auto old_file = load("brokerRole=SYNC_MASTER\nhaSlaveFallbehindMax=1048576\n", {});
+    std::vector<std::string> warnings;
+    EXPECT_EQ(rules(old_file->broker, &warnings), ha::QuorumRules::kRocketMq4);
+    EXPECT_TRUE(warnings.empty());
+    EXPECT_EQ(old_file->broker.to_properties()["quorumRules"], "4.9.8");
+    EXPECT_EQ(make_replication_config(old_file->broker, nullptr)->quorum.ha_slave_fallbehind_max,
+              1048576);
+
+    auto isr_one = load("brokerRole=SYNC_MASTER\ninSyncReplicas=1\n", {});
+    warnings.clear();
+    EXPECT_EQ(rules(isr_one->broker, &warnings), ha::QuorumRules::kRocketMq5);
+    EXPECT_FALSE(warnings.empty()) << "SYNC_MASTER with inSyncReplicas=1 is warned about";
+    EXPECT_EQ(isr_one->broker.to_properties()["quorumRules"], "5");
+
+    for (std::string_view key : ha::kQuorumKeys) {
+        const std::string k(key);
+        const std::string v = k == "enableAutoInSyncReplicas" ? "false" : "1";
+        EXPECT_EQ(rules(load("brokerRole=SYNC_MASTER\n" + k + "=" + v + "\n", {})->broker),
+                  ha::QuorumRules::kRocketMq5)
+            << k << " in the file";
+        EXPECT_EQ(rules(load("brokerRole=SYNC_MASTER\n", {{k, v}})->broker),
+                  ha::QuorumRules::kRocketMq5)
+            << k << " on the command line";
+        BrokerConfig b;
+        ASSERT_TRUE(b.set(k, v).is_ok());
+        EXPECT_TRUE(b.uses_rocketmq5_quorum_rules()) << k << " through BrokerConfig::set";
+    }
+
+    // Built in code: a value other than the default could only have been set.
+    BrokerConfig coded;
+    coded.broker_role = "SYNC_MASTER";
+    EXPECT_EQ(rules(coded), ha::QuorumRules::kRocketMq4);
+    coded.in_sync_replicas = 2;
+    coded.total_replicas = 2;
+    EXPECT_EQ(rules(coded), ha::QuorumRules::kRocketMq5);
+
+    // DLedger and controller mode keep rules of their own.
+    auto controller = load(
+        "brokerRole=SYNC_MASTER\nenableControllerMode=true\ncontrollerAddr=127.0.0.1:9878\n", {});
+    EXPECT_EQ(rules(controller->broker), ha::QuorumRules::kRocketMq5);
+
+    // Derived, never set.
+    BrokerConfig derived;
+    Status st = derived.set("quorumRules", "5");
+    EXPECT_FALSE(st.is_ok());
+    EXPECT_NE(st.message().find("inSyncReplicas"), std::string::npos) << st.message();
 }
 
 // haAdvertisedAddress (Comet): what a master hands its slaves must be host:port; a bad value
