@@ -339,6 +339,19 @@ TEST_F(MqadminIt, BrokerConfigRoundTrip) {
     EXPECT_NE(bad.err.find("SYSTEM_ERROR"), std::string::npos) << bad.err;
     EXPECT_EQ(read_value("defaultTopicQueueNums"), next);
 
+    // A key that defines the durability contract is read only at start-up: a runtime change is
+    // refused, so getBrokerConfig and explainDurability never describe a contract not in force.
+    const std::string isr = read_value("inSyncReplicas");
+    RunResult quorum =
+        admin({"updateBrokerConfig", "-b", broker(), "-k", "inSyncReplicas", "-v", "2"});
+    EXPECT_EQ(quorum.exit_code, 1);
+    EXPECT_NE(quorum.err.find("inSyncReplicas is read only at start-up"), std::string::npos)
+        << quorum.err;
+    EXPECT_EQ(read_value("inSyncReplicas"), isr);
+    RunResult same =
+        admin({"updateBrokerConfig", "-b", broker(), "-k", "brokerName", "-v", "broker-a"});
+    EXPECT_EQ(same.exit_code, 0) << same.err;
+
     RunResult neither = admin({"getBrokerConfig"});
     EXPECT_NE(neither.exit_code, 0);
     EXPECT_NE(neither.err.find("-b brokerAddr or -c clusterName"), std::string::npos)

@@ -139,6 +139,21 @@ bool is_quorum_key(std::string_view key) {
     return false;
 }
 
+// Keys read once at start-up that define who the broker is or what a SEND_OK promises. The
+// live config holder refuses a runtime change of them (UPDATE_BROKER_CONFIG): accepting one would
+// make GET_BROKER_CONFIG and explainDurability describe a contract the running broker does not
+// keep. Other keys are either read live or only tune timing.
+// clang-format off
+constexpr std::string_view kStartupOnlyKeys[] = {
+    "brokerClusterName", "brokerName", "brokerId", "listenPort", "haListenPort",
+    "storePathRootDir", "brokerRole", "flushDiskType", "totalReplicas", "inSyncReplicas",
+    "minInSyncReplicas", "enableAutoInSyncReplicas", "haMaxGapNotInSync", "haSlaveFallbehindMax",
+    "slaveTimeout", "enableSlaveActingMaster", "slaveNotAvailableFastFail",
+    "enableDLegerCommitLog", "dLegerGroup", "dLegerPeers", "dLegerSelfId", "dLegerSyncBeforeAck",
+    "enableControllerMode", "controllerAddr", "allAckInSyncStateSet", "storePathEpochFile",
+    "storePathBrokerIdentity"};
+// clang-format on
+
 std::string_view trim(std::string_view s) {
     while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) {
         s.remove_prefix(1);
@@ -245,6 +260,26 @@ Status BrokerConfig::set(std::string_view key, std::string_view value) {
         return Status::ok();
     }
     extra[std::string(key)] = std::string(trim(value));
+    return Status::ok();
+}
+
+Status BrokerConfig::check_runtime_update(
+    const std::map<std::string, std::string>& props) const {
+    const auto current = to_properties();
+    for (std::string_view key : kStartupOnlyKeys) {
+        const auto it = props.find(std::string(key));
+        if (it == props.end()) {
+            continue;
+        }
+        const auto cur = current.find(it->first);
+        if (cur != current.end() && trim(it->second) == cur->second) {
+            continue;  // the value it already has: nothing changes
+        }
+        return Status::error(Errc::kInvalidArgument,
+                             "{} is read only at start-up (it changes the broker's identity or "
+                             "durability contract): set it in broker.conf and restart the broker",
+                             key);
+    }
     return Status::ok();
 }
 

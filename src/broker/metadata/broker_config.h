@@ -153,6 +153,9 @@ struct BrokerConfig {
 
     // Applies every pair; stops at the first error.
     Status apply(const std::map<std::string, std::string>& props);
+    // Refuses a runtime change (UPDATE_BROKER_CONFIG) of a key read only at start-up that
+    // defines the broker's identity or durability contract; the same value is accepted.
+    Status check_runtime_update(const std::map<std::string, std::string>& props) const;
 
     // Every property (known and extra) as strings, keyed by RocketMQ name, sorted.
     std::map<std::string, std::string> to_properties() const;

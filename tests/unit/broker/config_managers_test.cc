@@ -162,6 +162,21 @@ TEST(BrokerConfig, ControllerModeNeedsControllersAndRefusesFixedRoleKeys) {
     EXPECT_EQ(c.broker_identity_path(), "/data/broker/brokerIdentity");
 }
 
+TEST(BrokerConfig, RuntimeUpdateRefusesStartupOnlyKeys) {
+    BrokerConfig c;
+    c.broker_role = "SYNC_MASTER";
+    EXPECT_TRUE(c.check_runtime_update({{"defaultTopicQueueNums", "4"}}).is_ok());
+    EXPECT_TRUE(c.check_runtime_update({{"brokerRole", " SYNC_MASTER"}}).is_ok());
+    for (const char* key : {"brokerRole", "flushDiskType", "inSyncReplicas", "totalReplicas",
+                            "enableDLegerCommitLog", "brokerName", "slaveTimeout"}) {
+        Status st = c.check_runtime_update({{key, "ASYNC_MASTER"}});
+        ASSERT_FALSE(st.is_ok()) << key;
+        EXPECT_NE(st.message().find(std::string(key) + " is read only at start-up"),
+                  std::string::npos)
+            << st.message();
+    }
+}
+
 TEST(BrokerConfig, ServerSelectorThreadsDefaultsToOnePerCore) {
     BrokerConfig c;
     EXPECT_EQ(c.server_selector_threads, 0);  // 0: one I/O thread per core
