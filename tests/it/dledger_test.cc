@@ -530,6 +530,142 @@ TEST_F(DLedgerIt, PartitionedLeaderStopsAcknowledgingAndLosesItsTailAfterHealing
     }
 }
 
+// A leader cut off from its followers stays leader for 3 to 6 s with these timeouts
+// (check-quorum looks back one minimum election timeout), so the writes below reach it while
+// it still believes it leads.
+std::map<std::string, std::string> slow_elections() {
+    return {{"dLegerElectionTimeoutMinMs", "3000"}, {"dLegerElectionTimeoutMaxMs", "4000"}};
+}
+
+// CONSUMER_SEND_MSG_BACK of the message at `offset` for `group`: delay level -1 sends it
+// straight to the group's DLQ.
+protocol::RemotingCommand send_back_request(int64_t offset, const std::string& group,
+                                            int delay_level) {
+    return request(protocol::RequestCode::kConsumerSendMsgBack,
+                   {{"offset", std::to_string(offset)},
+                    {"group", group},
+                    {"delayLevel", std::to_string(delay_level)},
+                    {"originTopic", kTopic},
+                    {"maxReconsumeTimes", "16"}});
+}
+
+// The bodies of every message of `topic` (queues 0..queues-1) as the peer at `port` serves it.
+std::set<std::string> bodies_at(net::RemotingClient& client, uint16_t port,
+                                const std::string& topic, int queues) {
+    std::set<std::string> out;
+    for (int q = 0; q < queues; ++q) {
+        int64_t offset = 0;
+        for (int round = 0; round < 1000; ++round) {
+            auto r = call(client, port, pull_message_request("DlReader", topic, q, offset, 32));
+            if (!r.is_ok() || r->code != RC::kSuccess) {
+                break;
+            }
+            auto msgs = protocol::decode_messages(r->body);
+            if (!msgs.is_ok() || msgs->empty()) {
+                break;
+            }
+            for (auto& m : *msgs) {
+                offset = m.queue_offset + 1;
+                out.insert(m.body);
+            }
+        }
+    }
+    return out;
+}
+
+TEST_F(DLedgerIt, WaitFalseSendsAndSendBacksToACutOffLeaderAreAnsweredOnlyOnceCommitted) {
+    start_group(true, slow_elections());
+    const int leader = group_->wait_leader(client_);
+    ASSERT_GE(leader, 0);
+    const auto old = static_cast<size_t>(leader);
+    create_topic_everywhere();
+    const std::string dlq = "%DLQ%DlBackGroup";
+    for (size_t i = 0; i < group_->size(); ++i) {
+        auto r = call(client_, group_->peer(i).port, create_topic_request(dlq, 1));
+        ASSERT_TRUE(r.is_ok() && r->code == RC::kSuccess);
+    }
+    auto first = send(old, "consumed-and-failed", 0);
+    ASSERT_TRUE(first.is_ok() && first->code == RC::kSuccess);
+    ASSERT_TRUE(converged());
+    int64_t first_offset = -1;
+    for (const auto& m : read_all(old)) {
+        first_offset =
+            m.queue_id == 0 && m.body == "consumed-and-failed" ? m.commit_log_offset : first_offset;
+    }
+    ASSERT_GE(first_offset, 0);
+
+    group_->isolate(old, true);
+    // At once, while the cut-off peer still leads: two WAIT=false sends and a send-back, each
+    // on its own thread so that all of them reach it before it steps down.
+    const uint16_t port = group_->peer(old).port;
+    std::vector<Result<protocol::RemotingCommand>> answers(3, Status::error(Errc::kInternal, "-"));
+    {
+        std::vector<std::thread> callers;
+        for (int i = 0; i < 2; ++i) {
+            callers.emplace_back([&, i] {
+                answers[static_cast<size_t>(i)] =
+                    call(client_, port,
+                         send_message_request(kTopic, "nowait-" + std::to_string(i), i + 1,
+                                              {{"WAIT", "false"}}),
+                         15000ms);
+            });
+        }
+        callers.emplace_back([&] {
+            answers[2] =
+                call(client_, port, send_back_request(first_offset, "DlBackGroup", -1), 15000ms);
+        });
+        for (auto& t : callers) {
+            t.join();
+        }
+    }
+    std::set<std::string> acked = {"consumed-and-failed"};
+    bool send_back_acked = false;
+    for (size_t i = 0; i < answers.size(); ++i) {
+        ASSERT_TRUE(answers[i].is_ok()) << i << ": " << answers[i].status().to_string();
+        const int32_t code = answers[i]->code;
+        // Nothing can commit while the leader is cut off: an acknowledgement here is a lie.
+        EXPECT_NE(code, RC::kSuccess) << "answer " << i << " acknowledged by a cut-off leader";
+        if (i < 2) {
+            EXPECT_TRUE(code == RC::kSuccess || code == RC::kFlushSlaveTimeout ||
+                        code == RC::kServiceNotAvailable)
+                << i << ": " << code << " " << answers[i]->remark.value_or("");
+            if (code == RC::kSuccess) {
+                acked.insert("nowait-" + std::to_string(i));
+            }
+        } else {
+            // RocketMQ answers a send-back that is not PUT_OK with SYSTEM_ERROR.
+            EXPECT_TRUE(code == RC::kSuccess || code == RC::kSystemError ||
+                        code == RC::kServiceNotAvailable)
+                << code << " " << answers[i]->remark.value_or("");
+            send_back_acked = code == RC::kSuccess;
+        }
+    }
+
+    std::printf("cut-off leader answered: WAIT=false sends %d %d, send-back %d (%s)\n",
+                answers[0]->code, answers[1]->code, answers[2]->code,
+                answers[2]->remark.value_or("").c_str());
+    // It steps down by itself (check-quorum); until then it may still call itself leader
+    // beside the new one, in an older term.
+    EXPECT_TRUE(eventually([&] { return info(old)["dledgerRole"] != "Leader"; }, 15s));
+    const int next = group_->wait_leader(client_, leader);
+    ASSERT_GE(next, 0);
+    group_->isolate(old, false);
+    ASSERT_TRUE(converged());
+    // Whatever was acknowledged is in every peer's view after the heal.
+    for (size_t i = 0; i < group_->size(); ++i) {
+        const std::set<std::string> got = bodies_at(client_, group_->peer(i).port, kTopic, kQueues);
+        for (const std::string& body : acked) {
+            EXPECT_EQ(got.count(body), 1u)
+                << "acknowledged " << body << " lost on peer " << group_->peer(i).id;
+        }
+        if (send_back_acked) {
+            EXPECT_EQ(bodies_at(client_, group_->peer(i).port, dlq, 1).count("consumed-and-failed"),
+                      1u)
+                << "acknowledged send-back lost on peer " << group_->peer(i).id;
+        }
+    }
+}
+
 TEST_F(DLedgerIt, AFollowerDownForManySegmentsOrWithACorruptTailCatchesUpFromTheLeader) {
     start_group(false);
     const int leader_i = group_->wait_leader(client_);

@@ -653,18 +653,30 @@ void store_send_back(BrokerContext& ctx, const std::string& group, const protoco
     auto done = [&ctx, req = std::move(req), reply, sndbck_key = std::move(sndbck_key)](
                     store::PutMessageResult r, SendDurability dur) {
         (void)dur;
-        const PutResponse pr = map_put_status(r);
-        if (store::is_stored(r.status)) {
+        if (r.status == store::PutMessageStatus::kPutOk) {
             ctx.stats->put_messages.fetch_add(1, std::memory_order_relaxed);
             if (ctx.stats_manager != nullptr) {
                 ctx.stats_manager->add(kSndbckPutNums, sndbck_key, 1, 1);
             }
             reply_code(reply, req, RC::kSuccess);
-        } else {
-            reply_code(reply, req, pr.code, pr.remark);
+            return;
         }
+        if (!store::is_stored(r.status)) {
+            const PutResponse pr = map_put_status(r);
+            reply_code(reply, req, pr.code, pr.remark);
+            return;
+        }
+        // Stored but not PUT_OK (a flush or replica wait that did not end well; in DLedger
+        // mode not committed by a majority, so a leader change may cut it): RocketMQ answers
+        // SYSTEM_ERROR naming the status, and the consumer sends the message back itself.
+        std::string remark(store::put_message_status_name(r.status));
+        if (!r.remark.empty()) {
+            remark += ": " + r.remark;
+        }
+        reply_code(reply, req, RC::kSystemError, std::move(remark));
     };
-    // Java sets WAIT=false on send-back messages: no flush or replica wait.
+    // Java sets WAIT=false on send-back messages: no flush or replica wait, except in DLedger
+    // mode, where every put waits for its majority commit (ReplicationService::put).
     put_through(ctx, msg, msg.body, false, false, std::move(done));
 }
 

@@ -291,14 +291,16 @@ uint16_t ReplicationService::ha_port() const {
     return svc != nullptr ? svc->port() : 0;
 }
 
-void ReplicationService::put_dledger(bool wait_store_msg_ok, const PutFn& put, Done done) {
+void ReplicationService::put_dledger(const PutFn& put, Done done) {
     const auto majority = static_cast<int32_t>(dledger_->config().peers.size() / 2 + 1);
-    put([this, wait_store_msg_ok, majority,
-         done = std::move(done)](store::PutMessageResult r) mutable {
+    // Every put waits for the majority commit, whatever WAIT says (RocketMQ's DLedgerCommitLog
+    // does the same): an entry only the leader holds is cut when another peer is elected, so an
+    // answer on the local append would acknowledge a message the group may lose.
+    put([this, majority, done = std::move(done)](store::PutMessageResult r) mutable {
         if (r.status == PutMessageStatus::kServiceNotAvailable) {
             counters_.slave_refused.fetch_add(1, std::memory_order_relaxed);
         }
-        if (r.status != PutMessageStatus::kPutOk || !wait_store_msg_ok) {
+        if (r.status != PutMessageStatus::kPutOk) {
             done(std::move(r), SendDurability{1, majority, false});
             return;
         }
@@ -326,7 +328,7 @@ void ReplicationService::put_dledger(bool wait_store_msg_ok, const PutFn& put, D
 
 void ReplicationService::put(bool wait_store_msg_ok, const PutFn& put, Done done) {
     if (dledger_ != nullptr) {
-        put_dledger(wait_store_msg_ok, put, std::move(done));
+        put_dledger(put, std::move(done));
         return;
     }
     if (config_.controller_mode) {

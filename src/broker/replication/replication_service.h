@@ -126,9 +126,9 @@ public:
     // Stops HA (waiting puts complete with SERVICE_NOT_AVAILABLE). Idempotent.
     void shutdown();
 
-    // DLedger mode (docs/dledger.md): no HaService/HaClient; a put completes when its bytes
-    // are committed by a majority of the group (FLUSH_SLAVE_TIMEOUT after slaveTimeout or
-    // when leadership is lost first). Set before start().
+    // DLedger mode (docs/dledger.md): no HaService/HaClient; every put completes when its bytes
+    // are committed by a majority of the group, WAIT=false ones included (FLUSH_SLAVE_TIMEOUT
+    // after slaveTimeout or when leadership is lost first). Set before start().
     void set_dledger(dledger::DLedgerServer* dledger) { dledger_ = dledger; }
     // The I/O loops HaService and HaClient run on (the broker's remoting server's); set before
     // start(). The group must run until shutdown() returned. Unset: each HA object runs a
@@ -139,7 +139,8 @@ public:
     void set_alive_replica_fn(AliveReplicaFn alive);
     int32_t alive_replica_num() const;
 
-    // The send path (SEND_MESSAGE[_V2], batch, send-back). `put` appends to the store and
+    // The send path (SEND_MESSAGE[_V2], batch, send-back) and the broker's own writes on a
+    // client's behalf (ReplicatedStorePort). `put` appends to the store and
     // calls its callback once; it runs at most once and before put() returns (callers may
     // capture by reference). `done` runs once with the final result and durability.
     void put(bool wait_store_msg_ok, const PutFn& put, Done done);
@@ -195,7 +196,7 @@ public:
     static std::string service_not_available_remark();
 
 private:
-    void put_dledger(bool wait_store_msg_ok, const PutFn& put, Done done);
+    void put_dledger(const PutFn& put, Done done);
     void put_controller(bool wait_store_msg_ok, const PutFn& put, Done done);
     // The lease rule's answer for a put that would otherwise be acknowledged with `r`.
     bool lease_refuses(store::PutMessageResult& r);

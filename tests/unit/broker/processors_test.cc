@@ -858,6 +858,18 @@ TEST_F(Processors, SendBackRetriesThenDeadLetters) {
     RemotingCommand missing = back(999999, 0);
     EXPECT_EQ(missing.code, RC::kSystemError);
     EXPECT_EQ(missing.remark, "look message by offset failed, 999999");
+    // Stored but not PUT_OK: RocketMQ answers SYSTEM_ERROR naming the status (the consumer then
+    // sends the message back itself), never SUCCESS.
+    for (auto st :
+         {store::PutMessageStatus::kFlushDiskTimeout, store::PutMessageStatus::kFlushSlaveTimeout,
+          store::PutMessageStatus::kSlaveNotAvailable}) {
+        store_.next_status = st;
+        RemotingCommand degraded = back(phys, 0);
+        EXPECT_EQ(degraded.code, RC::kSystemError) << store::put_message_status_name(st);
+        EXPECT_EQ(degraded.remark.value_or("").rfind(store::put_message_status_name(st), 0), 0u)
+            << degraded.remark.value_or("");
+    }
+    store_.next_status = store::PutMessageStatus::kPutOk;
 }
 
 TEST_F(Processors, QueryConsumerOffsetRules) {
