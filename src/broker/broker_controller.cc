@@ -232,13 +232,18 @@ Status BrokerController::init_services(const BrokerConfig& cfg, const DelayLevel
             return store_->max_offset_in_queue(topic, qid);
         },
         hold_check);
-    schedule_ = std::make_unique<ScheduleMessageService>(clock_, *store_, levels,
+    MessageStorePort* writes = store_.get();
+    if (cfg.enable_dleger_commit_log || cfg.enable_controller_mode) {
+        broker_writes_ = std::make_unique<ReplicatedStorePort>(*store_, *replication_);
+        writes = broker_writes_.get();
+    }
+    schedule_ = std::make_unique<ScheduleMessageService>(clock_, *writes, levels,
                                                          config_path("delayOffset.json"));
     COMET_RETURN_IF_ERROR(schedule_->load());
     TransactionalMessageService::Deps tx;
     tx.config = &config_;
     tx.clock = &clock_;
-    tx.store = store_.get();
+    tx.store = writes;
     tx.topics = topics_.get();
     tx.offsets = offsets_.get();
     tx.send_check = [this](const std::string& group, protocol::RemotingCommand req) {
@@ -264,6 +269,7 @@ void BrokerController::wire_context(const DelayLevels& levels) {
     ctx_.locks = locks_.get();
     ctx_.holds = holds_.get();
     ctx_.store = store_.get();
+    ctx_.broker_writes = broker_writes_.get();
     ctx_.schedule = schedule_.get();
     ctx_.transactions = transactions_.get();
     ctx_.replication = replication_.get();

@@ -31,6 +31,7 @@
 #include "broker/processor/reply_message_processor.h"
 #include "broker/replication/acting_master_service.h"
 #include "broker/replication/escape_bridge.h"
+#include "broker/replication/replicated_store_port.h"
 #include "broker/replication/replication_service.h"
 #include "broker/schedule/schedule_message_service.h"
 #include "broker/stats/broker_metrics.h"
@@ -194,6 +195,10 @@ private:
     std::unique_ptr<dledger::DLedgerServer> dledger_;
     std::unique_ptr<ha::CommitLogHaStore> ha_store_;
     std::unique_ptr<ReplicationService> replication_;
+    // DLedger and controller modes: the store for the broker's own writes on a client's behalf
+    // (delayed deliveries, transaction writes, stored replies), through replication_ like a
+    // send. Null in master-slave mode (they go to store_ as in RocketMQ 4.9.8).
+    std::unique_ptr<ReplicatedStorePort> broker_writes_;
     std::unique_ptr<ScheduleMessageService> schedule_;
     std::unique_ptr<TransactionalMessageService> transactions_;
     std::unique_ptr<ActingMasterService> acting_;  // member group, slave sync, acting master

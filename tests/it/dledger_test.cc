@@ -532,9 +532,11 @@ TEST_F(DLedgerIt, PartitionedLeaderStopsAcknowledgingAndLosesItsTailAfterHealing
 
 // A leader cut off from its followers stays leader for 3 to 6 s with these timeouts
 // (check-quorum looks back one minimum election timeout), so the writes below reach it while
-// it still believes it leads.
+// it still believes it leads. Delay level 1 is due after 1 s.
 std::map<std::string, std::string> slow_elections() {
-    return {{"dLegerElectionTimeoutMinMs", "3000"}, {"dLegerElectionTimeoutMaxMs", "4000"}};
+    return {{"dLegerElectionTimeoutMinMs", "3000"},
+            {"dLegerElectionTimeoutMaxMs", "4000"},
+            {"messageDelayLevel", "1s 2s 3s"}};
 }
 
 // CONSUMER_SEND_MSG_BACK of the message at `offset` for `group`: delay level -1 sends it
@@ -571,6 +573,18 @@ std::set<std::string> bodies_at(net::RemotingClient& client, uint16_t port,
         }
     }
     return out;
+}
+
+// Delay level `level`'s offset in GET_ALL_DELAY_OFFSET's table ({"offsetTable":{"1":N}}); 0
+// when the level has none, -1 when the request failed.
+int64_t delay_offset(net::RemotingClient& client, uint16_t port, int level) {
+    auto r = call(client, port, request(protocol::RequestCode::kGetAllDelayOffset));
+    if (!r.is_ok() || r->code != RC::kSuccess) {
+        return -1;
+    }
+    const std::string key = "\"" + std::to_string(level) + "\":";
+    const size_t at = r->body.find(key);
+    return at == std::string::npos ? 0 : std::atoll(r->body.c_str() + at + key.size());
 }
 
 TEST_F(DLedgerIt, WaitFalseSendsAndSendBacksToACutOffLeaderAreAnsweredOnlyOnceCommitted) {
@@ -664,6 +678,46 @@ TEST_F(DLedgerIt, WaitFalseSendsAndSendBacksToACutOffLeaderAreAnsweredOnlyOnceCo
                 << "acknowledged send-back lost on peer " << group_->peer(i).id;
         }
     }
+}
+
+TEST_F(DLedgerIt, ADelayedDeliveryOnACutOffLeaderDoesNotAdvanceItsScheduleOffset) {
+    start_group(true, slow_elections());
+    const int leader = group_->wait_leader(client_);
+    ASSERT_GE(leader, 0);
+    const auto old = static_cast<size_t>(leader);
+    create_topic_everywhere();
+    const int64_t end_before = std::atoll(info(old)["commitLogMaxOffset"].c_str());
+    // Committed (WAIT=true is answered once a majority has it), due 1 s later.
+    auto r = call(client_, group_->peer(old).port,
+                  send_message_request(kTopic, "delayed", 0, {{"DELAY", "1"}}));
+    ASSERT_TRUE(r.is_ok() && r->code == RC::kSuccess) << (r.is_ok() ? r->remark.value_or("") : "");
+    group_->isolate(old, true);
+    const int64_t end_isolated = std::atoll(info(old)["commitLogMaxOffset"].c_str());
+    ASSERT_GT(end_isolated, end_before);
+    // The due delivery is written on the cut-off leader (its CommitLog grows) but never
+    // committed there: its schedule offset must stay where it was.
+    EXPECT_TRUE(eventually(
+        [&] { return std::atoll(info(old)["commitLogMaxOffset"].c_str()) > end_isolated; }, 10s))
+        << "the cut-off leader never tried the delivery";
+    EXPECT_TRUE(eventually([&] { return info(old)["dledgerRole"] != "Leader"; }, 15s));
+    EXPECT_EQ(delay_offset(client_, group_->peer(old).port, 1), 0)
+        << "the schedule offset advanced past a delivery no majority holds";
+
+    const int next = group_->wait_leader(client_, leader);
+    ASSERT_GE(next, 0);
+    group_->isolate(old, false);
+    // The new leader delivers it; after the heal every peer serves it.
+    EXPECT_TRUE(eventually(
+        [&] {
+            for (size_t i = 0; i < group_->size(); ++i) {
+                if (bodies_at(client_, group_->peer(i).port, kTopic, kQueues).count("delayed") ==
+                    0) {
+                    return false;
+                }
+            }
+            return true;
+        },
+        20s));
 }
 
 TEST_F(DLedgerIt, AFollowerDownForManySegmentsOrWithACorruptTailCatchesUpFromTheLeader) {

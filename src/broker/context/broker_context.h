@@ -97,6 +97,10 @@ struct BrokerContext {
     RebalanceLockManager* locks = nullptr;
     PullRequestHoldService* holds = nullptr;
     MessageStorePort* store = nullptr;
+    // The store for writes the broker makes on a client's behalf outside the send path (stored
+    // replies): the ReplicatedStorePort in DLedger and controller modes (majority commit, lease,
+    // slave refusal); null = `store` (master-slave mode, tests). See writes().
+    MessageStorePort* broker_writes = nullptr;
     ScheduleMessageService* schedule = nullptr;  // may be null (tests)
     // Half messages, END_TRANSACTION, check-back (docs/transactions.md). Null in processor unit
     // tests: a prepared send is then refused with NO_PERMISSION.
@@ -125,6 +129,8 @@ struct BrokerContext {
     std::function<net::ConnectionPtr(ChannelId)> find_channel;
     // Runs `task` on the pull executor (long-polling wake-ups); inline in tests.
     std::function<void(std::function<void()>)> run_on_pull_executor;
+
+    MessageStorePort& writes() const { return broker_writes != nullptr ? *broker_writes : *store; }
 };
 
 // Who sent a request.

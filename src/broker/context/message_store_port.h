@@ -42,6 +42,13 @@ public:
     }
     // Appends a batch: `msg.body` holds the §5.7 batch encoding; topic/queue/hosts as above.
     virtual void put_messages(protocol::MessageExt batch, PutCallback done) = 0;
+    // Whether a put that ended with `status` may be treated as done by a write the broker makes
+    // on a client's behalf (a send-back, a delivery, a transaction commit): RocketMQ accepts the
+    // stored-but-degraded statuses in master-slave mode; a DLedger group only PUT_OK, since an
+    // uncommitted entry may be cut at the next leader change (ReplicatedStorePort).
+    virtual bool put_acknowledged(store::PutMessageStatus status) const {
+        return store::is_stored(status);
+    }
 
     // Up to max_msg_nums messages from topic/queue at `offset` that pass `filter` (nullptr: all).
     virtual store::GetMessageResult get_message(const std::string& group, const std::string& topic,

@@ -168,9 +168,15 @@ struct ReplyFinish {
             answer(nullptr);
             return;
         }
-        ctx->store->put_message(*msg, [answer](store::PutMessageResult r) {
-            if (!store::is_stored(r.status)) {
-                spdlog::warn("reply message not stored: {}", r.remark);
+        // Through the broker's write port: in DLedger mode the reply is named in the answer
+        // only once a majority committed it.
+        MessageStorePort& port = ctx->writes();
+        port.put_message(*msg, [answer, &port](store::PutMessageResult r) {
+            if (!port.put_acknowledged(r.status)) {
+                spdlog::warn("reply message not stored: {} {}",
+                             store::put_message_status_name(r.status), r.remark);
+                answer(nullptr);
+                return;
             }
             answer(&r);
         });

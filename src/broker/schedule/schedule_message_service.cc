@@ -159,7 +159,10 @@ bool ScheduleMessageService::deliver(int32_t level, int64_t physical_offset,
         f.wait();
     }
     const store::PutMessageResult r = f.get();
-    if (!store::is_stored(r.status)) {
+    // Only PUT_OK moves the level on (RocketMQ's rule): in DLedger mode the store here is the
+    // ReplicatedStorePort, so that means a majority committed the delivery, and a delivery a
+    // leader change may still cut is tried again instead of being skipped for good.
+    if (r.status != store::PutMessageStatus::kPutOk) {
         spdlog::warn("schedule level {}: re-put of message at {} failed ({}), retrying later",
                      level, physical_offset, store::put_message_status_name(r.status));
         return false;

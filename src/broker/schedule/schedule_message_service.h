@@ -6,6 +6,8 @@
 // REAL_QID without DELAY. Progress is persisted in <storeRoot>/config/delayOffset.json
 // ({"offsetTable":{"<level>":<offset>}}), so deliveries resume after a restart (a message
 // re-put just before a crash may be delivered again: at-least-once, as in RocketMQ).
+// The store given is BrokerController's ReplicatedStorePort in DLedger and controller modes, so
+// a level's offset moves past a message only once its delivery is committed.
 // Threads: deliver_due() from the "ScheduleMessage" thread (or a test); encode()/offset() from
 // any thread. mu_ guards the offset table; it is never held across a store call.
 
@@ -64,8 +66,8 @@ private:
     // cannot be read or lacks REAL_TOPIC / REAL_QID: it is skipped.
     std::optional<protocol::MessageExt> read_due_message(int32_t level, int64_t physical_offset,
                                                          int64_t queue_offset);
-    // Puts `out` on the local store (waiting for the put) or, as acting master, through the
-    // remote delivery; false (logged) when that failed.
+    // Puts `out` on the local store (waiting for the put: in DLedger mode for its majority
+    // commit) or, as acting master, through the remote delivery; false (logged) unless PUT_OK.
     bool deliver(int32_t level, int64_t physical_offset, const protocol::MessageExt& out);
 
     Clock& clock_;

@@ -69,7 +69,7 @@ bool TransactionalMessageService::write_op(const protocol::MessageExt& half) {
     op.store_host = d_.store->store_host();
     op.born_host = op.store_host;
     const store::PutMessageResult r = put_sync(std::move(op));
-    if (!store::is_stored(r.status)) {
+    if (!d_.store->put_acknowledged(r.status)) {
         spdlog::error(
             "transaction: op message for half at queue offset {} (CommitLog {}) not "
             "stored: {} {}",
@@ -122,7 +122,7 @@ TransactionalMessageService::EndResult TransactionalMessageService::end_transact
             apply_schedule_topic(d_.delay_levels, &*final_msg);
         }
         const store::PutMessageResult r = put_sync(std::move(final_msg).value());
-        if (!store::is_stored(r.status)) {
+        if (!d_.store->put_acknowledged(r.status)) {
             const PutResponse pr = map_put_status(r);
             spdlog::warn("transaction: commit of half at {} not stored: {}", h.commit_log_offset,
                          store::put_message_status_name(r.status));
@@ -172,7 +172,7 @@ bool TransactionalMessageService::recheck(const protocol::MessageExt& half, int3
     copy.set_property(P::kWaitStoreMsgOk, "false");
     protocol::MessageExt sent = copy;
     const store::PutMessageResult r = put_sync(std::move(copy));
-    if (!store::is_stored(r.status)) {
+    if (!d_.store->put_acknowledged(r.status)) {
         spdlog::warn("transaction: re-append of half at {} failed ({}), retrying next round",
                      half.commit_log_offset, store::put_message_status_name(r.status));
         return false;
@@ -226,7 +226,7 @@ bool TransactionalMessageService::renew_immune(const protocol::MessageExt& half,
         copy.set_property(kTranPreparedQueueOffset, std::to_string(half.queue_offset));
     }
     const store::PutMessageResult r = put_sync(std::move(copy));
-    if (!store::is_stored(r.status)) {
+    if (!d_.store->put_acknowledged(r.status)) {
         spdlog::warn("transaction: re-append of immune half at {} failed ({}), retrying next round",
                      half.commit_log_offset, store::put_message_status_name(r.status));
         return false;
@@ -252,7 +252,7 @@ bool TransactionalMessageService::discard(const protocol::MessageExt& half) {
     protocol::MessageExt out = stored_again(half, kTransCheckMaxTimeTopic, 0);
     out.set_property(P::kWaitStoreMsgOk, "false");
     const store::PutMessageResult r = put_sync(std::move(out));
-    if (!store::is_stored(r.status)) {
+    if (!d_.store->put_acknowledged(r.status)) {
         spdlog::error("transaction: put of discarded half at {} to {} failed: {}",
                       half.commit_log_offset, kTransCheckMaxTimeTopic,
                       store::put_message_status_name(r.status));

@@ -39,6 +39,9 @@ public:
     struct Deps {
         BrokerConfigHolder* config = nullptr;
         Clock* clock = nullptr;
+        // In DLedger and controller modes the ReplicatedStorePort: a commit, rollback, op or
+        // renewed half counts as done only once put_acknowledged (a majority commit in DLedger
+        // mode), so a leader change cannot cut a write whose half was already marked resolved.
         MessageStorePort* store = nullptr;
         TopicConfigManager* topics = nullptr;
         ConsumerOffsetManager* offsets = nullptr;

@@ -16,6 +16,8 @@
 #include "base/config.h"
 #include "broker/context/store_adapter.h"
 #include "broker/processor/broker_processors.h"
+#include "broker/replication/replicated_store_port.h"
+#include "fake_store.h"
 #include "protocol/response_code.h"
 
 namespace comet::broker {
@@ -350,6 +352,44 @@ TEST_F(ReplicationServiceTest, SlaveRefusesProducerWritesLikeRocketMq) {
     svc.on_register_result(std::nullopt, std::string("127.0.0.1:10911"));
     EXPECT_EQ(svc.master_addr(), "127.0.0.1:10911");
     svc.shutdown();
+}
+
+// The broker's own writes (deliveries, transaction writes, replies) go through the
+// replication service like a send: a WAIT=true one waits for the slaves' acks, a WAIT=false one
+// does not, and a slave refuses them instead of growing its CommitLog by itself.
+TEST_F(ReplicationServiceTest, ReplicatedStorePortPutsThroughTheReplicationService) {
+    auto svc = make(config(ha::BrokerRole::kSyncMaster, 2, 2));
+    replicas_.ack({0});
+    testing::FakeStore fake;
+    ReplicatedStorePort port(fake, *svc);
+    protocol::MessageExt msg;
+    msg.topic = "T";
+    msg.body = "delivered";
+    std::vector<store::PutMessageResult> done;
+    auto record = [&done](store::PutMessageResult r) { done.push_back(std::move(r)); };
+    port.put_message(msg, record);
+    ASSERT_EQ(fake.puts.size(), 1u);
+    EXPECT_TRUE(done.empty()) << "answered before the slave acked";
+    replicas_.ack({int64_t{1} << 40});
+    ASSERT_EQ(done.size(), 1u);
+    EXPECT_EQ(done[0].status, PutMessageStatus::kPutOk);
+
+    msg.set_property(protocol::property::kWaitStoreMsgOk, "false");
+    port.put_message(msg, record);
+    ASSERT_EQ(done.size(), 2u) << "WAIT=false does not wait outside DLedger mode";
+    EXPECT_EQ(done[1].status, PutMessageStatus::kPutOk);
+    // Master-slave mode keeps RocketMQ's rule for the degraded statuses.
+    EXPECT_TRUE(port.put_acknowledged(PutMessageStatus::kFlushSlaveTimeout));
+    EXPECT_FALSE(port.put_acknowledged(PutMessageStatus::kServiceNotAvailable));
+
+    auto c = config(ha::BrokerRole::kSlave, 1, 1);
+    c.broker_id = 1;
+    ReplicationService slave(c, clock_, store_);
+    ReplicatedStorePort slave_port(fake, slave);
+    slave_port.put_message(msg, record);
+    ASSERT_EQ(done.size(), 3u);
+    EXPECT_EQ(done[2].status, PutMessageStatus::kServiceNotAvailable);
+    EXPECT_EQ(fake.puts.size(), 2u) << "a slave's store never grows by a broker write";
 }
 
 TEST(ReplicationConfig, KeysFromBrokerConfigAndValidation) {
