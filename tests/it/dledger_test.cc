@@ -5,6 +5,7 @@
 // every file. Every wait is a bounded hang guard (harness.h), never a verdict.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstdio>
@@ -720,6 +721,134 @@ TEST_F(DLedgerIt, ADelayedDeliveryOnACutOffLeaderDoesNotAdvanceItsScheduleOffset
         20s));
 }
 
+// A short soak: a producer (half its messages delayed, every other one WAIT=false) and a
+// consumer that fails half of what it reads (send-backs: retries through the schedule service)
+// run while the leader is killed -9 or cut off, six times. Each thread talks to the peer that
+// last answered SUCCESS and moves on at any other answer. Every acknowledged message, delayed
+// delivery and retry must be delivered, on every peer.
+TEST_F(DLedgerIt, KillsAndPartitionsLoseNoAcknowledgedMessageDelayedDeliveryOrRetry) {
+    start_group(true, {{"messageDelayLevel", "1s 2s 3s"}});
+    ASSERT_GE(group_->wait_leader(client_), 0);
+    create_topic_everywhere();
+    const std::string retry_topic = "%RETRY%DlSoak";
+    for (size_t i = 0; i < group_->size(); ++i) {
+        auto r = call(client_, group_->peer(i).port, create_topic_request(retry_topic, 1));
+        ASSERT_TRUE(r.is_ok() && r->code == RC::kSuccess);
+    }
+    std::mutex mu;
+    std::set<std::string> want_topic;  // acknowledged sends, plain and delayed
+    std::set<std::string> want_retry;  // originals of acknowledged send-backs
+    std::atomic<int64_t> failed{0};
+    std::atomic<bool> stop{false};
+    std::vector<uint16_t> ports;
+    for (size_t i = 0; i < group_->size(); ++i) {
+        ports.push_back(group_->peer(i).port);
+    }
+    std::thread producer([&] {
+        size_t cur = 0;
+        for (int n = 0; !stop.load() && n < 100000; ++n) {
+            const std::string body = "p-" + std::to_string(n);
+            std::map<std::string, std::string> props;
+            if (n % 2 == 0) {
+                props["DELAY"] = n % 4 == 0 ? "1" : "2";
+            }
+            if (n % 3 == 0) {
+                props["WAIT"] = "false";
+            }
+            auto r = call(client_, ports[cur],
+                          send_message_request(kTopic, body, n % kQueues, props), 8000ms);
+            if (r.is_ok() && r->code == RC::kSuccess) {
+                std::lock_guard<std::mutex> l(mu);
+                want_topic.insert(body);
+            } else {
+                failed.fetch_add(1);
+                cur = (cur + 1) % ports.size();
+                std::this_thread::sleep_for(20ms);
+            }
+        }
+    });
+    std::thread consumer([&] {
+        size_t cur = 0;
+        std::set<std::string> done;
+        for (int pass = 0; !stop.load() && pass < 100000; ++pass) {
+            std::this_thread::sleep_for(100ms);
+            for (const auto& m : read_all_at(ports[cur])) {
+                if ((m.body.back() - '0') % 2 == 1 || done.count(m.body) > 0) {
+                    continue;  // consumed fine, or already sent back
+                }
+                auto r = call(client_, ports[cur],
+                              send_back_request(m.commit_log_offset, "DlSoak", 1), 8000ms);
+                if (!r.is_ok() || r->code != RC::kSuccess) {
+                    failed.fetch_add(1);
+                    cur = (cur + 1) % ports.size();
+                    break;
+                }
+                done.insert(m.body);
+                std::lock_guard<std::mutex> l(mu);
+                want_retry.insert(m.body);
+            }
+        }
+    });
+    struct JoinOnExit {
+        std::atomic<bool>& flag;
+        std::thread& a;
+        std::thread& b;
+        ~JoinOnExit() {
+            flag.store(true);
+            for (std::thread* t : {&a, &b}) {
+                if (t->joinable()) {
+                    t->join();
+                }
+            }
+        }
+    } join_workers{stop, producer, consumer};
+    for (int round = 0; round < 6; ++round) {
+        std::this_thread::sleep_for(1000ms);
+        const int leader = group_->wait_leader(client_);
+        ASSERT_GE(leader, 0) << "round " << round;
+        const auto l = static_cast<size_t>(leader);
+        if (round % 2 == 0) {
+            group_->kill_peer(l);
+            ASSERT_GE(group_->wait_leader(client_, leader), 0) << "round " << round;
+            ASSERT_TRUE(group_->start_peer(l).is_ok()) << "round " << round;
+        } else {
+            group_->isolate(l, true);
+            EXPECT_TRUE(eventually([&] { return info(l)["dledgerRole"] != "Leader"; }, 10s));
+            ASSERT_GE(group_->wait_leader(client_, leader), 0) << "round " << round;
+            group_->isolate(l, false);
+        }
+    }
+    std::this_thread::sleep_for(1000ms);
+    stop.store(true);
+    producer.join();
+    consumer.join();
+    std::printf("soak: %zu sends and %zu send-backs acknowledged, %lld failed attempts\n",
+                want_topic.size(), want_retry.size(), static_cast<long long>(failed.load()));
+    ASSERT_TRUE(converged());
+    for (size_t i = 0; i < group_->size(); ++i) {
+        std::set<std::string> topic_got;
+        std::set<std::string> retry_got;
+        // Delayed ones are due within 2 s; a new leader starts its deliveries within a round.
+        eventually(
+            [&] {
+                topic_got = bodies_at(client_, ports[i], kTopic, kQueues);
+                retry_got = bodies_at(client_, ports[i], retry_topic, 1);
+                return std::includes(topic_got.begin(), topic_got.end(), want_topic.begin(),
+                                     want_topic.end()) &&
+                       std::includes(retry_got.begin(), retry_got.end(), want_retry.begin(),
+                                     want_retry.end());
+            },
+            20s);
+        for (const std::string& b : want_topic) {
+            EXPECT_EQ(topic_got.count(b), 1u)
+                << "acknowledged " << b << " never delivered on " << group_->peer(i).id;
+        }
+        for (const std::string& b : want_retry) {
+            EXPECT_EQ(retry_got.count(b), 1u)
+                << "acknowledged retry of " << b << " never delivered on " << group_->peer(i).id;
+        }
+    }
+}
 TEST_F(DLedgerIt, AFollowerDownForManySegmentsOrWithACorruptTailCatchesUpFromTheLeader) {
     start_group(false);
     const int leader_i = group_->wait_leader(client_);
