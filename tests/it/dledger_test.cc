@@ -2,7 +2,8 @@
 // leader, which alone accepts writes and acknowledges them once a majority has them; followers
 // refuse sends and serve committed data; the leader's kill -9 loses no acknowledged message;
 // a partitioned leader stops acknowledging and, healed, loses its unreplicated tail from
-// every file. Every wait is a bounded hang guard (harness.h), never a verdict.
+// every file; WAIT=false sends, send-backs and delayed deliveries wait for the commit too.
+// Every wait is a bounded hang guard (harness.h), never a verdict.
 #include <gtest/gtest.h>
 
 #include <algorithm>
