@@ -3,7 +3,9 @@
 #include <pthread.h>
 #include <spdlog/spdlog.h>
 
-#include <future>
+#include <condition_variable>
+#include <mutex>
+#include <vector>
 
 #include "base/log_tag.h"
 #include "broker/metadata/consumer_offset_manager.h"
@@ -90,26 +92,90 @@ int64_t ScheduleMessageService::deliver_level(const std::string& topic, int32_t 
     }
     const int64_t max = store_.max_offset_in_queue(topic, qid);
     int64_t delivered = 0;
-    while (next < max) {
-        auto unit = store_.consume_queue_unit(topic, qid, next);
-        if (!unit || !is_due(level, unit->tags_code)) {
+    // Window by window: each puts the due messages it holds at once and then waits for all of
+    // them, so a level is not held to one commit round trip per message (DLedger mode).
+    for (int round = 0; next < max && round < 1'000'000; ++round) {
+        const Window w = deliver_window(topic, level, next, max);
+        next = w.next;
+        delivered += w.delivered;
+        if (w.stopped) {
             break;
         }
-        std::optional<protocol::MessageExt> out =
-            read_due_message(level, unit->physical_offset, next);
-        if (!out) {
-            ++next;  // unreadable: skipped
-            continue;
-        }
-        if (!deliver(level, unit->physical_offset, *out)) {
-            break;
-        }
-        ++next;
-        ++delivered;
     }
     MutexLock l(mu_);
     offsets_[level] = std::max(offsets_[level], next);
     return delivered;
+}
+
+ScheduleMessageService::Window ScheduleMessageService::deliver_window(const std::string& topic,
+                                                                      int32_t level, int64_t from,
+                                                                      int64_t max) {
+    const int32_t qid = level - 1;
+    // One slot per queue offset of the window: skipped (unreadable), or its put's status.
+    struct Slot {
+        int64_t physical_offset = 0;
+        bool skipped = false;
+        std::optional<store::PutMessageStatus> status;
+    };
+    const size_t window = remote_deliver_ ? 1 : kDeliverWindow;
+    std::vector<Slot> slots;
+    slots.reserve(window);  // never moves: a put's callback writes its slot from another thread
+    std::mutex mu;
+    std::condition_variable cv;
+    size_t outstanding = 0;
+    bool stopped = false;
+    for (int64_t o = from; o < max && slots.size() < window; ++o) {
+        auto unit = store_.consume_queue_unit(topic, qid, o);
+        if (!unit || !is_due(level, unit->tags_code)) {
+            stopped = true;
+            break;
+        }
+        slots.push_back(Slot{unit->physical_offset, false, std::nullopt});
+        std::optional<protocol::MessageExt> out = read_due_message(level, unit->physical_offset, o);
+        if (!out) {
+            slots.back().skipped = true;
+            continue;
+        }
+        if (remote_deliver_) {
+            slots.back().status = deliver_remote(level, unit->physical_offset, *out);
+            continue;
+        }
+        {
+            std::lock_guard<std::mutex> l(mu);
+            ++outstanding;
+        }
+        // The store reads `out` only before put_message returns; the callback may run at once.
+        store_.put_message(*out, [&, i = slots.size() - 1](store::PutMessageResult r) {
+            std::lock_guard<std::mutex> l(mu);
+            slots[i].status = r.status;
+            --outstanding;
+            cv.notify_all();
+        });
+    }
+    {
+        // Every callback refers to this frame: wait for all of them, however long.
+        std::unique_lock<std::mutex> l(mu);
+        cv.wait(l, [&] { return outstanding == 0; });
+    }
+    Window w{from, 0, stopped || slots.empty()};
+    for (const Slot& s : slots) {
+        if (!s.skipped && s.status != store::PutMessageStatus::kPutOk) {
+            // Only PUT_OK moves the level on (RocketMQ's rule): in DLedger mode the store here
+            // is the ReplicatedStorePort, so that means a majority committed the delivery; one a
+            // leader change may still cut is tried again (later ones of the window may then be
+            // delivered twice), never skipped.
+            if (s.status) {  // a failed escape was logged by deliver_remote
+                spdlog::warn(
+                    "schedule level {}: re-put of message at {} failed ({}), retrying later", level,
+                    s.physical_offset, store::put_message_status_name(*s.status));
+            }
+            w.stopped = true;
+            break;
+        }
+        ++w.next;
+        w.delivered += s.skipped ? 0 : 1;
+    }
+    return w;
 }
 
 bool ScheduleMessageService::is_due(int32_t level, int64_t deliver_at) const {
@@ -140,34 +206,15 @@ std::optional<protocol::MessageExt> ScheduleMessageService::read_due_message(
     return real_message_of(*msg, *real_topic, *real_qid, store_.store_host());
 }
 
-bool ScheduleMessageService::deliver(int32_t level, int64_t physical_offset,
-                                     const protocol::MessageExt& out) {
-    if (remote_deliver_) {
-        const Status st = remote_deliver_(out);
-        if (!st.is_ok()) {
-            spdlog::warn("schedule level {}: escape of message at {} failed ({}), retrying later",
-                         level, physical_offset, st.message());
-            return false;
-        }
-        return true;
+std::optional<store::PutMessageStatus> ScheduleMessageService::deliver_remote(
+    int32_t level, int64_t physical_offset, const protocol::MessageExt& out) {
+    const Status st = remote_deliver_(out);
+    if (!st.is_ok()) {
+        spdlog::warn("schedule level {}: escape of message at {} failed ({}), retrying later",
+                     level, physical_offset, st.message());
+        return std::nullopt;
     }
-    std::promise<store::PutMessageResult> p;
-    auto f = p.get_future();
-    store_.put_message(out, [&p](store::PutMessageResult r) { p.set_value(std::move(r)); });
-    if (f.wait_for(std::chrono::seconds(10)) != std::future_status::ready) {
-        // The callback still refers to `p`; wait for it so it never dangles.
-        f.wait();
-    }
-    const store::PutMessageResult r = f.get();
-    // Only PUT_OK moves the level on (RocketMQ's rule): in DLedger mode the store here is the
-    // ReplicatedStorePort, so that means a majority committed the delivery, and a delivery a
-    // leader change may still cut is tried again instead of being skipped for good.
-    if (r.status != store::PutMessageStatus::kPutOk) {
-        spdlog::warn("schedule level {}: re-put of message at {} failed ({}), retrying later",
-                     level, physical_offset, store::put_message_status_name(r.status));
-        return false;
-    }
-    return true;
+    return store::PutMessageStatus::kPutOk;
 }
 
 void ScheduleMessageService::start(Duration tick, Duration persist_every) {

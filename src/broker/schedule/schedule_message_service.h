@@ -60,15 +60,27 @@ private:
     // (under mu_, taken only for that); returns how many. Stops at the first message not due
     // yet or whose delivery failed.
     int64_t deliver_level(const std::string& topic, int32_t level);
+    // What one window of a level did: the offset to go on from, deliveries, and whether the
+    // level is done for this round (a message not due, a failed delivery, or the queue's end).
+    struct Window {
+        int64_t next = 0;
+        int64_t delivered = 0;
+        bool stopped = false;
+    };
+    // Puts the due messages at queue offsets [from, max) of `level`, up to kDeliverWindow (1 as
+    // acting master) at once, waits for every put, and moves on over the leading PUT_OK (and
+    // unreadable, skipped) ones only.
+    Window deliver_window(const std::string& topic, int32_t level, int64_t from, int64_t max);
+    static constexpr size_t kDeliverWindow = 32;
     // Whether a unit whose delivery time (tagsCode) is `deliver_at` is due now.
     bool is_due(int32_t level, int64_t deliver_at) const;
     // The message at `physical_offset` as it goes to its real topic; nullopt (logged) when it
     // cannot be read or lacks REAL_TOPIC / REAL_QID: it is skipped.
     std::optional<protocol::MessageExt> read_due_message(int32_t level, int64_t physical_offset,
                                                          int64_t queue_offset);
-    // Puts `out` on the local store (waiting for the put: in DLedger mode for its majority
-    // commit) or, as acting master, through the remote delivery; false (logged) unless PUT_OK.
-    bool deliver(int32_t level, int64_t physical_offset, const protocol::MessageExt& out);
+    // Acting master: `out` through the remote delivery; PUT_OK, or nullopt (logged) on failure.
+    std::optional<store::PutMessageStatus> deliver_remote(int32_t level, int64_t physical_offset,
+                                                          const protocol::MessageExt& out);
 
     Clock& clock_;
     MessageStorePort& store_;

@@ -377,6 +377,30 @@ TEST_F(Processors, DelayedSendGoesToScheduleTopic) {
     EXPECT_NE(schedule.encode(false).find("\"3\":1"), std::string::npos);
 }
 
+// Due messages are put a window at a time; only PUT_OK moves a level on: a delivery the store
+// answers FLUSH_SLAVE_TIMEOUT (in DLedger mode: not committed by a majority) is tried again.
+TEST_F(Processors, ScheduleOffsetMovesOnlyOverPutOkDeliveries) {
+    create("T", 2);
+    for (int i = 0; i < 40; ++i) {
+        ASSERT_EQ(send("T", "d" + std::to_string(i), 1, std::string("DELAY\x01") + "3").code,
+                  RC::kSuccess);
+    }
+    ScheduleMessageService schedule(clock_, store_,
+                                    DelayLevels::parse(kDefaultMessageDelayLevel).value(), "");
+    store_.now_ms = clock_.wall_millis();
+    clock_.advance(2s);
+    const size_t before = store_.puts.size();
+    store_.next_status = store::PutMessageStatus::kFlushSlaveTimeout;
+    EXPECT_EQ(schedule.deliver_due(), 0);
+    EXPECT_EQ(schedule.offset(3), 0);
+    EXPECT_GT(store_.puts.size(), before) << "the deliveries were tried";
+    store_.next_status = store::PutMessageStatus::kPutOk;
+    EXPECT_EQ(schedule.deliver_due(), 40);
+    EXPECT_EQ(schedule.offset(3), 40);
+    EXPECT_EQ(store_.puts.back().body, "d39");
+    EXPECT_EQ(schedule.deliver_due(), 0);
+}
+
 TEST_F(Processors, ActingMasterEscapesDueDelayedMessagesOnlyWhileActing) {
     create("T", 2);
     ASSERT_EQ(send("T", "x", 1, std::string("DELAY\x01") + "3").code, RC::kSuccess);
