@@ -37,6 +37,7 @@ Responder::Responder(ConnectionPtr conn, const protocol::RemotingCommand& reques
     state_->conn = std::move(conn);
     state_->request_code = request.code;
     state_->opaque = request.opaque;
+    state_->serialize_type = request.serialize_type;
     state_->oneway = request.is_oneway();
     state_->observer = observer;
     if (observer != nullptr) {
@@ -55,6 +56,7 @@ Responder::State::~State() {
         response.code = kSystemError;
         response.opaque = opaque;
         response.flag = protocol::kFlagResponse;
+        response.serialize_type = serialize_type;
         response.remark = "request code " + std::to_string(request_code) +
                           " dropped by its processor without a response";
         spdlog::warn("net: request code {} opaque {} from {} dropped without a response",
@@ -83,6 +85,7 @@ void Responder::operator()(protocol::RemotingCommand response,
         return;
     }
     response.opaque = state_->opaque;
+    response.serialize_type = state_->serialize_type;
     response.flag |= protocol::kFlagResponse;
     response.flag &= ~protocol::kFlagOneway;
     state_->conn->send_response(std::move(response), std::move(extra_body));
@@ -93,6 +96,7 @@ void Responder::answer(protocol::RemotingCommand& response) const {
         return;
     }
     response.opaque = state_->opaque;
+    response.serialize_type = state_->serialize_type;
     response.flag |= protocol::kFlagResponse;
     response.flag &= ~protocol::kFlagOneway;
     state_->conn->send_response_encoded(response);

@@ -51,8 +51,10 @@ public:
     Responder(ConnectionPtr conn, const protocol::RemotingCommand& request,
               const RpcObserver* observer = nullptr);
 
-    // Sets the response's opaque and response flag from the request, then queues it. The body
-    // on the wire is response.body followed by `extra_body` (not copied; see SharedBuffer).
+    // Sets the response's opaque, response flag and serialization from the request, then queues
+    // it: a request in the ROCKETMQ binary header is answered in it, as RocketMQ 4.9.8's
+    // NettyRemotingAbstract does (the response takes the request's serializeTypeCurrentRPC).
+    // The body on the wire is response.body followed by `extra_body` (not copied; SharedBuffer).
     void operator()(protocol::RemotingCommand response,
                     std::vector<SharedBuffer> extra_body = {}) const;
     // The same for a response the caller keeps: `response` is encoded (its opaque and flags set
@@ -76,6 +78,7 @@ private:
         ConnectionPtr conn;
         int32_t request_code = 0;
         int32_t opaque = 0;
+        protocol::SerializeType serialize_type = protocol::SerializeType::kJson;
         bool oneway = false;
         std::atomic<bool> answered{false};
         const RpcObserver* observer = nullptr;

@@ -1,12 +1,21 @@
 // Answers that must equal RocketMQ 4.9.8's for the same request (each case was observed by
 // sending the request to a 4.9.8 broker and to Comet): send refusals, PULL_OFFSET_MOVED's
 // correction, SEARCH_OFFSET_BY_TIMESTAMP's nearest-message rule, QUERY_CONSUMER_OFFSET of a
-// new group whose queue start is no longer "in memory". Real mqnamesrv + mqbroker processes
-// on 127.0.0.1; every wait is bounded.
+// new group whose queue start is no longer "in memory", the serialization of an answer to a
+// request in the ROCKETMQ binary header (replayed from frames captured on 4.9.8). Real
+// mqnamesrv + mqbroker processes on 127.0.0.1; every wait is bounded.
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <cstring>
+#include <fstream>
+#include <sstream>
 #include <thread>
 
 #include "harness.h"
@@ -24,6 +33,57 @@ using namespace std::chrono_literals;
 std::string ext_of(const protocol::RemotingCommand& r, std::string_view key) {
     const std::string* v = r.ext(key);
     return v != nullptr ? *v : std::string("<absent>");
+}
+
+// Whole frame bytes of a frame captured from RocketMQ 4.9.8 (shared/reference/vectors).
+std::string captured_frame(const std::string& name) {
+    std::ifstream in(std::string(COMET_SOURCE_DIR) + "/../shared/reference/vectors/frames/" + name,
+                     std::ios::binary);
+    std::ostringstream out;
+    out << in.rdbuf();
+    return out.str();
+}
+
+// One request written as raw bytes on a fresh connection to 127.0.0.1:port, and the frame that
+// answers it (whole, with its length word); "" on a socket error or after 5 s.
+std::string raw_exchange(uint16_t port, const std::string& frame) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0) {
+        return {};
+    }
+    timeval tv{5, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    std::string got;
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+        ::send(fd, frame.data(), frame.size(), MSG_NOSIGNAL) ==
+            static_cast<ssize_t>(frame.size())) {
+        char buf[4096];
+        size_t want = 4;
+        while (got.size() < want) {
+            const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+            if (n <= 0) {
+                got.clear();
+                break;
+            }
+            got.append(buf, static_cast<size_t>(n));
+            if (want == 4 && got.size() >= 4) {
+                uint32_t len = 0;
+                std::memcpy(&len, got.data(), 4);
+                want = 4 + ntohl(len);
+            }
+        }
+    }
+    ::close(fd);
+    return got;
+}
+
+// The serialize-type byte of a whole frame (the top byte of its header-length word).
+int serialize_byte(const std::string& frame) {
+    return frame.size() >= 8 ? static_cast<unsigned char>(frame[4]) : -1;
 }
 
 class Compat498It : public ::testing::Test {
@@ -220,6 +280,51 @@ TEST_F(Compat498It, QueryConsumerOffsetOfNewGroupDependsOnMemoryRatio) {
     auto stored = query(port2, "Evicted", "NewGroup");
     EXPECT_EQ(stored.code, RC::kSuccess);
     EXPECT_EQ(ext_of(stored, "offset"), "1");
+}
+
+// 4.9.8 answers a request in the ROCKETMQ binary header in that header (captured: 0140 -> 0141,
+// the Java client asking the name server for TBW102's route), whichever server it asks and
+// whatever the answer (a route, or REQUEST_CODE_NOT_SUPPORTED from the transport).
+TEST_F(Compat498It, RequestInRocketMqHeaderIsAnsweredInIt) {
+    const std::string req = captured_frame("0140-c2s-GET_ROUTEINFO_BY_TOPIC-RMQ.bin");
+    const std::string want = captured_frame("0141-s2c-GET_ROUTEINFO_BY_TOPIC-resp-SUCCESS-RMQ.bin");
+    ASSERT_EQ(serialize_byte(req), 1);
+    ASSERT_EQ(serialize_byte(want), 1);
+    auto want_cmd = protocol::decode_frame_payload(std::string_view(want).substr(4));
+    ASSERT_TRUE(want_cmd.is_ok()) << want_cmd.status().to_string();
+    // The route exists once the broker registered (TBW102 with autoCreateTopicEnable).
+    std::string got;
+    Result<protocol::RemotingCommand> cmd = Status::error(Errc::kUnavailable, "not asked");
+    ASSERT_TRUE(eventually(
+        [&] {
+            got = raw_exchange(ns_port_, req);
+            if (got.empty()) {
+                return false;
+            }
+            cmd = protocol::decode_frame_payload(std::string_view(got).substr(4));
+            return cmd.is_ok() && cmd->code == want_cmd->code;
+        },
+        15s));
+    EXPECT_EQ(serialize_byte(got), serialize_byte(want));
+    EXPECT_EQ(cmd->serialize_type, protocol::SerializeType::kRocketMq);
+    EXPECT_TRUE(cmd->is_response());
+    EXPECT_EQ(cmd->opaque, want_cmd->opaque);
+    EXPECT_FALSE(cmd->body.empty());
+
+    // A code nobody serves, in the binary header, to each server: the transport's refusal.
+    protocol::RemotingCommand unknown;
+    unknown.code = 9999;
+    unknown.opaque = 77;
+    unknown.serialize_type = protocol::SerializeType::kRocketMq;
+    for (uint16_t port : {ns_port_, broker_port_}) {
+        const std::string answer = raw_exchange(port, protocol::encode_frame(unknown));
+        ASSERT_FALSE(answer.empty()) << "port " << port;
+        EXPECT_EQ(serialize_byte(answer), 1) << "port " << port;
+        auto a = protocol::decode_frame_payload(std::string_view(answer).substr(4));
+        ASSERT_TRUE(a.is_ok()) << a.status().to_string();
+        EXPECT_EQ(a->code, RC::kRequestCodeNotSupported);
+        EXPECT_EQ(a->opaque, 77);
+    }
 }
 
 }  // namespace
