@@ -1,6 +1,7 @@
 // Broker statistics of a real broker (docs/broker.md, "Statistics"): sends and pulls, then
-// VIEW_BROKER_STATS_DATA (315) and GET_CONSUME_STATS' consumeTps. The windows are fed once a
-// second, so every figure is waited for.
+// VIEW_BROKER_STATS_DATA (315), GET_CONSUME_STATS' consumeTps, GET_TOPIC_STATS_INFO's
+// topicPutTps and the measured figures of GET_BROKER_RUNTIME_INFO as `mqadmin brokerStatus`
+// prints them. The windows are fed once a second, so every figure is waited for.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -90,6 +91,18 @@ protected:
         return r.is_ok() ? r.value().code : -1;
     }
 
+    // GET_TOPIC_STATS_INFO's topicPutTps (the body's object keys are not strict JSON, so the
+    // member is read as text); -1 unless SUCCESS.
+    double topic_put_tps(const std::string& topic) {
+        auto r = call(client_, broker_port_,
+                      request(RequestCode::kGetTopicStatsInfo, {{"topic", topic}}));
+        if (!r.is_ok() || r.value().code != RC::kSuccess) {
+            return -1;
+        }
+        const std::string key = "\"topicPutTps\":";
+        const size_t at = r.value().body.find(key);
+        return at == std::string::npos ? -1 : std::stod(r.value().body.substr(at + key.size()));
+    }
     std::map<std::string, std::string> extra_;  // more broker config (set before SetUp)
     TempDir dir_;
     uint16_t namesrv_port_ = 0;
@@ -233,6 +246,25 @@ TEST_F(StatsIt, ViewBrokerStatsDataCountsSendsAndPulls) {
     EXPECT_TRUE(listed) << last.out << last.err;
     EXPECT_NE(last.out.find("#Topic"), std::string::npos) << last.out;
     EXPECT_NE(last.out.find("#OutMsg24Hour"), std::string::npos) << last.out;
+}
+
+// GET_TOPIC_STATS_INFO's topicPutTps is the topic's TOPIC_PUT_NUMS rate over the last minute
+// (it was always 0.0, so the dashboard's topic TPS never moved).
+TEST_F(StatsIt, TopicStatsReportThePutRate) {
+    EXPECT_EQ(call(client_, broker_port_, create_topic_request("IdleTopic", 1)).value().code,
+              RC::kSuccess);
+    ASSERT_NO_FATAL_FAILURE(send_and_dispatch(kMessages));
+    double tps = -1;
+    EXPECT_TRUE(eventually(
+        [&] {
+            tps = topic_put_tps("StatsTopic");
+            return tps > 0;
+        },
+        10s))
+        << tps;
+    // kMessages over a window at least a second long.
+    EXPECT_LE(tps, double{kMessages});
+    EXPECT_EQ(topic_put_tps("IdleTopic"), 0.0);
 }
 
 // accessMessageInMemoryMaxRatio=0: no data counts as in memory, so every found pull is counted

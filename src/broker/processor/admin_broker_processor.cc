@@ -480,7 +480,14 @@ void AdminBrokerProcessor::topic_stats(const RequestContext& /*rc*/, const Remot
             .member("minOffset", min)
             .end_object();
     }
-    w.end_object().member("topicPutTps", 0.0).end_object();
+    // 4.9.8: TOPIC_PUT_NUMS' per-minute tps of the topic (0 before its first message).
+    double put_tps = 0;
+    if (ctx_.stats_manager != nullptr) {
+        if (auto s = ctx_.stats_manager->in_minute(kTopicPutNums, h.topic)) {
+            put_tps = s->tps;
+        }
+    }
+    w.end_object().member("topicPutTps", put_tps).end_object();
     reply_body(reply, req, w.take());
 }
 
