@@ -355,6 +355,12 @@ Status BrokerController::init_cluster_links(const BrokerConfig& cfg) {
             namesrv_client_, [this] { return config_.get().namesrv_list(); }, 3s));
     ctx_.escape = escape_.get();
     ctx_.is_acting_master = [this] { return acting_->is_acting_master(); };
+    ctx_.serves_as_master = [this] {
+        if (dledger_ != nullptr) {
+            return dledger_->writable();  // the leader, caught up
+        }
+        return (has_role_.load() && !replication_->is_slave()) || acting_->is_acting_master();
+    };
     return Status::ok();
 }
 

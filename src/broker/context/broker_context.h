@@ -124,6 +124,11 @@ struct BrokerContext {
     // send-back messages on another group's master (enableRemoteEscape). Unset/null: no escape.
     std::function<bool()> is_acting_master;
     EscapeBridge* escape = nullptr;
+    // True while this broker serves as its group's master and so runs the master-only services
+    // (delayed delivery, transaction check-back): a master, a slave acting as master, a DLedger
+    // leader; false on a slave, a deposed peer, a broker without a role yet. RocketMQ 5's
+    // brokerActive (BrokerController#isSpecialServiceRunning). Unset: false.
+    std::function<bool()> serves_as_master;
     // The live connection of a client channel (null when closed or unknown; unset in tests):
     // admin requests that talk to clients (RESET_CONSUMER_CLIENT_OFFSET, consumer status).
     std::function<net::ConnectionPtr(ChannelId)> find_channel;

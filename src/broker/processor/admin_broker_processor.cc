@@ -658,7 +658,8 @@ void AdminBrokerProcessor::runtime_info(const RequestContext& /*rc*/, const Remo
     const BrokerConfig cfg = ctx_.config->get();
     table["brokerVersionDesc"] = "V4_9_8";
     table["brokerVersion"] = std::to_string(protocol::kCometVersion);
-    table["brokerActive"] = "true";
+    // RocketMQ 5 (4.9.8 has no such key): whether the master-only services run here.
+    table["brokerActive"] = ctx_.serves_as_master && ctx_.serves_as_master() ? "true" : "false";
     table["msgPutTotalTodayNow"] = std::to_string(ctx_.stats->put_messages.load());
     table["msgGetTotalTodayNow"] = std::to_string(ctx_.stats->got_messages.load());
     // Recorded at local midnight (BrokerController::sample_stats), 0 until the first one.
