@@ -39,6 +39,7 @@
 // (magic, sizes, PHYSICALOFFSET == position, CRC when checkCRCOnRecover), cuts at the first bad
 // record, zeroes the rest of that segment and deletes later ones, logging offset and reason.
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <condition_variable>
@@ -178,6 +179,12 @@ public:
     // otherwise). See store/dispatch_hints.h.
     DispatchHints* dispatch_hints() const { return hints_.get(); }
     PhysicalOffset flushed_offset() const { return PhysicalOffset(queue_.flushed_where()); }
+    // How long the append holding put_mu_ now has held it since it stamped its messages, in ms;
+    // 0 when no append is in the lock (Java CommitLog#lockTimeMills, pageCacheLockTimeMills).
+    int64_t lock_time_ms() const {
+        const int64_t begin = begin_in_lock_ms_.load(std::memory_order_relaxed);
+        return begin > 0 ? std::max<int64_t>(0, clock_->wall_millis() - begin) : 0;
+    }
     // Bytes from `offset` up to the end of written data in its segment, at most max_bytes;
     // nullopt when no segment holds offset or nothing is written there yet.
     std::optional<MappedView> get_data(PhysicalOffset offset, int64_t max_bytes = INT64_MAX) const;
@@ -425,6 +432,8 @@ private:
     mutable Mutex put_mu_;
     QueueTable topic_queue_table_ GUARDED_BY(put_mu_);
     std::atomic<int64_t> max_offset_{0};
+    // Store timestamp of the append in put_mu_ now, 0 between appends (lock_time_ms()).
+    std::atomic<int64_t> begin_in_lock_ms_{0};
 
     // Write buffer (null when puts write through the mapping).
     std::unique_ptr<WriteRing> ring_;

@@ -370,6 +370,7 @@ PutMessageResult CommitLog::append_locked(const std::string& encoded,
     const int32_t wrote = file->wrote_position();
     const int64_t phys = file->file_from_offset() + wrote;
     const int64_t store_ts = clock_->wall_millis();
+    begin_in_lock_ms_.store(store_ts, std::memory_order_relaxed);  // pageCacheLockTimeMills
     int64_t& next_queue_offset = queue_offset_slot_locked(key);
     const int64_t first_queue_offset = next_queue_offset;
     uint8_t* dst = file->data() + wrote;
@@ -437,6 +438,7 @@ std::optional<PutMessageResult> CommitLog::append_to_ring_locked(
                       "CommitLog write buffer: store is not writeable or not started");
     }
     const int64_t store_ts = clock_->wall_millis();
+    begin_in_lock_ms_.store(store_ts, std::memory_order_relaxed);  // pageCacheLockTimeMills
     int64_t& next_queue_offset = queue_offset_slot_locked(key);
     const RingPlacement place{at, gap, total, store_ts, next_queue_offset};
     int64_t next = 0;
@@ -672,6 +674,7 @@ void CommitLog::append_and_complete(std::string* encoded, const SingleRecord* si
             // more CPU than the occasional futex sleep (bench/store/run.sh, 2026-12-01).
             MutexLock l(put_mu_);
             failure = append_to_ring_locked(encoded, single, slices, key, wait_store_msg_ok, done);
+            begin_in_lock_ms_.store(0, std::memory_order_relaxed);
         }
         if (failure) {
             done(std::move(*failure));
@@ -692,6 +695,7 @@ void CommitLog::append_and_complete(std::string* encoded, const SingleRecord* si
     {
         MutexLock l(put_mu_);
         r = append_locked(*encoded, slices, key);  // the mapping path always has the bytes
+        begin_in_lock_ms_.store(0, std::memory_order_relaxed);
     }
     if (!r.ok()) {
         done(std::move(r));

@@ -359,7 +359,7 @@ void MessageStore::scheduler_loop() {
         const TimePoint now = clock_.now();
         waiters_.expire(now);
         if (now - last_sample >= std::chrono::seconds(1)) {
-            stats_.sample();
+            stats_.sample(reput_->behind());
             last_sample = now;
         }
         if (now - last_full_flush >= std::chrono::seconds(10)) {
@@ -564,8 +564,9 @@ CommitLog::PutCompletion MessageStore::wrap_completion(PutCompletion done, TimeP
                 std::chrono::duration_cast<std::chrono::milliseconds>(clock_.now() - begin).count();
             const int32_t n = std::max(1, r.append.msg_num);
             for (int32_t i = 0; i < n; ++i) {
-                stats_.on_put(r.append.wrote_bytes / n, elapsed_ms);
+                stats_.on_put(r.append.wrote_bytes / n);
             }
+            stats_.on_put_latency(elapsed_ms);  // once per put call, as Java
         } else {
             stats_.on_put_failed();
         }
@@ -636,6 +637,8 @@ GetMessageResult MessageStore::get_message(std::string_view group, std::string_v
                                            int32_t max_msg_nums, int64_t max_total_bytes,
                                            const MessageFilter* filter) {
     (void)group;  // kept for the Java signature (per-group stats, filters)
+    // getMessageEntireTimeMax: one clock read per get call, as Java's getMessage.
+    const TimePoint begin = clock_.now();
     GetMessageResult r;
     const GetRequest req{offset,
                          max_msg_nums,
@@ -651,6 +654,8 @@ GetMessageResult MessageStore::get_message(std::string_view group, std::string_v
         read_queue_units(*units, req, r);
     }
     stats_.on_get(r.status == GetMessageStatus::kFound, r.message_count());
+    stats_.on_get_latency(
+        std::chrono::duration_cast<std::chrono::milliseconds>(clock_.now() - begin).count());
     return r;
 }
 
@@ -1053,10 +1058,14 @@ std::map<std::string, std::string> MessageStore::runtime_info() const {
             fmt::format("Total : {}, Free : {}.", human_bytes(total), human_bytes(free));
     }
     m["commitLogDiskRatio"] = fmt::format("{}", probe_.used_ratio(cl_dir));
+    // 4.9.8 adds one key per CommitLog path (storePathCommitLog may list several there; one
+    // here), then the smallest ratio as commitLogDiskRatio.
+    m["commitLogDiskRatio_" + cl_dir] = m["commitLogDiskRatio"];
     m["consumeQueueDiskRatio"] = fmt::format("{}", probe_.used_ratio(config_.consume_queue_dir()));
     m["commitLogMinOffset"] = std::to_string(commit_log_->min_offset().value());
     m["commitLogMaxOffset"] = std::to_string(commit_log_->max_offset().value());
     m["dispatchBehindBytes"] = std::to_string(reput_->behind());
+    m["pageCacheLockTimeMills"] = std::to_string(commit_log_->lock_time_ms());
     m["dispatchedOffset"] = std::to_string(reput_->reput_from_offset().value());
     m["remainHowManyDataToFlush"] =
         std::to_string(commit_log_->max_offset().value() - commit_log_->flushed_offset().value());

@@ -282,6 +282,49 @@ TEST_F(Compat498It, QueryConsumerOffsetOfNewGroupDependsOnMemoryRatio) {
     EXPECT_EQ(ext_of(stored, "offset"), "1");
 }
 
+// GET_BROKER_RUNTIME_INFO carries every key 4.9.8 reports (DefaultMessageStore#getRuntimeInfo
+// with StoreStatsService#getRuntimeInfo, AdminBrokerProcessor#prepareRuntimeInfo of tag
+// rocketmq-all-4.9.8). Not listed: remainHowManyDataToCommit (4.9.8 reports it only with
+// transientStorePoolEnable, which Comet does not have), scheduleMessageOffset_<level> (once a
+// level delivered; StatsIt checks it) and the executors' queue keys (send/pull/query
+// ThreadPoolQueueSize/Capacity/HeadWaitTimeMills, EndTransactionQueueSize,
+// EndTransactionThreadPoolQueueCapacity), which come with the executors' queue accounting.
+TEST_F(Compat498It, RuntimeInfoHasEveryKeyOf498) {
+    static constexpr const char* kKeys498[] = {
+        // StoreStatsService#getRuntimeInfo
+        "bootTimestamp", "runtime", "putMessageEntireTimeMax", "putMessageTimesTotal",
+        "putMessageFailedTimes", "putMessageSizeTotal", "putMessageDistributeTime",
+        "putMessageAverageSize", "dispatchMaxBuffer", "getMessageEntireTimeMax", "putTps",
+        "getFoundTps", "getMissTps", "getTotalTps", "getTransferedTps", "putLatency99",
+        "putLatency999",
+        // DefaultMessageStore#getRuntimeInfo
+        "commitLogDiskRatio", "consumeQueueDiskRatio", "commitLogMinOffset", "commitLogMaxOffset",
+        // AdminBrokerProcessor#prepareRuntimeInfo
+        "brokerVersionDesc", "brokerVersion", "msgPutTotalYesterdayMorning",
+        "msgPutTotalTodayMorning", "msgPutTotalTodayNow", "msgGetTotalYesterdayMorning",
+        "msgGetTotalTodayMorning", "msgGetTotalTodayNow", "dispatchBehindBytes",
+        "pageCacheLockTimeMills", "earliestMessageTimeStamp", "startAcceptSendRequestTimeStamp",
+        "remainTransientStoreBufferNumbs", "remainHowManyDataToFlush", "commitLogDirCapacity"};
+    ASSERT_EQ(on_broker(create_topic_request("RtTopic", 1)).code, RC::kSuccess);
+    send_and_wait("RtTopic", 0, 1);
+    auto info = runtime_info(client_, broker_port_);
+    ASSERT_TRUE(info.is_ok()) << info.status().to_string();
+    for (const char* key : kKeys498) {
+        EXPECT_EQ(info->count(key), 1u) << key;
+    }
+    // One commitLogDiskRatio_<path> per CommitLog path (one here).
+    int per_path = 0;
+    for (const auto& [k, v] : *info) {
+        per_path += k.rfind("commitLogDiskRatio_", 0) == 0 ? 1 : 0;
+    }
+    EXPECT_EQ(per_path, 1);
+    // 4.9.8's formats: unflushed bytes human-readable, the disabled pool as Integer.MAX_VALUE.
+    EXPECT_EQ((*info)["remainTransientStoreBufferNumbs"], "2147483647");
+    const std::string& flush = (*info)["remainHowManyDataToFlush"];
+    EXPECT_TRUE(flush.ends_with(" B") || flush.ends_with("iB")) << flush;
+    EXPECT_EQ(info->count("remainHowManyDataToCommit"), 0u);
+}
+
 // 4.9.8 answers a request in the ROCKETMQ binary header in that header (captured: 0140 -> 0141,
 // the Java client asking the name server for TBW102's route), whichever server it asks and
 // whatever the answer (a route, or REQUEST_CODE_NOT_SUPPORTED from the transport).

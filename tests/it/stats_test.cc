@@ -6,6 +6,7 @@
 
 #include <map>
 #include <optional>
+#include <regex>
 #include <sstream>
 #include <string>
 
@@ -103,6 +104,24 @@ protected:
         const size_t at = r.value().body.find(key);
         return at == std::string::npos ? -1 : std::stod(r.value().body.substr(at + key.size()));
     }
+    // `mqadmin brokerStatus -b <port>` as key -> value ("key<pad>: value" lines).
+    std::map<std::string, std::string> broker_status(uint16_t port) {
+        std::map<std::string, std::string> kv;
+        const CommandResult r = run_command(dir_, {binary_path("mqadmin"), "brokerStatus", "-b",
+                                                   addr(port), "-n", addr(namesrv_port_)});
+        EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+        for (const std::string& line : lines_of(r.out)) {
+            const size_t colon = line.find(": ");
+            if (colon == std::string::npos) {
+                continue;
+            }
+            std::string key = line.substr(0, colon);
+            key.erase(key.find_last_not_of(' ') + 1);
+            kv[key] = line.substr(colon + 2);
+        }
+        return kv;
+    }
+
     std::map<std::string, std::string> extra_;  // more broker config (set before SetUp)
     TempDir dir_;
     uint16_t namesrv_port_ = 0;
@@ -265,6 +284,72 @@ TEST_F(StatsIt, TopicStatsReportThePutRate) {
     // kMessages over a window at least a second long.
     EXPECT_LE(tps, double{kMessages});
     EXPECT_EQ(topic_put_tps("IdleTopic"), 0.0);
+}
+
+// The figures `mqadmin brokerStatus` shows are measured: the put latency histogram and its
+// percentiles, the longest get, the largest dispatch backlog, the delay level's progress, the
+// unflushed bytes as 4.9.8 prints them; brokerActive is true on the master only.
+TEST_F(StatsIt, BrokerStatusShowsMeasuredFigures) {
+    ASSERT_NO_FATAL_FAILURE(send_and_dispatch(kMessages));
+    auto pulled = call(client_, broker_port_, pull_message_request("SG", "StatsTopic", 0, 0));
+    ASSERT_TRUE(pulled.is_ok());
+    // One message on delay level 1 (1 s): SCHEDULE_TOPIC_XXXX queue 0, then delivered.
+    auto delayed = call(client_, broker_port_,
+                        send_message_request("StatsTopic", "later", 0, {{"DELAY", "1"}}));
+    ASSERT_TRUE(delayed.is_ok());
+    ASSERT_EQ(delayed.value().code, RC::kSuccess);
+    std::map<std::string, std::string> kv;
+    EXPECT_TRUE(eventually(
+        [&] {
+            kv = broker_status(broker_port_);
+            return kv["scheduleMessageOffset_1"] == "1,1";
+        },
+        20s))
+        << kv["scheduleMessageOffset_1"];
+    EXPECT_EQ(kv["brokerActive"], "true");
+    // Every put of this minute is in one of the 13 ranges: the sends and the delivery.
+    int64_t puts = 0;
+    const std::string dist = kv["putMessageDistributeTime"];
+    const std::regex range(R"(\[[^\]]+\]:(\d+) )");
+    int ranges = 0;
+    for (auto it = std::sregex_iterator(dist.begin(), dist.end(), range);
+         it != std::sregex_iterator(); ++it, ++ranges) {
+        puts += std::stoll((*it)[1]);
+    }
+    EXPECT_EQ(ranges, 13) << dist;
+    EXPECT_GE(puts, kMessages + 2) << dist;
+    const std::regex two_decimals(R"(\d+\.\d\d)");
+    EXPECT_TRUE(std::regex_match(kv["putLatency99"], two_decimals)) << kv["putLatency99"];
+    EXPECT_TRUE(std::regex_match(kv["putLatency999"], two_decimals)) << kv["putLatency999"];
+    EXPECT_GE(std::stod(kv["putLatency999"]), std::stod(kv["putLatency99"]));
+    const std::regex count(R"(\d+)");
+    for (const char* k : {"getMessageEntireTimeMax", "dispatchMaxBuffer", "pageCacheLockTimeMills",
+                          "putMessageEntireTimeMax"}) {
+        EXPECT_TRUE(std::regex_match(kv[k], count)) << k << "=" << kv[k];
+    }
+    EXPECT_TRUE(
+        std::regex_match(kv["remainHowManyDataToFlush"], std::regex(R"(\d+ B|\d+\.\d [KMGTPE]iB)")))
+        << kv["remainHowManyDataToFlush"];
+    int per_path = 0;
+    for (const auto& [k, v] : kv) {
+        if (k.rfind("commitLogDiskRatio_", 0) == 0) {
+            ++per_path;
+            EXPECT_EQ(v, kv["commitLogDiskRatio"]);
+        }
+    }
+    EXPECT_EQ(per_path, 1);
+
+    // A slave of the same group does not serve as master.
+    const uint16_t slave_port = free_port();
+    auto slave = start_broker(dir_, slave_port, addr(namesrv_port_),
+                              {{"brokerClusterName", "StatsCluster"},
+                               {"brokerName", "broker-a"},
+                               {"brokerId", "1"},
+                               {"brokerRole", "SLAVE"}},
+                              "broker-a-slave");
+    ASSERT_TRUE(slave.is_ok()) << slave.status().to_string();
+    ASSERT_TRUE(slave.value()->wait_for_port(slave_port, 20s).is_ok()) << slave.value()->log_tail();
+    EXPECT_EQ(broker_status(slave_port)["brokerActive"], "false");
 }
 
 // accessMessageInMemoryMaxRatio=0: no data counts as in memory, so every found pull is counted

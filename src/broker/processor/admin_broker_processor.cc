@@ -3,6 +3,9 @@
 #include <rapidjson/writer.h>
 #include <spdlog/spdlog.h>
 
+#include <cmath>
+#include <cstdlib>
+#include <limits>
 #include <set>
 
 #include "broker/metadata/json_file.h"
@@ -652,9 +655,45 @@ void AdminBrokerProcessor::consume_stats(const RequestContext& /*rc*/, const Rem
     reply_body(reply, req, w.take());
 }
 
+namespace {
+
+// Java MixAll#humanReadableByteCount(bytes, false): "512 B", "1.5 KiB", "2.0 GiB".
+std::string human_readable_bytes(int64_t bytes) {
+    if (bytes < 1024) {
+        return fmt::format("{} B", bytes);
+    }
+    const int exp = static_cast<int>(std::log(static_cast<double>(bytes)) / std::log(1024.0));
+    return fmt::format("{:.1f} {}iB", static_cast<double>(bytes) / std::pow(1024.0, exp),
+                       "KMGTPE"[exp - 1]);
+}
+
+}  // namespace
+
+// The store's keys reshaped as 4.9.8's DefaultMessageStore#getRuntimeInfo and
+// AdminBrokerProcessor#prepareRuntimeInfo print them.
+void AdminBrokerProcessor::add_store_runtime_info(std::map<std::string, std::string>* t) const {
+    auto& table = *t;
+    // 4.9.8 prints the unflushed bytes human-readable ("0 B"); the store keeps the number.
+    if (auto it = table.find("remainHowManyDataToFlush"); it != table.end()) {
+        it->second = human_readable_bytes(std::strtoll(it->second.c_str(), nullptr, 10));
+    }
+    // Comet writes the CommitLog through its mapping, never through a TransientStorePool:
+    // 4.9.8 answers Integer.MAX_VALUE without the pool and omits remainHowManyDataToCommit.
+    table["remainTransientStoreBufferNumbs"] = std::to_string(std::numeric_limits<int32_t>::max());
+    // ScheduleMessageService#buildRunningStats: "<next offset>,<max offset>" of each delay
+    // level's queue in SCHEDULE_TOPIC_XXXX (queue level - 1).
+    if (ctx_.schedule != nullptr) {
+        for (const auto& [level, offset] : ctx_.schedule->offsets()) {
+            table[fmt::format("scheduleMessageOffset_{}", level)] = fmt::format(
+                "{},{}", offset, ctx_.store->max_offset_in_queue("SCHEDULE_TOPIC_XXXX", level - 1));
+        }
+    }
+}
+
 void AdminBrokerProcessor::runtime_info(const RequestContext& /*rc*/, const RemotingCommand& req,
                                         const Reply& reply) {
     std::map<std::string, std::string> table = ctx_.store->runtime_info();
+    add_store_runtime_info(&table);
     const BrokerConfig cfg = ctx_.config->get();
     table["brokerVersionDesc"] = "V4_9_8";
     table["brokerVersion"] = std::to_string(protocol::kCometVersion);

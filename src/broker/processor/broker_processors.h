@@ -211,6 +211,7 @@ private:
     // Runtime information and statistics.
     void runtime_info(const RequestContext& rc, const protocol::RemotingCommand& req,
                       const Reply& reply);
+    void add_store_runtime_info(std::map<std::string, std::string>* table) const;
     void topic_stats(const RequestContext& rc, const protocol::RemotingCommand& req,
                      const Reply& reply);
     void consume_stats(const RequestContext& rc, const protocol::RemotingCommand& req,

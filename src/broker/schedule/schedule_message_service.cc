@@ -44,6 +44,11 @@ int64_t ScheduleMessageService::offset(int32_t level) const {
     return it == offsets_.end() ? 0 : it->second;
 }
 
+std::map<int32_t, int64_t> ScheduleMessageService::offsets() const {
+    MutexLock l(mu_);
+    return offsets_;
+}
+
 namespace {
 
 // The message a due delayed one becomes: its body (moved out of `msg`), flags and properties on

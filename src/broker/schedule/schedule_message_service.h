@@ -38,6 +38,8 @@ public:
     // call (the message is retried, never skipped).
     int64_t deliver_due();
     int64_t offset(int32_t level) const;
+    // The offset table: each level that has one (loaded or delivered from) and its next offset.
+    std::map<int32_t, int64_t> offsets() const;
     std::string encode(bool pretty) const;
 
     // Acting master (enableSlaveActingMaster + enableRemoteEscape on a slave): due messages go
