@@ -5,6 +5,7 @@
 // Threads: processors run on the net layer's executors; every component here is thread-safe.
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
@@ -58,17 +59,30 @@ public:
         COMET_RETURN_IF_ERROR(next.validate());
         config_ = std::make_shared<const BrokerConfig>(std::move(next));
         ++version_;
+        changed_ms_ = wall_now_ms();
         return Status::ok();
     }
     int64_t version() const {
         MutexLock l(mu_);
         return version_;
     }
+    // Wall ms of the last update, or of the holder's creation (4.9.8 DataVersion#timestamp).
+    int64_t changed_ms() const {
+        MutexLock l(mu_);
+        return changed_ms_;
+    }
 
 private:
     mutable Mutex mu_;
     std::shared_ptr<const BrokerConfig> config_ GUARDED_BY(mu_);
     int64_t version_ GUARDED_BY(mu_) = 0;
+    int64_t changed_ms_ GUARDED_BY(mu_) = wall_now_ms();
+
+    static int64_t wall_now_ms() {
+        return std::chrono::duration_cast<std::chrono::milliseconds>(
+                   std::chrono::system_clock::now().time_since_epoch())
+            .count();
+    }
 };
 
 // Counters for GET_BROKER_RUNTIME_INFO (hot paths bump atomics, never log per message).

@@ -312,11 +312,12 @@ void AdminBrokerProcessor::broker_config(const RequestContext& /*rc*/, const Rem
                                          const Reply& reply) {
     RemotingCommand resp = make_response(req, RC::kSuccess);
     resp.body = properties_to_string(ctx_.config->get().to_properties());
+    // 4.9.8's Configuration DataVersion: the number of updates and the time of the last one
+    // (no stateVersion: 5.x added it to DataVersion, and its Configuration never sets it).
     protocol::JsonWriter w;
     w.begin_object()
         .member("counter", ctx_.config->version())
-        .member("stateVersion", int64_t{0})
-        .member("timestamp", ctx_.stats->start_millis.load())
+        .member("timestamp", ctx_.config->changed_ms())
         .end_object();
     protocol::GetBrokerConfigResponseHeader rh;
     rh.version = w.take();

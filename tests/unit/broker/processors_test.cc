@@ -974,6 +974,12 @@ TEST_F(Processors, LockBatchAndAdmin) {
     upd.body = "brokerPermission=4\n";
     EXPECT_EQ(run(upd).code, RC::kSuccess);
     EXPECT_EQ(config_.get().broker_permission, 4);
+    // 4.9.8's DataVersion of the configuration: the update counted, no stateVersion.
+    RemotingCommand after = run(cfg);
+    ASSERT_NE(after.ext("version"), nullptr);
+    EXPECT_NE(after.ext("version")->find("\"counter\":1,\"timestamp\":"), std::string::npos)
+        << *after.ext("version");
+    EXPECT_EQ(after.ext("version")->find("stateVersion"), std::string::npos);
     upd.body = "listenPort=abc\n";
     EXPECT_EQ(run(upd).code, RC::kSystemError);
     RemotingCommand rt = RemotingCommand::request(Req::kGetBrokerRuntimeInfo);
