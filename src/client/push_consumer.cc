@@ -141,6 +141,7 @@ Status DefaultMqPushConsumer::start() {
     sched.schedule_every(config_.client.persist_consumer_offset_interval,
                          config_.client.persist_consumer_offset_interval,
                          [this] { persist_offsets(true); });
+    sched.schedule_every(1s, 1s, [this] { stats_.sample(SystemClock::instance().wall_millis()); });
     return Status::ok();
 }
 
@@ -263,6 +264,7 @@ void DefaultMqPushConsumer::reset_offset(const std::string& topic,
                          old->mq.queue_id, off, st.to_string());
         }
         auto pq = std::make_shared<ProcessQueue>(old->mq, SystemClock::instance().wall_millis());
+        pq->stats = old->stats;
         pq->next_offset = off;
         pq->consumed_offset = off;
         pq->locked = old->locked.load();
@@ -303,7 +305,7 @@ std::string DefaultMqPushConsumer::running_info_json() const {
     {
         MutexLock lock(mu_);
         for (const auto& [mq, pq] : queues_) {
-            write_process_queue_info(w, mq, *pq);
+            write_process_queue_info(w, mq, *pq, static_cast<bool>(orderly_listener_));
         }
     }
     w.end_object();
@@ -318,48 +320,59 @@ std::string DefaultMqPushConsumer::running_info_json() const {
 }
 
 void DefaultMqPushConsumer::write_process_queue_info(protocol::JsonWriter& w,
-                                                     const MessageQueue& mq, ProcessQueue& pq) {
-    int64_t min_off = 0;
-    int64_t max_off = 0;
-    int32_t count = 0;
+                                                     const MessageQueue& mq, ProcessQueue& pq,
+                                                     bool orderly) {
+    // Java ProcessQueue#fillProcessQueueInfo: cachedMsg* describe msgTreeMap (what is pulled and
+    // not yet consumed), transactionMsg* the batch an orderly consumer took out of it
+    // (consumingMsgOrderlyTreeMap); a concurrent consumer keeps its batch in msgTreeMap.
+    struct Range {
+        int64_t min = 0, max = 0, count = 0;
+        void see(int64_t first, int64_t last, int64_t n) {
+            if (count == 0) {
+                min = first;
+            }
+            max = last;
+            count += n;
+        }
+    };
+    Range cached;
+    Range taken;
+    int64_t cached_bytes = 0;
     {
         MutexLock plock(pq.mu);
-        count = static_cast<int32_t>(pq.pending.size() + pq.in_consume + pq.raw_records);
         // In queue order: the batch being consumed, `pending`, then raw chunks.
-        bool any = false;
-        auto see = [&](int64_t first, int64_t last) {
-            if (!any) {
-                min_off = first;
-                any = true;
-            }
-            max_off = last;
-        };
         if (pq.in_consume > 0) {
-            see(pq.in_consume_first, pq.in_consume_last);
+            (orderly ? taken : cached)
+                .see(pq.in_consume_first, pq.in_consume_last, static_cast<int64_t>(pq.in_consume));
         }
         if (!pq.pending.empty()) {
-            see(pq.pending.front().queue_offset, pq.pending.back().queue_offset);
+            cached.see(pq.pending.front().queue_offset, pq.pending.back().queue_offset,
+                       static_cast<int64_t>(pq.pending.size()));
+            for (const auto& m : pq.pending) {
+                cached_bytes += static_cast<int64_t>(m.body.size());
+            }
         }
         for (const auto& c : pq.raw) {
-            see(c.first_offset, c.last_offset);
+            cached.see(c.first_offset, c.last_offset, static_cast<int64_t>(c.records));
+            cached_bytes += static_cast<int64_t>(c.body.size());  // records, headers included
         }
     }
-    // ProcessQueueInfo.
+    // ProcessQueueInfo. tryUnlockTimes stays 0: this client never defers an orderly unlock.
     w.raw_key(mq.encode())
         .begin_object()
-        .member("cachedMsgCount", count)
-        .member("cachedMsgMaxOffset", max_off)
-        .member("cachedMsgMinOffset", min_off)
-        .member("cachedMsgSizeInMiB", int32_t{0})
+        .member("cachedMsgCount", static_cast<int32_t>(cached.count))
+        .member("cachedMsgMaxOffset", cached.max)
+        .member("cachedMsgMinOffset", cached.min)
+        .member("cachedMsgSizeInMiB", static_cast<int32_t>(cached_bytes / (1024 * 1024)))
         .member("commitOffset", pq.consumed_offset.load())
         .member("droped", pq.dropped.load())
         .member("lastConsumeTimestamp", pq.last_consume_ms.load())
         .member("lastLockTimestamp", pq.last_lock_ms.load())
         .member("lastPullTimestamp", pq.last_pull_ms.load())
         .member("locked", pq.locked.load())
-        .member("transactionMsgCount", int32_t{0})
-        .member("transactionMsgMaxOffset", int64_t{0})
-        .member("transactionMsgMinOffset", int64_t{0})
+        .member("transactionMsgCount", static_cast<int32_t>(taken.count))
+        .member("transactionMsgMaxOffset", taken.max)
+        .member("transactionMsgMinOffset", taken.min)
         .member("tryUnlockTimes", int64_t{0})
         .end_object();
 }
@@ -391,18 +404,19 @@ void DefaultMqPushConsumer::write_running_properties(protocol::JsonWriter& w) co
 }
 
 void DefaultMqPushConsumer::write_status_table(protocol::JsonWriter& w) const {
-    // statusTable: Comet's client keeps no pull/consume rate figures; one zeroed ConsumeStatus
-    // per subscribed topic, as Java reports before any traffic.
+    // statusTable: one ConsumeStatus per subscribed topic (ConsumerStats; zeros for a topic
+    // without an assigned queue, as Java).
     w.key("statusTable").begin_object();
     for (const auto& [t, sub] : subscriptions_) {
+        const ConsumerStats::Figures f = stats_.status(t);
         w.key(t)
             .begin_object()
-            .member("consumeFailedMsgs", int64_t{0})
-            .member("consumeFailedTPS", 0.0)
-            .member("consumeOKTPS", 0.0)
-            .member("consumeRT", 0.0)
-            .member("pullRT", 0.0)
-            .member("pullTPS", 0.0)
+            .member("consumeFailedMsgs", f.consume_failed_msgs)
+            .member("consumeFailedTPS", f.consume_failed_tps)
+            .member("consumeOKTPS", f.consume_ok_tps)
+            .member("consumeRT", f.consume_rt)
+            .member("pullRT", f.pull_rt)
+            .member("pullTPS", f.pull_tps)
             .end_object();
     }
     w.end_object();
@@ -555,6 +569,7 @@ void DefaultMqPushConsumer::rebalance_topic(const std::string& topic) {
             continue;
         }
         auto pq = std::make_shared<ProcessQueue>(mq, SystemClock::instance().wall_millis());
+        pq->stats = &stats_.counters(mq.topic);
         pq->next_offset = *from;
         pq->consumed_offset = *from;
         {
@@ -685,6 +700,14 @@ void DefaultMqPushConsumer::on_pull(const PqPtr& pq, Result<PullResult> r) {
     if (stopping_ || pq->dropped) {
         return;
     }
+    if (r.is_ok()) {
+        // Java incPullRT per answered pull (from the request to its answer, long poll
+        // included) and incPullTPS with the messages found.
+        pq->stats->pulls.fetch_add(1, std::memory_order_relaxed);
+        pq->stats->pull_rt_ms.fetch_add(
+            SystemClock::instance().wall_millis() - pq->last_pull_ms.load(),
+            std::memory_order_relaxed);
+    }
     if (!r.is_ok()) {
         spdlog::debug("pull {}:{}:{} failed: {}", pq->mq.topic, pq->mq.broker_name,
                       pq->mq.queue_id, r.status().to_string());
@@ -702,6 +725,10 @@ void DefaultMqPushConsumer::on_pull(const PqPtr& pq, Result<PullResult> r) {
         }
         chunk.body = std::move(res.undecoded_body);
         chunk.next_begin_offset = res.next_begin_offset;
+    }
+    if (res.status == PullStatus::kFound) {
+        pq->stats->pulled_msgs.fetch_add(static_cast<int64_t>(chunk.records + res.messages.size()),
+                                         std::memory_order_relaxed);
     }
     pq->next_offset = res.next_begin_offset;
     size_t pending = 0;
@@ -840,6 +867,10 @@ DefaultMqPushConsumer::ConsumedChunk DefaultMqPushConsumer::consume_taken(const 
     std::vector<MessageExt>& taken = pq->drain_taken;
     std::vector<MessageExt>& batch = pq->drain_batch;
     ConsumedChunk out;
+    // consumeRT: the listener time of the whole chunk over its listener calls (two clock reads
+    // per chunk, not per batch); the same mean as Java's per-batch incConsumeRT.
+    const auto began = std::chrono::steady_clock::now();
+    int64_t calls = 0;
     while (out.done < taken.size() && !stopping_ && !pq->dropped) {
         const size_t k = std::min(max_batch, taken.size() - out.done);
         const auto first = taken.begin() + static_cast<ptrdiff_t>(out.done);
@@ -848,6 +879,7 @@ DefaultMqPushConsumer::ConsumedChunk DefaultMqPushConsumer::consume_taken(const 
         batch.resize(k);
         std::swap_ranges(first, first + static_cast<ptrdiff_t>(k), batch.begin());
         const bool consumed = consume_batch(pq, batch);
+        ++calls;
         std::swap_ranges(first, first + static_cast<ptrdiff_t>(k), batch.begin());
         if (!consumed) {
             out.retry = true;  // the same batch again later
@@ -858,6 +890,13 @@ DefaultMqPushConsumer::ConsumedChunk DefaultMqPushConsumer::consume_taken(const 
             // Java commits the smallest offset still in flight: the next one taken.
             pq->consumed_offset = taken[out.done].queue_offset;
         }
+    }
+    if (calls > 0) {
+        pq->stats->consumes.fetch_add(calls, std::memory_order_relaxed);
+        pq->stats->consume_rt_us.fetch_add(std::chrono::duration_cast<std::chrono::microseconds>(
+                                               std::chrono::steady_clock::now() - began)
+                                               .count(),
+                                           std::memory_order_relaxed);
     }
     if (out.done > 0) {
         // Once per chunk, not per batch: a clock read per message showed in profiles.
@@ -891,10 +930,13 @@ bool DefaultMqPushConsumer::consume_batch(const PqPtr& pq, const std::vector<Mes
             return false;
         }
         ConsumeOrderlyStatus s = orderly_listener_(batch, pq->mq);
+        const auto n = static_cast<int64_t>(batch.size());
         if (s == ConsumeOrderlyStatus::kSuccess) {
+            pq->stats->ok_msgs.fetch_add(n, std::memory_order_relaxed);
             pq->orderly_reconsumes = 0;
             return true;
         }
+        pq->stats->failed_msgs.fetch_add(n, std::memory_order_relaxed);  // Java: SUSPEND
         if (++pq->orderly_reconsumes <= config_.max_reconsume_times) {
             return false;
         }
@@ -911,8 +953,11 @@ bool DefaultMqPushConsumer::consume_batch(const PqPtr& pq, const std::vector<Mes
     }
     ConsumeStatus s = listener_(batch, pq->mq);
     if (s == ConsumeStatus::kConsumeSuccess) {
+        pq->stats->ok_msgs.fetch_add(static_cast<int64_t>(batch.size()), std::memory_order_relaxed);
         return true;
     }
+    // Java processConsumeResult: RECONSUME_LATER counts the whole batch failed.
+    pq->stats->failed_msgs.fetch_add(static_cast<int64_t>(batch.size()), std::memory_order_relaxed);
     for (const auto& m : batch) {
         Status st = send_message_back(*instance_, config_.group, m, pq->mq.broker_name, 0,
                                       config_.max_reconsume_times);

@@ -31,6 +31,7 @@
 #include "base/status.h"
 #include "client/client_config.h"
 #include "client/client_types.h"
+#include "client/consumer_stats.h"
 #include "client/mq_client_instance.h"
 #include "net/thread_pool_executor.h"
 #include "protocol/heartbeat_body.h"
@@ -123,8 +124,11 @@ private:
         std::atomic<bool> dropped{false};
         std::atomic<bool> locked{false};
         std::atomic<int64_t> consumed_offset{-1};  // next offset to commit
-        int64_t next_offset = 0;                   // only the pull chain touches it
-        int32_t orderly_reconsumes = 0;            // only the drain touches it
+        // The topic's pull and consume counters (the running info's statusTable); set before
+        // the queue is shared, owned by the consumer's stats_.
+        ConsumerStats::Counters* stats = nullptr;
+        int64_t next_offset = 0;         // only the pull chain touches it
+        int32_t orderly_reconsumes = 0;  // only the drain touches it
         Mutex mu;
         std::deque<MessageExt> pending GUARDED_BY(mu);
         bool consuming GUARDED_BY(mu) = false;
@@ -158,7 +162,7 @@ private:
     // running_info_json()'s parts. One queue's ProcessQueueInfo under mqTable: called under
     // mu_, takes pq.mu (the lock order of the class comment).
     static void write_process_queue_info(protocol::JsonWriter& w, const MessageQueue& mq,
-                                         ProcessQueue& pq);
+                                         ProcessQueue& pq, bool orderly);
     void write_running_properties(protocol::JsonWriter& w) const;  // "properties"
     void write_status_table(protocol::JsonWriter& w) const;        // "statusTable"
     void do_rebalance();
@@ -212,6 +216,7 @@ private:
     std::atomic<bool> stopping_{false};
     std::atomic<bool> started_{false};
     int64_t start_timestamp_ = 0;
+    ConsumerStats stats_;  // sampled every second on the client's scheduler
 
     mutable Mutex mu_;
     std::map<MessageQueue, PqPtr> queues_ GUARDED_BY(mu_);
