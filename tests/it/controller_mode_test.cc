@@ -8,8 +8,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <atomic>
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -489,15 +489,15 @@ TEST_F(ControllerModeIt, AMasterIsElectedReplicasJoinAndItsKillLosesNoAcknowledg
     ASSERT_TRUE(cache.is_ok()) << cache.status().to_string();
     ASSERT_EQ(cache->code, RC::kSuccess) << cache->remark.value_or("");
     const std::string max = info(static_cast<size_t>(first))["commitLogMaxOffset"];
-    EXPECT_NE(cache->body.find("\"epochList\":[{\"endOffset\":" + max + ",\"epoch\":" +
-                               first_epoch + ",\"startOffset\":0}]"),
+    EXPECT_NE(cache->body.find("\"epochList\":[{\"endOffset\":" + max +
+                               ",\"epoch\":" + first_epoch + ",\"startOffset\":0}]"),
               std::string::npos)
         << cache->body << " (max " << max << ")";
-    auto out = run_command(*dir_, {binary_path("mqadmin"), "getBrokerEpoch", "-n", addr(ns_port_),
-                                   "-b", kBrokerName});
+    auto out = run_command(
+        *dir_, {binary_path("mqadmin"), "getBrokerEpoch", "-n", addr(ns_port_), "-b", kBrokerName});
     EXPECT_EQ(out.exit_code, 0) << out.err;
-    EXPECT_NE(out.out.find("#Epoch: EpochEntry{epoch=" + first_epoch + ", startOffset=0, endOffset=" +
-                           max + "}"),
+    EXPECT_NE(out.out.find("#Epoch: EpochEntry{epoch=" + first_epoch +
+                           ", startOffset=0, endOffset=" + max + "}"),
               std::string::npos)
         << out.out;
 
@@ -655,8 +655,8 @@ TEST_F(ControllerModeIt, EveryProcessKilledAndRestartedAtOnceComesBackWithTheSam
     for (size_t i = 0; i < 3; ++i) {
         // The SyncStateSet is the controller's, kept across the restart: a replica may still be
         // registering when the master already reports three members.
-        EXPECT_TRUE(eventually([&] { return info(i)["controllerBrokerId"] == ids[i]; },
-                               guard(10000ms)))
+        EXPECT_TRUE(
+            eventually([&] { return info(i)["controllerBrokerId"] == ids[i]; }, guard(10000ms)))
             << "replica " << i << ": id " << info(i)["controllerBrokerId"] << ", was " << ids[i];
         std::set<std::string> got;
         EXPECT_TRUE(eventually(
@@ -733,7 +733,8 @@ TEST_F(ControllerModeIt, TenMasterKillsUnderASyncProducerLoseNothingAndReuseNoQu
         ASSERT_GE(next, 0) << "round " << round << "\n" << logs();
         ASSERT_NE(next, current);
         ASSERT_TRUE(eventually([&] { return producer.count() >= before + 20; }, guard(20000ms)))
-            << "round " << round << ": sends did not resume\n" << logs();
+            << "round " << round << ": sends did not resume\n"
+            << logs();
         ASSERT_TRUE(start_replica(static_cast<size_t>(current)).is_ok()) << logs();
         ASSERT_EQ(wait_master(3), next) << "round " << round << "\n" << logs();
         current = next;
@@ -742,17 +743,17 @@ TEST_F(ControllerModeIt, TenMasterKillsUnderASyncProducerLoseNothingAndReuseNoQu
     const std::vector<AckedSend> acks = producer.acks();
     std::vector<double> gaps;
     for (size_t k = 0; k < kills.size(); ++k) {
-        const SteadyTime until =
-            k + 1 < kills.size() ? kills[k + 1].first : SteadyTime::max();
+        const SteadyTime until = k + 1 < kills.size() ? kills[k + 1].first : SteadyTime::max();
         gaps.push_back(write_gap_ms(acks, kills[k].first, until));
         std::printf("controller-mode kill %zu (replica %d): write gap %.0f ms\n", k + 1,
                     kills[k].second, gaps.back());
     }
     std::sort(gaps.begin(), gaps.end());
-    std::printf("controller-mode write gaps over %zu kills: min %.0f, median %.0f, max %.0f ms; "
-                "%zu acknowledged sends, %lld failed attempts\n",
-                gaps.size(), gaps.front(), gaps[gaps.size() / 2], gaps.back(), acks.size(),
-                static_cast<long long>(producer.failures()));
+    std::printf(
+        "controller-mode write gaps over %zu kills: min %.0f, median %.0f, max %.0f ms; "
+        "%zu acknowledged sends, %lld failed attempts\n",
+        gaps.size(), gaps.front(), gaps[gaps.size() / 2], gaps.back(), acks.size(),
+        static_cast<long long>(producer.failures()));
     RecordProperty("write_gap_median_ms", static_cast<int>(gaps[gaps.size() / 2]));
     RecordProperty("write_gap_max_ms", static_cast<int>(gaps.back()));
     for (size_t i = 0; i < 3; ++i) {
@@ -782,7 +783,8 @@ TEST_F(ControllerModeIt, ControllerLeaderAndMasterKilledTogetherReuseNoQueueOffs
         ASSERT_TRUE(controllers_->start(*leader).is_ok()) << logs();
         ASSERT_TRUE(start_replica(static_cast<size_t>(current)).is_ok()) << logs();
         ASSERT_TRUE(eventually([&] { return producer.count() >= before + 20; }, guard(30000ms)))
-            << "round " << round << ": sends did not resume\n" << logs();
+            << "round " << round << ": sends did not resume\n"
+            << logs();
         current = wait_master(3);
         ASSERT_GE(current, 0) << "round " << round << "\n" << logs();
     }
@@ -905,7 +907,7 @@ private:
     std::thread p1_;
     std::thread p2_;
     std::mutex mu_;
-    std::vector<Attempt> to_old_;                  // guarded by mu_ until stop()
+    std::vector<Attempt> to_old_;                    // guarded by mu_ until stop()
     std::map<size_t, std::vector<Attempt>> to_new_;  // guarded by mu_ until stop()
 };
 
@@ -987,10 +989,11 @@ TEST_F(ControllerModePartitionIt, APartitionedMasterStopsAcknowledgingBeforeANew
     EXPECT_LT(h.last_old_ack, h.first_new_send)
         << "the old master acknowledged " << ms_between(h.first_new_send, h.last_old_ack)
         << " ms after the new master's first acknowledged send was sent";
-    std::printf("partition at 0: old master's last ack at %.0f ms, first lease refusal at %.0f "
-                "ms, new master's first acknowledged send sent at %.0f ms\n",
-                ms_between(cut, h.last_old_ack), ms_between(cut, h.first_refusal),
-                ms_between(cut, h.first_new_send));
+    std::printf(
+        "partition at 0: old master's last ack at %.0f ms, first lease refusal at %.0f "
+        "ms, new master's first acknowledged send sent at %.0f ms\n",
+        ms_between(cut, h.last_old_ack), ms_between(cut, h.first_refusal),
+        ms_between(cut, h.first_new_send));
 
     // Healed, the old master learns of the new master, rejoins as its slave, and ends with its
     // log: every message either acknowledged kept the offset it was given.
