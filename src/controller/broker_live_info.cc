@@ -37,7 +37,8 @@ void BrokerHeartbeatManager::on_heartbeat(TimePoint now, const std::string& clus
         info.epoch = real_epoch;
         info.max_offset = real_max;
         info.confirm_offset = confirm_offset.value_or(-1);
-    } else if (real_epoch > info.epoch || (real_epoch == info.epoch && real_max > info.max_offset)) {
+    } else if (real_epoch > info.epoch ||
+               (real_epoch == info.epoch && real_max > info.max_offset)) {
         info.epoch = real_epoch;
         info.max_offset = real_max;
         info.confirm_offset = confirm_offset.value_or(-1);
@@ -47,9 +48,13 @@ void BrokerHeartbeatManager::on_heartbeat(TimePoint now, const std::string& clus
         info.broker_addr = addr;
     }
     info.last_update = now;
-    last_received_[it->first] = now;
     info.heartbeat_timeout = timeout.value_or(Millis(10000));
     info.election_priority = election_priority.value_or(INT32_MAX);
+}
+
+void BrokerHeartbeatManager::grant_lease(TimePoint now, const std::string& cluster,
+                                         const std::string& broker_name, BrokerId id) {
+    last_received_[Key{cluster, broker_name, id}] = now;
 }
 
 void BrokerHeartbeatManager::remove(const std::string& cluster, const std::string& broker_name,

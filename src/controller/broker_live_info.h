@@ -77,8 +77,8 @@ struct MasterLeaseConfig {
 // (nullopt: none yet, so no lease).
 bool master_lease_valid(TimePoint now, std::optional<TimePoint> last_acked_send_time, Millis lease);
 
-// Controller side, one replica: has the lease of a master whose last heartbeat reached this node
-// at `last_received` (nullopt: never) surely run out?
+// Controller side, one replica: has the lease of a master whose last granted heartbeat reached
+// this node at `last_received` (nullopt: never) surely run out?
 bool master_lease_expired(TimePoint now, std::optional<TimePoint> last_received,
                           TimePoint tracking_since, const MasterLeaseConfig& config);
 
@@ -110,11 +110,18 @@ public:
 
     // A BROKER_HEARTBEAT arrived at `now`. Like Java onBrokerHeartbeat: timeout and priority are
     // refreshed every time; epoch/maxOffset/confirmOffset only when (epoch, maxOffset) moved
-    // forward. Absent optionals get Java's defaults (-1, 10000 ms, INT32_MAX).
+    // forward. Absent optionals get Java's defaults (-1, 10000 ms, INT32_MAX). Liveness only:
+    // the lease mark moves in grant_lease().
     void on_heartbeat(TimePoint now, const std::string& cluster, const std::string& broker_name,
                       BrokerId id, const std::string& addr, std::optional<int32_t> epoch,
                       std::optional<int64_t> max_offset, std::optional<int64_t> confirm_offset,
                       std::optional<Millis> timeout, std::optional<int32_t> election_priority);
+    // This node granted replica `id` a master lease at `now`, answering a heartbeat it received
+    // then (lease_grant.h decides). Only granted leases count: a heartbeat that was refused one
+    // (a deposed master's, say) must not hold back the election of its replacement, and one
+    // that was granted must, whatever the broker's liveness says.
+    void grant_lease(TimePoint now, const std::string& cluster, const std::string& broker_name,
+                     BrokerId id);
     // The broker's connection closed: forget its live info (Java onBrokerChannelClose). Its lease
     // record stays: a closed connection says nothing about whether the broker still writes.
     void remove(const std::string& cluster, const std::string& broker_name, BrokerId id);
@@ -161,8 +168,8 @@ private:
     MasterLeaseConfig lease_;
     TimePoint tracking_since_;
     std::map<Key, BrokerLiveInfo> table_;
-    // Receive time of the last heartbeat per replica; outlives table_ entries so that dropping an
-    // inactive broker's live info cannot shorten its master lease.
+    // Receive time of the last heartbeat that was granted a lease, per replica; outlives table_
+    // entries so that dropping an inactive broker's live info cannot shorten its master lease.
     std::map<Key, TimePoint> last_received_;
 };
 

@@ -264,9 +264,13 @@ ControllerResult<protocol::ElectMasterResponseHeader> ReplicasInfoManager::handl
         return r;
     }
     // Comet master lease (broker_live_info.h): neither replace nor clear a master whose lease may
-    // still run. An admin's designated switch away from a live master is a planned handover and
-    // is exempt, as in Java; the old master learns of it through the epoch bump.
-    if (old_master && !designated &&
+    // still run. An admin's designated switch is no exception (Java lets it through at once):
+    // the old master would learn of it only from its next heartbeat answer or metadata poll,
+    // and would acknowledge writes on its own log until then. The driver holds the old master's
+    // lease back and retries until it has run out (ControllerServer::handle_elect_master). A
+    // designated election that elects nobody changes nothing and fails below.
+    const bool changes = new_master.has_value() || !designated;
+    if (old_master && changes &&
         !liveness.lease_expired(s->cluster_name, s->broker_name, *old_master)) {
         fill_master_still_exists(*s,
                                  fmt::format("The master lease of {} in broker {} has not expired "

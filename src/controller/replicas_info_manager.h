@@ -99,10 +99,11 @@ public:
         const protocol::RegisterBrokerToControllerRequestHeader& req,
         const BrokerLiveness& liveness) const;
     // CONTROLLER_ELECT_MASTER (1002). SUCCESS (event ElectMaster, body ElectMasterResponseBody),
-    // CONTROLLER_MASTER_STILL_EXIST (old master kept, or its lease has not run out: header
-    // filled, no event), CONTROLLER_MASTER_NOT_AVAILABLE (controller-triggered and no one
-    // qualifies: event clears the master), CONTROLLER_ELECT_MASTER_FAILED (broker-requested and
-    // no one qualifies), CONTROLLER_BROKER_NEED_TO_BE_REGISTERED.
+    // CONTROLLER_MASTER_STILL_EXIST (old master kept, or its lease has not run out, designated
+    // election or not: header filled, no event), CONTROLLER_MASTER_NOT_AVAILABLE
+    // (controller-triggered and no one qualifies: event clears the master),
+    // CONTROLLER_ELECT_MASTER_FAILED (broker-requested and no one qualifies),
+    // CONTROLLER_BROKER_NEED_TO_BE_REGISTERED.
     ControllerResult<protocol::ElectMasterResponseHeader> handle_elect_master(
         const protocol::ElectMasterRequestHeader& req, const BrokerLiveness& liveness) const;
     // CONTROLLER_ALTER_SYNC_STATE_SET (1001), rejections in Java's order: unknown set (2013),

@@ -7,6 +7,7 @@
 #include <random>
 
 #include "controller/controller_codes.h"
+#include "controller/lease_grant.h"
 #include "protocol/ha_bodies.h"
 #include "protocol/ha_headers.h"
 #include "protocol/json_body.h"
@@ -23,6 +24,8 @@ using protocol::RemotingCommand;
 using SteadyClock = std::chrono::steady_clock;
 
 constexpr int kTickMs = 10;
+// How long past the lease's own bound a designated election waits before it is answered anyway.
+constexpr std::chrono::milliseconds kHeldElectionSlack{500};
 constexpr const char* kNotLeaderRemark = "The controller is not in leader state";
 
 RemotingCommand error_response(const RemotingCommand& req, int32_t code, std::string remark) {
@@ -51,6 +54,27 @@ Result<std::vector<std::string>> decode_name_list(std::string_view body) {
     }
     return names;
 }
+
+// The liveness of `live` as if every master lease had run out: what an election would decide
+// once the old master's lease is over.
+class LeaseRunOut final : public BrokerLiveness {
+public:
+    explicit LeaseRunOut(const BrokerLiveness& live) : live_(live) {}
+    bool is_alive(const std::string& cluster, const std::string& broker_name,
+                  BrokerId id) const override {
+        return live_.is_alive(cluster, broker_name, id);
+    }
+    const BrokerLiveInfo* live_info(const std::string& cluster, const std::string& broker_name,
+                                    BrokerId id) const override {
+        return live_.live_info(cluster, broker_name, id);
+    }
+    bool lease_expired(const std::string&, const std::string&, BrokerId) const override {
+        return true;
+    }
+
+private:
+    const BrokerLiveness& live_;
+};
 
 }  // namespace
 
@@ -268,6 +292,7 @@ void ControllerServer::shutdown() {
         rest.swap(tasks_);
     }
     fail_pending("the controller is shutting down");
+    release_held_elections();
     (void)storage_->sync();
 }
 
@@ -379,6 +404,7 @@ void ControllerServer::run() {
         drain_ready();
         if (ticked) {
             if (serving()) {
+                retry_held_elections(clock_.now());
                 scan(clock_.now());
             }
             publish();
@@ -501,6 +527,7 @@ void ControllerServer::on_role_change() {
     if (was == raft::Role::kLeader && last_role_ != raft::Role::kLeader) {
         fail_pending("leadership lost before the request committed");
         electing_.clear();
+        release_held_elections();
     }
     if (last_role_ == raft::Role::kLeader && was != raft::Role::kLeader) {
         // Heartbeats went to the previous leader: the lease's tracking window restarts here.
@@ -575,7 +602,7 @@ void ControllerServer::propose(const std::vector<Event>& events,
 template <typename H>
 void ControllerServer::answer(const RemotingCommand& req, const net::Responder& respond,
                               ControllerResult<H> result, int32_t stale_code,
-                              std::function<void()> after_success) {
+                              std::function<void(bool ok)> after) {
     auto build = [req](const ControllerResult<H>& r) {
         RemotingCommand resp = RemotingCommand::response_to(
             req, r.code, r.remark.empty() ? std::nullopt : std::optional<std::string>(r.remark));
@@ -587,16 +614,19 @@ void ControllerServer::answer(const RemotingCommand& req, const net::Responder& 
     };
     if (result.events.empty()) {
         respond(build(result));
-        if (result.code == RC::kSuccess && after_success) {
-            after_success();
+        if (after) {
+            after(result.code == RC::kSuccess);
         }
         return;
     }
     auto events = std::move(result.events);
     auto shared = std::make_shared<ControllerResult<H>>(std::move(result));
-    propose(events, [this, req, respond, shared, build, stale_code,
-                     after = std::move(after_success)](bool ok, const std::string& why) {
+    propose(events, [this, req, respond, shared, build, stale_code, after = std::move(after)](
+                        bool ok, const std::string& why) {
         if (!ok) {
+            if (after) {
+                after(false);
+            }
             if (node_->role() != raft::Role::kLeader || stopped_) {
                 respond(error_response(req, RC::kControllerNotLeader,
                                        fmt::format("{} ({})", kNotLeaderRemark, why)));
@@ -610,8 +640,8 @@ void ControllerServer::answer(const RemotingCommand& req, const net::Responder& 
             return;
         }
         respond(build(*shared));
-        if (shared->code == RC::kSuccess && after) {
-            after();
+        if (after) {
+            after(shared->code == RC::kSuccess);
         }
     });
 }
@@ -647,16 +677,31 @@ void ControllerServer::handle_heartbeat(const RemotingCommand& req, const net::R
     if (h->heartbeat_timeout_mills.has_value() && *h->heartbeat_timeout_mills > 0) {
         timeout = Millis(*h->heartbeat_timeout_mills);
     }
-    heartbeats_.on_heartbeat(clock_.now(), h->cluster_name, h->broker_name, BrokerId(*h->broker_id),
-                             h->broker_addr, h->epoch, h->max_offset, h->confirm_offset, timeout,
-                             h->election_priority);
-    // Comet's answer also carries the master lease (broker/controller/master_lease.h): its
-    // length, and whether this node is the leader, whose answers alone renew a master's lease. A
-    // deposed leader may still say so until check-quorum demotes it; the lease rule's
-    // leader_overlap covers that window.
+    const TimePoint now = clock_.now();
+    const BrokerId id(*h->broker_id);
+    heartbeats_.on_heartbeat(now, h->cluster_name, h->broker_name, id, h->broker_addr, h->epoch,
+                             h->max_offset, h->confirm_offset, timeout, h->election_priority);
+    // Only the master of the set's current epoch is granted a lease (lease_grant.h), and only
+    // a granted lease holds back its replacement. A deposed leader may still grant until
+    // check-quorum demotes it; the lease rule's leader_overlap covers that window.
+    const LeaseDecision d = decide_lease(state_.find(h->broker_name), id, h->epoch, serving(),
+                                         election_under_way(h->broker_name, now));
+    if (d.granted()) {
+        heartbeats_.grant_lease(now, h->cluster_name, h->broker_name, id);
+    }
+    // Comet's answer also carries the lease (broker/controller/master_lease.h: its length,
+    // whether it was granted) and the master this node knows, so that a master that was
+    // replaced stops acknowledging as soon as one heartbeat gets through. RocketMQ's brokers
+    // ignore these fields.
     RemotingCommand resp = RemotingCommand::response_to(req, RC::kSuccess, "Heart beat success");
     resp.set_ext("masterLeaseMills", std::to_string(config_.master_lease_ms));
-    resp.set_ext("controllerLeader", node_->role() == raft::Role::kLeader ? "true" : "false");
+    resp.set_ext("controllerLeader", serving() ? "true" : "false");
+    resp.set_ext("leaseGranted", d.granted() ? "true" : "false");
+    if (d.verdict != LeaseVerdict::kUnknownSet && d.verdict != LeaseVerdict::kNotServing) {
+        resp.set_ext("masterBrokerId", std::to_string(d.master ? d.master->value() : -1));
+        resp.set_ext("masterAddress", d.master_address);
+        resp.set_ext("masterEpoch", std::to_string(d.master_epoch.value()));
+    }
     respond(std::move(resp));
 }
 
@@ -745,9 +790,98 @@ void ControllerServer::handle_elect_master(const RemotingCommand& req,
     if (!h.is_ok()) {
         return reject_invalid(req, respond, h.status());
     }
-    const std::string name = h->broker_name;
-    answer(req, respond, state_.handle_elect_master(*h, live), RC::kControllerElectMasterFailed,
-           [this, name] { notify_role_changed(name); });
+    const TimePoint now = clock_.now();
+    if (h->designate_elect && waits_for_lease(*h, live)) {
+        // An admin's switch away from a master whose lease may still run: no more grants to
+        // it, and the election is tried again each tick until the lease is surely over.
+        const TimePoint until = now +
+                                Millis(config_.master_lease_ms + config_.master_lease_drift_ms +
+                                       config_.election_timeout_max_ms) +
+                                kHeldElectionSlack;
+        lease_holds_[h->broker_name] = std::max(lease_holds_[h->broker_name], until);
+        held_elections_.push_back(HeldElection{req, respond, *h, until});
+        spdlog::info(
+            "controller {}: designated election of {} in {} waits for the master "
+            "lease to run out",
+            config_.self_id, h->broker_id, h->broker_name);
+        return;
+    }
+    elect_and_answer(req, respond, *h, live);
+}
+
+bool ControllerServer::waits_for_lease(const protocol::ElectMasterRequestHeader& h,
+                                       const BrokerLiveness& live) const {
+    const BrokerSetState* s = state_.find(h.broker_name);
+    if (s == nullptr || !s->master || s->master->value() == h.broker_id ||
+        live.lease_expired(s->cluster_name, s->broker_name, *s->master)) {
+        return false;
+    }
+    // Only when the election would succeed once the lease is over: a designated broker that
+    // cannot win must not cost the live master its lease.
+    return state_.handle_elect_master(h, LeaseRunOut(live)).code == RC::kSuccess;
+}
+
+void ControllerServer::elect_and_answer(const RemotingCommand& req, const net::Responder& respond,
+                                        const protocol::ElectMasterRequestHeader& h,
+                                        const BrokerLiveness& live) {
+    auto r = state_.handle_elect_master(h, live);
+    const std::string name = h.broker_name;
+    const bool proposes = !r.events.empty();
+    if (proposes) {
+        // No lease is granted in this set until the new master is applied (lease_grant.h).
+        electing_.insert(name);
+    }
+    answer(req, respond, std::move(r), RC::kControllerElectMasterFailed,
+           [this, name, proposes](bool ok) {
+               if (proposes) {
+                   erase_one_electing(name);
+               }
+               if (ok) {
+                   notify_role_changed(name);
+               }
+           });
+}
+
+void ControllerServer::retry_held_elections(TimePoint now) {
+    if (held_elections_.empty()) {
+        return;
+    }
+    const auto live = heartbeats_.view(now);
+    std::vector<HeldElection> still;
+    for (HeldElection& e : held_elections_) {
+        if (now < e.until && waits_for_lease(e.header, live)) {
+            still.push_back(std::move(e));
+            continue;
+        }
+        elect_and_answer(e.req, e.respond, e.header, live);
+    }
+    held_elections_ = std::move(still);
+    for (auto it = lease_holds_.begin(); it != lease_holds_.end();) {
+        it = it->second <= now ? lease_holds_.erase(it) : std::next(it);
+    }
+}
+
+void ControllerServer::release_held_elections() {
+    auto held = std::move(held_elections_);
+    held_elections_.clear();
+    lease_holds_.clear();
+    for (HeldElection& e : held) {
+        e.respond(error_response(e.req, RC::kControllerNotLeader, kNotLeaderRemark));
+    }
+}
+
+bool ControllerServer::election_under_way(const std::string& broker_name, TimePoint now) const {
+    if (electing_.count(broker_name) != 0) {
+        return true;
+    }
+    auto it = lease_holds_.find(broker_name);
+    return it != lease_holds_.end() && now < it->second;
+}
+
+void ControllerServer::erase_one_electing(const std::string& broker_name) {
+    if (auto it = electing_.find(broker_name); it != electing_.end()) {
+        electing_.erase(it);
+    }
 }
 
 void ControllerServer::handle_alter_sync_state_set(const RemotingCommand& req,
@@ -841,7 +975,7 @@ void ControllerServer::elect_for(const std::string& cluster, const std::string& 
     const bool elected = r.code == RC::kSuccess;
     electing_.insert(broker_name);
     propose(r.events, [this, broker_name, elected](bool ok, const std::string& why) {
-        electing_.erase(broker_name);
+        erase_one_electing(broker_name);
         if (!ok) {
             spdlog::warn("controller {}: election for {} did not commit: {}", config_.self_id,
                          broker_name, why);

@@ -113,6 +113,19 @@ private:
     bool serving() const;  // driver thread: leader and caught up
     void scan(TimePoint now);
     void elect_for(const std::string& cluster, const std::string& broker_name);
+    // ELECT_MASTER as asked (by a broker or an admin), answered once its events applied.
+    void elect_and_answer(const protocol::RemotingCommand& req, const net::Responder& respond,
+                          const protocol::ElectMasterRequestHeader& h, const BrokerLiveness& live);
+    // Would this designated election succeed, but for a master lease that may still run?
+    bool waits_for_lease(const protocol::ElectMasterRequestHeader& h,
+                         const BrokerLiveness& live) const;
+    // Each tick: held elections whose lease ran out (or that waited long enough) are decided.
+    void retry_held_elections(TimePoint now);
+    // Leadership lost or shutting down: held elections are answered CONTROLLER_NOT_LEADER.
+    void release_held_elections();
+    // May the set's master change at any moment (no lease is granted in it then)?
+    bool election_under_way(const std::string& broker_name, TimePoint now) const;
+    void erase_one_electing(const std::string& broker_name);
     void notify_role_changed(const std::string& broker_name);
 
     // The steps of start().
@@ -170,10 +183,19 @@ private:
     // Proposes `events`; `done` runs on the driver thread once they applied (ok) or failed.
     void propose(const std::vector<Event>& events,
                  std::function<void(bool ok, const std::string& why)> done);
+    // `after(ok)` runs once the request is answered; ok: it succeeded (and its events applied).
     template <typename H>
     void answer(const protocol::RemotingCommand& req, const net::Responder& respond,
                 ControllerResult<H> result, int32_t stale_code,
-                std::function<void()> after_success = {});
+                std::function<void(bool ok)> after = {});
+
+    // A designated ELECT_MASTER waiting for the old master's lease to run out.
+    struct HeldElection {
+        protocol::RemotingCommand req;
+        net::Responder respond;
+        protocol::ElectMasterRequestHeader header;
+        TimePoint until;  // then it is decided whatever the lease
+    };
 
     const ControllerConfig config_;
     const ControllerPeers peers_;
@@ -185,7 +207,9 @@ private:
     ReplicasInfoManager state_;                      // driver thread
     BrokerHeartbeatManager heartbeats_;              // driver thread
     std::map<int64_t, Pending> pending_;             // by last index; driver thread
-    std::set<std::string> electing_;                 // sets with an election in flight
+    std::multiset<std::string> electing_;            // sets with an election in flight
+    std::vector<HeldElection> held_elections_;       // driver thread
+    std::map<std::string, TimePoint> lease_holds_;   // set -> no lease granted before
     std::map<int32_t, net::PeerBackoff> links_;      // filled in start(), then only looked up
     int64_t applied_ = 0;                            // driver thread
     raft::Role last_role_ = raft::Role::kFollower;

@@ -14,7 +14,8 @@ using std::chrono::milliseconds;
 TimePoint at(int64_t ms) { return TimePoint(milliseconds(ms)); }
 
 void beat(BrokerHeartbeatManager& m, int64_t now_ms, int64_t id, int32_t epoch, int64_t offset,
-          std::optional<Millis> timeout = std::nullopt, std::optional<int32_t> prio = std::nullopt) {
+          std::optional<Millis> timeout = std::nullopt,
+          std::optional<int32_t> prio = std::nullopt) {
     m.on_heartbeat(at(now_ms), "c", "b", BrokerId(id), "addr" + std::to_string(id), epoch, offset,
                    offset, timeout, prio);
 }
@@ -23,7 +24,7 @@ TEST(BrokerHeartbeatManager, ActiveUntilTimeoutInclusive) {
     BrokerHeartbeatManager m;
     EXPECT_FALSE(m.is_active(at(0), "c", "b", BrokerId(1)));
     beat(m, 1000, 1, 1, 10);
-    EXPECT_TRUE(m.is_active(at(11000), "c", "b", BrokerId(1)));   // last + 10000 >= now
+    EXPECT_TRUE(m.is_active(at(11000), "c", "b", BrokerId(1)));  // last + 10000 >= now
     EXPECT_FALSE(m.is_active(at(11001), "c", "b", BrokerId(1)));
     beat(m, 2000, 2, 1, 10, Millis(500));
     EXPECT_TRUE(m.is_active(at(2500), "c", "b", BrokerId(2)));
@@ -90,9 +91,31 @@ TEST(MasterLease, ControllerSide) {
     EXPECT_TRUE(master_lease_expired(at(731), at(500), at(600), c));
 }
 
+// Only a granted lease holds back a replacement: heartbeats that were refused one (a deposed
+// master's) keep the broker alive but leave the lease mark where the last grant put it.
+TEST(MasterLease, OnlyGrantedHeartbeatsMoveTheLeaseMark) {
+    BrokerHeartbeatManager m(MasterLeaseConfig{Millis(800), Millis(200), Millis(0)}, at(0));
+    beat(m, 1000, 1, 1, 1);
+    m.grant_lease(at(1000), "c", "b", BrokerId(1));
+    for (int64_t t = 1200; t <= 3000; t += 200) {
+        beat(m, t, 1, 1, 1);  // heard, not granted
+    }
+    auto view = m.view(at(3000));
+    EXPECT_TRUE(view.is_alive("c", "b", BrokerId(1)));
+    EXPECT_TRUE(view.lease_expired("c", "b", BrokerId(1)));  // 1000 + 800 + 200 < 3000
+    EXPECT_FALSE(m.view(at(2000)).lease_expired("c", "b", BrokerId(1)));
+    m.grant_lease(at(3000), "c", "b", BrokerId(1));
+    EXPECT_FALSE(m.view(at(4000)).lease_expired("c", "b", BrokerId(1)));
+    EXPECT_TRUE(m.view(at(4001)).lease_expired("c", "b", BrokerId(1)));
+    // A replica never granted a lease has none to wait for once the tracking window is over.
+    beat(m, 3000, 2, 1, 1);
+    EXPECT_TRUE(m.view(at(3000)).lease_expired("c", "b", BrokerId(2)));
+}
+
 TEST(MasterLease, ManagerKeepsLeaseAfterLiveInfoIsDropped) {
     BrokerHeartbeatManager m(MasterLeaseConfig{Millis(15000), Millis(1000), Millis(1000)}, at(0));
     beat(m, 100000, 1, 1, 1);
+    m.grant_lease(at(100000), "c", "b", BrokerId(1));
     m.scan_not_active(at(110001));  // heartbeat timeout 10 s: dropped
     m.remove("c", "b", BrokerId(1));
     EXPECT_EQ(m.find("c", "b", BrokerId(1)), nullptr);
@@ -127,7 +150,7 @@ TEST(MasterLease, NeverOverlapsUnderRandomDelays) {
         std::multimap<int64_t, int64_t> acks;
         const int64_t stop = 8000 + rnd(4000);  // the master stops heartbeating (dies, partitioned)
         int checks = 0;
-        for (int64_t t = 0; t < 20000; ++t) {  // real ms
+        for (int64_t t = 0; t < 20000; ++t) {                // real ms
             if (t % 100 == 0 && t < stop && rnd(10) != 0) {  // 10% of heartbeats lost
                 const int64_t arrive = t + rnd(300);
                 arrives[arrive] = 1;

@@ -285,11 +285,18 @@ TEST(ElectMaster, BrokerRequestedWithoutCandidateFails) {
     EXPECT_TRUE(r.events.empty());
 }
 
-TEST(ElectMaster, DesignatedCandidateReplacesLiveMaster) {
+// An admin's designated switch waits for the old master's lease like any other election: the
+// old master would otherwise acknowledge writes on its own log until it heard of the switch.
+TEST(ElectMaster, DesignatedCandidateReplacesALiveMasterOnlyOnceItsLeaseRanOut) {
     ReplicasInfoManager m;
     setup_two_in_sync(m);
     FakeLiveness live;
-    live.alive = {1, 2};
+    live.alive = {1, 2};  // 1 alive: its lease still runs
+    auto held = m.handle_elect_master(elect_req(2, true), live);
+    EXPECT_EQ(held.code, code::kMasterStillExist) << held.remark;
+    EXPECT_EQ(held.header.master_broker_id, 1);
+    EXPECT_TRUE(held.events.empty());
+    live.alive = {2};  // the lease ran out (the driver stopped granting it)
     auto r = m.handle_elect_master(elect_req(2, true), live);
     EXPECT_EQ(r.code, code::kSuccess) << r.remark;
     EXPECT_EQ(r.header.master_broker_id, 2);
