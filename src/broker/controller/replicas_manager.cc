@@ -2,6 +2,8 @@
 
 #include <pthread.h>
 
+#include <utility>
+
 #include "base/log_tag.h"
 #include "base/logging.h"
 #include "broker/controller/broker_identity.h"
@@ -77,6 +79,14 @@ void ReplicasManager::notify_role_changed(int64_t master_id, std::string master_
     cv_.notify_all();
 }
 
+void ReplicasManager::request_sync() {
+    {
+        MutexLock l(mu_);
+        sync_requested_ = true;
+    }
+    cv_.notify_all();
+}
+
 ReplicasManager::View ReplicasManager::view() const {
     MutexLock l(mu_);
     return view_;
@@ -84,15 +94,14 @@ ReplicasManager::View ReplicasManager::view() const {
 
 Status ReplicasManager::obtain_identity() {
     const std::string& path = config_.identity_path;
-    COMET_ASSIGN_OR_RETURN(auto final_id,
-                           load_broker_identity(path, false, config_.cluster_name,
-                                                config_.broker_name));
+    COMET_ASSIGN_OR_RETURN(auto final_id, load_broker_identity(path, false, config_.cluster_name,
+                                                               config_.broker_name));
     if (final_id) {
         my_id_ = final_id->broker_id;
         return Status::ok();
     }
-    COMET_ASSIGN_OR_RETURN(auto temp_id, load_broker_identity(path, true, config_.cluster_name,
-                                                              config_.broker_name));
+    COMET_ASSIGN_OR_RETURN(
+        auto temp_id, load_broker_identity(path, true, config_.cluster_name, config_.broker_name));
     BrokerIdentity id;
     if (temp_id) {
         id = *temp_id;  // killed while applying: the same id and check code again
@@ -160,10 +169,11 @@ void ReplicasManager::send_heartbeat() {
     // The lease runs from the send time (master_lease.h), so a late answer renews no more
     // than a prompt one.
     const TimePoint sent = clock_.now();
-    MasterLease* lease = &lease_;
     link_.send_to_all(req, config_.send_heartbeat_timeout,
-                      [lease, sent](const RemotingCommand& answer) {
-                          lease->on_answer(sent, answer);
+                      [this, sent](const RemotingCommand& answer) {
+                          if (lease_.on_answer(sent, answer) == MasterLease::Effect::kSuperseded) {
+                              request_sync();
+                          }
                       });
 }
 
@@ -183,7 +193,8 @@ Status ReplicasManager::register_and_elect() {
     }
     registered_ = true;
     send_heartbeat();
-    COMET_ASSIGN_OR_RETURN(auto mh, protocol::RegisterBrokerToControllerResponseHeader::from_ext(r));
+    COMET_ASSIGN_OR_RETURN(auto mh,
+                           protocol::RegisterBrokerToControllerResponseHeader::from_ext(r));
     if (mh.master_broker_id && *mh.master_broker_id > 0 && mh.master_address &&
         !mh.master_address->empty()) {
         auto body = protocol::SyncStateSet::decode(r.body);
@@ -225,8 +236,7 @@ Status ReplicasManager::sync_replica_info() {
     }
     COMET_ASSIGN_OR_RETURN(auto mh, protocol::GetReplicaInfoResponseHeader::from_ext(r));
     auto body = protocol::SyncStateSet::decode(r.body);
-    MasterInfo info =
-        master_info_of(mh, body.is_ok() ? body->sync_state_set : std::set<int64_t>{});
+    MasterInfo info = master_info_of(mh, body.is_ok() ? body->sync_state_set : std::set<int64_t>{});
     if (body.is_ok()) {
         info.sync_state_set_epoch = body->sync_state_set_epoch;
     }
@@ -250,9 +260,11 @@ void ReplicasManager::apply(const MasterInfo& info) {
         // not write without the controller's backing); others wait for an election.
         if (have_role_ && info.master_epoch > current_.master_epoch &&
             current_.master_id == my_id_) {
-            spdlog::warn("controller mode: the controller cleared this master (epoch {} > {}); "
-                         "stepping down",
-                         info.master_epoch, current_.master_epoch);
+            spdlog::warn(
+                "controller mode: the controller cleared this master (epoch {} > {}); "
+                "stepping down",
+                info.master_epoch, current_.master_epoch);
+            lease_.on_role(my_id_, info.master_epoch, false);
             if (Status st = host_.become_slave(my_id_, -1, "", info.master_epoch); !st.is_ok()) {
                 spdlog::error("controller mode: step down: {}", st.message());
                 return;
@@ -277,13 +289,15 @@ void ReplicasManager::apply(const MasterInfo& info) {
         return;
     }
     const bool to_master = info.master_id == my_id_;
+    // No acknowledgement under the old role from here on; a new master waits for its grant.
+    lease_.on_role(my_id_, info.master_epoch, false);
     spdlog::info("controller mode: {} -> {} (master {} at {}, epoch {}, SyncStateSet {{{}}})",
                  have_role_ ? (current_.master_id == my_id_ ? "master" : "slave") : "no role",
                  to_master ? "master" : "slave", info.master_id, info.master_addr,
                  info.master_epoch, set_text(info.sync_state_set));
-    Status st = to_master ? host_.become_master(my_id_, info.master_epoch)
-                          : host_.become_slave(my_id_, info.master_id, info.master_addr,
-                                               info.master_epoch);
+    Status st =
+        to_master ? host_.become_master(my_id_, info.master_epoch)
+                  : host_.become_slave(my_id_, info.master_id, info.master_addr, info.master_epoch);
     if (!st.is_ok()) {
         spdlog::error("controller mode: role change to {} at epoch {} failed: {}",
                       to_master ? "master" : "slave", info.master_epoch, st.message());
@@ -291,6 +305,7 @@ void ReplicasManager::apply(const MasterInfo& info) {
     }
     current_ = info;
     have_role_ = true;
+    lease_.on_role(my_id_, info.master_epoch, to_master);
     if (to_master) {
         current_.sync_state_set.insert(my_id_);
         store_.set_sync_state_set(current_.sync_state_set);
@@ -357,13 +372,17 @@ void ReplicasManager::run() {
     int64_t failures = 0;
     while (true) {
         std::deque<MasterInfo> notices;
+        bool sync_now = false;
         {
             MutexLock l(mu_);
-            cv_.wait_for(mu_, 50ms, [&]() REQUIRES(mu_) { return stop_ || !notices_.empty(); });
+            cv_.wait_for(mu_, 50ms, [&]() REQUIRES(mu_) {
+                return stop_ || !notices_.empty() || sync_requested_;
+            });
             if (stop_) {
                 break;
             }
             notices.swap(notices_);
+            sync_now = std::exchange(sync_requested_, false);
         }
         const TimePoint now = clock_.now();
         if (!registered_) {
@@ -396,7 +415,7 @@ void ReplicasManager::run() {
             send_heartbeat();
             next_heartbeat = now + config_.heartbeat_interval;
         }
-        if (now >= next_sync) {
+        if (now >= next_sync || sync_now) {
             const bool no_master = !have_role_ || current_.master_id <= 0;
             Status st = sync_replica_info();
             if (st.is_ok() && (!have_role_ || current_.master_id <= 0)) {

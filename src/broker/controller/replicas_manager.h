@@ -8,9 +8,10 @@
 //  3. Every brokerHeartbeatInterval a heartbeat to every controller (a request: the leader's
 //     answer renews the master lease, master_lease.h); every
 //     syncBrokerMetadataPeriod (1 s while no master is known) CONTROLLER_GET_REPLICA_INFO, which
-//     also catches a lost NOTIFY_BROKER_ROLE_CHANGED; a master checks its SyncStateSet
-//     (expand as soon as a slave caught up, shrink every checkSyncStateSetPeriod) and proposes
-//     changes with CONTROLLER_ALTER_SYNC_STATE_SET.
+//     also catches a lost NOTIFY_BROKER_ROLE_CHANGED, and at once when a heartbeat's answer
+//     names a newer master epoch or another master (the lease is revoked then already); a master
+//     checks its SyncStateSet (expand as soon as a slave caught up, shrink every
+//     checkSyncStateSetPeriod) and proposes changes with CONTROLLER_ALTER_SYNC_STATE_SET.
 // Role changes are fenced by masterEpoch: one applies only with an epoch above the last applied
 // (the first one always applies). The RoleHost does the broker-wide steps.
 // Threads: the manager thread does all controller I/O and role changes; notify_role_changed()
@@ -38,15 +39,15 @@ namespace comet::broker {
 struct ReplicasManagerConfig {
     std::string cluster_name;
     std::string broker_name;
-    std::string broker_addr;    // brokerIP1:listenPort
-    std::string identity_path;  // storePathBrokerIdentity
-    Duration heartbeat_interval{200};           // brokerHeartbeatInterval
-    Duration heartbeat_timeout{1000};           // controllerHeartBeatTimeoutMills
-    Duration send_heartbeat_timeout{1000};      // sendHeartbeatTimeoutMillis
-    Duration sync_metadata_period{5000};        // syncBrokerMetadataPeriod
-    Duration check_sync_state_set_period{5000}; // checkSyncStateSetPeriod
-    Duration max_not_catchup{15000};            // haMaxTimeSlaveNotCatchup
-    int32_t election_priority = 2147483647;     // brokerElectionPriority
+    std::string broker_addr;                     // brokerIP1:listenPort
+    std::string identity_path;                   // storePathBrokerIdentity
+    Duration heartbeat_interval{200};            // brokerHeartbeatInterval
+    Duration heartbeat_timeout{1000};            // controllerHeartBeatTimeoutMills
+    Duration send_heartbeat_timeout{1000};       // sendHeartbeatTimeoutMillis
+    Duration sync_metadata_period{5000};         // syncBrokerMetadataPeriod
+    Duration check_sync_state_set_period{5000};  // checkSyncStateSetPeriod
+    Duration max_not_catchup{15000};             // haMaxTimeSlaveNotCatchup
+    int32_t election_priority = 2147483647;      // brokerElectionPriority
 };
 
 // What a role change does to the rest of the broker (BrokerController implements it).
@@ -65,14 +66,14 @@ public:
     struct View {
         bool registered = false;
         bool master = false;
-        int64_t broker_id = 0;        // this broker's controller id (0 until granted)
+        int64_t broker_id = 0;  // this broker's controller id (0 until granted)
         int64_t master_id = -1;
         std::string master_addr;
         int32_t master_epoch = 0;
         std::set<int64_t> sync_state_set;
         int32_t sync_state_set_epoch = 0;
         int64_t role_changes = 0;
-        int64_t fenced_notices = 0;   // role-change information ignored for a stale epoch
+        int64_t fenced_notices = 0;  // role-change information ignored for a stale epoch
     };
 
     // `lease` is renewed by the leader's heartbeat answers (master_lease.h); it outlives this.
@@ -87,6 +88,9 @@ public:
     void notify_role_changed(int64_t master_id, std::string master_addr, int32_t master_epoch,
                              std::set<int64_t> sync_state_set, int32_t sync_state_set_epoch);
     View view() const;
+    // A heartbeat's answer named a newer master epoch or another master (master_lease.h):
+    // fetch the replica info at once instead of at the next poll. Any thread.
+    void request_sync();
 
 private:
     struct MasterInfo {
@@ -124,6 +128,7 @@ private:
     mutable Mutex mu_;
     std::condition_variable_any cv_;
     bool stop_ GUARDED_BY(mu_) = false;
+    bool sync_requested_ GUARDED_BY(mu_) = false;
     std::deque<MasterInfo> notices_ GUARDED_BY(mu_);
     View view_ GUARDED_BY(mu_);
     std::thread thread_;
