@@ -1282,6 +1282,36 @@ TEST_F(ControllerModeHealedPartitionIt, ADeposedMasterWhosePartitionHealsAcknowl
         acks.size(), rounds_done, acked_after_heal);
 }
 
+// An admin's designated switch (mqadmin electMaster) away from a live master waits for that
+// master's lease to run out (the controller stops granting it and holds the request), then
+// succeeds in the same call: the named replica becomes master at a higher epoch and the old one
+// its slave. Before, the switch skipped the lease and the old master could acknowledge writes on
+// its own log until it heard of it.
+TEST_F(ControllerModeIt, ADesignatedElectionWaitsForTheLeaseAndSwitchesInOneCall) {
+    for (size_t i = 0; i < replicas_.size(); ++i) {
+        ASSERT_TRUE(start_replica(i).is_ok()) << logs();
+    }
+    const int master = wait_master(3);
+    ASSERT_GE(master, 0) << logs();
+    const size_t old = static_cast<size_t>(master);
+    const size_t wanted = (old + 1) % 3;
+    const std::string wanted_id = info(wanted)["controllerBrokerId"];
+    const std::string old_epoch = info(old)["masterEpoch"];
+    auto out =
+        run_command(*dir_, {binary_path("mqadmin"), "electMaster", "-a", controllers_->addrs(),
+                            "-c", "DefaultCluster", "-b", kBrokerName, "-i", wanted_id});
+    ASSERT_EQ(out.exit_code, 0) << out.out << out.err << "\n" << logs();
+    EXPECT_NE(out.out.find("#MasterBrokerId\t" + wanted_id + "\n"), std::string::npos) << out.out;
+    EXPECT_TRUE(eventually(
+        [&] {
+            return info(wanted)["controllerMaster"] == "true" &&
+                   info(old)["controllerMaster"] == "false";
+        },
+        guard(10000ms)))
+        << logs();
+    EXPECT_GT(std::stoll(info(wanted)["masterEpoch"]), std::stoll(old_epoch));
+}
+
 // A group moved from master-slave mode to controller mode by configuration alone keeps its
 // messages: the old master and slave start with stores but no epoch file, their bytes become
 // epoch 0 (confirmed), the old master (started first, so elected first) leads at epoch 1, the
