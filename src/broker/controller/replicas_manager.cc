@@ -152,7 +152,7 @@ Status ReplicasManager::obtain_identity() {
     return Status::ok();
 }
 
-void ReplicasManager::send_heartbeat() {
+RemotingCommand ReplicasManager::heartbeat_request() const {
     RemotingCommand req = RemotingCommand::request(Req::kBrokerHeartbeat);
     protocol::BrokerHeartbeatRequestHeader h;
     h.cluster_name = config_.cluster_name;
@@ -166,6 +166,11 @@ void ReplicasManager::send_heartbeat() {
         std::chrono::duration_cast<std::chrono::milliseconds>(config_.heartbeat_timeout).count();
     h.election_priority = config_.election_priority;
     h.to_ext(req);
+    return req;
+}
+
+void ReplicasManager::send_heartbeat() {
+    const RemotingCommand req = heartbeat_request();
     // The lease runs from the send time (master_lease.h), so a late answer renews no more
     // than a prompt one.
     const TimePoint sent = clock_.now();
@@ -307,6 +312,12 @@ void ReplicasManager::apply(const MasterInfo& info) {
     have_role_ = true;
     lease_.on_role(my_id_, info.master_epoch, to_master);
     if (to_master) {
+        // A new epoch starts without a lease: ask for it now (the store reports the new epoch
+        // from here on) rather than refuse writes until the next periodic heartbeat.
+        const TimePoint sent = clock_.now();
+        if (auto answer = link_.call_leader(heartbeat_request()); answer.is_ok()) {
+            (void)lease_.on_answer(sent, *answer);
+        }
         current_.sync_state_set.insert(my_id_);
         store_.set_sync_state_set(current_.sync_state_set);
         host_.sync_state_set_changed(current_.sync_state_set);

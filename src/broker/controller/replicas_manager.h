@@ -106,6 +106,7 @@ private:
     void run();
     Status obtain_identity();
     Status register_and_elect();
+    protocol::RemotingCommand heartbeat_request() const;
     void send_heartbeat();
     Status sync_replica_info();
     Status elect_self();
