@@ -18,6 +18,7 @@ std::optional<Term> MemoryLogStorage::term_at(LogIndex index) const {
 }
 
 Status MemoryLogStorage::append(std::span<const Entry> entries) {
+    COMET_RETURN_IF_ERROR(write_error_);
     LogIndex expect = last_index() + 1;
     for (const Entry& e : entries) {
         if (e.index != expect) {
@@ -32,6 +33,7 @@ Status MemoryLogStorage::append(std::span<const Entry> entries) {
 }
 
 Status MemoryLogStorage::truncate_suffix(LogIndex from) {
+    COMET_RETURN_IF_ERROR(write_error_);
     if (from < first_index()) {
         return Status::error(Errc::kInvalidArgument, "truncate_suffix: from={} < first index {}",
                              from, first_index());
@@ -49,9 +51,14 @@ Status MemoryLogStorage::truncate_suffix(LogIndex from) {
 
 Status MemoryLogStorage::read(LogIndex lo, LogIndex hi, size_t max_bytes,
                               std::vector<Entry>* out) const {
+    COMET_RETURN_IF_ERROR(read_error_);
     if (lo < first_index() || hi > last_index()) {
         return Status::error(Errc::kInvalidArgument, "read [{}, {}] outside [{}, {}]", lo, hi,
                              first_index(), last_index());
+    }
+    if (lo < retained_from_) {
+        return Status::error(Errc::kNotFound, "read [{}, {}]: entries before {} were deleted", lo,
+                             hi, retained_from_);
     }
     size_t bytes = 0;
     for (LogIndex i = lo; i <= hi; i += 1) {
@@ -66,6 +73,7 @@ Status MemoryLogStorage::read(LogIndex lo, LogIndex hi, size_t max_bytes,
 }
 
 Status MemoryLogStorage::save_hard_state(const HardState& hs) {
+    COMET_RETURN_IF_ERROR(write_error_);
     hard_state_ = hs;
     return Status::ok();
 }
@@ -77,6 +85,7 @@ Status MemoryLogStorage::sync() {
 }
 
 Status MemoryLogStorage::save_snapshot(const Snapshot& s) {
+    COMET_RETURN_IF_ERROR(write_error_);
     if (s.index <= snap_.index) {
         return Status::error(Errc::kInvalidArgument, "save_snapshot: index {} <= snapshot {}",
                              s.index, snap_.index);

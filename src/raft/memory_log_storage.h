@@ -7,6 +7,7 @@
 // Owner: one RaftNode driver; single-threaded. Invariant: durable_len_ <= entries_.size();
 // entries_[i] has index snap_.index + 1 + i.
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -19,7 +20,9 @@ class MemoryLogStorage final : public LogStorage {
 public:
     MemoryLogStorage() = default;
 
-    LogIndex first_index() const override { return snap_.index + 1; }
+    LogIndex first_index() const override {
+        return report_retained_ ? std::max(snap_.index + 1, retained_from_) : snap_.index + 1;
+    }
     LogIndex last_index() const override {
         return snap_.index + static_cast<int64_t>(entries_.size());
     }
@@ -54,6 +57,19 @@ public:
     // last_index() + 1 when nothing changed; resets the mark. Lets checkers work incrementally.
     LogIndex take_changed_from();
 
+    // Fault injection for tests. Every later append, truncate_suffix, save_hard_state and
+    // save_snapshot (fail_writes) or read (fail_reads) returns `st`; Status::ok() clears it.
+    void fail_writes(Status st) { write_error_ = std::move(st); }
+    void fail_reads(Status st) { read_error_ = std::move(st); }
+    // Retention without a snapshot, as DLedger's CommitLog deletes old segments: entries before
+    // `keep_from` can no longer be read (kNotFound) while their terms stay known. With
+    // `report` first_index() says so; without it first_index() does not move (a storage whose
+    // first_index() ignores retention).
+    void drop_prefix(LogIndex keep_from, bool report) {
+        retained_from_ = keep_from;
+        report_retained_ = report;
+    }
+
 private:
     size_t pos(LogIndex i) const { return static_cast<size_t>((i - snap_.index) - 1); }
 
@@ -63,6 +79,10 @@ private:
     int64_t changed_from_ = INT64_MAX;  // lowest changed index
     HardState hard_state_;
     HardState durable_hard_state_;
+    Status write_error_;
+    Status read_error_;
+    LogIndex retained_from_;  // drop_prefix(): entries before it are unreadable
+    bool report_retained_ = false;
 };
 
 }  // namespace comet::raft

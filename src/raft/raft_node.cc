@@ -87,7 +87,7 @@ RaftNode::RaftNode(const RaftConfig& config, LogStorage* storage, Rng* rng)
     const LogIndex last = storage_->last_index();
     commit_ = std::min(hs.commit, last);
     // The snapshot holds committed, applied state (the driver restored it before open()).
-    applied_ = std::max(std::min(config.applied, last), storage_->first_index() - 1);
+    applied_ = std::max(std::min(config.applied, last), storage_->snapshot().index);
     commit_ = std::max(commit_, applied_);
     stable_ = last;
     become_follower(term_, kNoNode, "start");
@@ -236,6 +236,7 @@ Status RaftNode::tick() {
     ticks_ += 1;
     if (role_ == Role::kLeader) {
         tick_leader();
+        stop_if_failed();
         return failed_;
     }
     election_elapsed_ += 1;
@@ -246,6 +247,7 @@ Status RaftNode::tick() {
             config_.pre_vote, /*transfer=*/false,
             fmt::format("election timeout after {} ticks (leader {})", election_elapsed_, leader_));
     }
+    stop_if_failed();
     return failed_;
 }
 
@@ -286,6 +288,12 @@ Status RaftNode::step(const Message& m) {
     if (!failed_.is_ok()) {
         return failed_;
     }
+    Status st = step_message(m);
+    stop_if_failed();
+    return st;
+}
+
+Status RaftNode::step_message(const Message& m) {
     if (m.to != id() || !is_voter(m.from) || m.from == id()) {
         return Status::error(Errc::kInvalidArgument, "raft[{}]: misaddressed message {}", id(),
                              describe(m));
@@ -744,6 +752,14 @@ void RaftNode::handle_heartbeat_response(const Message& m) {
         }
         return;
     }
+    if (pr.state == Progress::State::kBehindLog) {
+        if (pr.next < storage_->first_index()) {
+            return;  // still needs deleted entries
+        }
+        spdlog::info("raft[{}] term {}: {} needs entry {}, which the log holds again: probing",
+                     id(), term_, m.from, pr.next);
+        pr.state = Progress::State::kProbe;
+    }
     pr.probe_sent = false;  // a lost probe is retried once per heartbeat
     if (pr.state == Progress::State::kReplicate && !pr.inflight.empty() &&
         ticks_ - pr.inflight.front().sent_tick >= 2 * heartbeat_ticks_) {
@@ -780,9 +796,14 @@ Result<LogIndex> RaftNode::propose(std::span<const SharedBytes> payloads) {
         entries.push_back(Entry{term_, idx, EntryType::kNormal, p});
     }
     if (!append_entries(entries)) {
+        stop_if_failed();
         return failed_;
     }
     bcast_appends(/*force=*/false);
+    stop_if_failed();
+    if (!failed_.is_ok()) {
+        return failed_;
+    }
     return idx;
 }
 
@@ -806,6 +827,7 @@ void RaftNode::persisted(uint64_t seq) {
     } else if (role_ == Role::kCandidate) {
         tally_votes();
     }
+    stop_if_failed();
 }
 
 Status RaftNode::transfer_leadership(NodeId to) {
@@ -843,7 +865,8 @@ Status RaftNode::transfer_leadership(NodeId to) {
         pr.probe_sent = false;
         send_appends(to, /*force=*/false);
     }
-    return Status::ok();
+    stop_if_failed();
+    return failed_;
 }
 
 void RaftNode::maybe_hand_to_preferred() {
@@ -874,6 +897,10 @@ void RaftNode::send_appends(NodeId to, bool force) {
 bool RaftNode::send_one_append(NodeId to, Progress& pr, bool force) {
     const LogIndex last = storage_->last_index();
     if (pr.state == Progress::State::kSnapshot) {
+        return false;
+    }
+    if (pr.next < storage_->first_index() && storage_->snapshot().index.value() == 0) {
+        leave_behind(to, pr);
         return false;
     }
     if (pr.next < storage_->first_index()) {
@@ -913,7 +940,13 @@ bool RaftNode::send_one_append(NodeId to, Progress& pr, bool force) {
         const LogIndex hi =
             std::min(last, pr.next + static_cast<int64_t>(config_.max_entries_per_append) - 1);
         Status st = storage_->read(pr.next, hi, config_.max_bytes_per_append, &m.entries);
+        if (!st.is_ok() && st.code() == Errc::kNotFound && pr.next < storage_->first_index()) {
+            // Retention deleted them between first_index() and the read: as above.
+            leave_behind(to, pr);
+            return false;
+        }
         if (!st.is_ok()) {
+            // Entries the log says it holds cannot be read: the storage is broken.
             fail(std::move(st));
             return false;
         }
@@ -926,6 +959,27 @@ bool RaftNode::send_one_append(NodeId to, Progress& pr, bool force) {
     }
     send(std::move(m));
     return true;
+}
+
+void RaftNode::leave_behind(NodeId to, Progress& pr) {
+    if (pr.state != Progress::State::kBehindLog) {
+        spdlog::error(
+            "raft[{}] term {}: {} needs entry {} but the log starts at {} and keeps no snapshot "
+            "(retention deleted it): {} cannot be caught up and is left behind; the group goes "
+            "on without it (re-seed its store from a peer)",
+            id(), term_, to, pr.next, storage_->first_index(), to);
+    }
+    pr.state = Progress::State::kBehindLog;
+    pr.inflight.clear();
+    pr.probe_sent = false;
+}
+
+size_t RaftNode::followers_behind_log() const {
+    size_t n = 0;
+    for (const auto& [peer, pr] : progress_) {
+        n += pr.state == Progress::State::kBehindLog ? 1 : 0;
+    }
+    return n;
 }
 
 void RaftNode::send_snapshot_chunk(NodeId to, Progress& pr) {
@@ -996,6 +1050,9 @@ void RaftNode::handle_snapshot_response(const Message& m) {
 
 void RaftNode::bcast_appends(bool force) {
     for (NodeId peer : config_.voters) {
+        if (!failed_.is_ok()) {
+            return;
+        }
         if (peer != id()) {
             send_appends(peer, force);
         }
@@ -1112,10 +1169,26 @@ Message RaftNode::reply_to(const Message& m, MessageType type) const {
 }
 
 void RaftNode::fail(Status st) {
-    spdlog::error("raft[{}] term {}: storage failed, node stops: {}", id(), term_, st.to_string());
     if (failed_.is_ok()) {
+        spdlog::error("raft[{}] term {} ({}): storage failed, node stops: {}", id(), term_,
+                      role_name(role_), st.to_string());
         failed_ = std::move(st);
     }
+}
+
+void RaftNode::stop_if_failed() {
+    if (failed_.is_ok() || (role_ == Role::kFollower && leader_ == kNoNode)) {
+        return;
+    }
+    // A node that cannot write its log must not lead (it could acknowledge nothing, and its
+    // heartbeats would keep the group from electing another leader) nor follow a leader.
+    become_follower(term_, kNoNode, fmt::format("storage failed: {}", failed_.message()));
+    incoming_.reset();
+}
+
+void RaftNode::fail_storage(Status st) {
+    fail(std::move(st));
+    stop_if_failed();
 }
 
 bool RaftNode::is_voter(NodeId n) const {
@@ -1146,6 +1219,7 @@ Status RaftNode::compact(LogIndex index, SharedBytes data) {
     const Snapshot snap{index, term_at(index), std::move(data)};
     if (Status st = storage_->save_snapshot(snap); !st.is_ok()) {
         fail(st);
+        stop_if_failed();
         return st;
     }
     stable_ = std::max(stable_, index);
@@ -1186,9 +1260,9 @@ void RaftNode::check_invariants() const {
     COMET_CHECK(applied_ <= commit_, "raft[{}]: applied {} > commit {}", id(), applied_, commit_);
     COMET_CHECK(commit_ <= last, "raft[{}]: commit {} > last index {}", id(), commit_, last);
     COMET_CHECK(stable_ <= last, "raft[{}]: stable {} > last index {}", id(), stable_, last);
-    COMET_CHECK(applied_ >= storage_->first_index() - 1,
+    COMET_CHECK(applied_ >= storage_->snapshot().index,
                 "raft[{}]: applied {} below the snapshot index {}", id(), applied_,
-                storage_->first_index() - 1);
+                storage_->snapshot().index);
     COMET_CHECK(last_term() <= term_, "raft[{}]: last entry term {} > current term {}", id(),
                 last_term(), term_);
     COMET_CHECK(persisted_seq_ < next_seq_, "raft[{}]: persisted seq {} >= next seq {}", id(),

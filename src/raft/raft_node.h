@@ -125,7 +125,10 @@ public:
     // timeout.
     Status tick();
     // Handles one message from a peer. Errors: malformed message (it is dropped) or a storage
-    // failure (the node stops: every later call returns the same error).
+    // failure. A storage failure stops the node: a leader or candidate steps down to follower
+    // before the call returns, and every later tick/step/propose returns the same error, so a
+    // stopped node neither acknowledges, votes nor campaigns (failure() says why). Only a new
+    // node over a recovered storage (a restart) goes on.
     Status step(const Message& m);
     // Leader only: appends one entry per payload in the current term. Returns the index of the
     // last one. Errors: kUnavailable when not leader (see leader()), kFailedPrecondition during a
@@ -133,6 +136,9 @@ public:
     Result<LogIndex> propose(std::span<const SharedBytes> payloads);
     // The writes covered by PersistRequest `seq` (and all before it) are durable.
     void persisted(uint64_t seq);
+    // The driver could not make the storage durable (a failed sync): the node stops, as for a
+    // failed storage call.
+    void fail_storage(Status st);
     // Leader only: catch `to` up, then send it TimeoutNow (thesis §3.10). Aborts after an
     // election timeout. Errors: not leader, unknown voter.
     Status transfer_leadership(NodeId to);
@@ -164,6 +170,11 @@ public:
     // True while lost_durable_entries holds (see RaftConfig).
     bool recovering() const { return recovering_; }
     const RaftConfig& config() const { return config_; }
+    // OK, or the storage failure that stopped the node.
+    const Status& failure() const { return failed_; }
+    // Leader only: followers left behind because they need entries before first_index() and
+    // the storage keeps no snapshot to send instead (DLedger's CommitLog after retention).
+    size_t followers_behind_log() const;
     // Leader only: what the leader knows a peer has (0 when unknown).
     LogIndex match_index(NodeId peer) const;
 
@@ -171,7 +182,9 @@ private:
     struct Progress {
         // kSnapshot: next is below our first index; one InstallSnapshot chunk in flight, no
         // appends until the follower reports the snapshot installed.
-        enum class State : uint8_t { kProbe, kReplicate, kSnapshot };
+        // kBehindLog: next is below our first index and the storage has no snapshot (retention
+        // deleted the entries, DLedger): only heartbeats, until next is readable again.
+        enum class State : uint8_t { kProbe, kReplicate, kSnapshot, kBehindLog };
         LogIndex match;
         LogIndex next{1};
         State state = State::kProbe;
@@ -236,6 +249,8 @@ private:
     // Leader: sends `to` the chunk of the storage's snapshot at pr.snapshot_offset (restarting at
     // 0 when the snapshot changed since the last chunk).
     void send_snapshot_chunk(NodeId to, Progress& pr);
+    // Leader: `to` needs entries before first_index() and no snapshot can replace them.
+    void leave_behind(NodeId to, Progress& pr);
     void bcast_appends(bool force);
     void bcast_heartbeat();
     void maybe_commit();
@@ -251,7 +266,11 @@ private:
     void send(Message m);                // non-dependent: goes out with the next Ready
     void send_after_persist(Message m);  // dependent: held until current writes are durable
     Message reply_to(const Message& m, MessageType type) const;
+    // Records the first storage failure (the node stops); stop_if_failed() then steps down.
+    // Split so a failure deep inside a leader's loop over progress_ never clears it mid-loop.
     void fail(Status st);
+    void stop_if_failed();
+    Status step_message(const Message& m);
     bool is_voter(NodeId n) const;
     int election_timeout_min_ticks() const { return election_min_ticks_; }
 

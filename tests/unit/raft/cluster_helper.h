@@ -75,6 +75,8 @@ public:
     std::function<bool(const Message&)> drop_if_;
     // Number of rejected AppendResponses delivered (fast back-off checks).
     int append_rejects_delivered_ = 0;
+    // Nodes whose step() and tick() may return an error (a storage failure injected by the test).
+    std::set<int> may_fail_;
 
 private:
     void process_ready(int id);
