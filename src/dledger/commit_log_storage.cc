@@ -12,6 +12,14 @@ CommitLogStorage::CommitLogStorage(EntryLog& log, store::MessageStore& store)
                    ::stat(log.dir().c_str(), &en) == 0 && cl.st_dev == en.st_dev;
 }
 
+raft::LogIndex CommitLogStorage::first_index() const {
+    const int64_t min = store_.commit_log().min_offset().value();
+    if (min <= log_.base_offset()) {
+        return raft::LogIndex(1);
+    }
+    return log_.first_starting_at(min);
+}
+
 std::optional<raft::Term> CommitLogStorage::term_at(raft::LogIndex index) const {
     if (index.value() == 0) {
         return raft::Term(0);

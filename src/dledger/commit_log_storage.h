@@ -31,7 +31,9 @@ public:
     void set_leader_mode(bool on) { leader_mode_ = on; }
     EntryLog& entry_log() { return log_; }
 
-    raft::LogIndex first_index() const override { return raft::LogIndex(1); }
+    // The first entry whose CommitLog bytes retention kept (it deletes whole old segments and
+    // keeps no snapshot): entries before it cannot be read, though their terms stay known.
+    raft::LogIndex first_index() const override;
     raft::LogIndex last_index() const override { return log_.last_index(); }
     std::optional<raft::Term> term_at(raft::LogIndex index) const override;
     Status append(std::span<const raft::Entry> entries) override;

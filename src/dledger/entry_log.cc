@@ -287,4 +287,10 @@ Status EntryLog::write_hard_state(const raft::HardState& hs) {
                                 std::string_view(reinterpret_cast<const char*>(b), sizeof b));
 }
 
+raft::LogIndex EntryLog::first_starting_at(int64_t offset) const {
+    const auto it = std::lower_bound(recs_.begin(), recs_.end(), offset,
+                                     [](const EntryRecord& r, int64_t o) { return r.start < o; });
+    return raft::LogIndex(static_cast<int64_t>(it - recs_.begin()) + 1);
+}
+
 }  // namespace comet::dledger

@@ -67,6 +67,8 @@ public:
     // End of entry i (base for 0). Requires: i <= last_index().
     int64_t end_of(raft::LogIndex i) const { return i.value() == 0 ? base_ : at(i).end(); }
     int64_t end_offset() const { return recs_.empty() ? base_ : recs_.back().end(); }
+    // The first entry starting at or after `offset` (last_index() + 1 when none). O(log n).
+    raft::LogIndex first_starting_at(int64_t offset) const;
 
     // Appends one record (volatile until sync()). Requires: r.start == end_offset().
     Status append(const EntryRecord& r);

@@ -14,12 +14,16 @@
 //  - Entries are opaque payload bytes plus term and index; an implementation may keep them in
 //    its own format (DLedger: CommitLog messages with terms kept beside them) and hand out
 //    SharedBytes views instead of copies.
-//  - Snapshots and compaction (Raft §7) are optional: a storage that never compacts (DLedger's,
-//    whose log is the CommitLog) keeps the defaults below, first_index() stays 1 and the core
-//    never sends or installs a snapshot for it. A compacting storage keeps the latest snapshot
-//    (index, term, data) and the entries after it: first_index() = snapshot index + 1,
-//    term_at(snapshot index) = snapshot term, and last_index() >= snapshot index even when no
-//    entry follows it.
+//  - Snapshots and compaction (Raft §7) are optional: a storage without snapshots keeps the
+//    defaults below and the core never sends or installs a snapshot for it. A compacting
+//    storage keeps the latest snapshot (index, term, data) and the entries after it:
+//    first_index() = snapshot index + 1, term_at(snapshot index) = snapshot term, and
+//    last_index() >= snapshot index even when no entry follows it.
+//  - A storage without snapshots may still lose a prefix to retention (DLedger's log is the
+//    CommitLog, whose old segments are deleted by age): first_index() is then the first entry
+//    it can still read, and term_at() may go on answering below it. A follower that needs
+//    entries before first_index() cannot be caught up by this leader (RaftNode leaves it
+//    behind and reports it).
 
 #include <cstddef>
 #include <optional>
@@ -35,12 +39,15 @@ class LogStorage {
 public:
     virtual ~LogStorage() = default;
 
-    // Lowest index whose entry can be read: 1, or the snapshot's index + 1.
+    // Lowest index whose entry can be read: 1, the snapshot's index + 1, or (no snapshot) the
+    // first entry retention kept. Never above last_index() + 1.
     virtual LogIndex first_index() const = 0;
     // 0 when the log is empty; the snapshot's index when only the snapshot is left.
     virtual LogIndex last_index() const = 0;
     // Term of the entry at `index`; Term(0) for index 0; the snapshot's term at its index;
-    // nullopt outside [first_index() - 1, last_index()] (index 0 excepted).
+    // always known at first_index() - 1 (a leader sends it as an append's previous term);
+    // nullopt above last_index(); below first_index() - 1 nullopt unless the storage still
+    // knows the term (retention without snapshots).
     virtual std::optional<Term> term_at(LogIndex index) const = 0;
 
     // Requires: entries are contiguous and entries.front().index == last_index() + 1.

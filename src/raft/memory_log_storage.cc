@@ -11,7 +11,8 @@ std::optional<Term> MemoryLogStorage::term_at(LogIndex index) const {
     if (index == snap_.index) {
         return snap_.term;
     }
-    if (index < first_index() || index > last_index()) {
+    // Below a drop_prefix() the terms stay known, as DLedger's entries file keeps them.
+    if (index <= snap_.index || index > last_index()) {
         return std::nullopt;
     }
     return entries_[pos(index)].term;

@@ -210,5 +210,33 @@ TEST_F(CommitLogStorageTest, AStoreWrittenInMasterSlaveModeKeepsItsDataAsTheBase
     EXPECT_EQ(p.log->at(raft::LogIndex(1)).start, p.log->base_offset());
 }
 
+// Retention deletes old CommitLog segments: first_index() is the first entry whose bytes are all
+// still there, so the Raft core never reads (or promises) what is gone.
+TEST_F(CommitLogStorageTest, FirstIndexIsTheFirstEntryRetentionKept) {
+    Peer leader;
+    open_peer(leader, "leader");
+    // Entries of 8 messages over 4 KiB segments: the log spans several segments.
+    for (int i = 0; i < 12; ++i) {
+        leader_put_and_propose(leader, 8, 1);
+    }
+    EXPECT_EQ(leader.storage->first_index(), raft::LogIndex(1));
+    store::CommitLog& cl = leader.store->commit_log();
+    ASSERT_GT(cl.mapped_file_queue().delete_expired_file_by_time(0, clock_.wall_millis(),
+                                                                 /*clean_immediately=*/true, 100),
+              0);
+    const int64_t min = cl.min_offset().value();
+    ASSERT_GT(min, 0);
+    const raft::LogIndex first = leader.storage->first_index();
+    ASSERT_GT(first, raft::LogIndex(1));
+    ASSERT_LE(first, leader.log->last_index());
+    EXPECT_GE(leader.log->at(first).start, min);
+    EXPECT_LT(leader.log->at(first - 1).start, min);
+    std::vector<raft::Entry> out;
+    EXPECT_TRUE(leader.storage->read(first, first, SIZE_MAX, &out).is_ok());
+    EXPECT_EQ(leader.storage->read(first - 1, first - 1, SIZE_MAX, &out).code(), Errc::kNotFound);
+    // Terms stay known below it (the entries file keeps every record).
+    EXPECT_EQ(leader.storage->term_at(first - 1), raft::Term(1));
+}
+
 }  // namespace
 }  // namespace comet::dledger

@@ -120,5 +120,24 @@ TEST(RaftStorageFailureTest, FollowerBelowTheRetainedLogIsLeftBehindNotFatal) {
     c.check_all();
 }
 
+TEST(RaftStorageFailureTest, FollowerRightAtTheRetainedStartIsCaughtUp) {
+    TestCluster c(3);
+    elect_one_with_a(c);
+    c.isolate(3);
+    for (int i = 0; i < 5; ++i) {
+        ASSERT_TRUE(c.propose(1, "x" + std::to_string(i)).is_ok());
+    }
+    c.deliver_all();
+    // Node 3 holds [1, 2]: it needs 3 on, which is still there; 2's term is still known.
+    ASSERT_EQ(c.storage(3).last_index(), LogIndex(2));
+    c.storage(1).drop_prefix(LogIndex(3), /*report=*/true);
+    c.heal();
+    c.tick_all(10);
+    EXPECT_EQ(c.node(1).followers_behind_log(), 0u);
+    EXPECT_EQ(c.storage(3).last_index(), c.storage(1).last_index());
+    EXPECT_EQ(c.applied(3).back(), "x4");
+    c.check_all();
+}
+
 }  // namespace
 }  // namespace comet::raft
