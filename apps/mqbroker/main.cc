@@ -3,7 +3,7 @@
 // Keys are RocketMQ's broker properties (BrokerConfig and MessageStoreConfig names), parsed by
 // the shared command line (base/command_line.h): --key=value wins over the file, -n over both.
 // Stops cleanly on SIGINT / SIGTERM (unregister, flush, no abort file). Exit status: 0 normal,
-// 1 start-up failure, 2 bad arguments.
+// 1 start-up failure, 2 bad arguments, 3 DLedger log storage failed (restart it: decision 040).
 
 #include <cstdio>
 

@@ -85,6 +85,12 @@ void add_dledger_families(std::vector<FamilySnapshot>* out,
           num(info, "dledgerCommitIndex"));
     gauge(out, "comet_dledger_last_index", "Last DLedger log index on this node.",
           num(info, "dledgerLastIndex"));
+    gauge(out, "comet_dledger_storage_failed",
+          "1 when this node's DLedger log storage failed: it stepped down and exits.",
+          num(info, "dledgerStorageFailed"));
+    gauge(out, "comet_dledger_followers_behind_log",
+          "Leader: followers that need entries retention deleted (re-seed them).",
+          num(info, "dledgerFollowersBehindLog"));
 }
 
 // Controller mode: the epoch, SyncStateSet and confirm offset this broker holds.

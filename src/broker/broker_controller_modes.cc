@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 
@@ -21,6 +22,9 @@ namespace comet::broker {
 namespace Req = protocol::RequestCode;
 namespace RC = protocol::ResponseCode;
 using namespace std::chrono_literals;
+
+// mqbroker's exit status when its DLedger log storage failed (apps/mqbroker/main.cc).
+constexpr int kDLedgerStorageFailedExit = 3;
 
 Status BrokerController::init_dledger(const BrokerConfig& cfg) {
     std::vector<std::string> warnings;
@@ -51,6 +55,17 @@ Status BrokerController::init_dledger(const BrokerConfig& cfg) {
     replication_->set_dledger(dledger_.get());
     dledger_->set_role_listener(
         [this](const dledger::DLedgerServer::RoleInfo& info) { on_dledger_role(info); });
+    // Decision 040: a peer whose log storage failed has stepped down and refuses puts; it
+    // exits (as after kill -9: the abort marker stays, so the restart runs the full recovery)
+    // and a supervisor restarts it. A failed fsync is never retried in-process.
+    dledger_->set_storage_failure_handler([](const Status& st) {
+        spdlog::critical(
+            "DLedger log storage failed ({}): exiting with status {} so that a "
+            "restart recovers the log from disk",
+            st.to_string(), kDLedgerStorageFailedExit);
+        spdlog::default_logger()->flush();
+        std::_Exit(kDLedgerStorageFailedExit);
+    });
     // Until the group elects it, this peer is a follower: register as one.
     (void)config_.update({{"brokerId", std::to_string(dledger_->config().self().follower_broker_id)},
                           {"brokerRole", "SLAVE"}});

@@ -30,7 +30,15 @@ std::optional<raft::Term> CommitLogStorage::term_at(raft::LogIndex index) const 
     return log_.at(index).term;
 }
 
+Status CommitLogStorage::injected() const {
+    if (injected_error_.load(std::memory_order_relaxed)) {
+        return Status::error(Errc::kIoError, "injected I/O error (test)");
+    }
+    return Status::ok();
+}
+
 Status CommitLogStorage::append(std::span<const raft::Entry> entries) {
+    COMET_RETURN_IF_ERROR(injected());
     store::CommitLog& cl = store_.commit_log();
     for (const raft::Entry& e : entries) {
         if (e.index != log_.last_index() + 1) {
@@ -62,6 +70,7 @@ Status CommitLogStorage::append(std::span<const raft::Entry> entries) {
 }
 
 Status CommitLogStorage::truncate_suffix(raft::LogIndex from) {
+    COMET_RETURN_IF_ERROR(injected());
     if (from > log_.last_index()) {
         return Status::ok();
     }
@@ -78,6 +87,7 @@ Status CommitLogStorage::truncate_suffix(raft::LogIndex from) {
 
 Status CommitLogStorage::read(raft::LogIndex lo, raft::LogIndex hi, size_t max_bytes,
                               std::vector<raft::Entry>* out) const {
+    COMET_RETURN_IF_ERROR(injected());
     size_t bytes = 0;
     for (raft::LogIndex i = lo; i <= hi; i = i + 1) {
         const EntryRecord& r = log_.at(i);
@@ -114,6 +124,7 @@ Status CommitLogStorage::sync() {
 }
 
 Status CommitLogStorage::sync_data() {
+    COMET_RETURN_IF_ERROR(injected());
     MutexLock l(io_mu_);
     if (same_device_) {
         return store_.commit_log().flush_service().flush_all_then([this] { return log_.sync(); });

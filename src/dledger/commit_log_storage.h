@@ -59,12 +59,18 @@ public:
     // live by runtime_info(), so a status query right after a truncation already counts it.
     int64_t truncated_bytes() const { return truncated_bytes_.load(std::memory_order_relaxed); }
 
+    // Tests only: every later append, read, truncation and sync fails with kIoError (a disk
+    // gone bad). Any thread.
+    void inject_io_error_for_test() { injected_error_.store(true, std::memory_order_relaxed); }
+
 private:
     EntryLog& log_;
     bool same_device_ = false;  // the CommitLog and the entries file share a block device
     store::MessageStore& store_;
     bool leader_mode_ = false;
     std::atomic<int64_t> truncated_bytes_{0};
+    std::atomic<bool> injected_error_{false};
+    Status injected() const;
     Mutex io_mu_;  // sync_data() vs. truncate_suffix(): no flush of files being cut
 };
 

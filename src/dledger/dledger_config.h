@@ -45,6 +45,10 @@ struct DLedgerConfig {
     // older than about two follower rounds that they have not committed), and at least every
     // 100 ms; it still counts itself only for entries synced. false: it syncs every round.
     bool lazy_leader_sync = true;
+    // How long a peer whose storage failed stays up (stepped down, refusing puts, reporting
+    // dledgerStorageError) before DLedgerServer calls its storage-failure handler (the broker
+    // exits so a supervisor restarts it): time for the refusals to reach the clients.
+    std::chrono::milliseconds storage_failure_exit_delay{2000};
 
     const DLedgerPeer& self() const;
     const DLedgerPeer* find(const std::string& id) const;

@@ -61,6 +61,11 @@ void DLedgerServer::set_role_listener(RoleListener listener) {
     listener_ = std::move(listener);
 }
 
+void DLedgerServer::set_storage_failure_handler(StorageFailureHandler handler) {
+    MutexLock l(mu_);
+    failure_handler_ = std::move(handler);
+}
+
 Status DLedgerServer::start() {
     raft::RaftConfig rc;
     rc.id = config_.self().node;
@@ -235,6 +240,9 @@ std::map<std::string, std::string> DLedgerServer::runtime_info() const {
     m["dledgerCommittedOffset"] = std::to_string(committed_end_.load());
     m["dledgerElectionsWon"] = std::to_string(elections_won_);
     m["dledgerTruncatedBytes"] = std::to_string(truncated_bytes_ + storage_.truncated_bytes());
+    m["dledgerStorageFailed"] = storage_error_.empty() ? "0" : "1";
+    m["dledgerStorageError"] = storage_error_;
+    m["dledgerFollowersBehindLog"] = std::to_string(followers_behind_log_);
     std::string peers;
     for (const PeerStatus& p : peers_status_) {
         if (!peers.empty()) {
@@ -391,6 +399,7 @@ void DLedgerServer::round() {
     }
     propose_new_bytes();
     drain_ready();
+    check_storage_failure(now);
     if (node_->role() != last_role_ || node_->term() != last_term_ ||
         node_->leader() != last_leader_) {
         const raft::Role was = last_role_;
@@ -406,9 +415,9 @@ void DLedgerServer::round() {
             // The commit index is opportunistic (raft::HardState): record it about once a
             // second so a restart dispatches what it already knows is committed.
             next_hard_state_ = now + std::chrono::seconds(1);
-            if (log_.commit_pending()) {
+            if (log_.commit_pending() && node_->failure().is_ok()) {
                 if (Status st = log_.sync_hard_state(true); !st.is_ok()) {
-                    spdlog::warn("DLedger {}: hard state: {}", config_.self_id, st.message());
+                    node_->fail_storage(std::move(st));
                 }
             }
         }
@@ -436,10 +445,16 @@ void DLedgerServer::run_flusher() {
             want = flush_want_;
         }
         if (Status st = storage_.sync_data(); !st.is_ok()) {
-            spdlog::error("DLedger {}: cannot make the log durable: {} (acks held)",
+            spdlog::error("DLedger {}: cannot make the log durable: {}; this peer stops",
                           config_.self_id, st.message());
-            std::this_thread::sleep_for(std::chrono::milliseconds(100));
-            continue;
+            {
+                MutexLock l(flush_mu_);
+                flush_error_ = std::move(st);
+                flush_failed_.store(true);
+                // Never sync again: wait for shutdown.
+                flush_cv_.wait(flush_mu_, [&]() REQUIRES(flush_mu_) { return flush_stop_; });
+            }
+            return;
         }
         done = want;
         if (!config_.sync_before_ack) {
@@ -465,8 +480,8 @@ bool DLedgerServer::sync_inline() {
         return false;
     }
     if (Status st = storage_.sync_data(); !st.is_ok()) {
-        // Left to the flush thread, which retries and reports (acks held meanwhile).
-        spdlog::debug("DLedger {}: inline sync: {}", config_.self_id, st.message());
+        // Not retried (a later sync could succeed without the pages this one lost): stop.
+        node_->fail_storage(std::move(st));
         return false;
     }
     // A driver blocked in a slow sync answers no heartbeat meanwhile: a disk that keeps
@@ -525,8 +540,7 @@ void DLedgerServer::drain_ready() {
             if (log_.hard_state_pending()) {
                 // A vote or a new term (rare): everything durable here, before anything else.
                 if (Status st = storage_.sync(); !st.is_ok()) {
-                    spdlog::error("DLedger {}: cannot make the log durable: {} (acks held)",
-                                  config_.self_id, st.message());
+                    node_->fail_storage(std::move(st));
                 } else {
                     node_->persisted(rd.persist->seq);
                     persisted_reported_ = std::max(persisted_reported_, rd.persist->seq);
@@ -557,6 +571,49 @@ void DLedgerServer::drain_ready() {
         }
     }
     release_lazy_syncs(SteadyClock::now());
+}
+
+void DLedgerServer::check_storage_failure(std::chrono::steady_clock::time_point now) {
+    if (flush_failed_.load() && node_->failure().is_ok()) {
+        Status st;
+        {
+            MutexLock l(flush_mu_);
+            st = flush_error_;
+        }
+        node_->fail_storage(std::move(st));
+    }
+    if (node_->failure().is_ok()) {
+        return;
+    }
+    if (!storage_failed_.exchange(true)) {
+        // The node stepped down already (RaftNode::stop_if_failed); stop taking puts before
+        // on_role_change cuts what was never proposed.
+        writable_.store(false);
+        failure_handler_at_ = now + config_.storage_failure_exit_delay;
+        spdlog::error(
+            "DLedger {} of group {}: log storage failed in term {}: {}. This peer "
+            "stepped down and neither acknowledges nor votes; handing over to the "
+            "storage-failure handler in {} ms (the broker exits so that a restart "
+            "recovers the log from disk)",
+            config_.self_id, config_.group, node_->term(), node_->failure().message(),
+            config_.storage_failure_exit_delay.count());
+        MutexLock l(mu_);
+        storage_error_ = node_->failure().to_string();
+        role_info_.storage_error = storage_error_;
+        role_info_.writable = false;
+    }
+    if (failure_handled_ || now < failure_handler_at_) {
+        return;
+    }
+    failure_handled_ = true;
+    StorageFailureHandler handler;
+    {
+        MutexLock l(mu_);
+        handler = failure_handler_;
+    }
+    if (handler) {
+        handler(node_->failure());
+    }
 }
 
 void DLedgerServer::request_flush(uint64_t seq) {
@@ -811,7 +868,9 @@ void DLedgerServer::publish_status() {
             peers.push_back({p.id, match.value(), log_.end_of(match)});
         }
     }
+    const auto behind = static_cast<int64_t>(node_->followers_behind_log());
     MutexLock l(mu_);
+    followers_behind_log_ = behind;
     last_index_pub_ = node_->last_index().value();
     commit_index_pub_ = node_->commit_index().value();
     peers_status_ = std::move(peers);

@@ -61,6 +61,9 @@ public:
         raft::Term term;
         std::string leader_id;  // "" when unknown
         bool writable = false;  // leader, caught up: registered as master
+        // Why this peer stopped ("" while its storage works): a failed log read, write or
+        // sync. A stopped peer is a follower that neither acknowledges nor votes.
+        std::string storage_error;
     };
     using RoleListener = std::function<void(const RoleInfo&)>;
     // A commit waiter's completion, held inline (no allocation per put up to its capacity).
@@ -79,6 +82,13 @@ public:
 
     // Listener runs on the driver thread at every role/term/writability change; must not block.
     void set_role_listener(RoleListener listener);
+    // Called once on the driver thread, config().storage_failure_exit_delay after the peer
+    // stopped on a storage failure (it stepped down at once): the broker exits non-zero there
+    // so that a supervisor restarts it and recovery rebuilds the log from disk. Must not block.
+    using StorageFailureHandler = std::function<void(const Status&)>;
+    void set_storage_failure_handler(StorageFailureHandler handler);
+    // Tests only: the log storage fails every later call with kIoError.
+    void inject_storage_error_for_test() { storage_.inject_io_error_for_test(); }
 
     bool begin_put();
     void end_put();
@@ -118,6 +128,9 @@ private:
     // or while inline syncs are off after a slow one (the flush thread takes the round then).
     bool sync_inline();
     void drain_ready();
+    // Driver thread, every round: a storage failure (the node's, or the flush thread's) stops
+    // this peer: not writable, the reason published, the handler called after the exit delay.
+    void check_storage_failure(std::chrono::steady_clock::time_point now);
     // Driver thread, leader, decision 036: true when this persist request may wait (the
     // followers alone are a majority); it is then recorded in lazy_.
     bool defer_leader_sync(const raft::PersistRequest& p, std::chrono::steady_clock::time_point now);
@@ -177,6 +190,7 @@ private:
     bool wake_ GUARDED_BY(mu_) = false;
     bool stop_ GUARDED_BY(mu_) = false;
     RoleListener listener_ GUARDED_BY(mu_);
+    StorageFailureHandler failure_handler_ GUARDED_BY(mu_);
     std::string transfer_to_ GUARDED_BY(mu_);
     RoleInfo role_info_ GUARDED_BY(mu_);
     std::vector<PeerStatus> peers_status_ GUARDED_BY(mu_);
@@ -184,6 +198,8 @@ private:
     int64_t commit_index_pub_ GUARDED_BY(mu_) = 0;
     int64_t elections_won_ GUARDED_BY(mu_) = 0;
     int64_t truncated_bytes_ GUARDED_BY(mu_) = 0;      // step-down: never-proposed bytes
+    int64_t followers_behind_log_ GUARDED_BY(mu_) = 0;  // leader: raft followers_behind_log()
+    std::string storage_error_ GUARDED_BY(mu_);         // "" while the storage works
 
     Mutex waiters_mu_;
     // Waiting puts in end-offset order, live from waiters_head_ on: they arrive nearly in order
@@ -195,6 +211,11 @@ private:
     std::vector<Waiter> committed_batch_;  // driver thread: publish_commit's (capacity kept)
 
     uint64_t persisted_reported_ = 0;   // driver thread
+    // Driver thread: when the storage-failure handler is due (set at the failure), and whether
+    // it ran.
+    std::chrono::steady_clock::time_point failure_handler_at_;
+    bool failure_handled_ = false;
+    std::atomic<bool> storage_failed_{false};
     // Driver thread, decision 036: the leader's persist requests not yet handed to the flush
     // thread. lazy_ holds those the followers have not committed yet (oldest first, capacity
     // kept); lazy_seq_ is the highest deferred seq, lazy_oldest_ when the oldest of them came.
@@ -226,6 +247,10 @@ private:
     std::condition_variable_any flush_cv_;
     uint64_t flush_want_ GUARDED_BY(flush_mu_) = 0;
     bool flush_stop_ GUARDED_BY(flush_mu_) = false;
+    // A failed sync on the flush thread: never retried (the pages it failed to write may be
+    // gone, a later sync could succeed without them); the driver stops the node.
+    Status flush_error_ GUARDED_BY(flush_mu_);
+    std::atomic<bool> flush_failed_{false};
     std::atomic<uint64_t> flushed_seq_{0};
     std::thread flusher_;
     bool started_ = false;

@@ -220,9 +220,11 @@ bool gate_put(dledger::DLedgerServer* dl, bool writable, StoreAdapter::PutCallba
         r.status = store::PutMessageStatus::kServiceNotAvailable;
         const auto info = dl->role_info();
         r.remark = fmt::format(
-            "DLedger peer {} of group {} is not the writable leader (role {}, leader {})",
+            "DLedger peer {} of group {} is not the writable leader (role {}, leader {}){}{}",
             dl->config().self_id, dl->config().group, raft::role_name(info.role),
-            info.leader_id.empty() ? "unknown" : info.leader_id);
+            info.leader_id.empty() ? "unknown" : info.leader_id,
+            info.storage_error.empty() ? "" : ": its log storage failed, it restarts: ",
+            info.storage_error);
         (*done)(std::move(r));
         return false;
     }

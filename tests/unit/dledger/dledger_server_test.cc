@@ -66,6 +66,7 @@ protected:
             ASSERT_TRUE(cfg.is_ok()) << cfg.status().to_string();
             cfg->listen_host = "127.0.0.1";
             cfg->commit_timeout = 10s;
+            cfg->storage_failure_exit_delay = 300ms;
             Peer& p = peers_[i];
             const std::string root = root_ + "/n" + std::to_string(i);
             auto log = EntryLog::open(root + "/dledger");
@@ -292,6 +293,45 @@ TEST_F(DLedgerServerTest, LeaderSyncsItsLogOnlyWhenACommitWaitsForIt) {
     EXPECT_GT(counter("dledgerLeaderSyncsForCommit"), for_commit_before);
     const int64_t end = peers_[leader].store->commit_log().max_offset().value();
     EXPECT_EQ(peers_[leader].server->committed_offset(), end);
+}
+
+// A leader whose log storage fails steps down at once: puts are refused (SERVICE_NOT_AVAILABLE,
+// not a wait for the commit timeout), GET_BROKER_RUNTIME_INFO says why, the other two elect a
+// leader that takes writes, and after the exit delay the broker's handler is called (it exits
+// so a supervisor restarts the peer).
+TEST_F(DLedgerServerTest, LeaderWhoseStorageFailsStepsDownRefusesPutsAndReports) {
+    int leader = -1;
+    ASSERT_TRUE(wait_until([&] { return (leader = writable_leader()) >= 0; }, 20s));
+    ASSERT_EQ(put(leader, "before"), store::PutMessageStatus::kPutOk);
+    std::promise<Status> handled;
+    auto handled_fut = handled.get_future();
+    peers_[leader].server->set_storage_failure_handler(
+        [&](const Status& st) { handled.set_value(st); });
+    peers_[leader].server->inject_storage_error_for_test();
+    // The put that meets the failure is not acknowledged; nothing waits for the commit timeout
+    // (the injected clock never moves, so a waiter left behind would hang until put() gives up).
+    const auto first = put(leader, "meets the failure");
+    EXPECT_NE(first, store::PutMessageStatus::kPutOk);
+    EXPECT_NE(first, store::PutMessageStatus::kUnknownError) << "left waiting";
+    ASSERT_TRUE(wait_until(
+        [&] { return peers_[leader].server->role_info().role != raft::Role::kLeader; }, 5s));
+    EXPECT_FALSE(peers_[leader].server->writable());
+    EXPECT_EQ(put(leader, "refused"), store::PutMessageStatus::kServiceNotAvailable);
+    auto info = peers_[leader].server->runtime_info();
+    EXPECT_NE(info["dledgerRole"], "Leader");
+    EXPECT_EQ(info["dledgerStorageFailed"], "1");
+    EXPECT_NE(info["dledgerStorageError"].find("injected"), std::string::npos)
+        << info["dledgerStorageError"];
+    EXPECT_NE(peers_[leader].server->role_info().storage_error, "");
+    // The others go on without it.
+    int next = -1;
+    ASSERT_TRUE(wait_until([&] { return (next = writable_leader()) >= 0 && next != leader; }, 20s));
+    EXPECT_EQ(put(next, "after"), store::PutMessageStatus::kPutOk);
+    EXPECT_EQ(peers_[next].server->runtime_info()["dledgerStorageFailed"], "0");
+    // It never comes back as leader, and the broker is told to restart it.
+    ASSERT_EQ(handled_fut.wait_for(20s), std::future_status::ready);
+    EXPECT_EQ(handled_fut.get().code(), Errc::kIoError);
+    EXPECT_FALSE(peers_[leader].server->writable());
 }
 
 }  // namespace
