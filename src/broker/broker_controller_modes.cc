@@ -92,6 +92,11 @@ Status BrokerController::open_dledger_log(const BrokerConfig& cfg,
         }
         return dledger::committed_end_at_open(*entries);
     };
+    // Retention keeps what a follower still needs while this peer leads (decision 040).
+    options->retention_floor = [this] {
+        const dledger::DLedgerServer* d = dledger_ptr_.load();
+        return store::PhysicalOffset(d != nullptr ? d->retention_floor() : 0);
+    };
     // DLedgerServer::publish_commit wakes the dispatcher at every commit.
     options->only_limit_raises_wake_dispatch = true;
     return Status::ok();

@@ -858,16 +858,21 @@ void DLedgerServer::maybe_become_writable() {
 
 void DLedgerServer::publish_status() {
     std::vector<PeerStatus> peers;
+    int64_t floor = INT64_MAX;
     if (node_->role() == raft::Role::kLeader) {
         for (const DLedgerPeer& p : config_.peers) {
-            raft::LogIndex match =
-                p.node == node_->id() ? node_->stable_index() : node_->match_index(p.node);
+            const bool self = p.node == node_->id();
+            raft::LogIndex match = self ? node_->stable_index() : node_->match_index(p.node);
             if (match > log_.last_index()) {
                 match = log_.last_index();
             }
             peers.push_back({p.id, match.value(), log_.end_of(match)});
+            if (!self && !node_->behind_log(p.node)) {
+                floor = std::min(floor, log_.end_of(match));
+            }
         }
     }
+    retention_floor_.store(floor, std::memory_order_relaxed);
     const auto behind = static_cast<int64_t>(node_->followers_behind_log());
     MutexLock l(mu_);
     followers_behind_log_ = behind;

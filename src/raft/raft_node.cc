@@ -982,6 +982,11 @@ size_t RaftNode::followers_behind_log() const {
     return n;
 }
 
+bool RaftNode::behind_log(NodeId peer) const {
+    auto it = progress_.find(peer);
+    return it != progress_.end() && it->second.state == Progress::State::kBehindLog;
+}
+
 void RaftNode::send_snapshot_chunk(NodeId to, Progress& pr) {
     COMET_CHECK(pr.state == Progress::State::kSnapshot,
                 "raft[{}]: snapshot chunk to {} in state "

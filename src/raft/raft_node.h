@@ -175,6 +175,7 @@ public:
     // Leader only: followers left behind because they need entries before first_index() and
     // the storage keeps no snapshot to send instead (DLedger's CommitLog after retention).
     size_t followers_behind_log() const;
+    bool behind_log(NodeId peer) const;
     // Leader only: what the leader knows a peer has (0 when unknown).
     LogIndex match_index(NodeId peer) const;
 

@@ -337,9 +337,13 @@ int MappedFileQueue::delete_leading_files_while(const std::function<bool(const M
 }
 
 int MappedFileQueue::delete_expired_file_by_time(int64_t expired_ms, int64_t now_ms,
-                                                 bool clean_immediately, int max_files) {
+                                                 bool clean_immediately, int max_files,
+                                                 int64_t keep_from) {
     return delete_leading_files_while(
         [&](const MappedFile& f) {
+            if (f.file_from_offset() + f.file_size() > keep_from) {
+                return false;
+            }
             return clean_immediately || f.last_modified_millis() + expired_ms <= now_ms;
         },
         max_files);

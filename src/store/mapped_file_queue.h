@@ -11,6 +11,7 @@
 // file_size; flushed_where_ <= the write end of the queue.
 
 #include <atomic>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -96,9 +97,10 @@ public:
 
     // Deletes leading segments whose mtime is older than expired_ms before now_ms (retention),
     // never the last (active) one, at most max_files per call (0 = no limit). clean_immediately
-    // deletes regardless of age (disk nearly full). Returns how many were deleted.
+    // deletes regardless of age (disk nearly full). A segment ending above `keep_from` is kept
+    // (and so is every one after it). Returns how many were deleted.
     int delete_expired_file_by_time(int64_t expired_ms, int64_t now_ms, bool clean_immediately,
-                                    int max_files);
+                                    int max_files, int64_t keep_from = INT64_MAX);
     // ConsumeQueue retention: deletes leading segments whose last `unit_size` unit holds a
     // physical offset (first 8 bytes, big-endian) below `offset`. Never the last segment.
     int delete_expired_file_by_offset(int64_t offset, int32_t unit_size);

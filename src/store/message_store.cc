@@ -236,8 +236,12 @@ void MessageStore::create_clean_service() {
     CleanService::Hooks hooks;
     hooks.delete_commit_log_files = [this](int64_t expired_ms, bool clean_immediately,
                                            int max_files) {
+        // A full disk outranks the floor: a lagging replica is then left behind.
+        const int64_t keep_from = options_.retention_floor && !clean_immediately
+                                      ? options_.retention_floor().value()
+                                      : INT64_MAX;
         return commit_log_->mapped_file_queue().delete_expired_file_by_time(
-            expired_ms, clock_.wall_millis(), clean_immediately, max_files);
+            expired_ms, clock_.wall_millis(), clean_immediately, max_files, keep_from);
     };
     hooks.commit_log_min_offset = [this] { return commit_log_->min_offset(); };
     clean_ = std::make_unique<CleanService>(config_, clock_, flags_, probe_, std::move(hooks),

@@ -88,6 +88,10 @@ struct MessageStoreOptions {
     // log must be cut to (<= E; DLedger: the end of its last entry, so bytes a crashed leader
     // wrote but never proposed are gone). Empty: keep E. An error fails open().
     std::function<Result<PhysicalOffset>(PhysicalOffset recovered_end)> recovery_keep_end;
+    // Retention keeps every CommitLog segment that ends above this offset (DLedger: what a
+    // follower still needs, decision 040), except when the disk must be freed at once
+    // (diskSpaceCleanForciblyRatio). Called on the scheduler thread. Empty: no floor.
+    std::function<PhysicalOffset()> retention_floor;
 };
 
 class MessageStore {

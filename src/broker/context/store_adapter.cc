@@ -58,9 +58,10 @@ void register_store_config(ConfigRegistry& r, store::MessageStoreConfig* c) {
     r.add_int64("syncFlushTimeout", &c->sync_flush_timeout_ms, c->sync_flush_timeout_ms,
                 "SYNC_FLUSH wait before FLUSH_DISK_TIMEOUT (ms)")
         .positive();
+    // 0 is valid, as in RocketMQ: every segment but the active one is expired at once.
     r.add_int("fileReservedTime", &c->file_reserved_time_hours, c->file_reserved_time_hours,
               "hours CommitLog files are kept")
-        .positive();
+        .non_negative();
     r.add_string("deleteWhen", &c->delete_when, c->delete_when,
                  "hour(s) of day when expired files are deleted, e.g. 04");
     r.add_int("diskMaxUsedSpaceRatio", &c->disk_max_used_space_ratio, c->disk_max_used_space_ratio,
