@@ -858,7 +858,9 @@ void DLedgerServer::maybe_become_writable() {
 
 void DLedgerServer::publish_status() {
     std::vector<PeerStatus> peers;
-    int64_t floor = INT64_MAX;
+    // Every role: nothing this peer has not yet committed and dispatched (a follower catching
+    // up writes segments that are already expired when fileReservedTime is short).
+    int64_t floor = std::min(committed_end_.load(), store_.dispatched_offset().value());
     if (node_->role() == raft::Role::kLeader) {
         for (const DLedgerPeer& p : config_.peers) {
             const bool self = p.node == node_->id();

@@ -100,9 +100,10 @@ public:
     Status transfer_leadership(const std::string& peer_id);
 
     int64_t committed_offset() const { return committed_end_.load(std::memory_order_acquire); }
-    // MessageStoreOptions::retention_floor (decision 040). Leader: the lowest CommitLog end any
-    // follower is known to hold (0 before every follower answered), followers already left
-    // behind by retention excepted; INT64_MAX elsewhere. Any thread; moves once a tick.
+    // MessageStoreOptions::retention_floor (decision 040): what this peer committed and
+    // dispatched, and on the leader also the lowest CommitLog end any follower is known to hold
+    // (0 before every follower answered), followers already left behind by retention excepted.
+    // Any thread; moves once a tick.
     int64_t retention_floor() const { return retention_floor_.load(std::memory_order_relaxed); }
     bool writable() const { return writable_.load(); }
     RoleInfo role_info() const;
@@ -176,7 +177,7 @@ private:
     std::atomic<bool> closing_{false};  // shutdown() began: never become writable again
     std::atomic<int64_t> in_flight_puts_{0};
     std::atomic<int64_t> committed_end_{0};
-    std::atomic<int64_t> retention_floor_{INT64_MAX};
+    std::atomic<int64_t> retention_floor_{0};  // keep everything until the first publish
     std::atomic<bool> appended_{false};
 
     // The loop the driver runs on (the DLedger server's I/O loop 0), set in start().
