@@ -26,6 +26,7 @@ namespace comet::it {
 namespace {
 
 namespace RC = protocol::ResponseCode;
+namespace Req = protocol::RequestCode;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
@@ -886,6 +887,62 @@ TEST_F(ReplicationIt, EmptySlaveCopiesWholeCommitLog) {
     }
     // The restarted slave keeps counting for the quorum.
     EXPECT_EQ(send_acked(topic, "after", 5, 2, 100, 2).size(), 5u);
+}
+
+// A slave's CommitLog is the master's, byte for byte: a SEND_REPLY_MESSAGE_V2 sent to a slave
+// (its reply is stored after the push, even when the push fails) must not append there, or the
+// slave's log would hold bytes at offsets where the master writes other messages.
+TEST_F(ReplicationIt, ReplyMessageSentToASlaveIsNotStoredThere) {
+    BrokerGroupOptions o;
+    o.slaves = 1;
+    o.master_config = {
+        {"brokerRole", "SYNC_MASTER"}, {"totalReplicas", "2"}, {"inSyncReplicas", "2"}};
+    start_group(o);
+    ASSERT_TRUE(wait_slaves_connected(1));
+    const std::string topic = "RepReplyOnSlave";
+    create_topic(topic, 1);
+    ASSERT_EQ(send_acked(topic, "before", 3, 1, 64, 2).size(), 3u);
+    ASSERT_TRUE(wait_caught_up(slave(0)));
+    const int64_t slave_end = info_int(slave(0), "commitLogMaxOffset");
+
+    protocol::MessageProperties p;
+    p.set("CORRELATION_ID", "corr-slave");
+    p.set("REPLY_TO_CLIENT", "127.0.0.1@nobody");
+    auto reply = call(client_, slave(0).port,
+                      request(Req::kSendReplyMessageV2,
+                              {{"a", "ReplierPG"},
+                               {"b", topic},
+                               {"c", "TBW102"},
+                               {"d", "4"},
+                               {"e", "0"},
+                               {"f", "0"},
+                               {"g", "1700000000000"},
+                               {"h", "0"},
+                               {"i", protocol::message_properties_to_string(p)},
+                               {"j", "0"},
+                               {"k", "false"}},
+                              "reply on a slave"));
+    ASSERT_TRUE(reply.is_ok()) << reply.status().to_string();
+    // The requester is not connected to the slave: the push fails, the store is still tried.
+    EXPECT_EQ(reply.value().code, RC::kSystemError) << reply.value().remark.value_or("");
+    EXPECT_EQ(reply.value().remark.value_or(""),
+              "push reply message fail, channel of <127.0.0.1@nobody> not found.");
+    EXPECT_EQ(info_int(slave(0), "commitLogMaxOffset"), slave_end)
+        << "the slave appended a reply of its own";
+
+    // The copy stays the master's: more sends replicate and the slave serves them all.
+    const std::vector<Sent> after = send_acked(topic, "after", 3, 1, 64, 2);
+    ASSERT_EQ(after.size(), 3u);
+    ASSERT_TRUE(wait_caught_up(slave(0)));
+    auto r = call(client_, slave(0).port, pull_message_request("RepCG", topic, 0, 3, 32));
+    ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+    ASSERT_EQ(r.value().code, RC::kSuccess) << r.value().remark.value_or("");
+    auto msgs = protocol::decode_messages(r.value().body);
+    ASSERT_TRUE(msgs.is_ok());
+    ASSERT_EQ(msgs.value().size(), after.size());
+    for (size_t i = 0; i < after.size(); ++i) {
+        EXPECT_EQ(msgs.value()[i].body, after[i].body);
+    }
 }
 
 }  // namespace
