@@ -90,6 +90,7 @@ CommitLog::CommitLog(const MessageStoreConfig& config, Clock* clock,
         hints_ = std::make_unique<DispatchHints>();
         slots_ = std::make_unique<PendingPut[]>(kPendingSlots);
         batch_pos_ = std::make_unique<std::vector<uint32_t>[]>(kPendingSlots);
+        commit_stall_ms_for_test_.store(std::max<int64_t>(config.commit_stall_ms_for_test, 0));
     } else {
         // The pre-allocated next segment arrives with its head already faulted in.
         queue_.set_prefault_on_preallocate(
@@ -98,6 +99,15 @@ CommitLog::CommitLog(const MessageStoreConfig& config, Clock* clock,
 }
 
 CommitLog::~CommitLog() { shutdown(); }
+
+void CommitLog::set_commit_stall_for_test(std::chrono::milliseconds stall) {
+    commit_stall_ms_for_test_.store(stall.count());
+    {
+        MutexLock l(commit_mu_);
+        commit_wake_ = true;
+    }
+    commit_cv_.notify_all();
+}
 
 void CommitLog::start() {
     flush_->start();

@@ -171,6 +171,17 @@ public:
     PhysicalOffset reserved_offset() const {
         return ring_ ? PhysicalOffset(reserved_pub_.load()) : max_offset();
     }
+    // Java DefaultMessageStore#isOSPageCacheBusy, for the write buffer: a put has waited
+    // longer than osPageCacheBusyTimeOutMills for space and the commit thread has freed none
+    // since. While true every put is refused with OS_PAGE_CACHE_BUSY before it takes the put
+    // lock. Always false without a write buffer. One relaxed load when not busy; any thread.
+    bool is_os_page_cache_busy() const;
+    // How long (ms) puts have been waiting for write-buffer space (Java lockTimeMills, the
+    // runtime info's pageCacheLockTimeMills); 0 when none waits.
+    int64_t lock_time_millis() const;
+    // Test only: the commit thread sleeps `stall` before each round with bytes to write and no
+    // other thread writes the write buffer (a disk that slow); 0 ends it. Any thread.
+    void set_commit_stall_for_test(std::chrono::milliseconds stall);
     // Commit rounds that wrote something (write buffer only; benchmarks: puts per pwritev).
     int64_t commit_rounds() const { return commit_rounds_.load(std::memory_order_relaxed); }
     // Capacity of the write buffer in bytes (0: puts write through the mapping).
@@ -328,8 +339,9 @@ private:
     // The topicQueueTable entry for `key` (created at 0): the next queue offset.
     [[gnu::always_inline]] inline int64_t& queue_offset_slot_locked(std::string_view key)
         REQUIRES(put_mu_);
-    // Points write_file_ at the segment for records of `total` bytes reserved from `at`;
-    // *gap: the filler before them when they do not fit the rest of the segment at `at`.
+    // Points write_file_ at the segment holding `at`; *gap: the filler before records of
+    // `total` bytes reserved from `at` when they do not fit the rest of that segment (the
+    // caller then moves write_file_ to the next segment, at + *gap).
     // Errors: a segment could not be created.
     [[gnu::always_inline]] inline Status select_ring_segment_locked(int64_t at, int64_t total,
                                                                     int64_t* gap) REQUIRES(put_mu_);
@@ -362,9 +374,13 @@ private:
                                                             int64_t next_queue_offset)
         REQUIRES(put_mu_);
     // Waits (put_mu_ held: puts queue behind) until [.., end) fits the ring and a pending slot
-    // is free. False when the store stopped being writable, no commit thread runs, or the
-    // caller is the commit thread itself (a completion that puts while the ring is full).
-    bool wait_for_ring_space(int64_t end) REQUIRES(put_mu_);
+    // is free. kUnavailable when the store stopped being writable, no commit thread runs, or
+    // the caller is the commit thread itself (a completion that puts while the ring is full).
+    // bounded (puts): kBusy once this put waited osPageCacheBusyTimeOutMills, or at once when
+    // an earlier put did and no space was freed since (is_os_page_cache_busy()). Unbounded
+    // (replicated bytes, truncation): waits until space or kUnavailable.
+    enum class RingSpace { kFree, kUnavailable, kBusy };
+    RingSpace wait_for_ring_space(int64_t end, bool bounded) REQUIRES(put_mu_);
     // Writes `bytes` at log offset `at` == max_offset() straight into the segment files (the
     // ring is drained). Records never span segments; `at` may sit at a segment start.
     Status write_direct_locked(int64_t at, std::string_view bytes) REQUIRES(put_mu_);
@@ -411,6 +427,13 @@ private:
     int64_t write_ring_locked() REQUIRES(commit_round_mu_);
     // A put waiting for ring space writes a chunk itself (try-lock; false when it did not).
     bool help_commit();
+    // Test only: whether a commit stall is set (then only the commit thread writes the ring).
+    bool commit_stalled_for_test() const {
+        return commit_stall_ms_for_test_.load(std::memory_order_relaxed) > 0;
+    }
+    // Commit thread, test only: sleeps out the stall before a round with bytes to write (cut
+    // short by shutdown or by the stall being lifted).
+    void sleep_out_commit_stall_for_test();
     void wake_committer();
     Result<RecoveryResult> recover_from(size_t first_index, bool check_crc);
     // Checks records from files[first_index] on and returns where valid data ends; fills res's
@@ -478,7 +501,12 @@ private:
     std::atomic<bool> space_wanted_{false};
     std::atomic<bool> commit_failed_{false};
     std::atomic<int64_t> commit_rounds_{0};
-    std::atomic<int64_t> last_round_ns_{0};  // steady clock at the end of the last round
+    std::atomic<int64_t> last_round_ns_{0};             // steady clock at the end of the last round
+    std::atomic<int64_t> commit_stall_ms_for_test_{0};  // see set_commit_stall_for_test
+    // Steady-clock ns (clock_->now()) since which puts wait for ring space; 0: none waits.
+    // Set by a waiting put (under put_mu_); cleared when it gets space or when a commit round
+    // frees some. Left set by a put refused after osPageCacheBusyTimeOutMills: the busy state.
+    std::atomic<int64_t> ring_wait_since_ns_{0};
     std::string commit_failure_ GUARDED_BY(commit_round_mu_);
     std::thread committer_;
     // Puts are accepted from open() (SYNC_FLUSH puts made before start() complete once the

@@ -127,6 +127,11 @@ std::optional<PutMessageResult> CommitLog::refuse_put() const {
             PutMessageStatus::kServiceNotAvailable,
             fmt::format("message store is not writeable, flags {:#x}", flags_->flag_bits()));
     }
+    // Java checkStoreStatus: refused before the put lock while the page cache is busy.
+    if (is_os_page_cache_busy()) {
+        return failed(PutMessageStatus::kOsPageCacheBusy,
+                      "CommitLog write buffer full for longer than osPageCacheBusyTimeOutMills");
+    }
     return std::nullopt;
 }
 
@@ -433,9 +438,23 @@ std::optional<PutMessageResult> CommitLog::append_to_ring_locked(
     }
     const auto capacity = static_cast<int64_t>(ring_->capacity());
     const bool fits = gap + total <= capacity;
-    if (!wait_for_ring_space(fits ? at + gap + total : at + capacity)) {
+    const RingSpace space = wait_for_ring_space(fits ? at + gap + total : at + capacity, true);
+    if (space == RingSpace::kBusy) {
+        return failed(PutMessageStatus::kOsPageCacheBusy,
+                      "CommitLog write buffer full for longer than osPageCacheBusyTimeOutMills");
+    }
+    if (space != RingSpace::kFree) {
         return failed(PutMessageStatus::kServiceNotAvailable,
                       "CommitLog write buffer: store is not writeable or not started");
+    }
+    // Only now (the put goes ahead) past END_OF_FILE: a refused put leaves write_file_ at the
+    // segment holding reserved_, where the next put looks for it.
+    if (gap > 0) {
+        auto next = queue_.get_mapped_file_for_write(at + gap);
+        if (!next.is_ok()) {
+            return segment_failed(next.status(), flags_);
+        }
+        write_file_ = std::move(next).value();
     }
     const int64_t store_ts = clock_->wall_millis();
     begin_in_lock_ms_.store(store_ts, std::memory_order_relaxed);  // pageCacheLockTimeMills
@@ -471,15 +490,8 @@ Status CommitLog::select_ring_segment_locked(int64_t at, int64_t total, int64_t*
     }
     const int64_t free = file_size - (at - write_file_->file_from_offset());
     // END_OF_FILE: the rest of the segment becomes a blank filler and the records go to the
-    // next one, which must exist before anything is reserved.
+    // next one, which the caller creates (before anything is reserved) once the put goes ahead.
     *gap = total + kEndFileMinBlankLength <= free ? 0 : free;
-    if (*gap > 0) {
-        auto next = queue_.get_mapped_file_for_write(at + *gap);
-        if (!next.is_ok()) {
-            return next.status();
-        }
-        write_file_ = std::move(next).value();
-    }
     return Status::ok();
 }
 
@@ -601,25 +613,41 @@ void CommitLog::push_put_hint_locked(const SingleRecord& single, const RingPlace
     hints_->end_push();
 }
 
-bool CommitLog::wait_for_ring_space(int64_t end) {
+CommitLog::RingSpace CommitLog::wait_for_ring_space(int64_t end, bool bounded) {
     const auto cap = static_cast<int64_t>(ring_->capacity());
     const uint64_t head = slot_head_.load(std::memory_order_relaxed);
     // Fast path on what was seen free last time: no read of the commit thread's cache lines.
     if (end <= ring_room_end_ && head < slot_room_end_) {
-        return true;
+        return RingSpace::kFree;
     }
     auto full = [&] {
         ring_room_end_ = max_offset_.load() + cap;
         slot_room_end_ = slot_tail_.load() + kPendingSlots;
         return end > ring_room_end_ || head >= slot_room_end_;
     };
+    const int64_t timeout_ns = int64_t{config_.os_page_cache_busy_timeout_ms} * 1'000'000;
+    int64_t waiting_from = 0;  // this put's first wait
     while (full()) {
         if (!flags_->is_writeable() || commit_failed_.load() || !committer_running_.load() ||
             tls_in_commit) {
-            return false;
+            return RingSpace::kUnavailable;
         }
         if (help_commit()) {
             continue;  // wrote part of the ring on this thread; the commit thread completes
+        }
+        if (bounded) {
+            // Java refuses puts once the put lock was held longer than the timeout: a put
+            // holding put_mu_ here holds every other put (and its I/O thread) behind it.
+            const int64_t now = std::max<int64_t>(1, clock_->now().time_since_epoch().count());
+            waiting_from = waiting_from == 0 ? now : waiting_from;
+            int64_t since = ring_wait_since_ns_.load();
+            if (since == 0) {
+                ring_wait_since_ns_.store(waiting_from);
+                since = waiting_from;
+            }
+            if (now - since > timeout_ns) {
+                return RingSpace::kBusy;  // the busy state stays until a round frees space
+            }
         }
         MutexLock l(commit_mu_);
         space_wanted_.store(true);
@@ -629,7 +657,27 @@ bool CommitLog::wait_for_ring_space(int64_t end) {
             space_cv_.wait_for(commit_mu_, std::chrono::milliseconds(1));
         }
     }
-    return true;
+    if (waiting_from != 0) {
+        ring_wait_since_ns_.store(0);
+    }
+    return RingSpace::kFree;
+}
+
+bool CommitLog::is_os_page_cache_busy() const {
+    const int64_t since = ring_wait_since_ns_.load(std::memory_order_relaxed);
+    if (since == 0) {
+        return false;
+    }
+    const int64_t waited = clock_->now().time_since_epoch().count() - since;
+    return waited > int64_t{config_.os_page_cache_busy_timeout_ms} * 1'000'000;
+}
+
+int64_t CommitLog::lock_time_millis() const {
+    const int64_t since = ring_wait_since_ns_.load(std::memory_order_relaxed);
+    if (since == 0) {
+        return 0;
+    }
+    return std::max<int64_t>(0, clock_->now().time_since_epoch().count() - since) / 1'000'000;
 }
 
 Status CommitLog::write_direct_locked(int64_t at, std::string_view bytes) {

@@ -48,7 +48,7 @@ bool CommitLog::help_commit() NO_THREAD_SAFETY_ANALYSIS {
     // A full ring means the commit thread is behind (on a busy machine, often just not
     // scheduled): a waiting put writes the next chunk itself instead of sleeping. Only the
     // write phase: completions (user callbacks) stay on the commit thread, never under put_mu_.
-    if (!commit_round_mu_.try_lock()) {
+    if (commit_stalled_for_test() || !commit_round_mu_.try_lock()) {
         return false;
     }
     const int64_t before = max_offset_.load();
@@ -72,7 +72,7 @@ bool CommitLog::try_commit_inline() NO_THREAD_SAFETY_ANALYSIS {
     // which is what batches many puts into one pwritev.
     const int64_t now = steady_nanos();
     if (now - last_round_ns_.load(std::memory_order_relaxed) < kInlineCommitGapNs ||
-        !commit_round_mu_.try_lock()) {
+        commit_stalled_for_test() || !commit_round_mu_.try_lock()) {
         return false;
     }
     tls_in_commit = true;
@@ -133,6 +133,10 @@ void CommitLog::end_put_batch() {
 }
 
 void CommitLog::commit_deferred() {
+    if (commit_stalled_for_test()) {
+        wake_committer();
+        return;
+    }
     // Waits for a round held elsewhere (the commit thread, another batch, a ring-space helper):
     // rounds are short (one pwritev into the page cache and their completions), and waiting is
     // cheaper than a hand-over to the commit thread. When this returns, every put of the batch
@@ -165,6 +169,7 @@ void CommitLog::run_committer() {
     // other without sleeping, ~1 MiB per pwritev); at a low rate each put wakes this thread,
     // which costs the put a futex wake but no CPU while idle.
     for (;;) {
+        sleep_out_commit_stall_for_test();
         if (commit_once()) {
             continue;
         }
@@ -186,6 +191,18 @@ void CommitLog::run_committer() {
     // Puts waiting for ring space must not wait for a thread that is gone.
     MutexLock l(commit_mu_);
     space_cv_.notify_all();
+}
+
+void CommitLog::sleep_out_commit_stall_for_test() {
+    const int64_t stall_ms = commit_stall_ms_for_test_.load(std::memory_order_relaxed);
+    if (stall_ms <= 0 || reserved_pub_.load() <= max_offset_.load()) {
+        return;
+    }
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(stall_ms);
+    MutexLock l(commit_mu_);
+    while (!commit_stop_ && commit_stalled_for_test() && std::chrono::steady_clock::now() < until) {
+        commit_cv_.wait_until(commit_mu_, until);
+    }
 }
 
 int64_t CommitLog::write_ring_locked() {
@@ -269,6 +286,9 @@ bool CommitLog::commit_round_locked() {
         finish_put(r, p.wait_store_msg_ok, done);
     }
     slot_tail_.store(tail, std::memory_order_release);
+    if (ring_wait_since_ns_.load(std::memory_order_relaxed) != 0) {
+        ring_wait_since_ns_.store(0);  // space was freed: the busy state (if any) ends
+    }
     if (space_wanted_.exchange(false)) {
         MutexLock l(commit_mu_);
         space_cv_.notify_all();

@@ -125,7 +125,8 @@ Status CommitLog::append_data(PhysicalOffset start, std::string_view data, bool 
     if (ring_ != nullptr) {
         // Puts may have left bytes in the ring (a former master): let the commit thread drain it,
         // then write the replicated bytes straight into the segments.
-        if (!wait_for_ring_space(reserved_ + static_cast<int64_t>(ring_->capacity()))) {
+        if (wait_for_ring_space(reserved_ + static_cast<int64_t>(ring_->capacity()), false) !=
+            RingSpace::kFree) {
             return Status::error(Errc::kFailedPrecondition,
                                  "store is not writeable (CommitLog write buffer)");
         }
@@ -180,8 +181,8 @@ Status CommitLog::append_data(PhysicalOffset start, std::string_view data, bool 
 
 Status CommitLog::truncate_to(PhysicalOffset end) {
     MutexLock l(put_mu_);
-    if (ring_ != nullptr &&
-        !wait_for_ring_space(reserved_ + static_cast<int64_t>(ring_->capacity()))) {
+    if (ring_ != nullptr && wait_for_ring_space(reserved_ + static_cast<int64_t>(ring_->capacity()),
+                                                false) != RingSpace::kFree) {
         return Status::error(Errc::kFailedPrecondition,
                              "truncate at {}: the CommitLog write buffer cannot drain", end);
     }

@@ -1075,6 +1075,7 @@ std::map<std::string, std::string> MessageStore::runtime_info() const {
         std::to_string(commit_log_->max_offset().value() - commit_log_->flushed_offset().value());
     m["earliestMessageTimeStamp"] = std::to_string(get_earliest_message_time());
     m["diskFull"] = is_disk_full() ? "true" : "false";
+    m["pageCacheLockTimeMills"] = std::to_string(commit_log_->lock_time_millis());
     return m;
 }
 

@@ -234,6 +234,9 @@ public:
     std::map<std::string, std::string> runtime_info() const;
     StoreStatsService& stats() { return stats_; }
     bool is_disk_full() const { return clean_->is_disk_full(); }
+    // Java isOSPageCacheBusy: puts are being refused with OS_PAGE_CACHE_BUSY (the write buffer
+    // could not drain for osPageCacheBusyTimeOutMills; CommitLog::is_os_page_cache_busy).
+    bool is_os_page_cache_busy() const { return commit_log_->is_os_page_cache_busy(); }
     bool last_exit_ok() const { return last_exit_ok_; }
     const RecoveryResult& recovery_result() const { return recovery_; }
 

@@ -51,7 +51,14 @@ struct MessageStoreConfig {
     bool auto_message_version_on_topic_len = true;  // autoMessageVersionOnTopicLen
     bool enabled_append_prop_crc = false;           // enabledAppendPropCRC (not implemented: ignored)
     bool duplication_enable = false;                // duplicationEnable (keep physical offsets)
-    int32_t os_page_cache_busy_timeout_ms = 1000;   // osPageCacheBusyTimeOutMills
+    // osPageCacheBusyTimeOutMills. Java: the put lock held longer than this marks the page
+    // cache busy. Here: a put waiting this long for write-buffer space is refused with
+    // OS_PAGE_CACHE_BUSY, and so is every put after it until the commit thread frees space.
+    int32_t os_page_cache_busy_timeout_ms = 1000;
+    // Test only (testOnlyCommitStallMillis, no Java key): the commit thread sleeps this long
+    // before each round that has bytes to write, and no other thread writes the write buffer,
+    // as if the disk took that long per write. 0 (the default) in production.
+    int64_t commit_stall_ms_for_test = 0;
     // --- ConsumeQueue, index, dispatch, get path, retention (storequeue) ---
     int32_t max_hash_slot_num = 5000000;            // maxHashSlotNum
     int32_t max_index_num = 5000000 * 4;            // maxIndexNum

@@ -97,6 +97,16 @@ void register_store_config(ConfigRegistry& r, store::MessageStoreConfig* c) {
                 c->commit_log_write_buffer_bytes,
                 "CommitLog write buffer bytes (Comet; 0 = write through the mapping)")
         .non_negative();
+    r.add_int("osPageCacheBusyTimeOutMills", &c->os_page_cache_busy_timeout_ms,
+              c->os_page_cache_busy_timeout_ms,
+              "a put waiting this long for CommitLog write-buffer space is refused "
+              "(SYSTEM_BUSY [PC_SYNCHRONIZED]), and so are later ones until space frees (ms)")
+        .non_negative();
+    r.add_int64("testOnlyCommitStallMillis", &c->commit_stall_ms_for_test,
+                c->commit_stall_ms_for_test,
+                "TESTS ONLY: the CommitLog commit thread sleeps this long before each write, "
+                "as on a stalled disk (0: off)")
+        .non_negative();
     r.add_int("maxHashSlotNum", &c->max_hash_slot_num, c->max_hash_slot_num,
               "index file hash slots")
         .positive();
@@ -168,6 +178,10 @@ Result<store::MessageStoreConfig> make_store_config(const BrokerConfig& config,
             }
         } else if (k == "warmMapedFileEnable") {
             COMET_RETURN_IF_ERROR(parse_bool(k, v, &c.warm_mapped_file_enable));
+        } else if (k == "osPageCacheBusyTimeOutMills") {
+            COMET_RETURN_IF_ERROR(parse_num(k, v, &c.os_page_cache_busy_timeout_ms));
+        } else if (k == "testOnlyCommitStallMillis") {
+            COMET_RETURN_IF_ERROR(parse_num(k, v, &c.commit_stall_ms_for_test));
         } else if (k == "commitLogZeroFill") {
             c.commit_log_zero_fill = v;
         } else if (k == "commitLogWriteBufferSize") {

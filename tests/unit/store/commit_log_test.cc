@@ -673,6 +673,67 @@ TEST_F(CommitLogTest, WriteBufferWriteFailureMakesStoreReadOnly) {
     log->shutdown();  // returns: nothing waits for the failed commit
 }
 
+// A write buffer that cannot drain (the commit thread stalled, as on a disk that stopped
+// taking writes) refuses puts with OS_PAGE_CACHE_BUSY once one has waited
+// osPageCacheBusyTimeOutMills for space, and refuses the next ones at once, instead of holding
+// the putting thread (a server I/O thread) until the disk comes back. Once the commit thread
+// frees space, puts are accepted again and every queued put completes PUT_OK.
+TEST_F(CommitLogTest, FullWriteBufferRefusesPutsAsPageCacheBusyInsteadOfWaiting) {
+    auto cfg = config(dir_.path());
+    cfg.commit_log_write_buffer_bytes = 64 * 1024;  // the minimum
+    cfg.os_page_cache_busy_timeout_ms = 100;
+    auto log = open_log(cfg);
+    log->set_commit_stall_for_test(std::chrono::minutes(10));
+    constexpr int kPuts = 120;  // 1 KiB bodies: about twice what the buffer holds
+    std::mutex mu;
+    std::map<PutMessageStatus, int> outcomes;
+    std::atomic<int> returned{0};
+    std::thread putter([&] {
+        for (int i = 0; i < kPuts; ++i) {
+            log->put_message(sample_message("Busy", 0, std::string(1024, 'b')),
+                             [&](PutMessageResult&& r) {
+                                 std::lock_guard<std::mutex> l(mu);
+                                 ++outcomes[r.status];
+                             });
+            returned.fetch_add(1);
+        }
+    });
+    // Time moves only here: the put waiting for space sees 10 ms per step (bounded loop).
+    for (int step = 0; step < 2000 && returned.load() < kPuts; ++step) {
+        clock_.advance(std::chrono::milliseconds(10));
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    const int returned_while_stalled = returned.load();
+    const bool busy_while_stalled = log->is_os_page_cache_busy();
+    log->set_commit_stall_for_test(std::chrono::milliseconds(0));  // lets a hung put go on
+    putter.join();
+    EXPECT_EQ(returned_while_stalled, kPuts) << "puts blocked on a full write buffer";
+    EXPECT_TRUE(busy_while_stalled);
+    for (int i = 0; i < 500 && log->is_os_page_cache_busy(); ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    EXPECT_FALSE(log->is_os_page_cache_busy());
+    const PutMessageResult after = put(*log, sample_message("Busy", 0, "after the stall"));
+    EXPECT_TRUE(after.ok()) << put_message_status_name(after.status) << ": " << after.remark;
+    auto completed = [&] {
+        std::lock_guard<std::mutex> l(mu);
+        int n = 0;
+        for (const auto& [status, count] : outcomes) {
+            n += count;
+        }
+        return n;
+    };
+    for (int i = 0; i < 500 && completed() < kPuts; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    std::lock_guard<std::mutex> l(mu);
+    EXPECT_GT(outcomes[PutMessageStatus::kOsPageCacheBusy], 0);
+    EXPECT_GT(outcomes[PutMessageStatus::kPutOk], 0);
+    EXPECT_EQ(outcomes[PutMessageStatus::kOsPageCacheBusy] + outcomes[PutMessageStatus::kPutOk],
+              kPuts);
+    log->shutdown();
+}
+
 // A server's read batch with defer_notify: the puts complete by end_put_batch() (their replies
 // are written then) but the append listener (the dispatch thread's wake-up) runs on this thread
 // only at after_put_batch_written(), once, with the batch's end. Without defer_notify it runs
