@@ -116,6 +116,14 @@ const ConnectionPtr& Responder::connection() const {
     return state_->conn;
 }
 
+void QueuedRequest::operator()() { run_processor(*processor, conn, std::move(request), respond); }
+
+void QueuedRequest::reject(std::function<void()>& task, int32_t code, const std::string& remark) {
+    if (QueuedRequest* q = task.target<QueuedRequest>()) {
+        q->respond.respond(code, remark);
+    }
+}
+
 std::shared_ptr<RequestProcessor> make_processor(FunctionProcessor::Fn fn) {
     return std::make_shared<FunctionProcessor>(std::move(fn));
 }
@@ -166,9 +174,7 @@ void ProcessorTable::dispatch(const ConnectionPtr& conn, protocol::RemotingComma
     }
     request.own_body();  // the executor runs it after the read buffer has moved on
     bool queued = entry->executor->execute(
-        [processor = entry->processor, conn, request = std::move(request), respond]() mutable {
-            run_processor(*processor, conn, std::move(request), respond);
-        });
+        QueuedRequest{entry->processor, conn, std::move(request), respond}, &QueuedRequest::reject);
     if (!queued) {
         respond.respond(kSystemBusy, "[OVERLOAD]system busy, start flow control for a while");
     }

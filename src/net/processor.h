@@ -102,6 +102,18 @@ public:
     virtual bool reject_request() const { return false; }
 };
 
+// A request queued on its processor's executor: running it calls the processor; the executor's
+// fast failure (ThreadPoolExecutor::take_head_if_waited) may instead answer it through reject.
+struct QueuedRequest {
+    std::shared_ptr<RequestProcessor> processor;
+    ConnectionPtr conn;
+    protocol::RemotingCommand request;
+    Responder respond;
+    void operator()();
+    // ThreadPoolExecutor::Reject for a task holding a QueuedRequest: answers `code` / `remark`.
+    static void reject(std::function<void()>& task, int32_t code, const std::string& remark);
+};
+
 // Adapts a lambda to RequestProcessor.
 class FunctionProcessor final : public RequestProcessor {
 public:

@@ -26,16 +26,45 @@ ThreadPoolExecutor::ThreadPoolExecutor(std::string name, size_t threads, size_t 
 
 ThreadPoolExecutor::~ThreadPoolExecutor() { shutdown(); }
 
-bool ThreadPoolExecutor::execute(std::function<void()> task) {
+bool ThreadPoolExecutor::execute(std::function<void()> task, Reject reject) {
+    const SteadyTime now = std::chrono::steady_clock::now();  // outside the lock
     {
         MutexLock lock(mu_);
         if (stopping_ || tasks_.size() >= capacity_) {
             return false;
         }
-        tasks_.push_back(std::move(task));
+        tasks_.push_back(Queued{std::move(task), reject, now});
     }
     cv_.notify_one();
     return true;
+}
+
+std::optional<ThreadPoolExecutor::TakenBack> ThreadPoolExecutor::take_head_if_waited(
+    std::chrono::milliseconds max_wait, SteadyTime now) {
+    MutexLock lock(mu_);
+    if (tasks_.empty() || tasks_.front().reject == nullptr) {
+        return std::nullopt;
+    }
+    const auto waited =
+        std::chrono::duration_cast<std::chrono::milliseconds>(now - tasks_.front().enqueued);
+    if (waited < max_wait) {
+        return std::nullopt;
+    }
+    TakenBack out{std::move(tasks_.front().task), tasks_.front().reject,
+                  std::max(waited, std::chrono::milliseconds(0)), 0};
+    tasks_.pop_front();
+    out.left = tasks_.size();
+    return out;
+}
+
+std::chrono::milliseconds ThreadPoolExecutor::head_wait(SteadyTime now) const {
+    MutexLock lock(mu_);
+    if (tasks_.empty()) {
+        return std::chrono::milliseconds(0);
+    }
+    return std::max(
+        std::chrono::milliseconds(0),
+        std::chrono::duration_cast<std::chrono::milliseconds>(now - tasks_.front().enqueued));
 }
 
 void ThreadPoolExecutor::shutdown() {
@@ -71,7 +100,7 @@ void ThreadPoolExecutor::run(size_t index) {
             mu_.unlock();
             return;  // stopping and drained
         }
-        task = std::move(tasks_.front());
+        task = std::move(tasks_.front().task);
         tasks_.pop_front();
         mu_.unlock();
         task();
