@@ -348,7 +348,13 @@ Status BrokerController::init_cluster_links(const BrokerConfig& cfg) {
     if (acting_->enable_slave_acting_master()) {
         replication_->set_alive_replica_fn(acting_->alive_replica_fn());
     }
-    ctx_.extra_runtime_info = [this] { return acting_->runtime_info(); };
+    ctx_.extra_runtime_info = [this] {
+        std::map<std::string, std::string> table = acting_->runtime_info();
+        if (fast_failure_ != nullptr) {  // the executor queues (sizes, capacities, head waits)
+            fast_failure_->add_runtime_info(&table, std::chrono::steady_clock::now());
+        }
+        return table;
+    };
     escape_ = std::make_unique<EscapeBridge>(
         cfg.broker_name,
         EscapeBridge::remote_network(
@@ -421,6 +427,9 @@ Status BrokerController::start() {
                      reg.message());
     }
     acting_->start();
+    if (fast_failure_ != nullptr) {
+        fast_failure_->start();
+    }
     {
         MutexLock l(mu_);
         stopping_ = false;
@@ -733,6 +742,9 @@ void BrokerController::shutdown() {
     cv_.notify_all();
     if (scheduler_.joinable()) {
         scheduler_.join();
+    }
+    if (fast_failure_) {
+        fast_failure_->shutdown();  // before the executors it answers for
     }
     if (replicas_manager_) {
         replicas_manager_->shutdown();  // no role change while the broker stops

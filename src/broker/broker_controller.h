@@ -26,6 +26,7 @@
 #include "broker/controller/controller_link.h"
 #include "broker/controller/controller_store.h"
 #include "broker/controller/replicas_manager.h"
+#include "broker/processor/broker_fast_failure.h"
 #include "broker/processor/broker_processors.h"
 #include "broker/processor/client_admin_processor.h"
 #include "broker/processor/reply_message_processor.h"
@@ -213,6 +214,7 @@ private:
     std::unique_ptr<ClientAdminProcessor> client_admin_;
     std::unique_ptr<ReplyMessageProcessor> reply_;
     std::shared_ptr<net::ThreadPoolExecutor> pull_executor_;
+    std::unique_ptr<BrokerFastFailure> fast_failure_;  // over the executors' queues
     std::unique_ptr<net::RemotingServer> server_;
     SharedServices shared_;
     std::unique_ptr<net::RemotingClient> own_namesrv_client_;  // null with a shared client

@@ -36,6 +36,7 @@ struct BrokerController::Executors {
     std::shared_ptr<net::ThreadPoolExecutor> consumer;
     std::shared_ptr<net::ThreadPoolExecutor> query;
     std::shared_ptr<net::ThreadPoolExecutor> admin;
+    std::shared_ptr<net::ThreadPoolExecutor> end_transaction;
 };
 
 namespace {
@@ -89,9 +90,8 @@ std::vector<BrokerController::RequestRoute> BrokerController::request_table(cons
          kInline,
          /*borrows_body=*/true},
         {{Req::kConsumerSendMsgBack}, send, ex.send},
-        // Java runs END_TRANSACTION on its own endTransactionExecutor; here it shares the
-        // SendMessage executor (it waits for the store).
-        {{Req::kEndTransaction}, wrap(end_transaction_.get()), ex.send},
+        // Its own executor, as Java's endTransactionExecutor (waitTimeMillsInTransactionQueue).
+        {{Req::kEndTransaction}, wrap(end_transaction_.get()), ex.end_transaction},
         {{Req::kSendReplyMessage, Req::kSendReplyMessageV2}, wrap(reply_.get()), ex.send},
         // LITE_PULL_MESSAGE (361): RocketMQ 4.9.8 answers it exactly as PULL_MESSAGE.
         {{Req::kPullMessage, Req::kLitePullMessage}, wrap(pull_.get()), ex.pull},
@@ -122,15 +122,26 @@ std::vector<BrokerController::RequestRoute> BrokerController::request_table(cons
 BrokerController::Executors BrokerController::create_executors() {
     const BrokerConfig cfg = config_.get();
     Executors ex;
-    ex.send = std::make_shared<net::ThreadPoolExecutor>(
-        "SendMessage", static_cast<size_t>(std::max(1, cfg.send_message_thread_pool_nums)), 10000);
-    pull_executor_ = std::make_shared<net::ThreadPoolExecutor>(
-        "PullMessage", static_cast<size_t>(std::max(1, cfg.pull_message_thread_pool_nums)), 100000);
+    auto pool = [](const char* name, int32_t threads, int32_t capacity) {
+        return std::make_shared<net::ThreadPoolExecutor>(
+            name, static_cast<size_t>(std::max(1, threads)),
+            static_cast<size_t>(std::max(1, capacity)));
+    };
+    ex.send =
+        pool("SendMessage", cfg.send_message_thread_pool_nums, cfg.send_thread_pool_queue_capacity);
+    pull_executor_ =
+        pool("PullMessage", cfg.pull_message_thread_pool_nums, cfg.pull_thread_pool_queue_capacity);
     ex.pull = pull_executor_;
-    ex.client = std::make_shared<net::ThreadPoolExecutor>("ClientManage", 2, 50000);
-    ex.consumer = std::make_shared<net::ThreadPoolExecutor>("ConsumerManage", 2, 50000);
-    ex.query = std::make_shared<net::ThreadPoolExecutor>("QueryMessage", 2, 20000);
-    ex.admin = std::make_shared<net::ThreadPoolExecutor>("AdminBroker", 1, 10000);
+    // Java's heartbeat executor (HEART_BEAT; here also UNREGISTER_CLIENT, CHECK_CLIENT_CONFIG).
+    ex.client = pool("ClientManage", 2, cfg.heartbeat_thread_pool_queue_capacity);
+    ex.consumer = pool("ConsumerManage", 2, cfg.consumer_manager_thread_pool_queue_capacity);
+    ex.query = pool("QueryMessage", 2, cfg.query_thread_pool_queue_capacity);
+    ex.admin = pool("AdminBroker", 1, 10000);
+    ex.end_transaction = pool("EndTransaction", cfg.end_transaction_thread_pool_nums,
+                              cfg.end_transaction_pool_queue_capacity);
+    fast_failure_ = std::make_unique<BrokerFastFailure>(
+        BrokerFastFailure::Queues{ex.send, ex.pull, ex.client, ex.end_transaction, ex.query},
+        &config_, [this] { return store_->store().is_os_page_cache_busy(); });
     std::weak_ptr<net::ThreadPoolExecutor> weak_pull = pull_executor_;
     ctx_.run_on_pull_executor = [weak_pull](std::function<void()> task) {
         if (auto exec = weak_pull.lock()) {
@@ -168,6 +179,13 @@ std::shared_ptr<net::RequestProcessor> BrokerController::send_inline_processor(
                                                        protocol::RemotingCommand req,
                                                        net::Responder responder) {
         track_channel(conn);
+        // Java SendMessageProcessor#rejectRequest: refused before any work while the page
+        // cache is busy (one relaxed load when it is not).
+        if (store_->store().is_os_page_cache_busy()) {
+            responder.respond(net::kSystemBusy,
+                              "[REJECTREQUEST]system busy, start flow control for a while");
+            return;
+        }
         // Answers through the Responder, with the response by reference (issue 16).
         SendReply reply = [responder](protocol::RemotingCommand& resp) { responder.answer(resp); };
         // One context per I/O thread, its address string reused (a peer's "ip:port" is
@@ -182,18 +200,9 @@ std::shared_ptr<net::RequestProcessor> BrokerController::send_inline_processor(
             return;
         }
         req.own_body();  // the executor runs it after the read buffer has moved on
-        const bool queued =
-            send_exec->execute([send, conn, req = std::move(req), responder]() mutable {
-                try {
-                    send->process(conn, std::move(req), responder);
-                } catch (const std::exception& e) {
-                    spdlog::error("broker: send from {} threw: {}", conn->remote_address(),
-                                  e.what());
-                    if (!responder.answered()) {
-                        responder.respond(net::kSystemError, e.what());
-                    }
-                }
-            });
+        // Queued as any executor request: BrokerFastFailure may answer it instead.
+        const bool queued = send_exec->execute(
+            net::QueuedRequest{send, conn, std::move(req), responder}, &net::QueuedRequest::reject);
         if (!queued) {
             responder.respond(net::kSystemBusy,
                               "[OVERLOAD]system busy, start flow control for a while");

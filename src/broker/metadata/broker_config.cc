@@ -21,8 +21,32 @@ struct Entry {
     Field field;
 };
 
+// `fields` followed by the executor-queue and fast-failure keys (Java BrokerConfig).
+std::vector<Entry> with_queue_fields(std::vector<Entry> fields) {
+    fields.insert(
+        fields.end(),
+        {
+            {"sendThreadPoolQueueCapacity", &BrokerConfig::send_thread_pool_queue_capacity},
+            {"pullThreadPoolQueueCapacity", &BrokerConfig::pull_thread_pool_queue_capacity},
+            {"queryThreadPoolQueueCapacity", &BrokerConfig::query_thread_pool_queue_capacity},
+            {"heartbeatThreadPoolQueueCapacity",
+             &BrokerConfig::heartbeat_thread_pool_queue_capacity},
+            {"consumerManagerThreadPoolQueueCapacity",
+             &BrokerConfig::consumer_manager_thread_pool_queue_capacity},
+            {"endTransactionPoolQueueCapacity", &BrokerConfig::end_transaction_pool_queue_capacity},
+            {"endTransactionThreadPoolNums", &BrokerConfig::end_transaction_thread_pool_nums},
+            {"brokerFastFailureEnable", &BrokerConfig::broker_fast_failure_enable},
+            {"waitTimeMillsInSendQueue", &BrokerConfig::wait_time_mills_in_send_queue},
+            {"waitTimeMillsInPullQueue", &BrokerConfig::wait_time_mills_in_pull_queue},
+            {"waitTimeMillsInHeartbeatQueue", &BrokerConfig::wait_time_mills_in_heartbeat_queue},
+            {"waitTimeMillsInTransactionQueue",
+             &BrokerConfig::wait_time_mills_in_transaction_queue},
+        });
+    return fields;
+}
+
 const std::vector<Entry>& fields() {
-    static const std::vector<Entry> kFields = {
+    static const std::vector<Entry> kFields = with_queue_fields({
         {"brokerClusterName", &BrokerConfig::broker_cluster_name},
         {"brokerName", &BrokerConfig::broker_name},
         {"brokerId", &BrokerConfig::broker_id},
@@ -118,7 +142,7 @@ const std::vector<Entry>& fields() {
         {"metricsExporterType", &BrokerConfig::metrics_exporter_type},
         {"metricsPromExporterPort", &BrokerConfig::metrics_prom_exporter_port},
         {"metricsPromExporterHost", &BrokerConfig::metrics_prom_exporter_host},
-    };
+    });
     return kFields;
 }
 
@@ -338,6 +362,17 @@ Status BrokerConfig::validate() const {
     if (server_selector_threads < 0 || server_selector_threads > 1024) {
         return Status::error(Errc::kInvalidArgument, "serverSelectorThreads {} out of range 0..1024",
                              server_selector_threads);
+    }
+    for (const int32_t capacity :
+         {send_thread_pool_queue_capacity, pull_thread_pool_queue_capacity,
+          query_thread_pool_queue_capacity, heartbeat_thread_pool_queue_capacity,
+          consumer_manager_thread_pool_queue_capacity, end_transaction_pool_queue_capacity,
+          end_transaction_thread_pool_nums}) {
+        if (capacity < 1) {
+            return Status::error(Errc::kInvalidArgument,
+                                 "thread pool sizes and queue capacities must be >= 1, got {}",
+                                 capacity);
+        }
     }
     COMET_RETURN_IF_ERROR(metrics_config().validate());
     if (broker_name.empty()) {

@@ -83,6 +83,26 @@ struct BrokerConfig {
     int32_t max_transfer_bytes = 256 * 1024;             // maxTransferBytesOnMessageInMemory
     int32_t send_message_thread_pool_nums = 4;           // sendMessageThreadPoolNums
     int32_t pull_message_thread_pool_nums = 4;           // pullMessageThreadPoolNums
+    // Executor queues (Java BrokerConfig, same names and defaults): a request finding its
+    // queue full is answered SYSTEM_BUSY "[OVERLOAD]...". Sends normally run inline (decision
+    // 019): the send queue holds only those that need an executor. Comet's ClientManage
+    // executor is Java's heartbeat executor (it also takes UNREGISTER_CLIENT, CHECK_CLIENT_CONFIG).
+    int32_t send_thread_pool_queue_capacity = 10000;       // sendThreadPoolQueueCapacity
+    int32_t pull_thread_pool_queue_capacity = 100000;      // pullThreadPoolQueueCapacity
+    int32_t query_thread_pool_queue_capacity = 20000;      // queryThreadPoolQueueCapacity
+    int32_t heartbeat_thread_pool_queue_capacity = 50000;  // heartbeatThreadPoolQueueCapacity
+    // consumerManagerThreadPoolQueueCapacity
+    int32_t consumer_manager_thread_pool_queue_capacity = 1000000;
+    int32_t end_transaction_pool_queue_capacity = 100000;  // endTransactionPoolQueueCapacity
+    int32_t end_transaction_thread_pool_nums = 8;  // endTransactionThreadPoolNums (Java 8+2/core)
+    // Fast failure (Java BrokerFastFailure, every 10 ms): while the page cache is busy the send
+    // queue is answered SYSTEM_BUSY "[PCBUSY_CLEAN_QUEUE]..."; a request that waited in its
+    // queue this long is answered "[TIMEOUT_CLEAN_QUEUE]..." instead of run.
+    bool broker_fast_failure_enable = true;               // brokerFastFailureEnable
+    int64_t wait_time_mills_in_send_queue = 200;          // waitTimeMillsInSendQueue
+    int64_t wait_time_mills_in_pull_queue = 5000;         // waitTimeMillsInPullQueue
+    int64_t wait_time_mills_in_heartbeat_queue = 31000;   // waitTimeMillsInHeartbeatQueue
+    int64_t wait_time_mills_in_transaction_queue = 3000;  // waitTimeMillsInTransactionQueue
     // Network I/O threads, which also run sends to completion (decision 019). 0: one per core
     // (differs: RocketMQ's default is 3).
     int32_t server_selector_threads = 0;                 // serverSelectorThreads
