@@ -696,7 +696,12 @@ private:
     // True for SEND_OK; a reply with another status is counted in `statuses_` (logged once).
     bool accept(const Result<SendStatus>& r, int64_t n) {
         if (!r.is_ok()) {
-            spdlog::warn("send failed: {}", r.status().to_string());
+            // Once, then only counted: a broker under back-pressure refuses (SYSTEM_BUSY) many
+            // sends a second, and a log line each would slow the completions' I/O thread.
+            if (!failure_logged_.exchange(true)) {
+                spdlog::warn("send failed (further failures only counted): {}",
+                             r.status().to_string());
+            }
             return false;
         }
         if (r.value() == SendStatus::kSendOk) {
@@ -785,6 +790,7 @@ private:
     Stats stats_;
     StatusCounts statuses_;
     std::atomic<bool> status_logged_{false};
+    std::atomic<bool> failure_logged_{false};
     std::atomic<int64_t> remaining_;
     std::atomic<uint64_t> key_seq_{0};
     const std::string body_;
