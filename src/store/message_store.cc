@@ -1069,13 +1069,15 @@ std::map<std::string, std::string> MessageStore::runtime_info() const {
     m["commitLogMinOffset"] = std::to_string(commit_log_->min_offset().value());
     m["commitLogMaxOffset"] = std::to_string(commit_log_->max_offset().value());
     m["dispatchBehindBytes"] = std::to_string(reput_->behind());
-    m["pageCacheLockTimeMills"] = std::to_string(commit_log_->lock_time_ms());
+    // The append in the put lock (Java lockTimeMills), or a put waiting for write-buffer space,
+    // whichever has waited longer: both are a stalled page cache to an operator.
+    m["pageCacheLockTimeMills"] =
+        std::to_string(std::max(commit_log_->lock_time_ms(), commit_log_->lock_time_millis()));
     m["dispatchedOffset"] = std::to_string(reput_->reput_from_offset().value());
     m["remainHowManyDataToFlush"] =
         std::to_string(commit_log_->max_offset().value() - commit_log_->flushed_offset().value());
     m["earliestMessageTimeStamp"] = std::to_string(get_earliest_message_time());
     m["diskFull"] = is_disk_full() ? "true" : "false";
-    m["pageCacheLockTimeMills"] = std::to_string(commit_log_->lock_time_millis());
     return m;
 }
 

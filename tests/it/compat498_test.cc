@@ -286,9 +286,7 @@ TEST_F(Compat498It, QueryConsumerOffsetOfNewGroupDependsOnMemoryRatio) {
 // with StoreStatsService#getRuntimeInfo, AdminBrokerProcessor#prepareRuntimeInfo of tag
 // rocketmq-all-4.9.8). Not listed: remainHowManyDataToCommit (4.9.8 reports it only with
 // transientStorePoolEnable, which Comet does not have), scheduleMessageOffset_<level> (once a
-// level delivered; StatsIt checks it) and the executors' queue keys (send/pull/query
-// ThreadPoolQueueSize/Capacity/HeadWaitTimeMills, EndTransactionQueueSize,
-// EndTransactionThreadPoolQueueCapacity), which come with the executors' queue accounting.
+// level delivered; StatsIt checks it).
 TEST_F(Compat498It, RuntimeInfoHasEveryKeyOf498) {
     static constexpr const char* kKeys498[] = {
         // StoreStatsService#getRuntimeInfo
@@ -304,7 +302,13 @@ TEST_F(Compat498It, RuntimeInfoHasEveryKeyOf498) {
         "msgPutTotalTodayMorning", "msgPutTotalTodayNow", "msgGetTotalYesterdayMorning",
         "msgGetTotalTodayMorning", "msgGetTotalTodayNow", "dispatchBehindBytes",
         "pageCacheLockTimeMills", "earliestMessageTimeStamp", "startAcceptSendRequestTimeStamp",
-        "remainTransientStoreBufferNumbs", "remainHowManyDataToFlush", "commitLogDirCapacity"};
+        "remainTransientStoreBufferNumbs", "remainHowManyDataToFlush", "commitLogDirCapacity",
+        "sendThreadPoolQueueSize", "sendThreadPoolQueueCapacity",
+        "sendThreadPoolQueueHeadWaitTimeMills", "pullThreadPoolQueueSize",
+        "pullThreadPoolQueueCapacity", "pullThreadPoolQueueHeadWaitTimeMills",
+        "queryThreadPoolQueueSize", "queryThreadPoolQueueCapacity",
+        "queryThreadPoolQueueHeadWaitTimeMills", "EndTransactionQueueSize",
+        "EndTransactionThreadPoolQueueCapacity"};
     ASSERT_EQ(on_broker(create_topic_request("RtTopic", 1)).code, RC::kSuccess);
     send_and_wait("RtTopic", 0, 1);
     auto info = runtime_info(client_, broker_port_);
@@ -323,6 +327,9 @@ TEST_F(Compat498It, RuntimeInfoHasEveryKeyOf498) {
     const std::string& flush = (*info)["remainHowManyDataToFlush"];
     EXPECT_TRUE(flush.ends_with(" B") || flush.ends_with("iB")) << flush;
     EXPECT_EQ(info->count("remainHowManyDataToCommit"), 0u);
+    // The queue capacities are the configured ones (4.9.8's defaults), not constants.
+    EXPECT_EQ((*info)["sendThreadPoolQueueCapacity"], "10000");
+    EXPECT_EQ((*info)["pullThreadPoolQueueCapacity"], "100000");
 }
 
 // 4.9.8 answers a request in the ROCKETMQ binary header in that header (captured: 0140 -> 0141,

@@ -712,8 +712,6 @@ void AdminBrokerProcessor::runtime_info(const RequestContext& /*rc*/, const Remo
     table["startAcceptSendRequestTimeStamp"] =
         std::to_string(cfg.start_accept_send_request_time_stamp);
     table["bootTimestamp"] = std::to_string(ctx_.stats->start_millis.load());
-    table["sendThreadPoolQueueCapacity"] = "10000";
-    table["pullThreadPoolQueueCapacity"] = "100000";
     table["pullSuspendedTotal"] = std::to_string(ctx_.stats->pulls_suspended.load());
     table["pullRequestsHeld"] = std::to_string(ctx_.holds->held_count());
     table["brokerRole"] = cfg.broker_role;
