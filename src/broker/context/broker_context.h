@@ -53,7 +53,6 @@ public:
     // Applies properties; on error nothing changes.
     Status update(const std::map<std::string, std::string>& props) {
         MutexLock l(mu_);
-        COMET_RETURN_IF_ERROR(config_->check_runtime_update(props));
         BrokerConfig next = *config_;
         COMET_RETURN_IF_ERROR(next.apply(props));
         COMET_RETURN_IF_ERROR(next.validate());
