@@ -747,24 +747,11 @@ TEST_F(BrokerIt, ReplyMessageIsPushedToTheRequester) {
     ASSERT_EQ(must(call(requester, broker_port_, request(Req::kHeartBeat, {}, hb))).code,
               RC::kSuccess);
     auto reply_req = [&](const std::string& to_client) {
-        protocol::MessageProperties p;
-        p.set("CORRELATION_ID", "corr-1");
+        std::map<std::string, std::string> props = {{"CORRELATION_ID", "corr-1"}};
         if (!to_client.empty()) {
-            p.set("REPLY_TO_CLIENT", to_client);
+            props.emplace("REPLY_TO_CLIENT", to_client);
         }
-        return request(Req::kSendReplyMessageV2,
-                       {{"a", "ReplierPG"},
-                        {"b", "ReplyTopic"},
-                        {"c", "TBW102"},
-                        {"d", "4"},
-                        {"e", "0"},
-                        {"f", "0"},
-                        {"g", "1700000000000"},
-                        {"h", "0"},
-                        {"i", protocol::message_properties_to_string(p)},
-                        {"j", "0"},
-                        {"k", "false"}},
-                       "the answer");
+        return reply_message_request("ReplyTopic", "the answer", std::move(props));
     };
     auto ok = must(call(client_, broker_port_, reply_req("127.0.0.1@req")));
     ASSERT_EQ(ok.code, RC::kSuccess) << ok.remark.value_or("");

@@ -403,27 +403,49 @@ bool eventually(const std::function<bool()>& fn, milliseconds timeout) {
     }
 }
 
-protocol::RemotingCommand send_message_request(const std::string& topic, const std::string& body,
-                                               int queue,
-                                               std::map<std::string, std::string> props) {
+namespace {
+
+// SEND_MESSAGE_V2's header (RocketMQ 4.9 SendMessageRequestHeaderV2 field names a..m), which
+// SEND_REPLY_MESSAGE_V2 shares; `batch` adds m=false as a Java producer sends it.
+protocol::RemotingCommand send_v2_request(int32_t code, const std::string& group,
+                                          const std::string& topic, const std::string& body,
+                                          int queue,
+                                          const std::map<std::string, std::string>& props,
+                                          bool batch) {
     protocol::MessageProperties p;
     for (const auto& [k, v] : props) {
         p.set(k, v);
     }
-    return request(protocol::RequestCode::kSendMessageV2,
-                   {{"a", "PG"},
-                    {"b", topic},
-                    {"c", "TBW102"},
-                    {"d", "4"},
-                    {"e", std::to_string(queue)},
-                    {"f", "0"},
-                    {"g", "1700000000000"},
-                    {"h", "0"},
-                    {"i", protocol::message_properties_to_string(p)},
-                    {"j", "0"},
-                    {"k", "false"},
-                    {"m", "false"}},
-                   body);
+    std::map<std::string, std::string> ext = {{"a", group},
+                                              {"b", topic},
+                                              {"c", "TBW102"},
+                                              {"d", "4"},
+                                              {"e", std::to_string(queue)},
+                                              {"f", "0"},
+                                              {"g", "1700000000000"},
+                                              {"h", "0"},
+                                              {"i", protocol::message_properties_to_string(p)},
+                                              {"j", "0"},
+                                              {"k", "false"}};
+    if (batch) {
+        ext.emplace("m", "false");
+    }
+    return request(code, std::move(ext), body);
+}
+
+}  // namespace
+
+protocol::RemotingCommand send_message_request(const std::string& topic, const std::string& body,
+                                               int queue,
+                                               std::map<std::string, std::string> props) {
+    return send_v2_request(protocol::RequestCode::kSendMessageV2, "PG", topic, body, queue, props,
+                           true);
+}
+
+protocol::RemotingCommand reply_message_request(const std::string& topic, const std::string& body,
+                                                std::map<std::string, std::string> props) {
+    return send_v2_request(protocol::RequestCode::kSendReplyMessageV2, "ReplierPG", topic, body, 0,
+                           props, false);
 }
 
 protocol::RemotingCommand pull_message_request(const std::string& group, const std::string& topic,

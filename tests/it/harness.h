@@ -127,6 +127,10 @@ bool eventually(const std::function<bool()>& fn, milliseconds timeout);
 protocol::RemotingCommand send_message_request(const std::string& topic, const std::string& body,
                                                int queue = 0,
                                                std::map<std::string, std::string> props = {});
+// SEND_REPLY_MESSAGE_V2 from producer group "ReplierPG" to queue 0 (the reply's properties, e.g.
+// CORRELATION_ID and REPLY_TO_CLIENT, in `props`).
+protocol::RemotingCommand reply_message_request(const std::string& topic, const std::string& body,
+                                                std::map<std::string, std::string> props);
 // PULL_MESSAGE with its subscription ("*"), no commit, no suspension (sysFlag 4).
 protocol::RemotingCommand pull_message_request(const std::string& group, const std::string& topic,
                                                int queue, int64_t offset, int max_nums = 32);

@@ -154,6 +154,33 @@ protected:
         return call(client_, n.port, send_message_request(topic, body, queue), 10s);
     }
 
+    // Sends to the master every 100 ms while its slaves are silent, until one answer is
+    // SLAVE_NOT_AVAILABLE or `limit` since `since`; every answer must be FLUSH_SLAVE_TIMEOUT or
+    // SLAVE_NOT_AVAILABLE (never SUCCESS). Bodies are tag + 1, 2, ... Returns the codes seen and
+    // the number of sends (each stored on the master: both codes mean stored).
+    struct HungSends {
+        std::set<int> codes;
+        int sends = 0;
+    };
+    HungSends send_until_slave_not_available(const std::string& topic, const std::string& tag,
+                                             Clock::time_point since, milliseconds limit) {
+        HungSends out;
+        std::set<int>& codes = out.codes;
+        while (codes.count(RC::kSlaveNotAvailable) == 0 && ms_since(since) < limit.count()) {
+            auto r = send(master(), topic, tag + std::to_string(++out.sends), 0);
+            EXPECT_TRUE(r.is_ok()) << r.status().to_string();
+            if (!r.is_ok()) {
+                break;
+            }
+            codes.insert(r.value().code);
+            EXPECT_TRUE(r.value().code == RC::kFlushSlaveTimeout ||
+                        r.value().code == RC::kSlaveNotAvailable)
+                << "code " << r.value().code << " " << r.value().remark.value_or("");
+            std::this_thread::sleep_for(100ms);
+        }
+        return out;
+    }
+
     std::map<std::string, std::string> info(BrokerNode& n) {
         auto r = runtime_info(client_, n.port);
         return r.is_ok() ? std::move(r).value() : std::map<std::string, std::string>{};
@@ -503,18 +530,11 @@ TEST_F(ReplicationIt, BothSlavesHungFailWithoutDowngrade) {
     EXPECT_GE(ms_since(t), 1400.0);
     EXPECT_EQ(ext_int(first.value(), kReplicasExt), 1);  // stored on the master alone
 
-    std::set<int> codes;
-    int sends = 1;
     // Until housekeeping (4 s) dropped both silent slaves; bounded in time for a broken build.
-    while (codes.count(RC::kSlaveNotAvailable) == 0 && ms_since(stopped) < 60000) {
-        auto r = send(master(), topic, "while-both-hung-" + std::to_string(sends++), 0);
-        ASSERT_TRUE(r.is_ok()) << r.status().to_string();
-        codes.insert(r.value().code);
-        EXPECT_TRUE(r.value().code == RC::kFlushSlaveTimeout ||
-                    r.value().code == RC::kSlaveNotAvailable)
-            << "code " << r.value().code << " " << r.value().remark.value_or("");
-        std::this_thread::sleep_for(100ms);
-    }
+    const HungSends hung =
+        send_until_slave_not_available(topic, "while-both-hung-", stopped, 60000ms);
+    const std::set<int>& codes = hung.codes;
+    const int sends = 1 + hung.sends;  // with while-both-hung-0
     // Housekeeping (4 s) dropped both silent slaves: no slave connected → fast failure.
     EXPECT_TRUE(codes.count(RC::kSlaveNotAvailable) == 1) << "never SLAVE_NOT_AVAILABLE";
     EXPECT_EQ(info_int(master(), "haConnectionCount"), 0);
@@ -771,18 +791,9 @@ TEST_F(ReplicationIt, SyncMasterWithoutQuorumKeysWaitsForOneSlaveAs498) {
     EXPECT_EQ(first.value().code, RC::kFlushSlaveTimeout)
         << first.value().code << " " << first.value().remark.value_or("");
     EXPECT_EQ(ext_int(first.value(), kReplicasExt), 1);  // stored on the master alone
-    std::set<int> codes;
-    int sends = 1;
     // Until housekeeping (4 s) dropped the silent slave; bounded in time for a broken build.
-    while (codes.count(RC::kSlaveNotAvailable) == 0 && ms_since(stopped) < 30000) {
-        auto r = send(master(), topic, "while-hung-" + std::to_string(sends++), 0);
-        ASSERT_TRUE(r.is_ok()) << r.status().to_string();
-        codes.insert(r.value().code);
-        EXPECT_TRUE(r.value().code == RC::kFlushSlaveTimeout ||
-                    r.value().code == RC::kSlaveNotAvailable)
-            << "code " << r.value().code << " " << r.value().remark.value_or("");
-        std::this_thread::sleep_for(100ms);
-    }
+    const std::set<int> codes =
+        send_until_slave_not_available(topic, "while-hung-", stopped, 30000ms).codes;
     EXPECT_EQ(codes.count(RC::kSuccess), 0u) << "acknowledged without the slave";
     EXPECT_EQ(codes.count(RC::kSlaveNotAvailable), 1u) << "never SLAVE_NOT_AVAILABLE";
     EXPECT_EQ(info_int(master(), "haConnectionCount"), 0);
@@ -905,23 +916,10 @@ TEST_F(ReplicationIt, ReplyMessageSentToASlaveIsNotStoredThere) {
     ASSERT_TRUE(wait_caught_up(slave(0)));
     const int64_t slave_end = info_int(slave(0), "commitLogMaxOffset");
 
-    protocol::MessageProperties p;
-    p.set("CORRELATION_ID", "corr-slave");
-    p.set("REPLY_TO_CLIENT", "127.0.0.1@nobody");
     auto reply = call(client_, slave(0).port,
-                      request(Req::kSendReplyMessageV2,
-                              {{"a", "ReplierPG"},
-                               {"b", topic},
-                               {"c", "TBW102"},
-                               {"d", "4"},
-                               {"e", "0"},
-                               {"f", "0"},
-                               {"g", "1700000000000"},
-                               {"h", "0"},
-                               {"i", protocol::message_properties_to_string(p)},
-                               {"j", "0"},
-                               {"k", "false"}},
-                              "reply on a slave"));
+                      reply_message_request(topic, "reply on a slave",
+                                            {{"CORRELATION_ID", "corr-slave"},
+                                             {"REPLY_TO_CLIENT", "127.0.0.1@nobody"}}));
     ASSERT_TRUE(reply.is_ok()) << reply.status().to_string();
     // The requester is not connected to the slave: the push fails, the store is still tried.
     EXPECT_EQ(reply.value().code, RC::kSystemError) << reply.value().remark.value_or("");
