@@ -335,7 +335,7 @@ void AdminBrokerProcessor::update_broker_config(const RequestContext& rc,
     }
     // Only an operator's change is held to the start-up-only keys: the broker itself moves its
     // role and id through the same holder (controller mode, DLedger).
-    Status st = ctx_.config->get().check_runtime_update(props.value());
+    Status st = ctx_.config->snapshot()->check_runtime_update(props.value());
     if (st.is_ok()) {
         st = ctx_.config->update(props.value());
     }
