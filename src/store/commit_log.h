@@ -176,9 +176,9 @@ public:
     // since. While true every put is refused with OS_PAGE_CACHE_BUSY before it takes the put
     // lock. Always false without a write buffer. One relaxed load when not busy; any thread.
     bool is_os_page_cache_busy() const;
-    // How long (ms) puts have been waiting for write-buffer space (Java lockTimeMills, the
-    // runtime info's pageCacheLockTimeMills); 0 when none waits.
-    int64_t lock_time_millis() const;
+    // How long (ms) puts have been waiting for write-buffer space; 0 when none waits. With
+    // lock_time_ms() (the append in the put lock) it makes pageCacheLockTimeMills.
+    int64_t ring_wait_millis() const;
     // Test only: the commit thread sleeps `stall` before each round with bytes to write and no
     // other thread writes the write buffer (a disk that slow); 0 ends it. Any thread.
     void set_commit_stall_for_test(std::chrono::milliseconds stall);

@@ -672,7 +672,7 @@ bool CommitLog::is_os_page_cache_busy() const {
     return waited > int64_t{config_.os_page_cache_busy_timeout_ms} * 1'000'000;
 }
 
-int64_t CommitLog::lock_time_millis() const {
+int64_t CommitLog::ring_wait_millis() const {
     const int64_t since = ring_wait_since_ns_.load(std::memory_order_relaxed);
     if (since == 0) {
         return 0;

@@ -1072,7 +1072,7 @@ std::map<std::string, std::string> MessageStore::runtime_info() const {
     // The append in the put lock (Java lockTimeMills), or a put waiting for write-buffer space,
     // whichever has waited longer: both are a stalled page cache to an operator.
     m["pageCacheLockTimeMills"] =
-        std::to_string(std::max(commit_log_->lock_time_ms(), commit_log_->lock_time_millis()));
+        std::to_string(std::max(commit_log_->lock_time_ms(), commit_log_->ring_wait_millis()));
     m["dispatchedOffset"] = std::to_string(reput_->reput_from_offset().value());
     m["remainHowManyDataToFlush"] =
         std::to_string(commit_log_->max_offset().value() - commit_log_->flushed_offset().value());
